@@ -1,0 +1,221 @@
+/**
+ * Finds the hub of a data dir, or starts one, and returns a connected RpcClient (DESIGN §1). Only
+ * "nobody listens" (ENOENT/ECONNREFUSED on hub.sock) spawns a hub; a hub that accepts but does not
+ * answer (SIGSTOP, long query) is waited for, never replaced. Racing spawns are safe: the hubs
+ * elect one owner through core/ownership.ts and the losers exit.
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { BatonError } from '../errors';
+import { type AgentInfo, type ClientKind, type Hello, protocolVersion } from '../protocol';
+import { type Connector, RpcClient, type Transport } from '../rpc';
+import { type HubPaths, hubPaths, resolveDataDir, socketPathProblem } from '../paths';
+import { probeOwner } from './ownerProbe';
+import { connectFailure, openWsTransport, unixSocketUrl } from './wsTransport';
+
+/** Hubs one connect attempt may start (each exits at once when another owns the data dir). */
+const maxSpawns = 5;
+
+export interface SpawnHubCommand {
+	command: string;
+	args: string[];
+	env?: NodeJS.ProcessEnv;
+}
+
+export interface ConnectHubOptions {
+	/** Default resolveDataDir(). */
+	dataDir?: string;
+	client: ClientKind;
+	agent?: AgentInfo;
+	/**
+	 * How to start `baton hub` when none answers; false = never spawn. Default: process.execPath +
+	 * the running baton.js (process.argv[1]) + ['hub', '--data-dir', dataDir]. The extension passes
+	 * its own (Electron as node).
+	 */
+	spawnHub?: false | SpawnHubCommand;
+	requestTimeoutMs?: number;
+	reconnect?: boolean;
+	/** How long to wait for a spawned hub to start listening (default 30 s: first init of PGlite). */
+	startTimeoutMs?: number;
+	/** Give up an upgrade the hub does not answer within this many ms (default 5 s). */
+	handshakeTimeoutMs?: number;
+}
+
+/** Connects (hello done) or throws a BatonError saying what to do. Reconnects and respawns later. */
+export async function connectHub(options: ConnectHubOptions): Promise<RpcClient> {
+	const paths = hubPaths(options.dataDir ?? resolveDataDir());
+	const tooLong = socketPathProblem(paths);
+	if (tooLong !== undefined) {
+		throw new BatonError('invalid_input', tooLong);
+	}
+	const hello: Omit<Hello, 'hello' | 'protocol'> = { client: options.client };
+	if (options.agent) {
+		hello.agent = options.agent;
+	}
+	const connect: Connector = async () => {
+		const transport = await findOrSpawnHub(paths, options);
+		// RpcClient spreads `hello` at each connect: refresh the token in case the data dir was reset.
+		try {
+			hello.token = readToken(paths);
+		} catch (e) {
+			transport.close();
+			throw e;
+		}
+		return transport;
+	};
+	const client = new RpcClient({
+		connect,
+		hello,
+		...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+		...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
+	});
+	try {
+		await client.start();
+	} catch (e) {
+		client.close();
+		throw e;
+	}
+	return client;
+}
+
+/** The default way to start a hub: this same program (`node baton.js hub --data-dir D`). */
+export function defaultSpawnCommand(dataDir: string): SpawnHubCommand {
+	const script = process.argv[1];
+	if (script === undefined) {
+		throw new BatonError('unavailable', 'Cannot tell which program to start as the Baton hub; pass spawnHub.');
+	}
+	return { command: process.execPath, args: [script, 'hub', '--data-dir', dataDir] };
+}
+
+async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Promise<Transport> {
+	const startTimeoutMs = options.startTimeoutMs ?? 30_000;
+	const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 5_000;
+	let spawnedAt: number | undefined;
+	let child: { exited: boolean } | undefined;
+	let spawns = 0;
+	let delay = 25;
+	for (;;) {
+		checkHubProtocol(paths);
+		try {
+			return await openWsTransport(unixSocketUrl(paths.socket), { handshakeTimeoutMs });
+		} catch (e) {
+			if (connectFailure(e) !== 'absent') {
+				throw e;
+			}
+			if (options.spawnHub === false) {
+				throw new BatonError(
+					'unavailable',
+					`No Baton hub is running for ${paths.dataDir}. Start one with "baton hub --data-dir ${paths.dataDir}".`,
+				);
+			}
+			if (spawnedAt === undefined) {
+				spawnedAt = Date.now();
+			} else if (Date.now() - spawnedAt > startTimeoutMs) {
+				throw new BatonError(
+					'unavailable',
+					`The Baton hub for ${paths.dataDir} did not start within ${Math.round(startTimeoutMs / 1000)} s. See ${paths.hubLog}.`,
+				);
+			}
+			// Spawn again only when our hub exited and nobody owns the data dir: it lost the election to
+			// a hub that was starting (wait for that one) or stopping (gone now, so try again).
+			if (child === undefined) {
+				child = spawnHubProcess(paths, options.spawnHub ?? defaultSpawnCommand(paths.dataDir));
+				spawns++;
+			} else if (child.exited && spawns < maxSpawns) {
+				const owner = await probeOwner(paths.ownerSocket, 200);
+				if (owner.state !== 'alive') {
+					child = spawnHubProcess(paths, options.spawnHub ?? defaultSpawnCommand(paths.dataDir));
+					spawns++;
+				}
+			}
+			await sleep(delay);
+			delay = Math.min(delay * 2, 250);
+		}
+	}
+}
+
+/** Refuses a hub that announced another protocol in hub.json, before any frame is exchanged. */
+function checkHubProtocol(paths: HubPaths): void {
+	let text: string;
+	try {
+		text = readFileSync(paths.hubJson, 'utf8');
+	} catch {
+		return;
+	}
+	let info: { pid?: unknown; protocol?: unknown };
+	try {
+		info = JSON.parse(text) as { pid?: unknown; protocol?: unknown };
+	} catch {
+		return;
+	}
+	if (typeof info.protocol === 'number' && info.protocol !== protocolVersion) {
+		const pid = typeof info.pid === 'number' ? ` (pid ${info.pid})` : '';
+		throw new BatonError(
+			'protocol_mismatch',
+			`The Baton hub for ${paths.dataDir}${pid} speaks protocol ${info.protocol} but this client speaks ${protocolVersion}. Stop the old hub ("baton hub stop") or use the same Baton version.`,
+			{ hubProtocol: info.protocol, clientProtocol: protocolVersion },
+		);
+	}
+}
+
+function readToken(paths: HubPaths): string {
+	try {
+		return readFileSync(paths.token, 'utf8').trim();
+	} catch (e) {
+		throw new BatonError(
+			'unauthorized',
+			`Cannot read the Baton hub token ${paths.token} (${(e as NodeJS.ErrnoException).code ?? 'error'}); is this data dir yours?`,
+		);
+	}
+}
+
+function spawnHubProcess(paths: HubPaths, command: SpawnHubCommand): { exited: boolean } {
+	ensureDir(paths.dataDir);
+	ensureDir(paths.runDir);
+	const state = { exited: false };
+	rotateLog(paths.hubLog);
+	// Detached with stderr to a log file: the hub outlives this client and must not write to its stdio.
+	const log = openSync(paths.hubLog, 'a', 0o600);
+	try {
+		const child = spawn(command.command, command.args, {
+			detached: true,
+			stdio: ['ignore', 'ignore', log],
+			env: command.env ?? process.env,
+		});
+		child.on('error', e => {
+			state.exited = true;
+			console.error(`baton: could not start the hub: ${e.message}`);
+		});
+		child.on('exit', () => {
+			state.exited = true;
+		});
+		child.unref();
+	} finally {
+		closeSync(log);
+	}
+	return state;
+}
+
+/** Keeps hub.log bounded: past 5 MB it becomes hub.log.1 (replacing the previous one). */
+function rotateLog(path: string): void {
+	try {
+		if (statSync(path).size > 5 * 1024 * 1024) {
+			renameSync(path, `${path}.1`);
+		}
+	} catch {
+		// No log yet.
+	}
+}
+
+function ensureDir(dir: string): void {
+	try {
+		statSync(dir);
+	} catch {
+		mkdirSync(dir, { recursive: true, mode: 0o700 });
+		chmodSync(dir, 0o700);
+	}
+}
+
+function sleep(ms: number): Promise<void> {
+	return new Promise(resolve => setTimeout(resolve, ms));
+}

@@ -1,0 +1,78 @@
+/**
+ * Pure lease rules (DESIGN §3): who may act on a claimed card, and when a lease has run out. No I/O,
+ * no clock reads: callers pass now. Every refusal names the card, the holder and both epochs, and says
+ * what to do next, because the reader is usually an agent deciding its next call.
+ */
+import { BatonError } from './errors';
+import type { CardStatus, Lease } from './protocol';
+
+/** The part of a card the lease rules look at. */
+export interface LeaseView {
+	id: string;
+	status: CardStatus;
+	claimOwner: string | null;
+	claimEpoch: number;
+	leaseExpiresAt: Date | null;
+}
+
+export function leaseExpiry(now: Date, ttlSeconds: number): Date {
+	return new Date(now.getTime() + ttlSeconds * 1000);
+}
+
+export function isLeaseExpired(card: LeaseView, now: Date): boolean {
+	return card.status === 'claimed' && card.leaseExpiresAt !== null && card.leaseExpiresAt.getTime() <= now.getTime();
+}
+
+export function leaseOf(card: LeaseView): Lease | null {
+	if (card.status !== 'claimed' || card.leaseExpiresAt === null) {
+		return null;
+	}
+	return { cardId: card.id, epoch: card.claimEpoch, expiresAt: card.leaseExpiresAt.toISOString() };
+}
+
+const yourEpoch = (epoch: number | undefined): string =>
+	epoch === undefined ? 'you hold no lease on it' : `your lease has epoch ${epoch}`;
+
+/**
+ * Throws unless `actor` holds a live lease on `card` (at `epoch`, when given). `verb` names the
+ * refused action for the message ("complete", "heartbeat"…). Cards that are not claimed at all give
+ * `lease_lost` when the caller presented an epoch (it believed it held the card) and
+ * `invalid_transition` otherwise (a human acting on a card that nobody holds).
+ */
+export function checkLease(card: LeaseView, actor: string, epoch: number | undefined, now: Date, verb: string): void {
+	if (card.status !== 'claimed') {
+		if (epoch !== undefined) {
+			throw new BatonError(
+				'lease_lost',
+				`Card ${card.id} is ${card.status} and no longer leased (epoch ${card.claimEpoch}); your lease has epoch ${epoch}. Call claim for new work.`,
+				{ cardId: card.id, status: card.status, epoch: card.claimEpoch, yourEpoch: epoch },
+			);
+		}
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} is ${card.status}, not claimed, so there is no lease to ${verb}. Claim it first.`,
+			{ cardId: card.id, status: card.status },
+		);
+	}
+	if (card.claimOwner !== actor) {
+		throw new BatonError(
+			'lease_lost',
+			`Card ${card.id} is leased to agent ${card.claimOwner ?? '?'} (epoch ${card.claimEpoch}); ${yourEpoch(epoch)}. Call claim for new work.`,
+			{ cardId: card.id, holder: card.claimOwner, epoch: card.claimEpoch, yourEpoch: epoch ?? null },
+		);
+	}
+	if (epoch !== undefined && epoch !== card.claimEpoch) {
+		throw new BatonError(
+			'lease_lost',
+			`Card ${card.id} is leased to you under epoch ${card.claimEpoch}; your lease has epoch ${epoch}, which was superseded. Use the lease from your latest claim.`,
+			{ cardId: card.id, holder: actor, epoch: card.claimEpoch, yourEpoch: epoch },
+		);
+	}
+	if (isLeaseExpired(card, now)) {
+		throw new BatonError(
+			'lease_lost',
+			`Your lease on card ${card.id} (epoch ${card.claimEpoch}) expired at ${card.leaseExpiresAt?.toISOString() ?? '?'}; it is about to be reclaimed. Call claim for new work.`,
+			{ cardId: card.id, holder: actor, epoch: card.claimEpoch, expiredAt: card.leaseExpiresAt?.toISOString() },
+		);
+	}
+}

@@ -1,0 +1,630 @@
+/**
+ * The one wire contract of Baton (DESIGN §4): every request, response, push and hello frame, as zod
+ * schemas with the size limits in them. Hub, clients, MCP server, CLI, extension and webview all import
+ * this file, so a change breaks the build, not the user. Platform-free: imports only zod.
+ */
+import { z } from 'zod';
+
+export const protocolVersion = 1;
+
+// ---------------------------------------------------------------------------------------------------
+// Limits: one place, so the MCP server, CLI, hub and board refuse the same things.
+
+export const limits = {
+	idLength: 64,
+	titleLength: 200,
+	/** Body limit in UTF-8 bytes (64 KiB). */
+	bodyBytes: 64 * 1024,
+	phaseLength: 64,
+	capabilityLength: 64,
+	capabilities: 32,
+	acceptanceItems: 50,
+	acceptanceLength: 500,
+	noteLength: 1000,
+	reasonLength: 1000,
+	resultLength: 16 * 1024,
+	dependsOn: 100,
+	createBatch: 1000,
+	listLimit: 1000,
+	importBatch: 1000,
+	idempotencyKeyLength: 200,
+	agentIdLength: 128,
+	/** Largest websocket frame the hub accepts (bytes). A whole 1,000-card plan fits. */
+	maxPayload: 8 * 1024 * 1024,
+} as const;
+
+// ---------------------------------------------------------------------------------------------------
+// Scalars
+
+const textEncoder = new TextEncoder();
+const utf8Length = (s: string): number => textEncoder.encode(s).length;
+
+export const CardId = z
+	.string()
+	.min(1)
+	.max(limits.idLength)
+	.regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, 'ids use letters, digits and . _ : - and start with a letter or digit')
+	.describe('Card id, e.g. "A4" or "auth-01"');
+export type CardId = z.infer<typeof CardId>;
+
+export const AgentId = z
+	.string()
+	.min(1)
+	.max(limits.agentIdLength)
+	.regex(/^[^\s\p{Cc}]+$/u, 'agent ids have no spaces or control characters');
+export type AgentId = z.infer<typeof AgentId>;
+
+export const Capability = z
+	.string()
+	.min(1)
+	.max(limits.capabilityLength)
+	.regex(/^[A-Za-z0-9][A-Za-z0-9:._/+-]*$/, 'capabilities look like "lang:ts" or "repo:web"');
+
+export const Title = z.string().trim().min(1, 'title must not be empty').max(limits.titleLength);
+export const Body = z
+	.string()
+	.refine(s => utf8Length(s) <= limits.bodyBytes, { message: `body is larger than ${limits.bodyBytes} bytes` });
+export const Phase = z.string().trim().min(1).max(limits.phaseLength);
+export const Priority = z.number().int().min(-1_000_000).max(1_000_000);
+export const Acceptance = z.array(z.string().min(1).max(limits.acceptanceLength)).max(limits.acceptanceItems);
+export const Capabilities = z.array(Capability).max(limits.capabilities);
+export const Epoch = z.number().int().nonnegative();
+export const Seq = z.number().int().nonnegative();
+/** ISO-8601 timestamp string; the wire never carries Date objects. */
+export const Timestamp = z.string();
+export const Reason = z.string().min(1).max(limits.reasonLength);
+export const Note = z.string().max(limits.noteLength);
+export const ResultText = z.string().max(limits.resultLength);
+export const Progress = z.number().int().min(0).max(100);
+
+export const CardStatus = z.enum(['ready', 'claimed', 'blocked', 'done']);
+export type CardStatus = z.infer<typeof CardStatus>;
+export const cardStatuses = CardStatus.options;
+
+export const ErrorCode = z.enum([
+	'not_found',
+	'lease_lost',
+	'cycle',
+	'invalid_transition',
+	'invalid_input',
+	'conflict',
+	'has_dependents',
+	'unauthorized',
+	'too_large',
+	'timeout',
+	'unavailable',
+	'protocol_mismatch',
+	'internal',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+// ---------------------------------------------------------------------------------------------------
+// Domain objects as they cross the wire (camelCase, DESIGN §2)
+
+export const Card = z.object({
+	id: CardId,
+	title: z.string(),
+	body: z.string(),
+	phase: z.string().nullable(),
+	priority: z.number().int(),
+	status: CardStatus,
+	requires: z.array(z.string()),
+	/** Ids this card waits on (DAG edges, derived from the edges table). */
+	dependsOn: z.array(z.string()),
+	/** How many of dependsOn are not done yet; a ready card with unmetDeps > 0 is "waiting". */
+	unmetDeps: z.number().int(),
+	claimOwner: z.string().nullable(),
+	claimedAt: Timestamp.nullable(),
+	leaseExpiresAt: Timestamp.nullable(),
+	/**
+	 * The lease length the holder asked for. Liveness pings renew the lease silently (no event), so a
+	 * client showing a countdown should treat it as renewed while the holder is healthy.
+	 */
+	leaseSeconds: z.number().int().nullable().optional(),
+	/** Bumped on every claim and reclaim; a lease carries it and stale epochs are refused. */
+	claimEpoch: z.number().int(),
+	attempts: z.number().int(),
+	maxAttempts: z.number().int(),
+	deferUntil: Timestamp.nullable(),
+	progress: z.number().int().nullable(),
+	progressNote: z.string().nullable(),
+	/** When the holder last reported progress (or claimed); drives the "stalled" flag. */
+	progressAt: Timestamp.nullable(),
+	result: z.string().nullable(),
+	blockedReason: z.string().nullable(),
+	idempotencyKey: z.string().nullable(),
+	acceptance: z.array(z.string()),
+	version: z.number().int(),
+	createdAt: Timestamp,
+	updatedAt: Timestamp,
+});
+export type Card = z.infer<typeof Card>;
+
+export const Lease = z.object({
+	cardId: CardId,
+	epoch: Epoch,
+	expiresAt: Timestamp,
+});
+export type Lease = z.infer<typeof Lease>;
+
+export const AgentHealth = z.enum(['healthy', 'late', 'stale', 'dead']);
+export type AgentHealth = z.infer<typeof AgentHealth>;
+export const agentHealths = AgentHealth.options;
+
+export const Agent = z.object({
+	id: AgentId,
+	name: z.string(),
+	client: z.string(),
+	capabilities: z.array(z.string()),
+	host: z.string().nullable(),
+	pid: z.number().int().nullable(),
+	lastSeenAt: Timestamp,
+	status: z.enum(['idle', 'working', 'blocked']),
+	/** Cards this agent holds right now. */
+	cards: z.array(CardId),
+	/** Derived from lastSeenAt and the thresholds at the time the hub answered. */
+	health: AgentHealth,
+	/** Alive but no progress on a held card for stallSeconds. */
+	stalled: z.boolean(),
+	/** True while this agent has an open connection to this hub. */
+	connected: z.boolean(),
+});
+export type Agent = z.infer<typeof Agent>;
+
+/** Health thresholds in seconds (DESIGN §2); configurable per hub. */
+export const HealthThresholds = z.object({
+	healthySeconds: z.number().positive(),
+	lateSeconds: z.number().positive(),
+	staleSeconds: z.number().positive(),
+	stallSeconds: z.number().positive(),
+});
+export type HealthThresholds = z.infer<typeof HealthThresholds>;
+export const defaultHealthThresholds: HealthThresholds = {
+	healthySeconds: 30,
+	lateSeconds: 100,
+	staleSeconds: 300,
+	stallSeconds: 900,
+};
+
+export const EventType = z.enum([
+	'created',
+	'updated',
+	'claimed',
+	'heartbeat',
+	'released',
+	'failed',
+	'reclaimed',
+	'completed',
+	'blocked',
+	'unblocked',
+	'linked',
+	'unlinked',
+	'reopened',
+	'deleted',
+]);
+export type EventType = z.infer<typeof EventType>;
+
+/** A change of another card's readiness caused by this event (complete, reopen, link, delete…). */
+export const ReadinessChange = z.object({ id: CardId, unmetDeps: z.number().int() });
+export type ReadinessChange = z.infer<typeof ReadinessChange>;
+
+/**
+ * One entry of the append-only log. `data.card` is the card as it is after the change (null once
+ * deleted), so a client can apply an event without a round trip; `data.readiness` lists other cards
+ * whose unmetDeps changed; the remaining keys are type-specific (reason, previousOwner, epoch, …).
+ */
+export const EventData = z
+	.object({
+		card: Card.nullable(),
+		readiness: z.array(ReadinessChange).optional(),
+		reason: z.string().optional(),
+		previousOwner: z.string().optional(),
+		previousEpoch: z.number().int().optional(),
+		result: z.string().optional(),
+		retry: z.boolean().optional(),
+		dependsOn: z.array(z.string()).optional(),
+		forced: z.boolean().optional(),
+	})
+	.loose();
+export type EventData = z.infer<typeof EventData>;
+
+export const BacklogEvent = z.object({
+	seq: Seq,
+	at: Timestamp,
+	cardId: CardId,
+	actor: z.string(),
+	type: EventType,
+	data: EventData,
+});
+export type BacklogEvent = z.infer<typeof BacklogEvent>;
+
+/** An earlier claim of a card and how it ended, so the next agent picks up where it stopped. */
+export const Attempt = z.object({
+	epoch: z.number().int(),
+	owner: z.string(),
+	claimedAt: Timestamp,
+	endedAt: Timestamp.nullable(),
+	/** released | failed | reclaimed | completed | blocked | active */
+	outcome: z.string(),
+	progress: z.number().int().nullable(),
+	progressNote: z.string().nullable(),
+	reason: z.string().nullable(),
+	result: z.string().nullable(),
+});
+export type Attempt = z.infer<typeof Attempt>;
+
+export const CardRef = z.object({ id: CardId, title: z.string(), status: CardStatus });
+export type CardRef = z.infer<typeof CardRef>;
+
+// ---------------------------------------------------------------------------------------------------
+// Method params and results
+
+const leaseParams = {
+	cardId: CardId,
+	epoch: Epoch.optional().describe('Lease epoch from claim; omitted means the lease this agent holds'),
+};
+
+export const CreateCardInput = z
+	.object({
+		id: CardId.optional().describe('Your own id; generated when omitted'),
+		title: Title.describe('Short imperative title (≤ 200 chars)'),
+		body: Body.optional().describe('Markdown description (≤ 64 KiB)'),
+		phase: Phase.optional().describe('Lane or milestone label'),
+		priority: Priority.optional().describe('Higher is sooner; default 0'),
+		dependsOn: z.array(CardId).max(limits.dependsOn).optional().describe('Ids that must be done first'),
+		requires: Capabilities.optional().describe('Capabilities a claimer must advertise'),
+		acceptance: Acceptance.optional().describe('Acceptance criteria'),
+		maxAttempts: z.number().int().min(1).max(100).optional().describe('Claims before it parks in blocked; default 3'),
+		deferUntil: Timestamp.optional().describe('Not claimable before this ISO time'),
+		idempotencyKey: z
+			.string()
+			.min(1)
+			.max(limits.idempotencyKeyLength)
+			.optional()
+			.describe('A repeated create with this key returns the existing card'),
+	})
+	.strict();
+export type CreateCardInput = z.infer<typeof CreateCardInput>;
+
+export const CreateParams = z
+	.object({
+		cards: z.array(CreateCardInput).min(1).max(limits.createBatch),
+	})
+	.strict();
+export const CardsResult = z.object({ cards: z.array(Card) });
+
+export const UpdateParams = z
+	.object({
+		cardId: CardId,
+		version: z.number().int().optional().describe('Refuse with conflict unless the card is at this version'),
+		title: Title.optional(),
+		body: Body.optional(),
+		phase: Phase.nullable().optional(),
+		priority: Priority.optional(),
+		requires: Capabilities.optional(),
+		acceptance: Acceptance.optional(),
+		maxAttempts: z.number().int().min(1).max(100).optional(),
+	})
+	.strict();
+export const CardResult = z.object({ card: Card });
+
+export const GetParams = z.object({ cardId: CardId }).strict();
+export const GetResult = z.object({
+	card: Card,
+	dependencies: z.array(CardRef),
+	dependents: z.array(CardRef),
+	history: z.array(BacklogEvent),
+	attempts: z.array(Attempt),
+});
+
+export const ListParams = z
+	.object({
+		status: z.union([CardStatus, z.array(CardStatus).max(4)]).optional(),
+		phase: Phase.optional(),
+		owner: z.string().max(limits.agentIdLength).optional(),
+		readyOnly: z.boolean().optional().describe('Only cards claimable now (ready, dependencies done, not deferred)'),
+		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
+		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
+		cursor: z.string().max(500).optional().describe('nextCursor from the previous page'),
+	})
+	.strict();
+export const ListResult = z.object({ cards: z.array(Card), nextCursor: z.string().optional() });
+
+export const StatsParams = z.object({}).strict();
+export const StatsResult = z.object({
+	counts: z.object({ ready: z.number(), claimed: z.number(), blocked: z.number(), done: z.number() }),
+	total: z.number(),
+	/** Ready cards that still wait on dependencies. */
+	waiting: z.number(),
+	/** Ready cards whose deferUntil has not passed. */
+	deferred: z.number(),
+	/** Ready cards claimable right now. */
+	claimable: z.number(),
+	oldestReadyAt: Timestamp.nullable(),
+	oldestReadyAgeSeconds: z.number().nullable(),
+	expiredClaims: z.number(),
+	stalledClaims: z.number(),
+	agents: z.object({ healthy: z.number(), late: z.number(), stale: z.number(), dead: z.number() }),
+	lastSeq: Seq,
+});
+export type StatsResult = z.infer<typeof StatsResult>;
+
+export const ClaimParams = z
+	.object({
+		cardId: CardId.optional().describe('Claim this card instead of the best ready one'),
+		phase: Phase.optional().describe('Only consider cards in this phase'),
+		capabilities: Capabilities.optional().describe('Capabilities you have, e.g. ["lang:ts"]'),
+		ttlSeconds: z.number().int().min(5).max(3600).optional().describe('Lease length; default 300'),
+		waitSeconds: z.number().int().min(0).max(60).optional().describe('Wait up to this long for a card'),
+	})
+	.strict();
+export const ClaimResult = z.object({
+	card: Card.nullable(),
+	lease: Lease.nullable(),
+	/** Why nothing was claimable, e.g. "3 ready cards wait on dependencies, 2 are claimed". */
+	reason: z.string().optional(),
+});
+export type ClaimResult = z.infer<typeof ClaimResult>;
+
+export const HeartbeatParams = z
+	.object({
+		...leaseParams,
+		progress: Progress.optional().describe('Percent done, 0–100'),
+		note: Note.optional().describe('What you are doing now'),
+		ttlSeconds: z.number().int().min(5).max(3600).optional(),
+	})
+	.strict();
+export const LeaseResult = z.object({ card: Card, lease: Lease });
+
+export const CompleteParams = z
+	.object({
+		...leaseParams,
+		result: ResultText.optional().describe('Summary, commit, links'),
+		force: z.boolean().optional().describe('Human override: complete even if another agent holds it'),
+	})
+	.strict();
+export const CompleteResult = z.object({
+	card: Card,
+	/** Dependents that became claimable because this card is done. */
+	unblocked: z.array(CardId),
+});
+
+export const ReleaseParams = z
+	.object({
+		...leaseParams,
+		reason: Reason.optional(),
+		force: z.boolean().optional().describe('Human override: release even if another agent holds it'),
+	})
+	.strict();
+
+export const FailParams = z
+	.object({
+		...leaseParams,
+		reason: Reason.describe('What went wrong'),
+		retry: z.boolean().optional().describe('Back to ready for another attempt (default true)'),
+		backoffSeconds: z.number().int().min(0).max(86_400).optional().describe('Not claimable for this long'),
+	})
+	.strict();
+
+export const ReclaimParams = z
+	.object({
+		cardId: CardId.optional().describe('Force-reclaim this card; omitted reclaims every expired lease'),
+		reason: Reason.optional(),
+	})
+	.strict();
+
+export const BlockParams = z.object({ cardId: CardId, reason: Reason }).strict();
+export const UnblockParams = z.object({ cardId: CardId }).strict();
+export const ReopenParams = z.object({ cardId: CardId, reason: Reason.optional() }).strict();
+export const LinkParams = z
+	.object({
+		cardId: CardId,
+		dependsOn: z.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)]),
+	})
+	.strict();
+export const DeleteParams = z.object({ cardId: CardId }).strict();
+export const DeleteResult = z.object({ deleted: CardId });
+
+export const AgentInfo = z
+	.object({
+		id: AgentId,
+		name: z.string().min(1).max(200).optional(),
+		client: z.string().min(1).max(100).optional(),
+		capabilities: Capabilities.optional(),
+		host: z.string().max(255).optional(),
+		pid: z.number().int().optional(),
+	})
+	.strict();
+export type AgentInfo = z.infer<typeof AgentInfo>;
+
+export const AgentListParams = z.object({}).strict();
+export const AgentListResult = z.object({ agents: z.array(Agent), thresholds: HealthThresholds });
+export const AgentPingParams = z.object({}).strict();
+export const AgentPingResult = z.object({ renewed: z.number().int() });
+export const AgentReclaimParams = z.object({ agentId: AgentId, reason: Reason.optional() }).strict();
+
+export const EventsListParams = z
+	.object({
+		afterSeq: Seq.optional(),
+		cardId: CardId.optional(),
+		limit: z.number().int().min(1).max(limits.listLimit).optional(),
+	})
+	.strict();
+export const EventsListResult = z.object({ events: z.array(BacklogEvent), lastSeq: Seq });
+export const SubscribeParams = z.object({ afterSeq: Seq.optional() }).strict();
+export const SubscribeResult = z.object({ seq: Seq });
+
+export const HubStatusParams = z.object({}).strict();
+export const HubStatusResult = z.object({
+	pid: z.number().int(),
+	protocol: z.number().int(),
+	version: z.string(),
+	mode: z.enum(['pglite', 'postgres']),
+	dataDir: z.string(),
+	startedAt: Timestamp,
+	clients: z.number().int(),
+	port: z.number().int().nullable(),
+	thresholds: HealthThresholds,
+	lastSeq: Seq,
+});
+export type HubStatusResult = z.infer<typeof HubStatusResult>;
+export const HubStopParams = z.object({}).strict();
+export const OkResult = z.object({ ok: z.literal(true) });
+
+export const BackupParams = z.object({}).strict();
+export const BackupResult = z.object({ path: z.string(), cards: z.number().int(), bytes: z.number().int() });
+
+/** A lossless export record: the full card (dependsOn included). */
+export const ExportParams = z.object({ cursor: z.string().max(500).optional() }).strict();
+export const ExportResult = z.object({ cards: z.array(Card), nextCursor: z.string().optional() });
+export const ImportParams = z.object({ cards: z.array(Card).min(1).max(limits.importBatch) }).strict();
+export const ImportResult = z.object({ imported: z.number().int(), skipped: z.number().int() });
+
+export const BoardTicketParams = z.object({}).strict();
+export const BoardTicketResult = z.object({ url: z.string() });
+
+/** Every request the hub serves: method -> params and result schemas. */
+export const methods = {
+	'card/create': { params: CreateParams, result: CardsResult },
+	'card/update': { params: UpdateParams, result: CardResult },
+	'card/get': { params: GetParams, result: GetResult },
+	'card/list': { params: ListParams, result: ListResult },
+	'card/stats': { params: StatsParams, result: StatsResult },
+	'card/claim': { params: ClaimParams, result: ClaimResult },
+	'card/heartbeat': { params: HeartbeatParams, result: LeaseResult },
+	'card/complete': { params: CompleteParams, result: CompleteResult },
+	'card/release': { params: ReleaseParams, result: CardResult },
+	'card/fail': { params: FailParams, result: CardResult },
+	'card/reclaim': { params: ReclaimParams, result: CardsResult },
+	'card/block': { params: BlockParams, result: CardResult },
+	'card/unblock': { params: UnblockParams, result: CardResult },
+	'card/reopen': { params: ReopenParams, result: CardResult },
+	'card/link': { params: LinkParams, result: CardResult },
+	'card/unlink': { params: LinkParams, result: CardResult },
+	'card/delete': { params: DeleteParams, result: DeleteResult },
+	'agent/list': { params: AgentListParams, result: AgentListResult },
+	'agent/ping': { params: AgentPingParams, result: AgentPingResult },
+	'agent/reclaim': { params: AgentReclaimParams, result: CardsResult },
+	'events/list': { params: EventsListParams, result: EventsListResult },
+	'events/subscribe': { params: SubscribeParams, result: SubscribeResult },
+	'hub/status': { params: HubStatusParams, result: HubStatusResult },
+	'hub/stop': { params: HubStopParams, result: OkResult },
+	'hub/backup': { params: BackupParams, result: BackupResult },
+	'hub/boardTicket': { params: BoardTicketParams, result: BoardTicketResult },
+	'data/export': { params: ExportParams, result: ExportResult },
+	'data/import': { params: ImportParams, result: ImportResult },
+} as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
+
+export type Methods = typeof methods;
+export type Method = keyof Methods;
+export type Params<M extends Method> = z.input<Methods[M]['params']>;
+export type ParsedParams<M extends Method> = z.output<Methods[M]['params']>;
+export type Result<M extends Method> = z.output<Methods[M]['result']>;
+export const methodNames = Object.keys(methods) as Method[];
+export const isMethod = (name: string): name is Method => Object.hasOwn(methods, name);
+
+/** Methods that change state: clients re-send them after a failover with their idempotency key. */
+export const mutatingMethods: ReadonlySet<Method> = new Set<Method>([
+	'card/create',
+	'card/update',
+	'card/claim',
+	'card/heartbeat',
+	'card/complete',
+	'card/release',
+	'card/fail',
+	'card/reclaim',
+	'card/block',
+	'card/unblock',
+	'card/reopen',
+	'card/link',
+	'card/unlink',
+	'card/delete',
+	'agent/reclaim',
+	'data/import',
+]);
+
+// ---------------------------------------------------------------------------------------------------
+// Frames
+
+export const ClientKind = z.enum(['mcp', 'cli', 'extension', 'board', 'hub', 'test']);
+export type ClientKind = z.infer<typeof ClientKind>;
+
+/**
+ * First frame from a client. `token` may be omitted only when the connection was already
+ * authenticated at upgrade (Authorization header or board session cookie).
+ */
+export const Hello = z
+	.object({
+		hello: z.literal('baton'),
+		protocol: z.number().int(),
+		client: ClientKind,
+		token: z.string().max(200).optional(),
+		/** The agent this connection acts for; actions are recorded under its id. */
+		agent: AgentInfo.optional(),
+	})
+	.strict();
+export type Hello = z.infer<typeof Hello>;
+
+export const HelloOk = z.object({
+	hello: z.literal('ok'),
+	protocol: z.number().int(),
+	hubPid: z.number().int(),
+	/** Highest event seq at the time of the hello. */
+	seq: Seq,
+	/** The actor id the hub will record for this connection. */
+	actor: z.string(),
+	thresholds: HealthThresholds,
+});
+export type HelloOk = z.infer<typeof HelloOk>;
+
+export const ErrorBody = z.object({ code: ErrorCode, message: z.string(), data: z.unknown().optional() });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** Refusal of a hello (wrong token, protocol mismatch); the hub closes the socket after sending it. */
+export const HelloError = z.object({ hello: z.literal('error'), error: ErrorBody });
+
+export const RequestFrame = z
+	.object({
+		id: z.number().int().nonnegative(),
+		method: z.string().max(64),
+		params: z.unknown().optional(),
+		/**
+		 * Stable key for a mutating request: if the hub already applied a request with this key it
+		 * returns the same result instead of applying it again (re-sends after a failover).
+		 */
+		key: z.string().max(200).optional(),
+	})
+	.strict();
+export type RequestFrame = z.infer<typeof RequestFrame>;
+
+export const ResponseFrame = z.union([
+	z.object({ id: z.number().int(), result: z.unknown() }),
+	z.object({ id: z.number().int(), error: ErrorBody }),
+]);
+export type ResponseFrame = z.infer<typeof ResponseFrame>;
+
+/** A logged event pushed to subscribers, in seq order with no gaps. */
+export const EventFrame = z.object({ event: EventType, seq: Seq, data: BacklogEvent });
+export type EventFrame = z.infer<typeof EventFrame>;
+
+/** Ephemeral agent state (not logged): sent on register, ping, disconnect. */
+export const AgentsFrame = z.object({ notice: z.literal('agents'), agents: z.array(Agent) });
+export type AgentsFrame = z.infer<typeof AgentsFrame>;
+
+export const ServerFrame = z.union([HelloOk, HelloError, ResponseFrame, EventFrame, AgentsFrame]);
+export type ServerFrame = z.infer<typeof ServerFrame>;
+
+// ---------------------------------------------------------------------------------------------------
+// Extension <-> webview host-only messages (the hub frames above are relayed unchanged).
+
+export const ViewMessage = z.discriminatedUnion('type', [
+	/** webview -> host: the board is ready to receive frames. */
+	z.object({ type: z.literal('view/ready') }),
+	/** webview -> host: open the card in the tree / an editor. */
+	z.object({ type: z.literal('view/revealInTree'), cardId: CardId }),
+	/** host -> webview: connection state to show in the banner. */
+	z.object({ type: z.literal('view/connection'), state: z.enum(['connected', 'connecting', 'offline']) }),
+	/** host -> webview: select and open a card's detail pane. */
+	z.object({ type: z.literal('view/openCard'), cardId: CardId }),
+]);
+export type ViewMessage = z.infer<typeof ViewMessage>;

@@ -1,0 +1,367 @@
+/**
+ * Transport-agnostic protocol client (DESIGN §4): hello handshake, request/response correlation,
+ * timeouts, event subscription that resumes from the last seen seq after a reconnect (no gap, no
+ * duplicate), and re-sending of in-flight requests with their idempotency keys after a failover.
+ * Platform-free: no node, no DOM; transports live in core/client/ (node) and webview/ (browser).
+ */
+import { BatonError, describeIssues } from './errors';
+import {
+	type Agent,
+	type BacklogEvent,
+	type Hello,
+	type HelloOk,
+	type Method,
+	type Params,
+	type Result,
+	ServerFrame,
+	methods,
+	mutatingMethods,
+	protocolVersion,
+} from './protocol';
+
+/** One open, message-oriented connection to the hub (D's Transport shape). Frames are JSON text. */
+export interface Transport {
+	send(frame: string): void;
+	close(): void;
+	onmessage?: ((frame: string) => void) | undefined;
+	onclose?: ((reason: string) => void) | undefined;
+}
+
+/** Opens a new connected transport; called again for every reconnect. */
+export type Connector = () => Promise<Transport>;
+
+export type ConnectionState = 'connecting' | 'connected' | 'offline' | 'closed';
+
+export interface RpcClientOptions {
+	connect: Connector;
+	/** The hello fields besides the protocol version. */
+	hello: Omit<Hello, 'hello' | 'protocol'>;
+	/** A request not answered within this many ms fails with `timeout` (default 15 s). */
+	requestTimeoutMs?: number;
+	/** Reconnect after the transport closes (default true). */
+	reconnect?: boolean;
+	/** Backoff between reconnect attempts: min and max in ms (default 100 → 2,000). */
+	backoffMs?: { min: number; max: number };
+	/** Give up reconnecting after this long offline (default: never). */
+	maxOfflineMs?: number;
+	/** Injected for tests and the webview; defaults to the global timer functions. */
+	setTimer?: (fn: () => void, ms: number) => unknown;
+	clearTimer?: (handle: unknown) => void;
+	/** Source of randomness for idempotency keys (defaults to crypto.randomUUID). */
+	randomId?: () => string;
+}
+
+export interface RequestOptions {
+	timeoutMs?: number;
+	/** Idempotency key; generated for mutating methods when omitted. */
+	key?: string;
+}
+
+interface Pending {
+	method: Method;
+	frame: string;
+	resolve: (value: unknown) => void;
+	reject: (error: BatonError) => void;
+	timer: unknown;
+}
+
+type Listener<T> = (value: T) => void;
+
+export class RpcClient {
+	private transport: Transport | undefined;
+	private nextId = 1;
+	private readonly pending = new Map<number, Pending>();
+	private state: ConnectionState = 'offline';
+	private helloOk: HelloOk | undefined;
+	private subscribed = false;
+	/** Highest event seq delivered to listeners; a resubscribe asks for everything after it. */
+	private lastSeq = 0;
+	private readonly eventListeners = new Set<Listener<BacklogEvent>>();
+	private readonly agentListeners = new Set<Listener<Agent[]>>();
+	private readonly stateListeners = new Set<Listener<ConnectionState>>();
+	private readonly helloListeners = new Set<Listener<HelloOk>>();
+	private connecting: Promise<HelloOk> | undefined;
+	private offlineSince: number | undefined;
+	private backoff: number;
+	private reconnectScheduled = false;
+	private readonly keyPrefix: string;
+	private keyCounter = 0;
+	private readonly setTimer: (fn: () => void, ms: number) => unknown;
+	private readonly clearTimer: (handle: unknown) => void;
+
+	constructor(private readonly options: RpcClientOptions) {
+		this.setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
+		this.clearTimer = options.clearTimer ?? (h => clearTimeout(h as ReturnType<typeof setTimeout>));
+		this.backoff = options.backoffMs?.min ?? 100;
+		this.keyPrefix = (options.randomId ?? (() => globalThis.crypto.randomUUID()))();
+	}
+
+	/** The hub's answer to our hello on the current connection. */
+	get hello(): HelloOk | undefined {
+		return this.helloOk;
+	}
+
+	get connectionState(): ConnectionState {
+		return this.state;
+	}
+
+	/** Highest event seq delivered so far. */
+	get seq(): number {
+		return this.lastSeq;
+	}
+
+	/** Connects (once) and resolves with the hub's hello. Safe to call repeatedly. */
+	start(): Promise<HelloOk> {
+		if (this.state === 'connected' && this.helloOk) {
+			return Promise.resolve(this.helloOk);
+		}
+		this.connecting ??= this.connectOnce().finally(() => {
+			this.connecting = undefined;
+		});
+		return this.connecting;
+	}
+
+	/** Sends one request and resolves with its validated result, or rejects with a BatonError. */
+	async request<M extends Method>(method: M, params: Params<M>, options: RequestOptions = {}): Promise<Result<M>> {
+		if (this.state === 'closed') {
+			throw new BatonError('unavailable', 'This Baton client was closed.');
+		}
+		const id = this.nextId++;
+		const key = options.key ?? (mutatingMethods.has(method) ? `${this.keyPrefix}:${++this.keyCounter}` : undefined);
+		const frame = JSON.stringify(key === undefined ? { id, method, params } : { id, method, params, key });
+		const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 15_000;
+		const raw = await new Promise<unknown>((resolve, reject) => {
+			const timer = this.setTimer(() => {
+				this.pending.delete(id);
+				reject(
+					new BatonError(
+						'timeout',
+						`The Baton hub did not answer ${method} within ${Math.round(timeoutMs / 1000)} s; it may be busy or unresponsive. Try again, or run "baton hub status".`,
+					),
+				);
+			}, timeoutMs);
+			this.pending.set(id, { method, frame, resolve, reject, timer });
+			if (this.state === 'connected') {
+				this.transport?.send(frame);
+			} else {
+				// Sent by flushPending() once the (re)connection's hello is answered.
+				void this.start().catch(() => undefined);
+			}
+		});
+		const parsed = methods[method].result.safeParse(raw);
+		if (!parsed.success) {
+			throw new BatonError(
+				'internal',
+				`The hub sent an unexpected ${method} result: ${describeIssues(parsed.error.issues)}`,
+			);
+		}
+		return parsed.data as Result<M>;
+	}
+
+	/**
+	 * Subscribes to the event log after `afterSeq` (default: everything after what this client has
+	 * already seen). Survives reconnects: the client resubscribes from its last delivered seq.
+	 */
+	async subscribe(afterSeq?: number): Promise<number> {
+		if (afterSeq !== undefined) {
+			this.lastSeq = afterSeq;
+		}
+		this.subscribed = true;
+		const { seq } = await this.request('events/subscribe', { afterSeq: this.lastSeq });
+		return seq;
+	}
+
+	onEvent(listener: Listener<BacklogEvent>): () => void {
+		this.eventListeners.add(listener);
+		return () => this.eventListeners.delete(listener);
+	}
+
+	onAgents(listener: Listener<Agent[]>): () => void {
+		this.agentListeners.add(listener);
+		return () => this.agentListeners.delete(listener);
+	}
+
+	onState(listener: Listener<ConnectionState>): () => void {
+		this.stateListeners.add(listener);
+		return () => this.stateListeners.delete(listener);
+	}
+
+	/** Called after every successful hello, including after reconnects. */
+	onHello(listener: Listener<HelloOk>): () => void {
+		this.helloListeners.add(listener);
+		return () => this.helloListeners.delete(listener);
+	}
+
+	close(): void {
+		this.setState('closed');
+		for (const [id, p] of this.pending) {
+			this.clearTimer(p.timer);
+			p.reject(new BatonError('unavailable', 'The Baton client was closed before the hub answered.'));
+			this.pending.delete(id);
+		}
+		const t = this.transport;
+		this.transport = undefined;
+		t?.close();
+	}
+
+	private setState(state: ConnectionState): void {
+		if (this.state === state || this.state === 'closed') {
+			return;
+		}
+		this.state = state;
+		for (const l of this.stateListeners) {
+			l(state);
+		}
+	}
+
+	private async connectOnce(): Promise<HelloOk> {
+		this.setState('connecting');
+		const transport = await this.options.connect();
+		if (this.state === 'closed') {
+			transport.close();
+			throw new BatonError('unavailable', 'The Baton client was closed while connecting.');
+		}
+		this.transport = transport;
+		const hello = await new Promise<HelloOk>((resolve, reject) => {
+			transport.onmessage = raw => {
+				const frame = parseFrame(raw);
+				if (frame === undefined) {
+					return;
+				}
+				if ('hello' in frame) {
+					if (frame.hello === 'ok') {
+						resolve(frame);
+					} else {
+						reject(BatonError.fromBody(frame.error));
+					}
+					return;
+				}
+				this.handleFrame(frame);
+			};
+			transport.onclose = reason => {
+				reject(new BatonError('unavailable', `The Baton hub closed the connection: ${reason || 'no reason given'}.`));
+				this.handleClose(transport);
+			};
+			const hello: Hello = { hello: 'baton', protocol: protocolVersion, ...this.options.hello };
+			transport.send(JSON.stringify(hello));
+		});
+		if (hello.protocol !== protocolVersion) {
+			transport.close();
+			throw new BatonError(
+				'protocol_mismatch',
+				`The Baton hub speaks protocol ${hello.protocol} but this client speaks ${protocolVersion}. Stop the old hub ("baton hub stop") or update Baton.`,
+			);
+		}
+		this.helloOk = hello;
+		this.backoff = this.options.backoffMs?.min ?? 100;
+		this.offlineSince = undefined;
+		this.setState('connected');
+		for (const l of this.helloListeners) {
+			l(hello);
+		}
+		if (this.subscribed) {
+			// Resume the feed first, so events missed while offline arrive before new responses.
+			transport.send(
+				JSON.stringify({ id: this.nextId++, method: 'events/subscribe', params: { afterSeq: this.lastSeq } }),
+			);
+		}
+		for (const p of this.pending.values()) {
+			transport.send(p.frame);
+		}
+		return hello;
+	}
+
+	private handleFrame(frame: ServerFrame): void {
+		if ('event' in frame) {
+			// Resume replays can overlap live pushes around a reconnect: deliver each seq once, in order.
+			if (frame.seq <= this.lastSeq) {
+				return;
+			}
+			this.lastSeq = frame.seq;
+			for (const l of this.eventListeners) {
+				l(frame.data);
+			}
+			return;
+		}
+		if ('notice' in frame) {
+			for (const l of this.agentListeners) {
+				l(frame.agents);
+			}
+			return;
+		}
+		if ('id' in frame) {
+			const p = this.pending.get(frame.id);
+			if (!p) {
+				return;
+			}
+			this.pending.delete(frame.id);
+			this.clearTimer(p.timer);
+			if ('error' in frame) {
+				p.reject(BatonError.fromBody(frame.error));
+			} else {
+				p.resolve(frame.result);
+			}
+		}
+	}
+
+	private handleClose(transport: Transport): void {
+		if (this.transport !== transport) {
+			return;
+		}
+		this.transport = undefined;
+		this.helloOk = undefined;
+		if (this.state === 'closed') {
+			return;
+		}
+		this.setState('offline');
+		this.offlineSince ??= Date.now();
+		if (this.options.reconnect === false) {
+			this.failPending('unavailable', 'The connection to the Baton hub was lost.');
+			return;
+		}
+		this.scheduleReconnect();
+	}
+
+	private scheduleReconnect(): void {
+		if (this.state === 'closed' || this.reconnectScheduled) {
+			return;
+		}
+		const max = this.options.maxOfflineMs;
+		if (max !== undefined && this.offlineSince !== undefined && Date.now() - this.offlineSince > max) {
+			this.failPending('unavailable', `The Baton hub has been unreachable for ${Math.round(max / 1000)} s.`);
+			this.setState('offline');
+			return;
+		}
+		const delay = this.backoff;
+		this.backoff = Math.min(this.backoff * 2, this.options.backoffMs?.max ?? 2_000);
+		this.reconnectScheduled = true;
+		this.setTimer(() => {
+			this.reconnectScheduled = false;
+			this.start().catch(() => {
+				if (this.state !== 'connected') {
+					this.setState('offline');
+					this.scheduleReconnect();
+				}
+			});
+		}, delay);
+	}
+
+	private failPending(code: 'unavailable', message: string): void {
+		for (const [id, p] of this.pending) {
+			this.clearTimer(p.timer);
+			p.reject(new BatonError(code, message));
+			this.pending.delete(id);
+		}
+	}
+}
+
+function parseFrame(raw: string): ServerFrame | undefined {
+	let json: unknown;
+	try {
+		json = JSON.parse(raw);
+	} catch {
+		return undefined;
+	}
+	const parsed = ServerFrame.safeParse(json);
+	return parsed.success ? parsed.data : undefined;
+}

@@ -1,0 +1,411 @@
+/**
+ * The card state machine of DESIGN §3, pure: given a card as it is, an action and `now`, decide whether
+ * the action is legal and return the patch to apply and the event to log. No I/O and no clock reads;
+ * Backlog applies the patch and appends the event in one transaction.
+ */
+import { describeCycle } from './dag';
+import { BatonError } from './errors';
+import { checkLease, leaseExpiry, type LeaseView } from './lease';
+import type { CardStatus, EventType } from './protocol';
+
+/** The part of a card the rules need. Dates are Dates here; the wire uses ISO strings. */
+export interface CardState extends LeaseView {
+	attempts: number;
+	maxAttempts: number;
+	unmetDeps: number;
+	deferUntil: Date | null;
+	requires: readonly string[];
+	progress: number | null;
+	progressNote: string | null;
+	blockedReason: string | null;
+	version: number;
+}
+
+/** Column values to set, in camelCase; Backlog maps them to snake_case columns. */
+export interface CardPatch {
+	status?: CardStatus;
+	claimOwner?: string | null;
+	claimedAt?: Date | null;
+	leaseExpiresAt?: Date | null;
+	leaseTtlSeconds?: number | null;
+	claimEpoch?: number;
+	attempts?: number;
+	deferUntil?: Date | null;
+	progress?: number | null;
+	progressNote?: string | null;
+	progressAt?: Date | null;
+	result?: string | null;
+	blockedReason?: string | null;
+}
+
+export interface Decision {
+	patch: CardPatch;
+	/** The event to log, or null when nothing worth logging changed (a heartbeat without progress). */
+	event: EventType | null;
+	/** Type-specific event data besides the card (reason, previousOwner, …). */
+	data: Record<string, unknown>;
+}
+
+export type Action =
+	| { type: 'claim'; actor: string; ttlSeconds: number }
+	| {
+			type: 'heartbeat';
+			actor: string;
+			epoch?: number | undefined;
+			progress?: number | undefined;
+			note?: string | undefined;
+			ttlSeconds: number;
+	  }
+	| {
+			type: 'complete';
+			actor: string;
+			epoch?: number | undefined;
+			result?: string | undefined;
+			force?: boolean | undefined;
+	  }
+	| {
+			type: 'release';
+			actor: string;
+			epoch?: number | undefined;
+			reason?: string | undefined;
+			force?: boolean | undefined;
+	  }
+	| {
+			type: 'fail';
+			actor: string;
+			epoch?: number | undefined;
+			reason: string;
+			retry?: boolean | undefined;
+			backoffSeconds?: number | undefined;
+	  }
+	| { type: 'reclaim'; reason: string }
+	/** The holder went away (its session closed): release what it held and fence it out. */
+	| { type: 'disconnect'; reason: string }
+	| { type: 'block'; reason: string }
+	| { type: 'unblock' }
+	| { type: 'reopen'; reason?: string | undefined };
+
+/** Clears the active claim (status is set by the caller). */
+const noClaim = { claimOwner: null, claimedAt: null, leaseExpiresAt: null, leaseTtlSeconds: null } as const;
+
+function refuse(card: CardState, verb: string, next: string): never {
+	throw new BatonError(
+		'invalid_transition',
+		`Card ${card.id} is ${card.status}${card.status === 'blocked' && card.blockedReason !== null ? ` (${card.blockedReason})` : ''}; it cannot be ${verb}. ${next}`,
+		{ cardId: card.id, status: card.status },
+	);
+}
+
+/** Decides a state-changing action on one card. Throws BatonError when it is not legal now. */
+export function decide(card: CardState, action: Action, now: Date): Decision {
+	switch (action.type) {
+		case 'claim': {
+			checkClaimable(card, action.actor, null, now);
+			return {
+				patch: {
+					status: 'claimed',
+					claimOwner: action.actor,
+					claimedAt: now,
+					leaseExpiresAt: leaseExpiry(now, action.ttlSeconds),
+					leaseTtlSeconds: action.ttlSeconds,
+					claimEpoch: card.claimEpoch + 1,
+					attempts: card.attempts + 1,
+					progress: null,
+					progressNote: null,
+					progressAt: now,
+					deferUntil: null,
+				},
+				event: 'claimed',
+				data: { epoch: card.claimEpoch + 1 },
+			};
+		}
+		case 'heartbeat': {
+			checkLease(card, action.actor, action.epoch, now, 'heartbeat');
+			const patch: CardPatch = {
+				leaseExpiresAt: leaseExpiry(now, action.ttlSeconds),
+				leaseTtlSeconds: action.ttlSeconds,
+			};
+			const progressChanged = action.progress !== undefined && action.progress !== card.progress;
+			const noteChanged = action.note !== undefined && action.note !== card.progressNote;
+			if (action.progress !== undefined || action.note !== undefined) {
+				// Reporting progress (even unchanged) shows the holder is working: it resets "stalled".
+				patch.progressAt = now;
+			}
+			if (progressChanged) {
+				patch.progress = action.progress ?? null;
+			}
+			if (noteChanged) {
+				patch.progressNote = action.note ?? null;
+			}
+			// DESIGN §2: heartbeat events are logged for progress changes only, not for lease renewals.
+			return { patch, event: progressChanged || noteChanged ? 'heartbeat' : null, data: {} };
+		}
+		case 'complete': {
+			const forced = forcedOverride(card, action, now, 'completed');
+			return {
+				patch: {
+					status: 'done',
+					...noClaim,
+					result: action.result ?? null,
+					blockedReason: null,
+					deferUntil: null,
+					...(forced.bump ? { claimEpoch: card.claimEpoch + 1 } : {}),
+				},
+				event: 'completed',
+				data: { ...(action.result !== undefined ? { result: action.result } : {}), ...forced.data },
+			};
+		}
+		case 'release': {
+			const forced = forcedOverride(card, action, now, 'released');
+			return {
+				patch: { status: 'ready', ...noClaim, ...(forced.bump ? { claimEpoch: card.claimEpoch + 1 } : {}) },
+				event: 'released',
+				data: { ...(action.reason !== undefined ? { reason: action.reason } : {}), ...forced.data },
+			};
+		}
+		case 'fail': {
+			checkLease(card, action.actor, action.epoch, now, 'fail');
+			const retry = action.retry ?? true;
+			if (retry && card.attempts < card.maxAttempts) {
+				const backoff = action.backoffSeconds ?? 0;
+				return {
+					patch: {
+						status: 'ready',
+						...noClaim,
+						deferUntil: backoff > 0 ? new Date(now.getTime() + backoff * 1000) : null,
+					},
+					event: 'failed',
+					data: { reason: action.reason, retry: true },
+				};
+			}
+			const why = retry
+				? `failed ${card.attempts} of ${card.maxAttempts} attempts; last: ${action.reason}`
+				: action.reason;
+			return {
+				patch: { status: 'blocked', ...noClaim, blockedReason: why },
+				event: 'failed',
+				data: { reason: action.reason, retry: false },
+			};
+		}
+		case 'reclaim': {
+			if (card.status !== 'claimed') {
+				refuse(card, 'reclaimed', 'Only a claimed card can be reclaimed.');
+			}
+			// epoch++ in the same update that frees the card, so a late write from the old holder fails.
+			const parked = card.attempts >= card.maxAttempts;
+			return {
+				patch: {
+					status: parked ? 'blocked' : 'ready',
+					...noClaim,
+					claimEpoch: card.claimEpoch + 1,
+					...(parked
+						? { blockedReason: `reclaimed after ${card.attempts} of ${card.maxAttempts} attempts: ${action.reason}` }
+						: {}),
+				},
+				event: 'reclaimed',
+				data: {
+					reason: action.reason,
+					previousOwner: card.claimOwner ?? undefined,
+					previousEpoch: card.claimEpoch,
+				},
+			};
+		}
+		case 'disconnect': {
+			if (card.status !== 'claimed') {
+				refuse(card, 'released', 'Only a claimed card can be released.');
+			}
+			return {
+				patch: { status: 'ready', ...noClaim, claimEpoch: card.claimEpoch + 1 },
+				event: 'released',
+				data: { reason: action.reason, previousOwner: card.claimOwner ?? undefined, previousEpoch: card.claimEpoch },
+			};
+		}
+		case 'block': {
+			if (card.status !== 'ready' && card.status !== 'claimed') {
+				refuse(card, 'blocked', card.status === 'done' ? 'Reopen it first.' : 'It is already blocked.');
+			}
+			const held = card.status === 'claimed';
+			return {
+				patch: {
+					status: 'blocked',
+					...noClaim,
+					blockedReason: action.reason,
+					...(held ? { claimEpoch: card.claimEpoch + 1 } : {}),
+				},
+				event: 'blocked',
+				data: {
+					reason: action.reason,
+					...(held ? { previousOwner: card.claimOwner ?? undefined, previousEpoch: card.claimEpoch } : {}),
+				},
+			};
+		}
+		case 'unblock': {
+			if (card.status !== 'blocked') {
+				refuse(card, 'unblocked', 'Only a blocked card can be unblocked.');
+			}
+			// A fresh attempt budget: parking at maxAttempts is what brought most cards here.
+			return {
+				patch: { status: 'ready', blockedReason: null, attempts: 0, deferUntil: null },
+				event: 'unblocked',
+				data: {},
+			};
+		}
+		case 'reopen': {
+			if (card.status !== 'done') {
+				refuse(card, 'reopened', 'Only a done card can be reopened.');
+			}
+			return {
+				patch: { status: 'ready', result: null, attempts: 0, deferUntil: null, progress: null, progressNote: null },
+				event: 'reopened',
+				data: action.reason !== undefined ? { reason: action.reason } : {},
+			};
+		}
+	}
+}
+
+/**
+ * complete/release by the holder need its lease; with `force` (the human override) anyone may do it
+ * and, when someone else held the card, the epoch is bumped so that holder is fenced out.
+ */
+function forcedOverride(
+	card: CardState,
+	action: { actor: string; epoch?: number | undefined; force?: boolean | undefined },
+	now: Date,
+	verb: 'completed' | 'released',
+): { bump: boolean; data: Record<string, unknown> } {
+	if (action.force !== true) {
+		checkLease(card, action.actor, action.epoch, now, verb === 'completed' ? 'complete' : 'release');
+		return { bump: false, data: {} };
+	}
+	if (verb === 'released' && card.status !== 'claimed') {
+		refuse(card, 'released', 'Only a claimed card can be released.');
+	}
+	if (verb === 'completed') {
+		if (card.status === 'done') {
+			refuse(card, 'completed', 'It is already done.');
+		}
+		if (card.unmetDeps > 0) {
+			throw new BatonError(
+				'invalid_transition',
+				`Card ${card.id} still waits on ${card.unmetDeps} unfinished ${card.unmetDeps === 1 ? 'dependency' : 'dependencies'}; complete those first.`,
+				{ cardId: card.id, unmetDeps: card.unmetDeps },
+			);
+		}
+	}
+	const heldByOther = card.status === 'claimed' && card.claimOwner !== action.actor;
+	const held = card.status === 'claimed';
+	return {
+		bump: held,
+		data: {
+			forced: true,
+			...(heldByOther || held ? { previousOwner: card.claimOwner ?? undefined, previousEpoch: card.claimEpoch } : {}),
+		},
+	};
+}
+
+/**
+ * Throws a BatonError explaining why `actor` cannot claim `card` now, or returns when it can.
+ * `capabilities` null skips the capability check (the caller already filtered on it).
+ */
+export function checkClaimable(
+	card: CardState,
+	actor: string,
+	capabilities: readonly string[] | null,
+	now: Date,
+	unmetIds: readonly string[] = [],
+): void {
+	if (card.status === 'claimed') {
+		if (card.claimOwner === actor) {
+			throw new BatonError(
+				'conflict',
+				`You already hold card ${card.id} (epoch ${card.claimEpoch}); heartbeat, complete or release it.`,
+				{ cardId: card.id, holder: actor, epoch: card.claimEpoch },
+			);
+		}
+		throw new BatonError(
+			'conflict',
+			`Card ${card.id} is claimed by agent ${card.claimOwner ?? '?'} (epoch ${card.claimEpoch}, lease until ${card.leaseExpiresAt?.toISOString() ?? '?'}). Claim another card, or ask a human to reclaim it.`,
+			{ cardId: card.id, holder: card.claimOwner, epoch: card.claimEpoch },
+		);
+	}
+	if (card.status === 'done') {
+		refuse(card, 'claimed', 'Reopen it first if it needs more work.');
+	}
+	if (card.status === 'blocked') {
+		refuse(card, 'claimed', 'Unblock it first.');
+	}
+	if (card.unmetDeps > 0) {
+		const names = unmetIds.length > 0 ? ` (${unmetIds.join(', ')})` : '';
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} waits on ${card.unmetDeps} unfinished ${card.unmetDeps === 1 ? 'dependency' : 'dependencies'}${names}. Claim one of those, or claim without a card id.`,
+			{ cardId: card.id, unmetDeps: card.unmetDeps, waitsOn: unmetIds },
+		);
+	}
+	if (card.deferUntil !== null && card.deferUntil.getTime() > now.getTime()) {
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} is deferred until ${card.deferUntil.toISOString()} (retry backoff); claim it after that.`,
+			{ cardId: card.id, deferUntil: card.deferUntil.toISOString() },
+		);
+	}
+	if (capabilities !== null) {
+		const missing = card.requires.filter(c => !capabilities.includes(c));
+		if (missing.length > 0) {
+			throw new BatonError(
+				'invalid_transition',
+				`Card ${card.id} needs capabilities you lack [${missing.join(', ')}]; claim with capabilities that include them.`,
+				{ cardId: card.id, missing },
+			);
+		}
+	}
+}
+
+/** Counts behind an empty claim, turned into the `reason` an agent reads. */
+export interface UnclaimableCounts {
+	readyTotal: number;
+	waiting: number;
+	deferred: number;
+	claimed: number;
+	blocked: number;
+	needCapabilities: number;
+	missingCapabilities: readonly string[];
+	otherPhase: number;
+}
+
+export function describeNothingClaimable(c: UnclaimableCounts): string {
+	const parts: string[] = [];
+	const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+	if (c.waiting > 0) {
+		parts.push(`${plural(c.waiting, 'ready card waits', 'ready cards wait')} on dependencies`);
+	}
+	if (c.deferred > 0) {
+		parts.push(`${plural(c.deferred, 'is', 'are')} deferred by retry backoff`);
+	}
+	if (c.needCapabilities > 0) {
+		const caps = c.missingCapabilities.slice(0, 5).join(', ');
+		parts.push(`${plural(c.needCapabilities, 'needs', 'need')} capabilities you lack [${caps}]`);
+	}
+	if (c.otherPhase > 0) {
+		parts.push(`${plural(c.otherPhase, 'is', 'are')} in other phases`);
+	}
+	if (c.claimed > 0) {
+		parts.push(`${plural(c.claimed, 'is', 'are')} claimed`);
+	}
+	if (c.blocked > 0) {
+		parts.push(`${plural(c.blocked, 'is', 'are')} blocked`);
+	}
+	if (parts.length === 0) {
+		return 'No cards are ready: the backlog has nothing left to do.';
+	}
+	return `Nothing claimable: ${parts.join(', ')}.`;
+}
+
+/** The refusal for a link or create that would close a cycle. */
+export function cycleError(path: readonly string[]): BatonError {
+	return new BatonError(
+		'cycle',
+		`That dependency would close a cycle: ${describeCycle(path)}. Remove one of these links instead.`,
+		{ cycle: path },
+	);
+}

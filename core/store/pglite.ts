@@ -1,0 +1,209 @@
+/**
+ * PGlite behind the Db interface (the default, single-process store; DESIGN §1). A new data dir is
+ * seeded from a pre-built, migrated empty database (template.tar.gz) instead of running initdb, and a
+ * dir left half-created by a kill is moved aside and started over (RELIABILITY 6).
+ */
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+
+import type { Db, Queryable, Row } from './db';
+
+export interface PgliteOptions {
+	/** Data directory; omitted = in-memory. */
+	dataDir?: string | undefined;
+	/** Folder holding pglite.wasm, initdb.wasm, pglite.data and template.tar.gz (a bundle's dist/pglite). */
+	assetsDir?: string | undefined;
+	/** Seed a new database from template.tar.gz when there is one (default true; the template script says false). */
+	useTemplate?: boolean | undefined;
+}
+
+/**
+ * Written once the first open of a data dir has fully finished (template loaded, migrations applied).
+ * A dir with PGlite files but no marker was cut short by a kill during first init.
+ */
+export const readyMarker = 'baton-ready';
+
+/** Where the template and migrations live when not bundled: next to this file. */
+export const sourceStoreDir = __dirname;
+
+export function templatePath(assetsDir: string | undefined): string {
+	return join(assetsDir ?? sourceStoreDir, 'template.tar.gz');
+}
+
+/** core's lib has no DOM types (so no WebAssembly typings); Node has WebAssembly all the same. */
+const wasm = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<unknown> } }).WebAssembly;
+
+async function assetOptions(assetsDir: string | undefined): Promise<Partial<PGliteOptions>> {
+	if (assetsDir === undefined) {
+		return {};
+	}
+	// esbuild does not follow PGlite's `new URL('./file', import.meta.url)`: hand it the files.
+	const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
+		wasm.compile(readFileSync(join(assetsDir, 'pglite.wasm'))),
+		wasm.compile(readFileSync(join(assetsDir, 'initdb.wasm'))),
+	]);
+	const modules: Record<string, unknown> = { pgliteWasmModule, initdbWasmModule };
+	return { ...(modules as Partial<PGliteOptions>), fsBundle: new Blob([readFileSync(join(assetsDir, 'pglite.data'))]) };
+}
+
+function templateBlob(assetsDir: string | undefined): Blob | undefined {
+	const path = templatePath(assetsDir);
+	// Node's native gunzip and a plain tar load faster than handing PGlite the .gz (measured 2.5 s ->
+	// 1.8–2.1 s for a first start on a busy machine).
+	return existsSync(path) ? new Blob([gunzipSync(readFileSync(path))]) : undefined;
+}
+
+/**
+ * Prepares `dataDir` for opening and says whether it is new. A dir without the ready marker but with
+ * content is a partial first init: it is moved aside (`<dir>.partial`, replacing an older one) so the
+ * next step starts clean, whatever state the kill left it in. Never loops: one move, then a fresh init.
+ */
+function prepareDataDir(dataDir: string): { fresh: boolean } {
+	if (existsSync(join(dataDir, readyMarker))) {
+		return { fresh: false };
+	}
+	if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
+		const aside = `${dataDir}.partial`;
+		rmSync(aside, { recursive: true, force: true });
+		renameSync(dataDir, aside);
+	}
+	mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+	return { fresh: true };
+}
+
+/**
+ * Quotes a value as an SQL literal for EXECUTE, which takes no bind parameters in PGlite's simple
+ * protocol. standard_conforming_strings is on, so only single quotes need doubling.
+ */
+export function sqlLiteral(value: unknown): string {
+	if (value === null || value === undefined) {
+		return 'NULL';
+	}
+	if (typeof value === 'number') {
+		if (!Number.isFinite(value)) {
+			throw new Error(`not a finite number: ${value}`);
+		}
+		return String(value);
+	}
+	if (typeof value === 'boolean') {
+		return value ? 'TRUE' : 'FALSE';
+	}
+	if (value instanceof Date) {
+		return `'${value.toISOString()}'`;
+	}
+	if (Array.isArray(value)) {
+		return `ARRAY[${value.map(v => sqlLiteral(v)).join(',')}]::text[]`;
+	}
+	const text = typeof value === 'string' ? value : JSON.stringify(value);
+	if (text.includes('\u0000')) {
+		throw new Error('text must not contain NUL characters');
+	}
+	return `'${text.replaceAll("'", "''")}'`;
+}
+
+type PgliteTarget = Pick<PGlite, 'query' | 'exec'>;
+
+/** A statement PREPAREd (or being PREPAREd) in this instance; concurrent first callers share it. */
+interface PreparedEntry {
+	done: boolean;
+	ready: Promise<void>;
+}
+
+class PgliteQueryable implements Queryable {
+	constructor(
+		private readonly target: PgliteTarget,
+		private readonly prepared: Map<string, PreparedEntry>,
+		private readonly inTransaction = false,
+	) {}
+
+	async query<T = Row>(text: string, params: readonly unknown[] = [], name?: string): Promise<T[]> {
+		if (name === undefined) {
+			const result = await this.target.query<T>(text, params as unknown[]);
+			return result.rows;
+		}
+		// Prepared once per instance: EXECUTE skips parse and plan (measured 0.3 ms against 0.5–0.85 ms).
+		// Concurrent first callers share one PREPARE; a failed one is forgotten so the next call retries.
+		let entry = this.prepared.get(name);
+		if (this.inTransaction && entry?.done !== true) {
+			// Never wait on a PREPARE inside a transaction: an outside caller's PREPARE would wait on the
+			// instance lock this transaction holds. Run it plainly; it gets prepared outside.
+			const result = await this.target.query<T>(text, params as unknown[]);
+			return result.rows;
+		}
+		if (entry === undefined) {
+			const created: PreparedEntry = { done: false, ready: Promise.resolve() };
+			created.ready = this.target.exec(`PREPARE ${name} AS ${text}`).then(
+				() => {
+					created.done = true;
+				},
+				(e: unknown) => {
+					this.prepared.delete(name);
+					throw e;
+				},
+			);
+			this.prepared.set(name, created);
+			entry = created;
+		}
+		await entry.ready;
+		const args = params.length > 0 ? `(${params.map(v => sqlLiteral(v)).join(', ')})` : '';
+		const results = await this.target.exec(`EXECUTE ${name}${args}`);
+		return (results.at(-1)?.rows ?? []) as T[];
+	}
+}
+
+export interface OpenedPglite {
+	db: Db;
+	pglite: PGlite;
+	/** True when this open created the data dir (or the in-memory database). */
+	fresh: boolean;
+	/** Call after migrations succeeded on a fresh dir: from now on the dir counts as initialised. */
+	markReady(): void;
+}
+
+export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> {
+	const assets = await assetOptions(options.assetsDir);
+	let fresh = true;
+	if (options.dataDir !== undefined) {
+		mkdirSync(dirname(options.dataDir), { recursive: true });
+		fresh = prepareDataDir(options.dataDir).fresh;
+	}
+	const template = fresh && options.useTemplate !== false ? templateBlob(options.assetsDir) : undefined;
+	const pglite = await PGlite.create({
+		...assets,
+		...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+		...(template !== undefined ? { loadDataDir: template } : {}),
+	});
+	// Prepared hot statements must keep their generic plan: a custom plan re-plans the claim CTE on every
+	// call (measured 8.9 ms planning against 0.5 ms executing).
+	await pglite.exec('SET plan_cache_mode = force_generic_plan');
+	const prepared = new Map<string, PreparedEntry>();
+	const root = new PgliteQueryable(pglite, prepared);
+	const db: Db = {
+		mode: 'pglite',
+		query: (text, params, name) => root.query(text, params, name),
+		transaction: fn => pglite.transaction(tx => fn(new PgliteQueryable(tx, prepared, true))),
+		async exec(sql: string): Promise<void> {
+			try {
+				await pglite.exec(sql);
+			} catch (e) {
+				// A failed script inside BEGIN leaves the session aborted: end it before anyone else queries.
+				await pglite.exec('ROLLBACK').catch(() => undefined);
+				throw e;
+			}
+		},
+		close: () => pglite.close(),
+	};
+	const dataDir = options.dataDir;
+	return {
+		db,
+		pglite,
+		fresh,
+		markReady(): void {
+			if (dataDir !== undefined && fresh) {
+				writeFileSync(join(dataDir, readyMarker), `${new Date().toISOString()}\n`, { flush: true });
+			}
+		},
+	};
+}

@@ -1,0 +1,133 @@
+/**
+ * The tables as drizzle sees them (camelCase keys, snake_case columns via `casing: 'snake_case'`),
+ * for typed row shapes and drizzle-kit. The SQL migrations are the source of truth that runs;
+ * test/core/schema.test.ts checks that this file and the migrated database agree column by column.
+ */
+import { sql } from 'drizzle-orm';
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+
+const at = (): ReturnType<typeof timestamp> => timestamp({ withTimezone: true });
+
+export const cards = pgTable(
+	'cards',
+	{
+		id: text().primaryKey(),
+		title: text().notNull(),
+		body: text().notNull().default(''),
+		phase: text(),
+		priority: integer().notNull().default(0),
+		status: text({ enum: ['ready', 'claimed', 'blocked', 'done'] })
+			.notNull()
+			.default('ready'),
+		requires: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		/** Sorted copy of this card's edges, for cheap reads; `edges` is the source of truth. */
+		dependsOn: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		/** Dependencies not done yet: maintained at create/link/unlink/complete/reopen/import. */
+		unmetDeps: integer().notNull().default(0),
+		claimOwner: text(),
+		claimedAt: at(),
+		leaseExpiresAt: at(),
+		leaseTtlSeconds: integer(),
+		claimEpoch: integer().notNull().default(0),
+		attempts: integer().notNull().default(0),
+		maxAttempts: integer().notNull().default(3),
+		deferUntil: at(),
+		progress: integer(),
+		progressNote: text(),
+		progressAt: at(),
+		result: text(),
+		blockedReason: text(),
+		idempotencyKey: text().unique(),
+		acceptance: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		version: integer().notNull().default(1),
+		createdAt: at().notNull(),
+		updatedAt: at().notNull(),
+	},
+	t => [
+		index('cards_claim_idx')
+			.on(t.priority.desc(), t.createdAt, t.id)
+			.where(sql`status = 'ready' AND unmet_deps = 0`),
+		index('cards_order_idx').on(t.priority.desc(), t.createdAt, t.id),
+		index('cards_status_idx').on(t.status),
+		index('cards_lease_idx')
+			.on(t.leaseExpiresAt)
+			.where(sql`status = 'claimed'`),
+		index('cards_owner_idx')
+			.on(t.claimOwner)
+			.where(sql`claim_owner IS NOT NULL`),
+		index('cards_defer_idx')
+			.on(t.deferUntil)
+			.where(sql`status = 'ready' AND defer_until IS NOT NULL`),
+	],
+);
+
+/** card_id depends on dep_id (no foreign key on dep_id: an import may bring the dependency later). */
+export const edges = pgTable(
+	'edges',
+	{
+		cardId: text()
+			.notNull()
+			.references(() => cards.id, { onDelete: 'cascade' }),
+		depId: text().notNull(),
+	},
+	t => [primaryKey({ columns: [t.cardId, t.depId] }), index('edges_dep_idx').on(t.depId)],
+);
+
+export const events = pgTable(
+	'events',
+	{
+		seq: bigint({ mode: 'number' }).primaryKey(),
+		at: at().notNull(),
+		cardId: text().notNull(),
+		actor: text().notNull(),
+		type: text().notNull(),
+		data: jsonb().notNull(),
+	},
+	t => [index('events_card_idx').on(t.cardId, t.seq)],
+);
+
+export const agents = pgTable('agents', {
+	id: text().primaryKey(),
+	name: text().notNull(),
+	client: text().notNull(),
+	capabilities: text()
+		.array()
+		.notNull()
+		.default(sql`'{}'`),
+	host: text(),
+	pid: integer(),
+	lastSeenAt: at().notNull(),
+	registeredAt: at().notNull(),
+});
+
+export const requestLog = pgTable(
+	'request_log',
+	{
+		key: text().primaryKey(),
+		method: text().notNull(),
+		result: jsonb().notNull(),
+		at: at().notNull(),
+	},
+	t => [index('request_log_at_idx').on(t.at)],
+);
+
+export const batonMigrations = pgTable('baton_migrations', {
+	version: integer().primaryKey(),
+	name: text().notNull(),
+	appliedAt: at().notNull().defaultNow(),
+});
+
+export const tables = { cards, edges, events, agents, requestLog, batonMigrations } as const;
+
+export type CardRow = typeof cards.$inferSelect;
+export type AgentRow = typeof agents.$inferSelect;
+export type EventRow = typeof events.$inferSelect;

@@ -1,0 +1,146 @@
+// Bundles the three faces (DESIGN §6): dist/extension.js (cjs, `vscode` external, small, no PGlite),
+// dist/baton.js (node: hub + MCP + CLI, carries PGlite) and dist/webview/board.js (browser iife).
+// PGlite's WASM and data files are copied to dist/pglite/ and loaded explicitly, because esbuild
+// does not follow `new URL('./file', import.meta.url)` (PGlite's bundler-support docs).
+import * as esbuild from 'esbuild';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+/** The extension's own bundle must stay small: it only talks to the hub. */
+const extensionBudgetBytes = 500 * 1024;
+
+const common = {
+	bundle: true,
+	sourcemap: !production,
+	sourcesContent: false,
+	minify: production,
+	logLevel: 'info',
+	legalComments: 'none',
+};
+
+const builds = [
+	{
+		...common,
+		entryPoints: ['mcp-server/main.ts'],
+		outfile: 'dist/baton.js',
+		platform: 'node',
+		format: 'cjs',
+		target: 'node20',
+		// PGlite's Emscripten glue calls createRequire(import.meta.url), which is undefined in a CJS
+		// bundle: give it this file's URL.
+		banner: { js: "#!/usr/bin/env node\nconst __batonImportMetaUrl = require('url').pathToFileURL(__filename).href;" },
+		define: { 'import.meta.url': '__batonImportMetaUrl' },
+		// pg's optional native binding is never used.
+		external: ['pg-native'],
+	},
+];
+/**
+ * zod re-exports all ~40 of its locales as a namespace, which defeats tree shaking (264 KB of the
+ * extension's 568 KB minified). Nothing of ours sets another locale, so the extension gets English only.
+ */
+const zodEnglishOnly = {
+	name: 'zod-english-only',
+	setup(build) {
+		build.onResolve({ filter: /\/locales\/index\.js$/ }, args =>
+			args.importer.includes('/node_modules/zod/') ? { path: 'zod-locales-en', namespace: 'zod-locales' } : undefined,
+		);
+		build.onLoad({ filter: /.*/, namespace: 'zod-locales' }, () => ({
+			contents: 'export { default as en } from "zod/v4/locales/en.js";',
+			resolveDir: process.cwd(),
+		}));
+	},
+};
+if (existsSync('extension/main.ts')) {
+	builds.push({
+		...common,
+		entryPoints: ['extension/main.ts'],
+		outfile: 'dist/extension.js',
+		platform: 'node',
+		format: 'cjs',
+		target: 'node20',
+		external: ['vscode'],
+		metafile: true,
+		// Whitespace and syntax always (identifiers kept for readable stacks): less to parse at activation
+		// and under the 500 KB budget in development builds too.
+		minifyWhitespace: true,
+		minifySyntax: true,
+		plugins: [zodEnglishOnly],
+	});
+}
+if (existsSync('webview/main.ts')) {
+	builds.push({
+		...common,
+		entryPoints: ['webview/main.ts'],
+		outfile: 'dist/webview/board.js',
+		platform: 'browser',
+		format: 'iife',
+		target: 'es2022',
+	});
+}
+
+function copyAssets() {
+	mkdirSync('dist/pglite', { recursive: true });
+	const pgliteDist = 'node_modules/@electric-sql/pglite/dist';
+	for (const file of ['pglite.wasm', 'initdb.wasm', 'pglite.data']) {
+		copyFileSync(join(pgliteDist, file), join('dist/pglite', file));
+	}
+	if (existsSync('webview/board.css')) {
+		mkdirSync('dist/webview', { recursive: true });
+		copyFileSync('webview/board.css', 'dist/webview/board.css');
+	}
+	if (existsSync('core/store/template.tar.gz')) {
+		copyFileSync('core/store/template.tar.gz', 'dist/pglite/template.tar.gz');
+	}
+	// Backlog.open reads <assetsDir>/migrations/*.sql when bundled (core/store/migrate.ts).
+	if (existsSync('core/store/migrations')) {
+		mkdirSync('dist/pglite/migrations', { recursive: true });
+		for (const file of readdirSync('core/store/migrations').filter(f => f.endsWith('.sql'))) {
+			copyFileSync(join('core/store/migrations', file), join('dist/pglite/migrations', file));
+		}
+	}
+}
+
+function checkExtensionBundle() {
+	if (!existsSync('dist/extension.js')) {
+		return;
+	}
+	const size = statSync('dist/extension.js').size;
+	const text = readFileSync('dist/extension.js', 'utf8');
+	if (size > extensionBudgetBytes) {
+		throw new Error(`dist/extension.js is ${size} bytes, over the ${extensionBudgetBytes}-byte budget`);
+	}
+	if (/@electric-sql\/pglite|pglite\.wasm/.test(text)) {
+		throw new Error('dist/extension.js contains PGlite: the extension must only talk to the hub (DESIGN §1)');
+	}
+}
+
+/** Prints errors in the `file:line:col: error: message` shape VS Code's problem matcher reads (A). */
+const problemMatcher = {
+	name: 'problem-matcher',
+	setup(build) {
+		build.onStart(() => console.log('[watch] build started'));
+		build.onEnd(result => {
+			for (const { text, location } of result.errors) {
+				console.error(`✘ [ERROR] ${text}`);
+				if (location) {
+					console.error(`    ${location.file}:${location.line}:${location.column}:`);
+				}
+			}
+			console.log('[watch] build finished');
+		});
+	},
+};
+
+const contexts = await Promise.all(
+	builds.map(b => esbuild.context(watch ? { ...b, plugins: [...(b.plugins ?? []), problemMatcher] } : b)),
+);
+copyAssets();
+if (watch) {
+	await Promise.all(contexts.map(c => c.watch()));
+} else {
+	await Promise.all(contexts.map(c => c.rebuild()));
+	await Promise.all(contexts.map(c => c.dispose()));
+	checkExtensionBundle();
+}

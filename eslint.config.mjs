@@ -1,0 +1,109 @@
+// Lint rules and the import boundaries of DESIGN §6 / STYLE §2.2, enforced per folder.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'net', 'http', 'crypto', 'url', 'events'];
+/** What the platform-free protocol files and the webview (which imports them) must never pull in. */
+const hostAndStore = ['vscode', 'ws', 'pg', '@electric-sql/*', 'drizzle-orm', 'drizzle-orm/*', ...nodeBuiltins];
+
+const restrict = (patterns, message) => ({
+	'no-restricted-imports': ['error', { patterns: [{ group: patterns, message }] }],
+});
+
+export default tseslint.config(
+	{ ignores: ['node_modules/', 'dist/', '.vscode-test/', '**/*.mjs', '**/*.js', 'core/store/migrations/'] },
+	js.configs.recommended,
+	...tseslint.configs.strictTypeChecked,
+	...tseslint.configs.stylisticTypeChecked,
+	{
+		languageOptions: {
+			parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+		},
+		rules: {
+			curly: 'error',
+			eqeqeq: ['error', 'always', { null: 'ignore' }],
+			'@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+			'@typescript-eslint/no-floating-promises': 'error',
+			'@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+			'@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+			'@typescript-eslint/no-unnecessary-condition': ['error', { allowConstantLoopConditions: true }],
+			'@typescript-eslint/no-confusing-void-expression': 'off',
+			'@typescript-eslint/no-extraneous-class': 'off',
+			'@typescript-eslint/consistent-type-definitions': 'off',
+		},
+	},
+	{
+		files: ['core/**/*.ts'],
+		rules: restrict(
+			[
+				'vscode',
+				'../mcp-server/*',
+				'../extension/*',
+				'../webview/*',
+				'**/mcp-server/**',
+				'**/extension/**',
+				'**/webview/**',
+			],
+			'core/ imports nothing of ours but core/, never vscode (DESIGN §6).',
+		),
+	},
+	{
+		files: ['core/protocol.ts', 'core/rpc.ts', 'core/errors.ts'],
+		rules: restrict(
+			[...hostAndStore, './store/*', './client/*', './backlog'],
+			'protocol.ts, rpc.ts and errors.ts are platform-free: the webview imports them (docs/architecture.md).',
+		),
+	},
+	{
+		files: ['webview/**/*.ts'],
+		rules: restrict(
+			[
+				...hostAndStore,
+				'../core/store/*',
+				'../core/client/*',
+				'../core/backlog',
+				'../core/model',
+				'../extension/*',
+				'../mcp-server/*',
+			],
+			'webview/ may import only core/protocol.ts, core/rpc.ts and core/errors.ts (docs/architecture.md).',
+		),
+	},
+	{
+		files: ['extension/**/*.ts'],
+		rules: restrict(
+			[
+				'@electric-sql/*',
+				'drizzle-orm',
+				'drizzle-orm/*',
+				'pg',
+				'../core/store/*',
+				'../core/backlog',
+				'../mcp-server/*',
+				'../webview/*',
+			],
+			'The extension never loads PGlite or the store: it is a client of the hub (DESIGN §1).',
+		),
+	},
+	{
+		files: ['mcp-server/**/*.ts'],
+		rules: restrict(
+			['vscode', '../extension/*', '../webview/*'],
+			'mcp-server/ imports core/ only; no face imports another face (DESIGN §6).',
+		),
+	},
+	{
+		files: ['test/**/*.ts'],
+		rules: {
+			'@typescript-eslint/no-non-null-assertion': 'off',
+			'@typescript-eslint/no-floating-promises': [
+				'error',
+				{
+					allowForKnownSafeCalls: [
+						{ from: 'package', name: ['describe', 'it', 'suite', 'test'], package: 'node:test' },
+					],
+				},
+			],
+		},
+	},
+);

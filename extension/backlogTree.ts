@@ -1,0 +1,289 @@
+/**
+ * The Backlog tree (issue item 2): cards grouped by status, sorted by priority, with per-state icons,
+ * context values for the menus, markdown tooltips and a phase/text filter. Updates come from the
+ * connection's event feed; group and card items keep stable ids, so a refresh never collapses what
+ * the user expanded. Reads the cached state only: no request per render.
+ */
+import * as vscode from 'vscode';
+import type { Card } from '../core/protocol';
+import {
+	cardSummary,
+	compareByPriority,
+	formatDuration,
+	isCardStalled,
+	isDeferred,
+	isLeaseExpired,
+	isWaiting,
+	leaseText,
+} from './cardText';
+import type { HubConnection } from './hubConnection';
+
+export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'blocked' | 'done';
+
+export interface GroupNode {
+	kind: 'group';
+	key: GroupKey;
+}
+
+export interface CardNode {
+	kind: 'card';
+	card: Card;
+	group: GroupKey;
+}
+
+export type BacklogNode = GroupNode | CardNode;
+
+export interface BacklogFilter {
+	phase?: string;
+	text?: string;
+}
+
+const groups: readonly { key: GroupKey; label: string; expanded: boolean }[] = [
+	{ key: 'ready', label: 'Ready', expanded: true },
+	{ key: 'waiting', label: 'Waiting on dependencies', expanded: false },
+	{ key: 'claimed', label: 'In progress', expanded: true },
+	{ key: 'blocked', label: 'Blocked', expanded: true },
+	{ key: 'done', label: 'Done — recent', expanded: false },
+];
+
+const groupNodes = new Map<GroupKey, GroupNode>(groups.map(g => [g.key, { kind: 'group', key: g.key }]));
+
+/** Which group a card belongs to. */
+export function groupOf(card: Card): GroupKey {
+	if (card.status === 'ready') {
+		return isWaiting(card) ? 'waiting' : 'ready';
+	}
+	return card.status;
+}
+
+/** Context value for `when` clauses (STYLE 2.6): card.ready, card.waiting, card.claimed.mine, … */
+export function cardContextValue(card: Card, me: string): string {
+	const group = groupOf(card);
+	return group === 'claimed' ? (card.claimOwner === me ? 'card.claimed.mine' : 'card.claimed.other') : `card.${group}`;
+}
+
+function cardIcon(card: Card, now: number, stallSeconds: number): vscode.ThemeIcon {
+	const color = (id: string) => new vscode.ThemeColor(id);
+	switch (groupOf(card)) {
+		case 'ready':
+			return isDeferred(card, now)
+				? new vscode.ThemeIcon('history', color('disabledForeground'))
+				: new vscode.ThemeIcon('circle-large-outline', color('charts.green'));
+		case 'waiting':
+			return new vscode.ThemeIcon('watch', color('charts.yellow'));
+		case 'claimed':
+			if (isLeaseExpired(card, now)) {
+				return new vscode.ThemeIcon('warning', color('list.errorForeground'));
+			}
+			return isCardStalled(card, now, stallSeconds)
+				? new vscode.ThemeIcon('warning', color('list.warningForeground'))
+				: new vscode.ThemeIcon('play-circle', color('charts.blue'));
+		case 'blocked':
+			return new vscode.ThemeIcon('circle-slash', color('charts.red'));
+		case 'done':
+			return new vscode.ThemeIcon('pass-filled', color('charts.purple'));
+	}
+}
+
+function matches(card: Card, filter: BacklogFilter): boolean {
+	if (filter.phase !== undefined && card.phase !== filter.phase) {
+		return false;
+	}
+	if (filter.text !== undefined) {
+		const t = filter.text.toLowerCase();
+		return (
+			card.id.toLowerCase().includes(t) || card.title.toLowerCase().includes(t) || card.body.toLowerCase().includes(t)
+		);
+	}
+	return true;
+}
+
+/** Escapes text for a MarkdownString so card text is shown, never interpreted. */
+function md(text: string): string {
+	return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&');
+}
+
+export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>, vscode.Disposable {
+	private readonly changeEmitter = new vscode.EventEmitter<BacklogNode | undefined>();
+	readonly onDidChangeTreeData = this.changeEmitter.event;
+	private filterValue: BacklogFilter = {};
+	private pending: ReturnType<typeof setTimeout> | undefined;
+	private readonly disposables: vscode.Disposable[] = [];
+	private readonly countdown: ReturnType<typeof setInterval>;
+
+	constructor(private readonly hub: HubConnection) {
+		this.disposables.push(
+			hub.onDidChangeCards(() => this.scheduleRefresh()),
+			hub.onDidChangeState(() => this.scheduleRefresh()),
+		);
+		// Lease countdowns and stalled flags move with the clock, not with events.
+		this.countdown = setInterval(() => {
+			for (const card of hub.cards.values()) {
+				if (card.status === 'claimed') {
+					this.changeEmitter.fire(groupNodes.get('claimed'));
+					return;
+				}
+			}
+		}, 5_000);
+	}
+
+	get filter(): BacklogFilter {
+		return this.filterValue;
+	}
+
+	setFilter(filter: BacklogFilter): void {
+		const clean: BacklogFilter = {};
+		if (filter.phase !== undefined && filter.phase !== '') {
+			clean.phase = filter.phase;
+		}
+		if (filter.text !== undefined && filter.text.trim() !== '') {
+			clean.text = filter.text.trim();
+		}
+		this.filterValue = clean;
+		void vscode.commands.executeCommand('setContext', 'baton.backlogFiltered', Object.keys(clean).length > 0);
+		this.changeEmitter.fire(undefined);
+	}
+
+	/** "phase: api · text: login", shown as the view's description. */
+	describeFilter(): string {
+		const parts: string[] = [];
+		if (this.filterValue.phase !== undefined) {
+			parts.push(`phase: ${this.filterValue.phase}`);
+		}
+		if (this.filterValue.text !== undefined) {
+			parts.push(`“${this.filterValue.text}”`);
+		}
+		return parts.join(' · ');
+	}
+
+	/** Cards of one group as the tree shows them (filtered, sorted, Done capped). */
+	cardsIn(key: GroupKey): Card[] {
+		const cards = [...this.hub.cards.values()].filter(c => groupOf(c) === key && matches(c, this.filterValue));
+		if (key === 'done') {
+			return cards.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)).slice(0, this.hub.settings.doneLimit);
+		}
+		return cards.sort(compareByPriority);
+	}
+
+	/** The node for a card id (for TreeView.reveal), or undefined when filtered out or unknown. */
+	nodeFor(cardId: string): CardNode | undefined {
+		const card = this.hub.cards.get(cardId);
+		if (!card) {
+			return undefined;
+		}
+		const group = groupOf(card);
+		return this.cardsIn(group).some(c => c.id === cardId) ? { kind: 'card', card, group } : undefined;
+	}
+
+	getChildren(element?: BacklogNode): BacklogNode[] {
+		if (element === undefined) {
+			if (this.hub.cards.size === 0) {
+				// An empty tree lets the view show its welcome content (connecting / empty backlog).
+				return [];
+			}
+			return groups.map(g => groupNodes.get(g.key)).filter((g): g is GroupNode => g !== undefined);
+		}
+		if (element.kind === 'card') {
+			return [];
+		}
+		return this.cardsIn(element.key).map(card => ({ kind: 'card', card, group: element.key }));
+	}
+
+	getParent(element: BacklogNode): BacklogNode | undefined {
+		return element.kind === 'card' ? groupNodes.get(element.group) : undefined;
+	}
+
+	getTreeItem(element: BacklogNode): vscode.TreeItem {
+		const now = Date.now();
+		if (element.kind === 'group') {
+			const spec = groups.find(g => g.key === element.key);
+			const count = this.cardsIn(element.key).length;
+			const item = new vscode.TreeItem(
+				spec?.label ?? element.key,
+				spec?.expanded === false ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded,
+			);
+			item.id = `group:${element.key}`;
+			item.description = String(count);
+			item.contextValue = `group.${element.key}`;
+			return item;
+		}
+		const card = element.card;
+		const item = new vscode.TreeItem(card.title, vscode.TreeItemCollapsibleState.None);
+		item.id = `card:${card.id}`;
+		item.description = cardSummary(card, now, this.hub.thresholds.stallSeconds);
+		item.iconPath = cardIcon(card, now, this.hub.thresholds.stallSeconds);
+		item.contextValue = cardContextValue(card, this.hub.me);
+		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };
+		return item;
+	}
+
+	/** Tooltips are built only when hovered: body excerpt, dependencies and acceptance. */
+	resolveTreeItem(item: vscode.TreeItem, element: BacklogNode): vscode.TreeItem {
+		if (element.kind !== 'card') {
+			return item;
+		}
+		const card = this.hub.cards.get(element.card.id) ?? element.card;
+		const now = Date.now();
+		const tip = new vscode.MarkdownString(undefined, true);
+		tip.appendMarkdown(`**${md(card.id)}** ${md(card.title)}\n\n`);
+		const status = groupOf(card) === 'waiting' ? 'ready, waiting on dependencies' : card.status;
+		tip.appendMarkdown(`$(circle-filled) ${md(status)} · priority ${card.priority}`);
+		if (card.phase !== null) {
+			tip.appendMarkdown(` · phase ${md(card.phase)}`);
+		}
+		tip.appendMarkdown('\n\n');
+		if (card.status === 'claimed') {
+			const lease = leaseText(card, now) ?? '';
+			tip.appendMarkdown(`$(person) ${md(card.claimOwner ?? 'unknown')} · ${md(lease)}`);
+			if (card.progress !== null) {
+				tip.appendMarkdown(` · ${card.progress}%`);
+			}
+			if (card.progressNote !== null) {
+				tip.appendMarkdown(` — ${md(card.progressNote)}`);
+			}
+			tip.appendMarkdown('\n\n');
+		}
+		if (card.blockedReason !== null && card.status === 'blocked') {
+			tip.appendMarkdown(`$(circle-slash) ${md(card.blockedReason)}\n\n`);
+		}
+		if (card.dependsOn.length > 0) {
+			const deps = card.dependsOn.map(id => {
+				const dep = this.hub.cards.get(id);
+				return `${md(id)} (${dep ? dep.status : 'unknown'})`;
+			});
+			tip.appendMarkdown(`**Depends on:** ${deps.join(', ')}\n\n`);
+		}
+		if (card.body.trim() !== '') {
+			const excerpt = card.body.length > 400 ? `${card.body.slice(0, 400)}…` : card.body;
+			tip.appendCodeblock(excerpt, 'markdown');
+		}
+		if (card.acceptance.length > 0) {
+			tip.appendMarkdown(`**Acceptance**\n\n${card.acceptance.map(a => `- ${md(a)}`).join('\n')}\n\n`);
+		}
+		if (isDeferred(card, now) && card.deferUntil !== null) {
+			tip.appendMarkdown(`Not claimable for ${formatDuration((Date.parse(card.deferUntil) - now) / 1000)}.\n\n`);
+		}
+		item.tooltip = tip;
+		return item;
+	}
+
+	dispose(): void {
+		clearInterval(this.countdown);
+		clearTimeout(this.pending);
+		for (const d of this.disposables) {
+			d.dispose();
+		}
+		this.changeEmitter.dispose();
+	}
+
+	/** Coalesces bursts of events (a 1,000-card plan) into one refresh. */
+	private scheduleRefresh(): void {
+		if (this.pending !== undefined) {
+			return;
+		}
+		this.pending = setTimeout(() => {
+			this.pending = undefined;
+			this.changeEmitter.fire(undefined);
+		}, 50);
+	}
+}

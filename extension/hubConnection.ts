@@ -1,0 +1,426 @@
+/**
+ * The extension's one connection to the hub (DESIGN §1): finds or spawns `baton hub` with VS Code's
+ * own runtime, keeps a live copy of the cards and agents from the event feed, reconnects by itself,
+ * and keeps the human's claims alive with `agent/ping` while the window is open. Never loads PGlite:
+ * the hub runs in its own process, so nothing heavy ever runs on the extension host.
+ */
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { ConnectHubOptions } from '../core/client/connectHub';
+import { BatonError } from '../core/errors';
+import type { Agent, BacklogEvent, Card, HealthThresholds, Method, Params, Result } from '../core/protocol';
+import type { ConnectionState, RpcClient } from '../core/rpc';
+import { type AgentView, healthAt, isStalled } from './agentHealth';
+import { type BatonConfig, effectiveThresholds, humanAgent } from './config';
+
+export type HubState = 'connecting' | 'connected' | 'offline';
+
+/** Which cards changed; `reset` means the whole set was reloaded. */
+export interface CardsChange {
+	ids: ReadonlySet<string>;
+	reset: boolean;
+}
+
+/**
+ * The client code (and zod with the protocol schemas, the bulk of the bundle's start-up cost) is
+ * loaded on first connect, after activate() has returned: activation stays cheap (bench: activation).
+ */
+const loadClient = () => import('../core/client/connectHub');
+
+/** DESIGN §2's thresholds, used until the hub's hello brings its own. */
+const designThresholds: HealthThresholds = {
+	healthySeconds: 30,
+	lateSeconds: 100,
+	staleSeconds: 300,
+	stallSeconds: 900,
+};
+
+/** How often the human's agent pings, renewing its leases (DESIGN §5: ~10 s). */
+const pingIntervalMs = 10_000;
+/** How often agent health is re-derived: a silent agent changes health with no message at all. */
+const healthTickMs = 1_000;
+
+export class HubConnection implements vscode.Disposable {
+	private client: RpcClient | undefined;
+	private readonly cardMap = new Map<string, Card>();
+	private agentList: Agent[] = [];
+	private hubThresholds: HealthThresholds = designThresholds;
+	private stateValue: HubState = 'connecting';
+	private lastErrorValue: string | undefined;
+	private actor: string;
+	private disposed = false;
+	/** Bumped by restart(): a connect loop of an older generation stops and closes what it opened. */
+	private generation = 0;
+	private attached: { promise: Promise<RpcClient>; resolve: (c: RpcClient) => void };
+	private readonly timers: ReturnType<typeof setInterval>[] = [];
+	private readonly unsubscribe: (() => void)[] = [];
+	private healthSignature = '';
+
+	private readonly cardsEmitter = new vscode.EventEmitter<CardsChange>();
+	private readonly agentsEmitter = new vscode.EventEmitter<void>();
+	private readonly stateEmitter = new vscode.EventEmitter<HubState>();
+	/** Cards were added, changed, removed or reloaded. */
+	readonly onDidChangeCards = this.cardsEmitter.event;
+	/** The agent list changed, or an agent's derived health or stalled flag did. */
+	readonly onDidChangeAgents = this.agentsEmitter.event;
+	readonly onDidChangeState = this.stateEmitter.event;
+
+	constructor(
+		private readonly extensionPath: string,
+		private readonly log: vscode.LogOutputChannel,
+		private config: BatonConfig,
+	) {
+		this.actor = humanAgent(config).id;
+		this.attached = deferred();
+	}
+
+	get state(): HubState {
+		return this.stateValue;
+	}
+
+	/** Why the hub is unreachable, when it is. */
+	get lastError(): string | undefined {
+		return this.lastErrorValue;
+	}
+
+	/** The agent id this window acts as (`vscode:<user>`), as the hub records it. */
+	get me(): string {
+		return this.actor;
+	}
+
+	get dataDir(): string {
+		return this.config.dataDir;
+	}
+
+	get settings(): BatonConfig {
+		return this.config;
+	}
+
+	get thresholds(): HealthThresholds {
+		return effectiveThresholds(this.hubThresholds, this.config);
+	}
+
+	get cards(): ReadonlyMap<string, Card> {
+		return this.cardMap;
+	}
+
+	get agents(): readonly Agent[] {
+		return this.agentList;
+	}
+
+	/** Starts connecting in the background; activation never waits for the hub. */
+	start(): void {
+		const gen = this.generation;
+		void this.connectLoop(gen);
+		this.timers.push(
+			setInterval(() => {
+				void this.ping();
+			}, pingIntervalMs),
+			setInterval(() => this.checkHealth(), healthTickMs),
+		);
+	}
+
+	/** Applies new settings; a new data dir, database or identity means a new connection. */
+	updateConfig(config: BatonConfig): void {
+		const reconnect =
+			config.dataDir !== this.config.dataDir ||
+			config.databaseUrl !== this.config.databaseUrl ||
+			config.agentName !== this.config.agentName;
+		this.config = config;
+		if (reconnect) {
+			this.restart();
+		} else {
+			this.healthSignature = '';
+			this.checkHealth();
+		}
+	}
+
+	/** Drops the connection and the cached state and connects again (settings changed, user asked). */
+	restart(): void {
+		this.generation++;
+		this.detach();
+		this.actor = humanAgent(this.config).id;
+		this.cardMap.clear();
+		this.agentList = [];
+		this.cardsEmitter.fire({ ids: new Set(), reset: true });
+		this.agentsEmitter.fire();
+		this.attached = deferred();
+		void this.connectLoop(this.generation);
+	}
+
+	/**
+	 * Sends one request as the human's agent. Waits for the first connection up to `waitMs`; after
+	 * that the RpcClient queues requests across reconnects until its own timeout.
+	 */
+	async request<M extends Method>(method: M, params: Params<M>, waitMs = 20_000): Promise<Result<M>> {
+		const client = this.client ?? (await this.whenAttached(waitMs));
+		return client.request(method, params);
+	}
+
+	/** Resolves once connected and loaded (or rejects after `waitMs`). */
+	async whenAttached(waitMs = 20_000): Promise<RpcClient> {
+		if (this.client) {
+			return this.client;
+		}
+		let timer: ReturnType<typeof setTimeout> | undefined;
+		try {
+			return await Promise.race([
+				this.attached.promise,
+				new Promise<never>((_resolve, reject) => {
+					timer = setTimeout(() => {
+						reject(
+							new BatonError(
+								'unavailable',
+								`The Baton hub for ${this.config.dataDir} is not reachable${this.lastErrorValue ? `: ${this.lastErrorValue}` : ''}. See "Baton: Show Log".`,
+							),
+						);
+					}, waitMs);
+				}),
+			]);
+		} finally {
+			clearTimeout(timer);
+		}
+	}
+
+	/**
+	 * A second, dedicated connection with the same identity, for a board webview: it subscribes with
+	 * its own seq, so its replay never disturbs this connection's feed.
+	 */
+	async openClient(): Promise<RpcClient> {
+		const { connectHub } = await loadClient();
+		return connectHub(this.connectOptions());
+	}
+
+	/** Agents with health and stalled derived for `now` (DESIGN §2), most recently seen first. */
+	agentViews(now = Date.now()): AgentView[] {
+		const t = this.thresholds;
+		const held = new Map<string, Card[]>();
+		for (const card of this.cardMap.values()) {
+			if (card.status === 'claimed' && card.claimOwner !== null) {
+				const list = held.get(card.claimOwner) ?? [];
+				list.push(card);
+				held.set(card.claimOwner, list);
+			}
+		}
+		return this.agentList
+			.map(agent => {
+				const health = healthAt(agent.lastSeenAt, now, t);
+				const cards = held.get(agent.id) ?? [];
+				return {
+					agent,
+					health,
+					stalled: isStalled(health, cards, now, t),
+					cards,
+					ageSeconds: Math.max(0, (now - Date.parse(agent.lastSeenAt)) / 1000),
+				};
+			})
+			.sort((a, b) => a.ageSeconds - b.ageSeconds || a.agent.id.localeCompare(b.agent.id));
+	}
+
+	dispose(): void {
+		this.disposed = true;
+		this.generation++;
+		for (const t of this.timers) {
+			clearInterval(t);
+		}
+		this.detach();
+		this.cardsEmitter.dispose();
+		this.agentsEmitter.dispose();
+		this.stateEmitter.dispose();
+	}
+
+	private connectOptions(): ConnectHubOptions {
+		const env: NodeJS.ProcessEnv = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
+		if (this.config.databaseUrl !== undefined) {
+			env.DATABASE_URL = this.config.databaseUrl;
+		}
+		return {
+			dataDir: this.config.dataDir,
+			client: 'extension',
+			agent: humanAgent(this.config),
+			// VS Code's own runtime runs the hub as plain Node, so users need no separate Node (DESIGN §1).
+			spawnHub: {
+				command: process.execPath,
+				args: [join(this.extensionPath, 'dist', 'baton.js'), 'hub', '--data-dir', this.config.dataDir],
+				env,
+			},
+		};
+	}
+
+	private async connectLoop(gen: number): Promise<void> {
+		let delay = 500;
+		while (!this.isStale(gen)) {
+			this.setState('connecting');
+			let client: RpcClient | undefined;
+			try {
+				const t0 = Date.now();
+				const { connectHub } = await loadClient();
+				client = await connectHub(this.connectOptions());
+				if (this.isStale(gen)) {
+					client.close();
+					return;
+				}
+				await this.attach(client);
+				this.log.info(`Connected to the Baton hub for ${this.config.dataDir} in ${Date.now() - t0} ms.`);
+				return;
+			} catch (e) {
+				client?.close();
+				this.detach();
+				if (this.isStale(gen)) {
+					return;
+				}
+				this.lastErrorValue = e instanceof Error ? e.message : String(e);
+				this.log.warn(`Cannot reach the Baton hub (retrying in ${delay} ms): ${this.lastErrorValue}`);
+				this.setState('offline');
+				await new Promise(r => setTimeout(r, delay));
+				delay = Math.min(delay * 2, 10_000);
+			}
+		}
+	}
+
+	/** True once restart() or dispose() superseded the connect loop of generation `gen`. */
+	private isStale(gen: number): boolean {
+		return gen !== this.generation || this.disposed;
+	}
+
+	/** Loads the snapshot, then subscribes after the hello's seq so no change falls in between. */
+	private async attach(client: RpcClient): Promise<void> {
+		this.client = client;
+		const hello = client.hello;
+		if (hello) {
+			this.actor = hello.actor;
+			this.hubThresholds = hello.thresholds;
+		}
+		this.unsubscribe.push(
+			client.onEvent(e => this.applyEvent(e)),
+			client.onAgents(agents => this.setAgents(agents)),
+			client.onState(s => this.onClientState(s)),
+			client.onHello(h => {
+				this.actor = h.actor;
+				this.hubThresholds = h.thresholds;
+				// Agent frames carry no seq, so those missed while offline are fetched again.
+				void this.refreshAgents();
+			}),
+		);
+		const afterSeq = hello?.seq ?? 0;
+		const cards: Card[] = [];
+		let cursor: string | undefined;
+		do {
+			const page = await client.request('card/list', cursor === undefined ? { limit: 1000 } : { limit: 1000, cursor });
+			cards.push(...page.cards);
+			cursor = page.nextCursor;
+		} while (cursor !== undefined);
+		this.cardMap.clear();
+		for (const card of cards) {
+			this.cardMap.set(card.id, card);
+		}
+		this.cardsEmitter.fire({ ids: new Set(), reset: true });
+		await client.subscribe(afterSeq);
+		await this.refreshAgents();
+		this.lastErrorValue = undefined;
+		this.setState('connected');
+		this.attached.resolve(client);
+	}
+
+	private detach(): void {
+		for (const u of this.unsubscribe.splice(0)) {
+			u();
+		}
+		const client = this.client;
+		this.client = undefined;
+		client?.close();
+	}
+
+	private onClientState(s: ConnectionState): void {
+		if (s === 'connected') {
+			this.lastErrorValue = undefined;
+			this.setState('connected');
+		} else if (s === 'connecting') {
+			this.setState('connecting');
+		} else if (s === 'offline') {
+			this.lastErrorValue ??= 'the connection to the hub was lost; reconnecting';
+			this.setState('offline');
+		}
+	}
+
+	private setState(state: HubState): void {
+		if (this.stateValue === state) {
+			return;
+		}
+		this.stateValue = state;
+		void vscode.commands.executeCommand('setContext', 'baton.hubConnected', state === 'connected');
+		this.stateEmitter.fire(state);
+	}
+
+	private applyEvent(e: BacklogEvent): void {
+		const ids = new Set<string>([e.cardId]);
+		const card = e.data.card;
+		if (card === null) {
+			this.cardMap.delete(e.cardId);
+		} else {
+			const known = this.cardMap.get(card.id);
+			// A replay right after the snapshot can carry an older copy than the snapshot itself.
+			if (known === undefined || card.updatedAt >= known.updatedAt || card.version > known.version) {
+				this.cardMap.set(card.id, card);
+			}
+		}
+		for (const r of e.data.readiness ?? []) {
+			const other = this.cardMap.get(r.id);
+			if (other && other.unmetDeps !== r.unmetDeps) {
+				this.cardMap.set(r.id, { ...other, unmetDeps: r.unmetDeps });
+				ids.add(r.id);
+			}
+		}
+		this.cardsEmitter.fire({ ids, reset: false });
+	}
+
+	private setAgents(agents: Agent[]): void {
+		this.agentList = agents;
+		this.healthSignature = '';
+		this.checkHealth();
+	}
+
+	private async refreshAgents(): Promise<void> {
+		const client = this.client;
+		if (!client) {
+			return;
+		}
+		try {
+			const { agents, thresholds } = await client.request('agent/list', {});
+			this.hubThresholds = thresholds;
+			this.setAgents(agents);
+		} catch (e) {
+			this.log.warn(`Could not list agents: ${e instanceof Error ? e.message : String(e)}`);
+		}
+	}
+
+	private async ping(): Promise<void> {
+		const client = this.client;
+		if (client?.connectionState !== 'connected') {
+			return;
+		}
+		try {
+			await client.request('agent/ping', {});
+		} catch (e) {
+			// A missed ping is retried in 10 s; the lease TTL is far longer than one interval.
+			this.log.debug(`agent/ping failed: ${e instanceof Error ? e.message : String(e)}`);
+		}
+	}
+
+	/** Fires onDidChangeAgents only when some derived health or stalled flag actually changed. */
+	private checkHealth(): void {
+		const signature = this.agentViews()
+			.map(v => `${v.agent.id}:${v.health}:${v.stalled}:${v.agent.lastSeenAt}:${v.cards.length}`)
+			.join('|');
+		if (signature !== this.healthSignature) {
+			this.healthSignature = signature;
+			this.agentsEmitter.fire();
+		}
+	}
+}
+
+function deferred(): { promise: Promise<RpcClient>; resolve: (c: RpcClient) => void } {
+	let resolve!: (c: RpcClient) => void;
+	const promise = new Promise<RpcClient>(r => (resolve = r));
+	return { promise, resolve };
+}

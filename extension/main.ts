@@ -1,0 +1,141 @@
+/**
+ * Activation only: wires the connection, views, status bar, commands and MCP provider together and
+ * returns. Nothing here waits for the hub (it connects in the background), so activation stays
+ * cheap; see test/bench/activation.ts.
+ */
+import * as vscode from 'vscode';
+// First, so its timestamp precedes the evaluation of every other bundled module.
+import { moduleStartedAt, moduleStartedCpu } from './loadClock';
+import { AgentsTreeProvider } from './agentsTree';
+import { BacklogTreeProvider } from './backlogTree';
+import { BoardPanel } from './boardPanel';
+import { BoardViewProvider } from './boardView';
+import type { BoardHost } from './boardWebview';
+import { isDeferred, isWaiting } from './cardText';
+import { commandIds, registerCommands, viewIds } from './commands';
+import { readConfig } from './config';
+import { HubConnection } from './hubConnection';
+import { configureMcp } from './mcpConfig';
+import { type McpRegistration, registerMcpProvider } from './mcpProvider';
+import { AgentStatusBar } from './statusBar';
+
+/**
+ * The end of module evaluation (main.ts is the entry, evaluated last). VS Code calls activate() only
+ * later, after building the extension's context, so that wait is the editor's, not ours.
+ */
+const moduleEvaluatedAt = performance.now();
+const moduleEvaluatedCpu = process.cpuUsage(moduleStartedCpu);
+
+/** What activate() returns: the extension's live parts, for other extensions and the tests. */
+export interface BatonApi {
+	hub: HubConnection;
+	backlog: BacklogTreeProvider;
+	agents: AgentsTreeProvider;
+	statusBar: AgentStatusBar;
+	mcp: McpRegistration;
+	/** Time spent inside activate() itself, in ms. */
+	activationMs: number;
+	/** Evaluation of the bundle's modules, in ms. */
+	moduleLoadMs: number;
+	/** CPU time of module evaluation plus activate(), in ms. */
+	activationCpuMs: number;
+}
+
+export function activate(context: vscode.ExtensionContext): BatonApi {
+	const started = performance.now();
+	const startedCpu = process.cpuUsage();
+	const moduleLoadMs = moduleEvaluatedAt - moduleStartedAt;
+	const log = vscode.window.createOutputChannel('Baton', { log: true });
+	const config = readConfig();
+	const hub = new HubConnection(context.extensionPath, log, config);
+
+	const backlog = new BacklogTreeProvider(hub);
+	const backlogView = vscode.window.createTreeView(viewIds.backlog, {
+		treeDataProvider: backlog,
+		showCollapseAll: true,
+	});
+	const agents = new AgentsTreeProvider(hub);
+	const agentsView = vscode.window.createTreeView(viewIds.agents, { treeDataProvider: agents });
+	const statusBar = new AgentStatusBar(hub);
+
+	const boardHost: BoardHost = {
+		extensionUri: context.extensionUri,
+		hub,
+		log,
+		onViewMessage: message => {
+			if (message.type === 'view/revealInTree') {
+				void vscode.commands.executeCommand(commandIds.revealCard, message.cardId);
+			}
+		},
+	};
+	const boardView = new BoardViewProvider(boardHost);
+	const boardPanel = new BoardPanel(boardHost);
+
+	const mcp = registerMcpProvider(context, config);
+	if (!mcp.registered) {
+		log.info(mcp.reason);
+	}
+
+	// The badge counts cards that can be claimed right now.
+	const updateBadge = () => {
+		const now = Date.now();
+		let ready = 0;
+		for (const c of hub.cards.values()) {
+			if (c.status === 'ready' && !isWaiting(c) && !isDeferred(c, now)) {
+				ready++;
+			}
+		}
+		backlogView.badge = ready > 0 ? { value: ready, tooltip: `${ready} card(s) ready to claim` } : undefined;
+	};
+
+	context.subscriptions.push(
+		log,
+		hub,
+		backlog,
+		backlogView,
+		agents,
+		agentsView,
+		statusBar,
+		boardView,
+		boardPanel,
+		mcp,
+		vscode.window.registerWebviewViewProvider(viewIds.board, boardView, {
+			webviewOptions: { retainContextWhenHidden: true },
+		}),
+		hub.onDidChangeCards(updateBadge),
+		...registerCommands({
+			hub,
+			backlog,
+			backlogView,
+			log,
+			openBoard: cardId => boardView.reveal(cardId),
+			openBoardInEditor: cardId => {
+				boardPanel.show(cardId);
+				return Promise.resolve();
+			},
+			configureMcp: (target, confirm) => configureMcp(target, context.extensionPath, hub.settings, confirm, log),
+		}),
+		vscode.workspace.onDidChangeConfiguration(e => {
+			if (e.affectsConfiguration('baton')) {
+				const next = readConfig();
+				hub.updateConfig(next);
+				if (mcp.registered) {
+					mcp.refresh(next);
+				}
+			}
+		}),
+	);
+
+	hub.start();
+	const activationMs = performance.now() - started;
+	const cpu = process.cpuUsage(startedCpu);
+	const activationCpuMs = (cpu.user + cpu.system + moduleEvaluatedCpu.user + moduleEvaluatedCpu.system) / 1000;
+	log.info(
+		`Baton activated in ${activationMs.toFixed(1)} ms after ${moduleLoadMs.toFixed(1)} ms of module evaluation (the hub connects in the background).`,
+	);
+	return { hub, backlog, agents, statusBar, mcp, activationMs, moduleLoadMs, activationCpuMs };
+}
+
+export function deactivate(): void {
+	// Everything is in context.subscriptions; the hub is shared and stops by itself when idle.
+}

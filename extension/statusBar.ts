@@ -1,0 +1,117 @@
+/**
+ * The status bar item (issue item 5): other agents' health at a glance, warning colour when one is
+ * late or stalled, error colour when one is stale or dead while holding work, or when the hub is
+ * unreachable; the tooltip lists agents and their cards; a click opens the Agents view. The human's
+ * own agent is left out: this window knows it is alive.
+ */
+import * as vscode from 'vscode';
+import { type AgentView, healthRank } from './agentHealth';
+import type { HubConnection } from './hubConnection';
+
+export interface StatusSummary {
+	text: string;
+	level: 'ok' | 'warning' | 'error';
+	tooltip: string;
+}
+
+/** Agents worth watching: alive ones, and dead ones that still hold cards. */
+function watched(views: readonly AgentView[], me: string): AgentView[] {
+	return views.filter(v => v.agent.id !== me && (v.health !== 'dead' || v.cards.length > 0));
+}
+
+/** The status text and level for the current state; pure over the connection's cache. */
+export function summarize(hub: HubConnection, now = Date.now()): StatusSummary {
+	if (hub.state !== 'connected') {
+		const offline = hub.state === 'offline';
+		return {
+			text: offline ? '$(debug-disconnect) Baton offline' : '$(sync~spin) Baton',
+			level: offline ? 'error' : 'ok',
+			tooltip: offline
+				? `The Baton hub for ${hub.dataDir} is not reachable${hub.lastError ? `: ${hub.lastError}` : ''}. Reconnecting…`
+				: `Connecting to the Baton hub for ${hub.dataDir}…`,
+		};
+	}
+	const views = watched(hub.agentViews(now), hub.me);
+	const count = (pred: (v: AgentView) => boolean) => views.filter(pred).length;
+	const late = count(v => v.health === 'late');
+	const stale = count(v => v.health === 'stale');
+	const dead = count(v => v.health === 'dead');
+	const stalled = count(v => v.stalled);
+	const flags: string[] = [];
+	if (dead > 0) {
+		flags.push(`${dead} dead`);
+	}
+	if (stale > 0) {
+		flags.push(`${stale} stale`);
+	}
+	if (late > 0) {
+		flags.push(`${late} late`);
+	}
+	if (stalled > 0) {
+		flags.push(`${stalled} stalled`);
+	}
+	const level = dead + stale > 0 ? 'error' : late + stalled > 0 ? 'warning' : 'ok';
+	const icon = level === 'error' ? '$(error)' : level === 'warning' ? '$(warning)' : '$(pulse)';
+	const noun = views.length === 1 ? 'agent' : 'agents';
+	const text = `${icon} ${views.length} ${noun}${flags.length > 0 ? ` · ${flags.join(' · ')}` : ''}`;
+	const lines = views
+		.sort((a, b) => healthRank[b.health] - healthRank[a.health])
+		.map(v => {
+			const cards = v.cards.map(c => `${c.id}${c.progress === null ? '' : ` ${c.progress}%`}`).join(', ');
+			return `${v.agent.name} — ${v.health}${v.stalled ? ', stalled' : ''}${cards === '' ? ', idle' : ` — ${cards}`}`;
+		});
+	return {
+		text,
+		level,
+		tooltip: lines.length > 0 ? lines.join('\n') : 'No agent is connected to this backlog.',
+	};
+}
+
+export class AgentStatusBar implements vscode.Disposable {
+	private readonly item: vscode.StatusBarItem;
+	private readonly disposables: vscode.Disposable[] = [];
+	private current: StatusSummary | undefined;
+
+	constructor(private readonly hub: HubConnection) {
+		this.item = vscode.window.createStatusBarItem('baton.agents', vscode.StatusBarAlignment.Left, 50);
+		this.item.name = 'Baton Agents';
+		this.item.command = 'baton.showAgents';
+		this.disposables.push(
+			hub.onDidChangeAgents(() => this.update()),
+			hub.onDidChangeState(() => this.update()),
+			hub.onDidChangeCards(() => this.update()),
+		);
+		this.update();
+		this.item.show();
+	}
+
+	/** What the item shows now (the tests read it). */
+	get summary(): StatusSummary {
+		return this.current ?? summarize(this.hub);
+	}
+
+	update(): void {
+		const s = summarize(this.hub);
+		const c = this.current;
+		if (c?.text === s.text && c.level === s.level && c.tooltip === s.tooltip) {
+			return;
+		}
+		this.current = s;
+		this.item.text = s.text;
+		this.item.tooltip = s.tooltip;
+		this.item.accessibilityInformation = { label: `Baton: ${s.text.replace(/\$\([^)]*\)\s*/g, '')}` };
+		this.item.backgroundColor =
+			s.level === 'error'
+				? new vscode.ThemeColor('statusBarItem.errorBackground')
+				: s.level === 'warning'
+					? new vscode.ThemeColor('statusBarItem.warningBackground')
+					: undefined;
+	}
+
+	dispose(): void {
+		for (const d of this.disposables) {
+			d.dispose();
+		}
+		this.item.dispose();
+	}
+}

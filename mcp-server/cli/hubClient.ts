@@ -1,0 +1,45 @@
+/**
+ * How every face of the `baton` program (CLI, MCP server, up, demo) reaches the hub: core/client's
+ * connectHub, which spawns this same program as `baton hub --data-dir D` when no hub answers. No store
+ * access here: the hub is the only owner of the data dir (DESIGN §1).
+ */
+import { resolve } from 'node:path';
+
+import { connectHub } from '../../core/client/connectHub';
+import { resolveDataDir } from '../../core/paths';
+import type { AgentInfo, ClientKind } from '../../core/protocol';
+import type { RpcClient } from '../../core/rpc';
+
+export interface OpenHubOptions {
+	/** Data dir; when omitted, BATON_DATA_DIR / PGLITE_DATA_DIR / ~/.config/baton/backlog. */
+	dataDir?: string | undefined;
+	client: ClientKind;
+	agent?: AgentInfo | undefined;
+	requestTimeoutMs?: number | undefined;
+	reconnect?: boolean | undefined;
+	/** false: fail with `unavailable` instead of starting a hub (hub status / stop). */
+	spawn?: boolean | undefined;
+}
+
+export function openHub(options: OpenHubOptions): Promise<RpcClient> {
+	return connectHub({
+		dataDir: options.dataDir ?? resolveDataDir(process.env),
+		client: options.client,
+		...(options.agent === undefined ? {} : { agent: options.agent }),
+		...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+		...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
+		...(options.spawn === false ? { spawnHub: false as const } : {}),
+		// A hub spawned a moment ago may still be opening PGlite when it accepts the socket; on a
+		// loaded machine that took longer than connectHub's default 5 s (measured: a flaky `baton up`).
+		handshakeTimeoutMs: 15_000,
+	});
+}
+
+/** Absolute path of the running dist/baton.js, for printing MCP configs and spawning `baton mcp`. */
+export function batonScript(): string {
+	const script = process.argv[1];
+	if (script === undefined) {
+		throw new Error('Cannot tell where baton.js is: run it as "node dist/baton.js".');
+	}
+	return resolve(script);
+}

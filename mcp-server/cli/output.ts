@@ -1,0 +1,185 @@
+/**
+ * CLI output: aligned plain-text tables for people, one JSON document for `--json`, and the error
+ * shapes (exit 1: refused, exit 2: usage). Writes through injected streams so tests and `baton up`
+ * share it; no colour codes, so logs and CI stay readable.
+ */
+import type { Agent, BacklogEvent, Card } from '../../core/protocol';
+
+export interface Output {
+	out(text: string): void;
+	err(text: string): void;
+}
+
+export const processOutput: Output = {
+	out: text => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
+	err: text => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+};
+
+/** A usage mistake (unknown flag, missing argument, not a number): exit 2 with the command's help. */
+export class UsageError extends Error {
+	override readonly name = 'UsageError';
+}
+
+export function printJson(output: Output, value: unknown): void {
+	output.out(JSON.stringify(value, null, 2));
+}
+
+/** Cuts to `max` characters with an ellipsis; newlines become spaces so rows stay one line. */
+export function truncate(text: string, max: number): string {
+	const flat = text.replace(/\s+/g, ' ').trim();
+	return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** Left-aligned columns separated by two spaces; the last column is not padded. */
+export function formatTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+	const widths = headers.map((h, i) => Math.max(h.length, ...rows.map(r => (r[i] ?? '').length)));
+	const line = (cells: readonly string[]): string =>
+		cells
+			.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+			.join('  ')
+			.trimEnd();
+	return [line(headers), ...rows.map(line)].join('\n');
+}
+
+/** "3m ago", "2h ago": ages for people; absolute times stay in --json. */
+export function ago(iso: string | null, now: number = Date.now()): string {
+	if (iso === null) {
+		return '-';
+	}
+	const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+	if (seconds < 60) {
+		return `${seconds}s ago`;
+	}
+	if (seconds < 3600) {
+		return `${Math.floor(seconds / 60)}m ago`;
+	}
+	if (seconds < 86_400) {
+		return `${Math.floor(seconds / 3600)}h ago`;
+	}
+	return `${Math.floor(seconds / 86_400)}d ago`;
+}
+
+export function cardTable(cards: readonly Card[]): string {
+	if (cards.length === 0) {
+		return 'No cards.';
+	}
+	return formatTable(
+		['ID', 'STATUS', 'PRI', 'PHASE', 'OWNER', 'WAITS', 'TITLE'],
+		cards.map(c => [
+			c.id,
+			c.status === 'ready' && c.unmetDeps > 0 ? 'waiting' : c.status,
+			String(c.priority),
+			c.phase ?? '-',
+			c.claimOwner ?? '-',
+			c.dependsOn.length === 0 ? '-' : truncate(c.dependsOn.join(','), 24),
+			truncate(c.title, 60),
+		]),
+	);
+}
+
+export function describeCard(card: Card): string {
+	const rows: [string, string][] = [
+		['id', card.id],
+		['title', card.title],
+		['status', card.status === 'ready' && card.unmetDeps > 0 ? `ready (waiting on ${card.unmetDeps})` : card.status],
+		['priority', String(card.priority)],
+	];
+	const optional: [string, string | null][] = [
+		['phase', card.phase],
+		['dependsOn', card.dependsOn.length > 0 ? card.dependsOn.join(', ') : null],
+		['requires', card.requires.length > 0 ? card.requires.join(', ') : null],
+		['owner', card.claimOwner],
+		['epoch', card.claimOwner === null ? null : String(card.claimEpoch)],
+		['lease until', card.leaseExpiresAt],
+		[
+			'progress',
+			card.progress === null ? null : `${card.progress}%${card.progressNote ? ` ${card.progressNote}` : ''}`,
+		],
+		['attempts', card.attempts > 0 ? `${card.attempts} of ${card.maxAttempts}` : null],
+		['deferred until', card.deferUntil],
+		['blocked', card.blockedReason],
+		['result', card.result],
+	];
+	for (const [k, v] of optional) {
+		if (v !== null) {
+			rows.push([k, v]);
+		}
+	}
+	const width = Math.max(...rows.map(([k]) => k.length));
+	const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+	if (card.acceptance.length > 0) {
+		lines.push('acceptance', ...card.acceptance.map(a => `  - ${a}`));
+	}
+	if (card.body !== '') {
+		lines.push('', card.body);
+	}
+	return lines.join('\n');
+}
+
+/** One-line summary of what an event did, for `events` and `up`. */
+export function eventDetail(event: BacklogEvent): string {
+	const d = event.data;
+	const parts: string[] = [];
+	if (event.type === 'created' && d.card) {
+		parts.push(truncate(d.card.title, 50));
+	}
+	if (event.type === 'claimed' && d.card) {
+		parts.push(`epoch ${d.card.claimEpoch}`);
+	}
+	if (event.type === 'heartbeat' && d.card?.progress != null) {
+		parts.push(`${d.card.progress}%${d.card.progressNote ? ` ${truncate(d.card.progressNote, 40)}` : ''}`);
+	}
+	if (d.previousOwner !== undefined) {
+		parts.push(`from ${d.previousOwner}`);
+	}
+	if (d.reason !== undefined) {
+		parts.push(truncate(d.reason, 50));
+	}
+	if (d.result !== undefined) {
+		parts.push(truncate(d.result, 50));
+	}
+	if (d.dependsOn !== undefined) {
+		parts.push(`on ${d.dependsOn.join(',')}`);
+	}
+	if (d.readiness !== undefined) {
+		const freed = d.readiness.filter(r => r.unmetDeps === 0).map(r => r.id);
+		if (freed.length > 0) {
+			parts.push(`unblocks ${truncate(freed.join(','), 40)}`);
+		}
+	}
+	return parts.join('; ');
+}
+
+export function eventTable(events: readonly BacklogEvent[]): string {
+	if (events.length === 0) {
+		return 'No events.';
+	}
+	return formatTable(
+		['SEQ', 'AT', 'ACTOR', 'TYPE', 'CARD', 'DETAIL'],
+		events.map(e => [String(e.seq), e.at.replace('T', ' ').slice(0, 19), e.actor, e.type, e.cardId, eventDetail(e)]),
+	);
+}
+
+export function eventLine(event: BacklogEvent): string {
+	const time = event.at.slice(11, 19);
+	const detail = eventDetail(event);
+	return `${time}  #${event.seq}  ${event.actor} ${event.type} ${event.cardId}${detail === '' ? '' : `  (${detail})`}`;
+}
+
+export function agentTable(agents: readonly Agent[], now: number = Date.now()): string {
+	if (agents.length === 0) {
+		return 'No agents.';
+	}
+	return formatTable(
+		['AGENT', 'CLIENT', 'HEALTH', 'STATUS', 'CONNECTED', 'CARDS', 'LAST SEEN'],
+		agents.map(a => [
+			a.id,
+			truncate(a.client, 24),
+			a.stalled ? `${a.health} (stalled)` : a.health,
+			a.status,
+			a.connected ? 'yes' : 'no',
+			a.cards.length === 0 ? '-' : truncate(a.cards.join(','), 30),
+			ago(a.lastSeenAt, now),
+		]),
+	);
+}

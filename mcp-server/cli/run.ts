@@ -1,0 +1,222 @@
+/**
+ * `baton <command>`: finds the subcommand, parses its flags with node:util parseArgs, runs it with a
+ * lazily opened hub connection and maps the outcome to the exit code: 0 success, 1 a refused
+ * operation (the error as JSON on stdout under --json), 2 a usage error.
+ */
+import { hostname, userInfo } from 'node:os';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+
+import packageJson from '../../package.json';
+import { BatonError } from '../../core/errors';
+import { AgentId, type AgentInfo } from '../../core/protocol';
+import type { RpcClient } from '../../core/rpc';
+import { adminCommands } from './adminCommands';
+import { cardCommands } from './cardCommands';
+import type { Command, CommandContext, OptionSpec } from './command';
+import { demoCommand } from './demo';
+import { openHub } from './hubClient';
+import { type Output, UsageError, printJson, processOutput } from './output';
+import { upCommand } from './up';
+
+export const commands: readonly Command[] = [...cardCommands, ...adminCommands, upCommand, demoCommand];
+
+const globalOptions: Record<string, OptionSpec> = {
+	json: { type: 'boolean', description: 'Machine-readable JSON on stdout' },
+	agent: { type: 'string', value: 'NAME', description: 'Act as this agent (default: BATON_AGENT, else cli:<user>)' },
+	'data-dir': {
+		type: 'string',
+		value: 'DIR',
+		description: 'Backlog data dir (default: BATON_DATA_DIR, else ~/.config/baton/backlog)',
+	},
+	help: { type: 'boolean', short: 'h', description: 'Show help' },
+};
+
+function optionLines(options: Record<string, OptionSpec>): string[] {
+	const rows = Object.entries(options).map(([name, o]) => {
+		const left = `${o.short === undefined ? '    ' : `-${o.short}, `}--${name}${o.value === undefined ? '' : ` ${o.value}`}`;
+		return [left, o.description] as const;
+	});
+	const width = Math.max(...rows.map(([l]) => l.length));
+	return rows.map(([l, d]) => `  ${l.padEnd(width)}  ${d}`);
+}
+
+export function commandHelp(command: Command): string {
+	const lines = [
+		`Usage: baton ${command.name}${command.args === '' ? '' : ` ${command.args}`} [options]`,
+		'',
+		command.summary,
+		'',
+		'Options:',
+		...optionLines({ ...command.options, ...globalOptions }),
+	];
+	if (command.notes !== undefined) {
+		lines.push('', command.notes);
+	}
+	return lines.join('\n');
+}
+
+export function mainHelp(): string {
+	const width = Math.max(...commands.map(c => c.name.length), 'mcp'.length, 'hub'.length);
+	const row = (name: string, summary: string): string => `  ${name.padEnd(width)}  ${summary}`;
+	return [
+		`baton ${packageJson.version}: a shared backlog for AI coding agents and humans`,
+		'',
+		'Usage: baton <command> [options]        baton <command> --help for its options',
+		'',
+		'Commands:',
+		...commands.map(c => row(c.name, c.summary)),
+		row('mcp', 'Serve the MCP tools over stdio for one agent (see baton mcp --help)'),
+		row('hub', 'Run the hub in the foreground (normally started on demand)'),
+		'',
+		'Every command takes --json (machine output), --agent NAME and --data-dir DIR.',
+		'Exit codes: 0 success, 1 refused by the backlog, 2 usage error.',
+	].join('\n');
+}
+
+function findCommand(argv: readonly string[]): { command: Command; rest: string[] } | undefined {
+	const [first, second] = argv;
+	const two = commands.find(c => c.name === `${first} ${second}`);
+	if (two !== undefined) {
+		return { command: two, rest: argv.slice(2) };
+	}
+	const one = commands.find(c => c.name === first);
+	return one === undefined ? undefined : { command: one, rest: argv.slice(1) };
+}
+
+/** --agent, else BATON_AGENT, else cli:<user>. */
+export function cliAgent(flagValue: string | undefined, env: NodeJS.ProcessEnv): AgentInfo {
+	let id = flagValue ?? (env.BATON_AGENT === '' ? undefined : env.BATON_AGENT);
+	if (id === undefined) {
+		let user = env.USER ?? env.USERNAME;
+		try {
+			user ??= userInfo().username;
+		} catch {
+			user ??= 'user';
+		}
+		id = `cli:${user}`;
+	}
+	if (!AgentId.safeParse(id).success) {
+		throw new UsageError(`Agent id "${id}" is not valid: use no spaces or control characters, at most 128 characters.`);
+	}
+	return { id, name: id, client: 'cli', host: hostname(), pid: process.pid };
+}
+
+function parse(command: Command, argv: string[]): ReturnType<typeof parseArgs> {
+	const options: NonNullable<ParseArgsConfig['options']> = {};
+	for (const [name, o] of Object.entries({ ...command.options, ...globalOptions })) {
+		options[name] = {
+			type: o.type,
+			...(o.short === undefined ? {} : { short: o.short }),
+			...(o.multiple === true ? { multiple: true } : {}),
+		};
+	}
+	try {
+		return parseArgs({ args: argv, options, strict: true, allowPositionals: true });
+	} catch (e) {
+		// parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes for unknown or malformed flags.
+		throw new UsageError(e instanceof Error ? e.message : String(e));
+	}
+}
+
+function waitForInterrupt(): Promise<void> {
+	return new Promise(resolve => {
+		const done = (): void => {
+			process.off('SIGINT', done);
+			process.off('SIGTERM', done);
+			resolve();
+		};
+		process.on('SIGINT', done);
+		process.on('SIGTERM', done);
+	});
+}
+
+function reportUsage(output: Output, json: boolean, message: string, help: string | undefined): number {
+	if (json) {
+		printJson(output, { error: { code: 'usage', message } });
+	}
+	output.err(`baton: ${message}${help === undefined ? '' : `\n\n${help}`}`);
+	return 2;
+}
+
+export async function runCli(
+	argv: string[],
+	output: Output = processOutput,
+	env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+	const jsonWanted = argv.includes('--json');
+	if (argv.length === 0) {
+		output.err(mainHelp());
+		return 2;
+	}
+	if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+		output.out(mainHelp());
+		return 0;
+	}
+	if (argv[0] === '--version' || argv[0] === '-v') {
+		output.out(packageJson.version);
+		return 0;
+	}
+	const found = findCommand(argv);
+	if (found === undefined) {
+		const name = argv[0] === 'hub' ? `hub ${argv[1] ?? ''}`.trim() : (argv[0] ?? '');
+		return reportUsage(output, jsonWanted, `Unknown command "${name}". Run "baton --help" for the list.`, undefined);
+	}
+	const { command, rest } = found;
+	let hub: RpcClient | undefined;
+	try {
+		const { values, positionals } = parse(command, rest);
+		if (values.help === true) {
+			output.out(commandHelp(command));
+			return 0;
+		}
+		if (positionals.length < command.minArgs || positionals.length > command.maxArgs) {
+			throw new UsageError(
+				positionals.length < command.minArgs
+					? `Missing argument: baton ${command.name} ${command.args}`
+					: `Too many arguments: baton ${command.name} ${command.args}`.trimEnd(),
+			);
+		}
+		const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined;
+		const agent = cliAgent(typeof values.agent === 'string' ? values.agent : undefined, env);
+		let hubPromise: Promise<RpcClient> | undefined;
+		const ctx: CommandContext = {
+			values,
+			positionals,
+			json: values.json === true,
+			output,
+			dataDir,
+			agent,
+			hub: (options = {}) => {
+				hubPromise ??= openHub({
+					dataDir,
+					client: 'cli',
+					agent,
+					...(options.spawn === false ? { spawn: false } : {}),
+				}).then(client => {
+					hub = client;
+					return client;
+				});
+				return hubPromise;
+			},
+			interrupted: waitForInterrupt,
+		};
+		return (await command.run(ctx)) ?? 0;
+	} catch (error) {
+		if (error instanceof UsageError) {
+			return reportUsage(output, jsonWanted, error.message, commandHelp(command));
+		}
+		const baton = BatonError.is(error)
+			? error
+			: new BatonError('internal', `Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+		if (!BatonError.is(error)) {
+			console.error(error);
+		}
+		if (jsonWanted) {
+			printJson(output, { error: baton.toBody() });
+		}
+		output.err(`baton ${command.name}: ${baton.message}`);
+		return 1;
+	} finally {
+		hub?.close();
+	}
+}

@@ -1,0 +1,168 @@
+/**
+ * PostgreSQL team mode (DESIGN §1): each machine's hub LISTENs on `baton_events` with its own
+ * connection and pumps what other hubs wrote. The backlog's write transactions do not NOTIFY (a
+ * transaction that has sent a NOTIFY takes one database-wide lock while it commits, which serialised
+ * every commit); instead this hub `announce`s its own commits after they are committed, on this same
+ * connection, coalesced to at most one NOTIFY per `announceGapMs` (the last one is never dropped).
+ *
+ * Safety net: a hub can die between a commit and its NOTIFY, so every `pollMs` the relay also asks
+ * the pump to read the log (`eventsAfter` from what it has delivered: one indexed query). Any NOTIFY
+ * from any hub has the same effect, so a lost one is usually covered by the next one.
+ * Reconnects with backoff if the connection drops, and kicks the pump after reconnecting so nothing
+ * written meanwhile is missed.
+ */
+import pg from 'pg';
+
+export const notifyChannel = 'baton_events';
+
+export interface NotifyRelayOptions {
+	/** Minimum time between two NOTIFYs this hub sends; commits in between share the next one. */
+	announceGapMs?: number;
+	/** How often to read the log even without a NOTIFY (a hub that died before announcing). */
+	pollMs?: number;
+}
+
+export class NotifyRelay {
+	private client: pg.Client | undefined;
+	private closed = false;
+	private retryMs = 200;
+	private retryTimer: NodeJS.Timeout | undefined;
+	private pollTimer: NodeJS.Timeout | undefined;
+	/** Highest seq committed here and not yet announced (0 = nothing to announce). */
+	private unannounced = 0;
+	private announcing = false;
+	private announceTimer: NodeJS.Timeout | undefined;
+	private lastAnnounceAt = -Infinity;
+	private readonly announceGapMs: number;
+	private readonly pollMs: number;
+
+	constructor(
+		private readonly databaseUrl: string,
+		private readonly onNotify: () => void,
+		options: NotifyRelayOptions = {},
+	) {
+		this.announceGapMs = options.announceGapMs ?? 5;
+		this.pollMs = options.pollMs ?? 3_000;
+	}
+
+	async start(): Promise<void> {
+		await this.connect();
+		if (this.pollMs > 0) {
+			this.pollTimer = setInterval(() => this.onNotify(), this.pollMs);
+			this.pollTimer.unref();
+		}
+	}
+
+	async close(): Promise<void> {
+		this.closed = true;
+		clearTimeout(this.retryTimer);
+		clearTimeout(this.announceTimer);
+		clearInterval(this.pollTimer);
+		const client = this.client;
+		this.client = undefined;
+		if (client !== undefined && this.unannounced > 0) {
+			// The last commits' announcement is sent, not dropped, when the hub stops.
+			await client.query('SELECT pg_notify($1, $2)', [notifyChannel, String(this.unannounced)]).catch(() => undefined);
+			this.unannounced = 0;
+		}
+		await client?.end().catch(() => undefined);
+	}
+
+	/** This hub committed up to `seq`: tell the other hubs (after commit, coalesced). */
+	announce(seq: number): void {
+		this.unannounced = Math.max(this.unannounced, seq);
+		this.flushAnnounce();
+	}
+
+	private flushAnnounce(): void {
+		if (this.closed || this.unannounced === 0 || this.announcing || this.announceTimer !== undefined) {
+			return;
+		}
+		const wait = this.lastAnnounceAt + this.announceGapMs - performance.now();
+		if (wait > 0) {
+			this.announceTimer = setTimeout(() => {
+				this.announceTimer = undefined;
+				this.flushAnnounce();
+			}, wait);
+			return;
+		}
+		const client = this.client;
+		if (client === undefined) {
+			// Disconnected: connect() flushes once it is back.
+			return;
+		}
+		const seq = this.unannounced;
+		this.unannounced = 0;
+		this.announcing = true;
+		this.lastAnnounceAt = performance.now();
+		client.query('SELECT pg_notify($1, $2)', [notifyChannel, String(seq)]).then(
+			() => {
+				this.announcing = false;
+				this.flushAnnounce();
+			},
+			(e: unknown) => {
+				// Keep it for the next attempt (after a reconnect, if the connection was lost).
+				console.error(`baton hub: notify failed: ${e instanceof Error ? e.message : String(e)}`);
+				this.unannounced = Math.max(this.unannounced, seq);
+				this.announcing = false;
+				if (this.client === client) {
+					this.flushAnnounce();
+				}
+			},
+		);
+	}
+
+	private async connect(): Promise<void> {
+		const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'baton hub notify' });
+		client.on('notification', msg => {
+			// Our own announcements come back to us too; our pump already has those events.
+			if (msg.channel === notifyChannel && msg.processId !== (client as { processID?: number }).processID) {
+				this.onNotify();
+			}
+		});
+		const lost = (): void => {
+			if (this.client === client) {
+				this.client = undefined;
+				void client.end().catch(() => undefined);
+				this.scheduleReconnect();
+			}
+		};
+		client.on('error', e => {
+			console.error(`baton hub: notify connection error: ${e.message}`);
+			lost();
+		});
+		client.on('end', lost);
+		try {
+			await client.connect();
+			await client.query(`LISTEN ${notifyChannel}`);
+		} catch (e) {
+			void client.end().catch(() => undefined);
+			throw e;
+		}
+		if (this.closed) {
+			await client.end().catch(() => undefined);
+			return;
+		}
+		this.client = client;
+		this.retryMs = 200;
+		this.flushAnnounce();
+	}
+
+	private scheduleReconnect(): void {
+		if (this.closed || this.retryTimer !== undefined) {
+			return;
+		}
+		this.retryTimer = setTimeout(() => {
+			this.retryTimer = undefined;
+			this.connect().then(
+				// Anything committed while we were not listening is read back from the log now.
+				() => this.onNotify(),
+				(e: unknown) => {
+					console.error(`baton hub: notify reconnect failed: ${e instanceof Error ? e.message : String(e)}`);
+					this.retryMs = Math.min(this.retryMs * 2, 5_000);
+					this.scheduleReconnect();
+				},
+			);
+		}, this.retryMs);
+	}
+}

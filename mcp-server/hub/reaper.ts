@@ -1,0 +1,105 @@
+/**
+ * Returns expired leases to ready on exact timers (DESIGN §3: "as soon as they expire, not on a slow
+ * poll"). Armed at the backlog's next lease expiry (one query at start and after each firing) and
+ * pulled earlier by every lease a mutation hands out (`consider`), so writes cost no extra query.
+ * Reclaim with no card id reclaims every expired lease (epoch++ happens in core).
+ */
+import type { Backlog } from '../../core/backlog';
+
+export class Reaper {
+	private timer: NodeJS.Timeout | undefined;
+	/** When the armed timer fires (ms since epoch). */
+	private armedFor: number | undefined;
+	private computing = false;
+	private dirty = false;
+	private stopped = false;
+	/** Set when a fire found nothing to reclaim although an expiry had passed (clock skew vs core). */
+	private idleFires = 0;
+
+	constructor(
+		private readonly backlog: Backlog,
+		private readonly onReclaimed: (count: number) => void = () => undefined,
+	) {}
+
+	/** Recomputes the next expiry; cheap to call often (coalesced to one query in flight). */
+	rearm(): void {
+		if (this.stopped) {
+			return;
+		}
+		if (this.computing) {
+			this.dirty = true;
+			return;
+		}
+		this.computing = true;
+		this.backlog
+			.nextLeaseExpiry()
+			.then(
+				next => this.arm(next),
+				(e: unknown) => console.error(`baton hub: reaper could not read the next expiry: ${errorText(e)}`),
+			)
+			.finally(() => {
+				this.computing = false;
+				if (this.dirty) {
+					this.dirty = false;
+					this.rearm();
+				}
+			});
+	}
+
+	/** A lease was granted or renewed until `expiresAt`: fire then if that is earlier than planned. */
+	consider(expiresAt: string | null | undefined): void {
+		if (expiresAt === null || expiresAt === undefined || this.stopped) {
+			return;
+		}
+		const at = Date.parse(expiresAt);
+		if (Number.isNaN(at) || (this.armedFor !== undefined && this.armedFor <= at + 5)) {
+			return;
+		}
+		this.arm(new Date(at));
+	}
+
+	stop(): void {
+		this.stopped = true;
+		clearTimeout(this.timer);
+	}
+
+	private arm(next: Date | null): void {
+		clearTimeout(this.timer);
+		this.timer = undefined;
+		this.armedFor = undefined;
+		if (next === null || this.stopped) {
+			return;
+		}
+		if (next.getTime() > Date.now()) {
+			this.idleFires = 0;
+		}
+		// A few ms past the expiry so core's `expires < now` holds; back off if core still disagrees.
+		const backoff = this.idleFires === 0 ? 0 : Math.min(1_000, 25 * 2 ** this.idleFires);
+		const delay = Math.max(next.getTime() - Date.now() + 5, backoff);
+		this.armedFor = Date.now() + delay;
+		this.timer = setTimeout(() => void this.fire(), delay);
+	}
+
+	private async fire(): Promise<void> {
+		this.timer = undefined;
+		this.armedFor = undefined;
+		if (this.stopped) {
+			return;
+		}
+		try {
+			const { cards } = await this.backlog.reclaim({ actor: 'hub' }, {});
+			this.idleFires = cards.length > 0 ? 0 : this.idleFires + 1;
+			if (cards.length > 0) {
+				this.onReclaimed(cards.length);
+			}
+		} catch (e) {
+			this.idleFires++;
+			console.error(`baton hub: reaper failed: ${errorText(e)}`);
+		}
+		this.rearm();
+	}
+}
+
+function errorText(e: unknown): string {
+	return e instanceof Error ? e.message : String(e);
+}

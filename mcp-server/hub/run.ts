@@ -1,0 +1,208 @@
+/**
+ * `baton hub [flags]`: win the election for the data dir, open the store, serve until idle or told
+ * to stop. Exit codes: 0 stopped cleanly, 1 could not start, 2 bad flags, 3 another hub owns the
+ * data dir (normal when racing clients spawned several). Logs go to stderr only; never the token.
+ */
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Backlog } from '../../core/backlog';
+import { BatonError } from '../../core/errors';
+import { type Ownership, acquireOwnership } from '../../core/ownership';
+import { type HubPaths, hubPaths, resolveDataDir } from '../../core/paths';
+import { type HealthThresholds, defaultHealthThresholds, protocolVersion } from '../../core/protocol';
+import packageJson from '../../package.json';
+import { ensureToken } from './auth';
+import { Hub } from './hub';
+
+const usage = `Usage: baton hub [--data-dir DIR] [--ttl SECONDS] [--idle-minutes N | --idle-seconds N] [--backup-minutes N]
+Serves one Baton data dir to every client (normally started on demand by clients).
+Environment: BATON_DATA_DIR, DATABASE_URL (+ BATON_PG_SCHEMA) for PostgreSQL, BATON_HUB_IDLE_MINUTES,
+BATON_BACKUP_MINUTES, BATON_HEALTHY_SECONDS, BATON_LATE_SECONDS, BATON_STALE_SECONDS, BATON_STALL_SECONDS.`;
+
+interface HubFlags {
+	dataDir: string;
+	ttlSeconds: number | undefined;
+	idleMs: number;
+	backupIntervalMs: number;
+}
+
+export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+	let flags: HubFlags;
+	let thresholds: HealthThresholds;
+	try {
+		flags = parseHubFlags(args, env);
+		thresholds = thresholdsFromEnv(env);
+	} catch (e) {
+		if (BatonError.is(e)) {
+			console.error(`baton hub: ${e.message}\n${usage}`);
+			return 2;
+		}
+		throw e;
+	}
+	const paths = hubPaths(flags.dataDir);
+	let ownership: Ownership;
+	try {
+		ownership = await acquireOwnership(paths.dataDir, { role: 'baton hub' });
+	} catch (e) {
+		if (BatonError.is(e, 'conflict')) {
+			console.error(`baton hub: ${e.message}`);
+			return 3;
+		}
+		console.error(`baton hub: ${errorText(e)}`);
+		return 1;
+	}
+	let hub: Hub | undefined;
+	let backlog: Backlog | undefined;
+	try {
+		const token = ensureToken(paths.runDir, paths.token);
+		removeStaleSocket(paths.socket);
+		const databaseUrl = env.DATABASE_URL?.trim() === '' ? undefined : env.DATABASE_URL;
+		const assetsDir = pgliteAssetsDir();
+		const started = Date.now();
+		backlog = await Backlog.open({
+			...(databaseUrl === undefined ? { pgliteDir: paths.pgdata } : { databaseUrl }),
+			...(env.BATON_PG_SCHEMA === undefined ? {} : { schema: env.BATON_PG_SCHEMA }),
+			...(assetsDir === undefined ? {} : { assetsDir }),
+			...(flags.ttlSeconds === undefined ? {} : { defaultTtlSeconds: flags.ttlSeconds }),
+			thresholds,
+		});
+		console.error(`baton hub: opened the ${backlog.mode} store in ${Date.now() - started} ms`);
+		hub = new Hub({
+			paths,
+			backlog,
+			token,
+			thresholds,
+			version: packageJson.version,
+			idleMs: flags.idleMs,
+			backupIntervalMs: flags.backupIntervalMs,
+			...(databaseUrl === undefined ? {} : { databaseUrl }),
+			webviewDir: join(bundleDir(), 'webview'),
+		});
+		await hub.start();
+		writeHubJson(paths, hub.tcpPort);
+		console.error(
+			`baton hub: pid ${process.pid} serving ${paths.dataDir} on ${paths.socket} and 127.0.0.1:${hub.tcpPort} (protocol ${protocolVersion})`,
+		);
+	} catch (e) {
+		console.error(`baton hub: could not start: ${errorText(e)}`);
+		if (hub) {
+			await hub.stop('start failed');
+		} else {
+			await backlog?.close().catch(() => undefined);
+		}
+		removeHubJson(paths);
+		await ownership.release();
+		return 1;
+	}
+	const running = hub;
+	const onSignal = (signal: NodeJS.Signals): void => {
+		void running.stop(signal);
+	};
+	process.on('SIGTERM', onSignal);
+	process.on('SIGINT', onSignal);
+	await running.stopped;
+	process.off('SIGTERM', onSignal);
+	process.off('SIGINT', onSignal);
+	// hub.json first, ownership last: a client that sees no hub.json may spawn a hub, which wins
+	// the election only once this process has closed the store.
+	removeHubJson(paths);
+	await ownership.release();
+	console.error('baton hub: stopped');
+	return 0;
+}
+
+export function parseHubFlags(args: string[], env: NodeJS.ProcessEnv = process.env): HubFlags {
+	let values;
+	try {
+		({ values } = parseArgs({
+			args,
+			strict: true,
+			allowPositionals: false,
+			options: {
+				'data-dir': { type: 'string' },
+				ttl: { type: 'string' },
+				'idle-minutes': { type: 'string' },
+				'idle-seconds': { type: 'string' },
+				'backup-minutes': { type: 'string' },
+			},
+		}));
+	} catch (e) {
+		throw new BatonError('invalid_input', errorText(e));
+	}
+	const dataDir = values['data-dir'] === undefined ? resolveDataDir(env) : resolve(values['data-dir']);
+	const ttlSeconds = values.ttl === undefined ? undefined : positive('--ttl', values.ttl, 5, 3600);
+	let idleMs: number;
+	if (values['idle-seconds'] !== undefined) {
+		idleMs = positive('--idle-seconds', values['idle-seconds'], 0.1, 86_400) * 1000;
+	} else {
+		const minutes = values['idle-minutes'] ?? env.BATON_HUB_IDLE_MINUTES ?? '10';
+		idleMs = positive('--idle-minutes', minutes, 0.01, 10_080) * 60_000;
+	}
+	const backupMinutes = values['backup-minutes'] ?? env.BATON_BACKUP_MINUTES ?? '60';
+	const backupIntervalMs =
+		backupMinutes === '0' ? 0 : positive('--backup-minutes', backupMinutes, 0.01, 10_080) * 60_000;
+	return { dataDir, ttlSeconds, idleMs, backupIntervalMs };
+}
+
+function thresholdsFromEnv(env: NodeJS.ProcessEnv): HealthThresholds {
+	const read = (name: string, fallback: number): number =>
+		env[name] === undefined ? fallback : positive(name, env[name], 1, 86_400 * 7);
+	return {
+		healthySeconds: read('BATON_HEALTHY_SECONDS', defaultHealthThresholds.healthySeconds),
+		lateSeconds: read('BATON_LATE_SECONDS', defaultHealthThresholds.lateSeconds),
+		staleSeconds: read('BATON_STALE_SECONDS', defaultHealthThresholds.staleSeconds),
+		stallSeconds: read('BATON_STALL_SECONDS', defaultHealthThresholds.stallSeconds),
+	};
+}
+
+function positive(name: string, raw: string, min: number, max: number): number {
+	const n = Number(raw);
+	if (!Number.isFinite(n) || n < min || n > max) {
+		throw new BatonError('invalid_input', `${name} must be a number from ${min} to ${max}, got "${raw}".`);
+	}
+	return n;
+}
+
+/** Where dist/baton.js lives; its pglite/ and webview/ folders sit beside it. */
+function bundleDir(): string {
+	return dirname(resolve(process.argv[1] ?? '.'));
+}
+
+/** dist/pglite when running from the bundle (esbuild does not follow PGlite's asset URLs). */
+function pgliteAssetsDir(): string | undefined {
+	const dir = join(bundleDir(), 'pglite');
+	return existsSync(join(dir, 'pglite.wasm')) ? dir : undefined;
+}
+
+/** We own the data dir, so any hub.sock left there is from a dead hub. */
+function removeStaleSocket(path: string): void {
+	try {
+		unlinkSync(path);
+	} catch (e) {
+		if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
+			throw e;
+		}
+	}
+}
+
+function writeHubJson(paths: HubPaths, port: number): void {
+	const tmp = `${paths.hubJson}.${process.pid}.tmp`;
+	writeFileSync(tmp, `${JSON.stringify({ port, pid: process.pid, protocol: protocolVersion })}\n`, { mode: 0o600 });
+	renameSync(tmp, paths.hubJson);
+}
+
+function removeHubJson(paths: HubPaths): void {
+	try {
+		const info = JSON.parse(readFileSync(paths.hubJson, 'utf8')) as { pid?: unknown };
+		if (info.pid === process.pid) {
+			unlinkSync(paths.hubJson);
+		}
+	} catch {
+		// Missing or not ours: leave it.
+	}
+}
+
+function errorText(e: unknown): string {
+	return e instanceof Error ? e.message : String(e);
+}

@@ -1,0 +1,31 @@
+/**
+ * Entry point of the `baton` program (dist/baton.js): routes the first argument to the hub, the MCP
+ * server or the CLI. Only wiring lives here. Each face is imported on demand: esbuild keeps a
+ * dynamically imported module's top level lazy, so `baton mcp` and the CLI never evaluate the store
+ * (PGlite, drizzle, pg) that only the hub needs — a measurable part of `baton mcp`'s start-up.
+ */
+
+async function main(argv: string[]): Promise<number> {
+	const [command, ...rest] = argv;
+	switch (command) {
+		case 'hub':
+			if (rest[0] === undefined || rest[0].startsWith('-')) {
+				return (await import('./hub/run')).runHub(rest);
+			}
+			return (await import('./cli/run')).runCli(argv);
+		case 'mcp':
+			return (await import('./mcp/run')).runMcp(rest);
+		default:
+			return (await import('./cli/run')).runCli(argv);
+	}
+}
+
+main(process.argv.slice(2)).then(
+	code => {
+		process.exitCode = code;
+	},
+	(error: unknown) => {
+		console.error(error instanceof Error ? error.message : String(error));
+		process.exitCode = 1;
+	},
+);

@@ -1,0 +1,41 @@
+/**
+ * Compact card and history shapes for MCP results: agents pay per token, so fields that are null or
+ * empty are dropped, and a card's history omits the card snapshot each event carries on the wire.
+ * Pure functions, no I/O.
+ */
+import type { Attempt, BacklogEvent, Card } from '../../core/protocol';
+
+export type CompactCard = Partial<Card> & Pick<Card, 'id' | 'title' | 'status'>;
+
+function isEmpty(value: unknown): boolean {
+	return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+}
+
+/** Drops undefined, null, empty strings and empty arrays. */
+export function dropEmpty<T extends object>(value: T): Partial<T> {
+	const out: Record<string, unknown> = {};
+	for (const [key, v] of Object.entries(value)) {
+		if (!isEmpty(v)) {
+			out[key] = v;
+		}
+	}
+	return out as Partial<T>;
+}
+
+export function compactCard(card: Card): CompactCard {
+	return dropEmpty(card) as CompactCard;
+}
+
+export function compactCards(cards: readonly Card[]): CompactCard[] {
+	return cards.map(compactCard);
+}
+
+/** One history line: who did what when, plus the event's own details, without the card snapshot. */
+export function compactEvent(event: BacklogEvent): Record<string, unknown> {
+	const { card: _card, readiness: _readiness, ...details } = event.data;
+	return dropEmpty({ seq: event.seq, at: event.at, actor: event.actor, type: event.type, ...details });
+}
+
+export function compactAttempt(attempt: Attempt): Partial<Attempt> {
+	return dropEmpty(attempt);
+}

@@ -1,0 +1,41 @@
+/**
+ * What the MCP tools share within one stdio session: the hub connection (opened lazily, once the
+ * agent's identity is known), the capabilities this agent advertises, and the lease epochs it got
+ * from claim, so heartbeat/complete/release/fail fence exactly without the agent repeating the epoch.
+ */
+import type { Method, Params, Result } from '../../core/protocol';
+import type { RequestOptions, RpcClient } from '../../core/rpc';
+
+export class ToolContext {
+	/** cardId -> epoch of the lease this session holds (from claim / heartbeat). */
+	private readonly epochs = new Map<string, number>();
+
+	constructor(
+		private readonly hub: () => Promise<RpcClient>,
+		/** Advertised by default on claim when the agent passes none (--capabilities / BATON_CAPABILITIES). */
+		readonly capabilities: readonly string[] = [],
+	) {}
+
+	async request<M extends Method>(method: M, params: Params<M>, options?: RequestOptions): Promise<Result<M>> {
+		const hub = await this.hub();
+		return hub.request(method, params, options);
+	}
+
+	rememberLease(cardId: string, epoch: number): void {
+		this.epochs.set(cardId, epoch);
+	}
+
+	forgetLease(cardId: string): void {
+		this.epochs.delete(cardId);
+	}
+
+	/** The epoch to send: the caller's, else the one this session got from claim, else none (hub decides). */
+	epochFor(cardId: string, given: number | undefined): number | undefined {
+		return given ?? this.epochs.get(cardId);
+	}
+
+	/** Number of leases this session believes it holds. */
+	get heldLeases(): number {
+		return this.epochs.size;
+	}
+}

@@ -1,0 +1,28 @@
+/**
+ * Liveness for one MCP session (DESIGN §5): an `agent/ping` every ~10 s while stdio is open, so a
+ * long model call never makes a live agent look dead (each ping renews the agent's leases). Failed
+ * pings are logged and retried on the next tick; the client itself reconnects.
+ */
+import type { RpcClient } from '../../core/rpc';
+
+export const pingIntervalMs = 10_000;
+
+export function startKeepAlive(hub: RpcClient, intervalMs = pingIntervalMs): () => void {
+	let inFlight = false;
+	const timer = setInterval(() => {
+		// A ping still waiting (hub restarting) must not pile up more behind it.
+		if (inFlight) {
+			return;
+		}
+		inFlight = true;
+		hub
+			.request('agent/ping', {})
+			.catch((error: unknown) => {
+				console.error(`[baton mcp] liveness ping failed: ${error instanceof Error ? error.message : String(error)}`);
+			})
+			.finally(() => {
+				inFlight = false;
+			});
+	}, intervalMs);
+	return () => clearInterval(timer);
+}

@@ -1,0 +1,185 @@
+/**
+ * `baton mcp`: the MCP server over stdio for one agent session. stdout is the protocol, so every log
+ * goes to stderr; it opens no listening socket (RELIABILITY 29), only a client connection to the hub.
+ * When stdin closes the hub connection is closed, and the hub releases this agent's claims at once.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+
+import { BatonError } from '../../core/errors';
+import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
+import type { RpcClient } from '../../core/rpc';
+import { openHub } from '../cli/hubClient';
+import { ToolContext } from './context';
+import { startKeepAlive } from './keepAlive';
+import { createMcpServer } from './server';
+
+export const mcpUsage = `Usage: baton mcp [--agent NAME] [--capabilities a,b] [--data-dir DIR]
+
+Serves Baton's MCP tools over stdio for one agent session. Point your MCP client at
+"node /path/to/dist/baton.js mcp". Logs go to stderr.
+
+Options:
+  --agent NAME          Agent id (default: BATON_AGENT, else the MCP client's name + a session id)
+  --capabilities a,b    Capabilities this agent advertises on claim (default: BATON_CAPABILITIES)
+  --data-dir DIR        Backlog data dir (default: BATON_DATA_DIR, else ~/.config/baton/backlog)
+  -h, --help            Show this help`;
+
+export interface McpOptions {
+	agent: string | undefined;
+	capabilities: string[];
+	dataDir: string | undefined;
+}
+
+/** Parses `baton mcp` arguments; throws BatonError('invalid_input') on bad values (exit 2). */
+export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): McpOptions | 'help' {
+	const { values } = parseArgs({
+		args: argv,
+		options: {
+			agent: { type: 'string' },
+			capabilities: { type: 'string' },
+			'data-dir': { type: 'string' },
+			help: { type: 'boolean', short: 'h' },
+		},
+		strict: true,
+		allowPositionals: false,
+	});
+	if (values.help === true) {
+		return 'help';
+	}
+	const agent = values.agent ?? (env.BATON_AGENT === '' ? undefined : env.BATON_AGENT);
+	if (agent !== undefined && !AgentId.safeParse(agent).success) {
+		throw new BatonError(
+			'invalid_input',
+			`--agent "${agent}" is not a valid agent id: use no spaces, at most 128 characters.`,
+		);
+	}
+	const rawCaps = values.capabilities ?? env.BATON_CAPABILITIES ?? '';
+	const capabilities = rawCaps
+		.split(',')
+		.map(c => c.trim())
+		.filter(c => c !== '');
+	const caps = Capabilities.safeParse(capabilities);
+	if (!caps.success) {
+		throw new BatonError('invalid_input', `--capabilities "${rawCaps}" is invalid: use values like lang:ts,repo:web.`);
+	}
+	return { agent, capabilities, dataDir: values['data-dir'] };
+}
+
+/** "Claude Code" -> "claude-code": an agent id derived from the MCP client's name. */
+export function agentIdFromClient(clientName: string | undefined, sessionId: string): string {
+	const base = (clientName ?? 'mcp')
+		.toLowerCase()
+		.replace(/[^a-z0-9._-]+/g, '-')
+		.replace(/^-+|-+$/g, '')
+		.slice(0, 60);
+	return `${base === '' ? 'mcp' : base}-${sessionId}`;
+}
+
+export async function runMcp(argv: string[]): Promise<number> {
+	let options: McpOptions | 'help';
+	try {
+		options = parseMcpArgs(argv, process.env);
+	} catch (error) {
+		console.error(`baton mcp: ${error instanceof Error ? error.message : String(error)}\n\n${mcpUsage}`);
+		return 2;
+	}
+	if (options === 'help') {
+		console.error(mcpUsage);
+		return 0;
+	}
+	const { agent, capabilities, dataDir } = options;
+	const sessionId = randomBytes(3).toString('hex');
+
+	let hubPromise: Promise<RpcClient> | undefined;
+	let stopKeepAlive: (() => void) | undefined;
+	const connect = (clientName: string | undefined, clientVersion: string | undefined): Promise<RpcClient> => {
+		if (hubPromise !== undefined) {
+			return hubPromise;
+		}
+		const attempt = (async () => {
+			const id = agent ?? agentIdFromClient(clientName, sessionId);
+			const info: AgentInfo = {
+				id,
+				name: agent ?? (clientName === undefined ? id : `${clientName} (${sessionId})`),
+				client:
+					clientName === undefined
+						? 'mcp'
+						: `${clientName}${clientVersion === undefined ? '' : ` ${clientVersion}`}`.slice(0, 100),
+				host: hostname(),
+				pid: process.pid,
+				...(capabilities.length > 0 ? { capabilities } : {}),
+			};
+			const hub = await openHub({ dataDir, client: 'mcp', agent: info, reconnect: true });
+			stopKeepAlive = startKeepAlive(hub);
+			console.error(`[baton mcp] connected to the hub as agent ${id}`);
+			return hub;
+		})();
+		hubPromise = attempt;
+		// A failed connect is retried by the next tool call rather than cached forever.
+		attempt.catch(() => {
+			if (hubPromise === attempt) {
+				hubPromise = undefined;
+			}
+		});
+		return attempt;
+	};
+
+	const server = createMcpServer(
+		new ToolContext(() => {
+			const client = server.server.getClientVersion();
+			return connect(client?.name, client?.version);
+		}, capabilities),
+	);
+	server.server.oninitialized = () => {
+		const client = server.server.getClientVersion();
+		// Connect as soon as the identity is known, so the first tool call does not pay for it.
+		connect(client?.name, client?.version).catch((error: unknown) => {
+			console.error(
+				`[baton mcp] cannot reach the Baton hub: ${error instanceof Error ? error.message : String(error)}`,
+			);
+			hubPromise = undefined;
+		});
+	};
+
+	const transport = new StdioServerTransport();
+	await server.connect(transport);
+	console.error(`[baton mcp] serving over stdio (pid ${process.pid})`);
+	if (process.stdin.isTTY) {
+		console.error(
+			'[baton mcp] this speaks MCP on stdin/stdout for an agent\'s MCP client; run "baton up" to see how to configure one.',
+		);
+	}
+
+	await new Promise<void>(resolve => {
+		let done = false;
+		const finish = (why: string): void => {
+			if (done) {
+				return;
+			}
+			done = true;
+			console.error(`[baton mcp] ${why}; closing the hub connection`);
+			resolve();
+		};
+		process.stdin.once('end', () => finish('stdin closed'));
+		process.stdin.once('close', () => finish('stdin closed'));
+		process.once('SIGINT', () => finish('SIGINT'));
+		process.once('SIGTERM', () => finish('SIGTERM'));
+		server.server.onclose = () => finish('MCP connection closed');
+	});
+
+	stopKeepAlive?.();
+	if (hubPromise !== undefined) {
+		// Closing the connection is the signal: the hub releases an mcp agent's claims when its last
+		// connection closes (DESIGN §5).
+		const hub = await hubPromise.catch(() => undefined);
+		hub?.close();
+	}
+	await server.close().catch(() => undefined);
+	// Nothing else should keep the process alive; this is a backstop against a lingering handle.
+	setTimeout(() => process.exit(0), 500).unref();
+	return 0;
+}

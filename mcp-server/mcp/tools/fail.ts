@@ -1,0 +1,34 @@
+/** `fail`: report that work on a held card failed, for a retry or to park it. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+
+import { FailParams } from '../../../core/protocol';
+import { compactCard } from '../compact';
+import type { ToolContext } from '../context';
+import { leanObject } from '../leanSchema';
+import { type ListedTool, registerListedTool } from '../toolListing';
+import { toolHandler } from '../toolResult';
+
+export function registerFailTool(server: McpServer, ctx: ToolContext): ListedTool {
+	return registerListedTool(
+		server,
+		'fail',
+		{
+			description:
+				'Report failed work on a card you hold: back to ready (after backoffSeconds), or blocked if retry is false or attempts run out. ' +
+				'Returns {card}. Then claim other work.',
+			listing: leanObject(FailParams, {
+				cardId: 'Card id',
+				epoch: 'Optional; from claim',
+				reason: 'What went wrong',
+				retry: 'Retry later (true)',
+				backoffSeconds: 'Wait before retry',
+			}),
+		},
+		toolHandler('fail', FailParams, async args => {
+			const epoch = ctx.epochFor(args.cardId, args.epoch);
+			const result = await ctx.request('card/fail', { ...args, ...(epoch === undefined ? {} : { epoch }) });
+			ctx.forgetLease(args.cardId);
+			return { card: compactCard(result.card) };
+		}),
+	);
+}

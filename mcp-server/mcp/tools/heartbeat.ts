@@ -1,0 +1,37 @@
+/** `heartbeat`: report progress on a held card and renew its lease. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+
+import { HeartbeatParams } from '../../../core/protocol';
+import type { ToolContext } from '../context';
+import { leanObject } from '../leanSchema';
+import { type ListedTool, registerListedTool } from '../toolListing';
+import { toolHandler } from '../toolResult';
+
+const HeartbeatToolParams = HeartbeatParams.extend({
+	ttlSeconds: z.number().int().min(5).max(3600).optional().describe('New lease length in seconds'),
+}).strict();
+
+export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): ListedTool {
+	return registerListedTool(
+		server,
+		'heartbeat',
+		{
+			description:
+				'Report progress on a card you hold; renews its lease. Returns {lease}. On lease_lost, stop and claim again.',
+			listing: leanObject(HeartbeatToolParams, {
+				cardId: 'Card id',
+				epoch: 'Optional; from claim',
+				progress: 'Percent 0-100',
+				note: 'What you are doing',
+				ttlSeconds: 'New lease seconds',
+			}),
+		},
+		toolHandler('heartbeat', HeartbeatToolParams, async args => {
+			const epoch = ctx.epochFor(args.cardId, args.epoch);
+			const result = await ctx.request('card/heartbeat', { ...args, ...(epoch === undefined ? {} : { epoch }) });
+			ctx.rememberLease(result.lease.cardId, result.lease.epoch);
+			return { lease: result.lease };
+		}),
+	);
+}

@@ -1,0 +1,32 @@
+/** `link`: add dependency edges (refused when a link would close a cycle). */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
+
+import { CardId, LinkParams, limits } from '../../../core/protocol';
+import { compactCard } from '../compact';
+import type { ToolContext } from '../context';
+import { leanObject } from '../leanSchema';
+import { type ListedTool, registerListedTool } from '../toolListing';
+import { toolHandler } from '../toolResult';
+
+/** Shared with `unlink`. */
+export const LinkToolParams = LinkParams.extend({
+	cardId: CardId.describe('The card that waits'),
+	dependsOn: z
+		.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)])
+		.describe('Id or ids of the cards it waits on'),
+}).strict();
+
+export function registerLinkTool(server: McpServer, ctx: ToolContext): ListedTool {
+	return registerListedTool(
+		server,
+		'link',
+		{
+			description: 'Make cardId wait until the dependsOn cards are done; cycles are refused. Returns {card}.',
+			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id or ids it waits on' }),
+		},
+		toolHandler('link', LinkToolParams, async args => ({
+			card: compactCard((await ctx.request('card/link', args)).card),
+		})),
+	);
+}

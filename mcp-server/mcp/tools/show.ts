@@ -1,0 +1,33 @@
+/** `show`: one card with its dependencies, dependents, history and earlier attempts. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+
+import { GetParams } from '../../../core/protocol';
+import { compactAttempt, compactCard, compactEvent } from '../compact';
+import type { ToolContext } from '../context';
+import { leanObject } from '../leanSchema';
+import { type ListedTool, registerListedTool } from '../toolListing';
+import { toolHandler } from '../toolResult';
+
+export function registerShowTool(server: McpServer, ctx: ToolContext): ListedTool {
+	return registerListedTool(
+		server,
+		'show',
+		{
+			description:
+				'A card with its dependencies, dependents, history and earlier attempts. ' +
+				'Returns {card, dependencies, dependents, history, attempts}; read attempts before resuming work.',
+			listing: leanObject(GetParams, { cardId: 'Card id' }),
+			annotations: { readOnlyHint: true },
+		},
+		toolHandler('show', GetParams, async args => {
+			const result = await ctx.request('card/get', args);
+			return {
+				card: compactCard(result.card),
+				dependencies: result.dependencies,
+				dependents: result.dependents,
+				history: result.history.map(compactEvent),
+				attempts: result.attempts.map(compactAttempt),
+			};
+		}),
+	);
+}

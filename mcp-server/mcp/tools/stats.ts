@@ -1,0 +1,23 @@
+/** `stats`: counts of the backlog at a glance. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+
+import { StatsParams } from '../../../core/protocol';
+import { dropEmpty } from '../compact';
+import type { ToolContext } from '../context';
+import { leanObject } from '../leanSchema';
+import { type ListedTool, registerListedTool } from '../toolListing';
+import { toolHandler } from '../toolResult';
+
+export function registerStatsTool(server: McpServer, ctx: ToolContext): ListedTool {
+	return registerListedTool(
+		server,
+		'stats',
+		{
+			description:
+				'Backlog counts by status, claimable now, waiting, agent health. Returns {counts, claimable, waiting, ...}.',
+			listing: leanObject(StatsParams),
+			annotations: { readOnlyHint: true },
+		},
+		toolHandler('stats', StatsParams, async () => dropEmpty(await ctx.request('card/stats', {}))),
+	);
+}

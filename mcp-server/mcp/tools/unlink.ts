@@ -1,0 +1,23 @@
+/** `unlink`: remove dependency edges. */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+
+import { compactCard } from '../compact';
+import type { ToolContext } from '../context';
+import { leanObject } from '../leanSchema';
+import { type ListedTool, registerListedTool } from '../toolListing';
+import { toolHandler } from '../toolResult';
+import { LinkToolParams } from './link';
+
+export function registerUnlinkTool(server: McpServer, ctx: ToolContext): ListedTool {
+	return registerListedTool(
+		server,
+		'unlink',
+		{
+			description: 'Stop cardId waiting on the dependsOn cards. Returns {card}.',
+			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id or ids it waits on' }),
+		},
+		toolHandler('unlink', LinkToolParams, async args => ({
+			card: compactCard((await ctx.request('card/unlink', args)).card),
+		})),
+	);
+}

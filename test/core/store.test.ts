@@ -1,0 +1,196 @@
+/**
+ * The store layer with real databases: on-disk PGlite reopens with its data, loads bundled assets
+ * from an assetsDir, applies migrations newer than the template on top of it; PostgreSQL hubs that
+ * open one schema at once both succeed, and the backlog's own transactions send no NOTIFY.
+ */
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import pg from 'pg';
+
+import { Backlog } from '../../core/backlog';
+import { loadMigrations, migrate } from '../../core/store/migrate';
+import { openPglite, readyMarker, sourceStoreDir, sqlLiteral } from '../../core/store/pglite';
+import { dropSchema, tempDir, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
+
+const ctx = { actor: 'store-test' };
+
+/** A folder laid out like dist/pglite: WASM, data bundle, template and migrations. */
+function makeAssetsDir(root: string, extraMigration?: string): string {
+	const dir = join(root, 'assets');
+	mkdirSync(join(dir, 'migrations'), { recursive: true });
+	const pgliteDist = join('node_modules', '@electric-sql', 'pglite', 'dist');
+	for (const file of ['pglite.wasm', 'initdb.wasm', 'pglite.data']) {
+		copyFileSync(join(pgliteDist, file), join(dir, file));
+	}
+	copyFileSync(join(sourceStoreDir, 'template.tar.gz'), join(dir, 'template.tar.gz'));
+	for (const file of readdirSync(join(sourceStoreDir, 'migrations'))) {
+		copyFileSync(join(sourceStoreDir, 'migrations', file), join(dir, 'migrations', file));
+	}
+	if (extraMigration !== undefined) {
+		writeFileSync(join(dir, 'migrations', '0999_test_extra.sql'), extraMigration);
+	}
+	return dir;
+}
+
+describe('PGlite store', () => {
+	it('keeps everything across a clean close and reopen, and the first start loads the template', async () => {
+		const root = tempDir();
+		const dir = join(root, 'pg');
+		try {
+			let started = performance.now();
+			const first = await Backlog.open({ pgliteDir: dir });
+			const firstStartMs = performance.now() - started;
+			await first.create(ctx, {
+				cards: [
+					{ id: 'A1', title: 'persist me' },
+					{ id: 'B1', title: 'dep', dependsOn: ['A1'] },
+				],
+			});
+			const claim = await first.claim(ctx, { cardId: 'A1' });
+			const seq = await first.lastSeq();
+			await first.close();
+			started = performance.now();
+			const again = await Backlog.open({ pgliteDir: dir });
+			const reopenMs = performance.now() - started;
+			try {
+				const got = await again.get(ctx, { cardId: 'B1' });
+				assert.deepEqual(got.dependencies, [{ id: 'A1', title: 'persist me', status: 'claimed' }]);
+				assert.equal(await again.lastSeq(), seq);
+				// The lease survives the restart: the holder completes with the epoch it got before.
+				const done = await again.complete(ctx, { cardId: 'A1', epoch: claim.lease?.epoch ?? -1 });
+				assert.deepEqual(done.unblocked, ['B1']);
+				assert.equal(await again.lastSeq(), seq + 1);
+			} finally {
+				await again.close();
+			}
+			console.log(
+				`PGlite on disk: first start ${Math.round(firstStartMs)} ms (template, no initdb), reopen ${Math.round(reopenMs)} ms`,
+			);
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+
+	it('loads WASM, data bundle, template and migrations from an assetsDir (the bundled layout)', async () => {
+		const root = tempDir();
+		try {
+			const assetsDir = makeAssetsDir(root);
+			for (const pgliteDir of [undefined, join(root, 'pg')]) {
+				const b = await Backlog.open({ assetsDir, ...(pgliteDir === undefined ? {} : { pgliteDir }) });
+				await b.create(ctx, { cards: [{ id: 'X1', title: 'bundled' }] });
+				assert.equal((await b.stats(ctx, {})).total, 1);
+				await b.close();
+			}
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+
+	it('applies migrations newer than the template on top of it, once', async () => {
+		const root = tempDir();
+		try {
+			const assetsDir = makeAssetsDir(root, 'CREATE TABLE test_extra (x integer);');
+			const migrations = loadMigrations(join(assetsDir, 'migrations'));
+			const opened = await openPglite({ dataDir: join(root, 'pg'), assetsDir });
+			assert.equal(opened.fresh, true);
+			assert.deepEqual(await migrate(opened.db, migrations), [999], 'the template already holds 0001');
+			opened.markReady();
+			assert.deepEqual(await migrate(opened.db, migrations), []);
+			assert.deepEqual(await opened.db.query('SELECT count(*)::int AS n FROM test_extra'), [{ n: 0 }]);
+			await opened.db.close();
+			const reopened = await openPglite({ dataDir: join(root, 'pg'), assetsDir });
+			assert.equal(reopened.fresh, false);
+			assert.deepEqual(await migrate(reopened.db, migrations), []);
+			await reopened.db.close();
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+
+	it('moves a half-made dir aside instead of opening it', async () => {
+		const root = tempDir();
+		const dir = join(root, 'pg');
+		try {
+			mkdirSync(dir);
+			writeFileSync(join(dir, 'PG_VERSION'), '18\n');
+			const b = await Backlog.open({ pgliteDir: dir });
+			await b.create(ctx, { cards: [{ title: 'fresh start' }] });
+			await b.close();
+			assert.deepEqual(readdirSync(`${dir}.partial`), ['PG_VERSION']);
+			assert.ok(readdirSync(dir).includes(readyMarker));
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+
+	it('quotes literals for EXECUTE safely', () => {
+		assert.equal(sqlLiteral("it's; DROP TABLE cards; --"), "'it''s; DROP TABLE cards; --'");
+		assert.equal(sqlLiteral(['a', "b'c"]), "ARRAY['a','b''c']::text[]");
+		assert.equal(sqlLiteral([]), 'ARRAY[]::text[]');
+		assert.equal(sqlLiteral(null), 'NULL');
+		assert.equal(sqlLiteral(new Date('2026-01-01T00:00:00.000Z')), "'2026-01-01T00:00:00.000Z'");
+		assert.equal(sqlLiteral('back\\slash'), "'back\\slash'");
+		assert.throws(() => sqlLiteral(Number.NaN));
+		assert.throws(() => sqlLiteral('nul\u0000'));
+	});
+
+	it('stores hostile text verbatim through the prepared paths', async () => {
+		const b = await Backlog.open({});
+		try {
+			const nasty = `Robert'); DROP TABLE cards; -- \\ \u00e9 "quoted" $1`;
+			await b.create(ctx, { cards: [{ id: 'N1', title: nasty, body: nasty }] });
+			const c = await b.claim({ actor: nasty }, {});
+			assert.equal(c.card?.claimOwner, nasty);
+			const done = await b.complete({ actor: nasty }, { cardId: 'N1', result: nasty });
+			assert.equal(done.card.result, nasty);
+			assert.equal((await b.get(ctx, { cardId: 'N1' })).card.title, nasty);
+		} finally {
+			await b.close();
+		}
+	});
+});
+
+describe('PostgreSQL store', () => {
+	it('lets several hubs open and migrate one new schema at the same time', async () => {
+		const schema = uniqueSchema();
+		try {
+			const opened = await Promise.all(
+				Array.from({ length: 4 }, () => Backlog.open({ databaseUrl: testDatabaseUrl, schema, poolSize: 1 })),
+			);
+			await opened[0]?.create(ctx, { cards: [{ id: 'P1', title: 'shared' }] });
+			for (const b of opened) {
+				assert.equal((await b.get(ctx, { cardId: 'P1' })).card.title, 'shared');
+			}
+			await Promise.all(opened.map(b => b.close()));
+		} finally {
+			await dropSchema(schema);
+		}
+	});
+
+	it('sends no NOTIFY from its transactions (the hub announces after commit; see hubPostgres.test.ts)', async () => {
+		// A transaction that has sent a NOTIFY takes one database-wide lock while it commits, which
+		// serialised every commit (Lock:object under load), so the backlog must not NOTIFY itself.
+		const schema = uniqueSchema();
+		const listener = new pg.Client({ connectionString: testDatabaseUrl });
+		const b = await Backlog.open({ databaseUrl: testDatabaseUrl, schema });
+		try {
+			await listener.connect();
+			const payloads: string[] = [];
+			listener.on('notification', n => payloads.push(n.payload ?? ''));
+			await listener.query('LISTEN baton_events');
+			await b.create(ctx, { cards: [{ id: 'N1', title: 'one' }] });
+			const claim = await b.claim(ctx, {});
+			await b.heartbeat(ctx, { cardId: 'N1', epoch: claim.lease?.epoch ?? -1, progress: 50 });
+			await b.complete(ctx, { cardId: 'N1', epoch: claim.lease?.epoch ?? -1 });
+			await new Promise(resolve => setTimeout(resolve, 200));
+			assert.deepEqual(payloads, []);
+			assert.equal(await b.lastSeq(), 4);
+		} finally {
+			await listener.end();
+			await b.close();
+			await dropSchema(schema);
+		}
+	});
+});

@@ -1,0 +1,95 @@
+/** The Backlog tree shows what agents do, live: a card created and claimed through the real MCP client. */
+import assert from 'node:assert/strict';
+import * as vscode from 'vscode';
+import type { CardNode, GroupKey } from '../../../extension/backlogTree';
+import { after, before, describe, it } from './harness';
+import { api, callTool, mcpAgent, uniqueId, waitFor } from './helpers';
+
+type Mcp = Awaited<ReturnType<typeof mcpAgent>>;
+
+async function rowsIn(group: GroupKey): Promise<{ node: CardNode; item: vscode.TreeItem }[]> {
+	const { backlog } = await api();
+	const groupNode = backlog.getChildren().find(g => g.kind === 'group' && g.key === group);
+	if (!groupNode) {
+		return [];
+	}
+	return backlog
+		.getChildren(groupNode)
+		.filter((n): n is CardNode => n.kind === 'card')
+		.map(node => ({ node, item: backlog.getTreeItem(node) }));
+}
+
+describe('Backlog tree', () => {
+	let agent: Mcp | undefined;
+	const agentId = uniqueId('mcp-agent');
+
+	before(async () => {
+		const baton = await api();
+		await waitFor('the hub connection', () => baton.hub.state === 'connected', 60_000);
+		agent = await mcpAgent(agentId);
+	});
+
+	after(async () => {
+		await agent?.close();
+	});
+
+	it('shows a card an agent created and claimed through the MCP client, with owner and lease', async () => {
+		assert.ok(agent);
+		const id = uniqueId('mcp');
+		const title = `Wire the login form ${id}`;
+		const t0 = Date.now();
+		await callTool(agent, 'create', { id, title, priority: 7, phase: 'auth', body: 'Use the **existing** form.' });
+		const ready = await waitFor('the created card under Ready', async () =>
+			(await rowsIn('ready')).find(r => r.node.card.id === id),
+		);
+		console.log(`created card appeared in the tree ${Date.now() - t0} ms after the MCP call began`);
+		assert.equal(ready.item.label, title);
+		assert.equal(ready.item.contextValue, 'card.ready');
+
+		const t1 = Date.now();
+		const claim = await callTool<{ card: { id: string } | null }>(agent, 'claim', { cardId: id, ttlSeconds: 120 });
+		assert.equal(claim.card?.id, id);
+		const row = await waitFor('the claimed card under In progress', async () =>
+			(await rowsIn('claimed')).find(r => r.node.card.id === id),
+		);
+		console.log(`claim appeared in the tree ${Date.now() - t1} ms after the MCP call began`);
+		assert.equal(row.item.contextValue, 'card.claimed.other');
+		assert.match(String(row.item.description), new RegExp(agentId));
+		assert.match(String(row.item.description), /lease \d+m/);
+		assert.ok(!(await rowsIn('ready')).some(r => r.node.card.id === id), 'it left Ready');
+	});
+
+	it('shows the agent in the Agents tree with its current card', async () => {
+		const { agents } = await api();
+		const node = await waitFor('the MCP agent in the Agents tree', () =>
+			agents.getChildren().find(n => n.view.agent.id === agentId),
+		);
+		const item = agents.getTreeItem(node);
+		assert.match(String(item.description), /mcp-[a-z0-9]+-\d+/, 'shows the card it holds');
+		assert.match(String(item.contextValue), /^agent\.busy\./);
+	});
+
+	it('filters by phase and text without losing the groups', async () => {
+		const { backlog } = await api();
+		await vscode.commands.executeCommand('baton.filterBacklog', { phase: 'auth' });
+		const claimed = await rowsIn('claimed');
+		assert.ok(claimed.length > 0 && claimed.every(r => r.node.card.phase === 'auth'));
+		await vscode.commands.executeCommand('baton.filterBacklog', { text: 'no card has this text' });
+		assert.equal((await rowsIn('claimed')).length, 0);
+		await vscode.commands.executeCommand('baton.clearFilter');
+		assert.deepEqual(backlog.filter, {});
+		assert.ok((await rowsIn('claimed')).length > 0);
+	});
+
+	it('drops the agent’s claim when its MCP session closes', async () => {
+		assert.ok(agent);
+		const held = (await rowsIn('claimed')).filter(r => r.node.card.claimOwner === agentId).map(r => r.node.card.id);
+		assert.ok(held.length > 0);
+		await agent.close();
+		agent = undefined;
+		await waitFor('the released card back under Ready', async () => {
+			const ready = await rowsIn('ready');
+			return held.every(id => ready.some(r => r.node.card.id === id));
+		});
+	});
+});

@@ -1,0 +1,19 @@
+/**
+ * The suite's entry point, loaded by the extension host (`extensionTestsPath`). VS Code calls run()
+ * and treats a rejection as failure. Test files register their cases on import.
+ */
+import { runAll } from './harness';
+import './activation.test';
+import './pure.test';
+import './backlogTree.test';
+import './commands.test';
+import './statusBar.test';
+import './hubConnection.test';
+import './ui.test';
+
+export async function run(): Promise<void> {
+	const summary = await runAll();
+	if (summary.failed > 0) {
+		throw new Error(`${summary.failed} extension test(s) failed`);
+	}
+}

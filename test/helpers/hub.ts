@@ -1,0 +1,328 @@
+/**
+ * Test helpers for the hub: short temp data dirs (Unix socket paths max 107 bytes), the built bundle,
+ * real `baton hub` processes, raw websocket clients for frame-level checks, and connectHub clients.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import WebSocket from 'ws';
+import { type ConnectHubOptions, connectHub } from '../../core/client/connectHub';
+import { type HubPaths, hubPaths } from '../../core/paths';
+import { type AgentInfo, type ClientKind, protocolVersion } from '../../core/protocol';
+import type { RpcClient } from '../../core/rpc';
+
+export const repoRoot = resolve(__dirname, '../..');
+/** The bundle under test; BATON_TEST_BATON_JS points at another build (then nothing is rebuilt). */
+export const batonJs = process.env.BATON_TEST_BATON_JS ?? join(repoRoot, 'dist', 'baton.js');
+
+/** Builds dist/baton.js when any source under core/ or mcp-server/ is newer than it. */
+export function ensureBuilt(): void {
+	if (process.env.BATON_TEST_BATON_JS !== undefined) {
+		return;
+	}
+	const bundleTime = existsSync(batonJs) ? statSync(batonJs).mtimeMs : 0;
+	const newest = Math.max(newestTs(join(repoRoot, 'core')), newestTs(join(repoRoot, 'mcp-server')));
+	if (newest <= bundleTime) {
+		return;
+	}
+	const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: repoRoot, encoding: 'utf8' });
+	if (r.status !== 0) {
+		throw new Error(`node esbuild.mjs failed:\n${r.stderr}`);
+	}
+}
+
+function newestTs(dir: string): number {
+	let newest = 0;
+	for (const entry of readdirSync(dir, { withFileTypes: true })) {
+		const path = join(dir, entry.name);
+		if (entry.isDirectory()) {
+			newest = Math.max(newest, newestTs(path));
+		} else if (entry.name.endsWith('.ts') || entry.name.endsWith('.sql')) {
+			newest = Math.max(newest, statSync(path).mtimeMs);
+		}
+	}
+	return newest;
+}
+
+/** A fresh, short data dir path under /tmp (not created: the hub creates it, as in real use). */
+export function tempDataDir(): string {
+	return join(mkdtempSync('/tmp/bt-'), 'd');
+}
+
+export function removeDataDir(dataDir: string): void {
+	rmSync(resolve(dataDir, '..'), { recursive: true, force: true });
+}
+
+/** The environment for a hub: PGlite mode unless the caller passes DATABASE_URL. */
+export function hubEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+	const env: NodeJS.ProcessEnv = { ...process.env };
+	delete env.DATABASE_URL;
+	delete env.BATON_PG_SCHEMA;
+	delete env.BATON_DATA_DIR;
+	delete env.PGLITE_DATA_DIR;
+	return { ...env, ...extra };
+}
+
+export interface HubProcess {
+	readonly proc: ChildProcess;
+	readonly paths: HubPaths;
+	readonly pid: number;
+	readonly port: number;
+	readonly token: string;
+	/** Everything the hub wrote to stderr so far. */
+	stderr(): string;
+	readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+	/** SIGTERM (default) and wait for the exit. */
+	stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface StartHubOptions {
+	dataDir: string;
+	args?: string[];
+	env?: NodeJS.ProcessEnv;
+	/** Idle exit; default 120 s so a test's hub never outlives the run for long. */
+	idleSeconds?: number;
+	timeoutMs?: number;
+}
+
+/** The argv of a hub for this data dir (used for spawnHub too). */
+export function hubCommand(
+	dataDir: string,
+	args: string[] = [],
+	idleSeconds = 120,
+): { command: string; args: string[] } {
+	return {
+		command: process.execPath,
+		args: [batonJs, 'hub', '--data-dir', dataDir, '--idle-seconds', String(idleSeconds), ...args],
+	};
+}
+
+/** Starts `node dist/baton.js hub` and resolves once it serves (hub.json names its pid). */
+export async function startHub(options: StartHubOptions): Promise<HubProcess> {
+	ensureBuilt();
+	const { command, args } = hubCommand(options.dataDir, options.args ?? [], options.idleSeconds ?? 120);
+	const proc = spawn(command, args, { env: options.env ?? hubEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+	let stderr = '';
+	proc.stderr.setEncoding('utf8');
+	proc.stderr.on('data', (chunk: string) => {
+		stderr += chunk;
+	});
+	const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(resolve => {
+		proc.on('exit', (code, signal) => resolve({ code, signal }));
+	});
+	const paths = hubPaths(options.dataDir);
+	const state = { exited: false };
+	void exited.then(() => {
+		state.exited = true;
+	});
+	const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+	for (;;) {
+		const info = readHubJson(paths);
+		if (info !== undefined && info.pid === proc.pid) {
+			const token = readFileSync(paths.token, 'utf8').trim();
+			return {
+				proc,
+				paths,
+				pid: info.pid,
+				port: info.port,
+				token,
+				stderr: () => stderr,
+				exited,
+				stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+					if (!state.exited) {
+						proc.kill(signal);
+					}
+					return exited;
+				},
+			};
+		}
+		if (state.exited) {
+			throw new Error(`the hub exited before serving:\n${stderr}`);
+		}
+		if (Date.now() > deadline) {
+			proc.kill('SIGKILL');
+			throw new Error(`the hub did not serve within the timeout:\n${stderr}`);
+		}
+		await sleep(25);
+	}
+}
+
+export function readHubJson(paths: HubPaths): { port: number; pid: number; protocol: number } | undefined {
+	try {
+		return JSON.parse(readFileSync(paths.hubJson, 'utf8')) as { port: number; pid: number; protocol: number };
+	} catch {
+		return undefined;
+	}
+}
+
+/** A connectHub client that never spawns (the test started the hub). */
+export function client(
+	dataDir: string,
+	options: Partial<ConnectHubOptions> & { client?: ClientKind; agent?: AgentInfo } = {},
+): Promise<RpcClient> {
+	return connectHub({ dataDir, client: 'test', spawnHub: false, requestTimeoutMs: 15_000, ...options });
+}
+
+/** A raw websocket with a frame queue, for frame-level checks (auth, malformed input, events). */
+export class RawClient {
+	readonly frames: unknown[] = [];
+	private waiters: (() => void)[] = [];
+	closed: { code: number; reason: string } | undefined;
+	private nextId = 1;
+
+	private constructor(readonly ws: WebSocket) {
+		ws.on('message', (data: Buffer) => {
+			this.frames.push(JSON.parse(data.toString('utf8')) as unknown);
+			this.notify();
+		});
+		ws.on('close', (code, reason) => {
+			this.closed = { code, reason: reason.toString() };
+			this.notify();
+		});
+		ws.on('error', () => undefined);
+	}
+
+	/** Opens a socket; rejects with the HTTP status on a refused upgrade. */
+	static open(url: string, options: WebSocket.ClientOptions = {}): Promise<RawClient> {
+		return new Promise((resolve, reject) => {
+			const ws = new WebSocket(url, { perMessageDeflate: false, ...options });
+			ws.once('open', () => resolve(new RawClient(ws)));
+			ws.once('unexpected-response', (_req, res) => {
+				const headers = res.headers;
+				res.resume();
+				reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode, headers }));
+			});
+			ws.once('error', reject);
+		});
+	}
+
+	static unix(paths: HubPaths): Promise<RawClient> {
+		return RawClient.open(`ws+unix://${paths.socket}:/`);
+	}
+
+	/** Sends a hello and waits for the hub's answer. */
+	async hello(fields: Record<string, unknown>): Promise<Record<string, unknown>> {
+		this.send({ hello: 'baton', protocol: protocolVersion, client: 'test', ...fields });
+		return (await this.next(f => 'hello' in f)) as Record<string, unknown>;
+	}
+
+	send(frame: unknown): void {
+		this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+	}
+
+	/** Sends a request and waits for its response frame. */
+	async request(method: string, params: unknown, key?: string): Promise<Record<string, unknown>> {
+		const id = this.nextId++;
+		this.send(key === undefined ? { id, method, params } : { id, method, params, key });
+		return (await this.next(f => f.id === id)) as Record<string, unknown>;
+	}
+
+	/** Removes and returns the first frame matching `match`, waiting for it. */
+	async next(match: (frame: Record<string, unknown>) => boolean, timeoutMs = 10_000): Promise<unknown> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const index = this.frames.findIndex(
+				f => typeof f === 'object' && f !== null && match(f as Record<string, unknown>),
+			);
+			if (index >= 0) {
+				return this.frames.splice(index, 1)[0];
+			}
+			if (this.closed) {
+				throw new Error(`socket closed (${this.closed.code} ${this.closed.reason}) before the frame came`);
+			}
+			const left = deadline - Date.now();
+			if (left <= 0) {
+				throw new Error('timed out waiting for a frame');
+			}
+			await new Promise<void>(resolve => {
+				const timer = setTimeout(resolve, left);
+				this.waiters.push(() => {
+					clearTimeout(timer);
+					resolve();
+				});
+			});
+		}
+	}
+
+	/** Resolves when the hub closes the socket. */
+	async waitClosed(timeoutMs = 10_000): Promise<{ code: number; reason: string }> {
+		const deadline = Date.now() + timeoutMs;
+		while (!this.closed) {
+			if (Date.now() > deadline) {
+				throw new Error('socket not closed in time');
+			}
+			await new Promise<void>(resolve => {
+				const timer = setTimeout(resolve, 50);
+				this.waiters.push(() => {
+					clearTimeout(timer);
+					resolve();
+				});
+			});
+		}
+		return this.closed;
+	}
+
+	close(): void {
+		this.ws.terminate();
+	}
+
+	private notify(): void {
+		const waiters = this.waiters;
+		this.waiters = [];
+		for (const w of waiters) {
+			w();
+		}
+	}
+}
+
+export async function waitFor(
+	cond: () => boolean | Promise<boolean>,
+	timeoutMs = 10_000,
+	what = 'condition',
+): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await cond())) {
+		if (Date.now() > deadline) {
+			throw new Error(`timed out waiting for ${what}`);
+		}
+		await sleep(20);
+	}
+}
+
+export function sleep(ms: number): Promise<void> {
+	return new Promise(resolve => setTimeout(resolve, ms));
+}
+
+/**
+ * Opens a stopped hub's PGlite store read-only in spirit and runs amcheck's bt_index_check (with
+ * heapallindexed) on every btree index. Returns how many indexes were checked; throws on corruption.
+ */
+export async function amcheckIndexes(pgdata: string): Promise<number> {
+	const { PGlite } = await import('@electric-sql/pglite');
+	const { amcheck } = await import('@electric-sql/pglite/contrib/amcheck');
+	const db = await PGlite.create({ dataDir: pgdata, extensions: { amcheck } });
+	try {
+		await db.exec('CREATE EXTENSION IF NOT EXISTS amcheck');
+		const { rows } = await db.query<{ oid: number; name: string }>(
+			`SELECT c.oid::int AS oid, c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			 JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace
+			 WHERE a.amname = 'btree' AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')`,
+		);
+		for (const row of rows) {
+			await db.query('SELECT bt_index_check($1::regclass, true)', [row.oid]);
+		}
+		return rows.length;
+	} finally {
+		await db.close();
+	}
+}
+
+/** True while a process with this pid exists. */
+export function alive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+}

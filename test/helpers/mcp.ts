@@ -1,0 +1,224 @@
+/**
+ * Test helpers for the `baton` program as users run it: the built dist/baton.js, a short temp data
+ * dir (Unix socket paths stay under 107 bytes), the real MCP SDK client over stdio, the CLI as a child
+ * process, and a clean hub shutdown. Build first: `node esbuild.mjs`.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+export const repoRoot = resolve(import.meta.dirname, '..', '..');
+export const batonJs = join(repoRoot, 'dist', 'baton.js');
+
+/** Rebuilds dist/baton.js when it is missing or older than any source under core/ or mcp-server/. */
+export function ensureBuilt(): void {
+	const bundleTime = existsSync(batonJs) ? statSync(batonJs).mtimeMs : 0;
+	const newest = Math.max(newestSource(join(repoRoot, 'core')), newestSource(join(repoRoot, 'mcp-server')));
+	if (newest <= bundleTime) {
+		return;
+	}
+	const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: repoRoot, encoding: 'utf8' });
+	if (r.status !== 0) {
+		throw new Error(`node esbuild.mjs failed:\n${r.stderr}`);
+	}
+}
+
+function newestSource(dir: string): number {
+	let newest = 0;
+	for (const entry of readdirSync(dir, { withFileTypes: true })) {
+		const path = join(dir, entry.name);
+		if (entry.isDirectory()) {
+			newest = Math.max(newest, newestSource(path));
+		} else if (entry.name.endsWith('.ts') || entry.name.endsWith('.sql')) {
+			newest = Math.max(newest, statSync(path).mtimeMs);
+		}
+	}
+	return newest;
+}
+
+export function tempDataDir(): string {
+	return mkdtempSync('/tmp/bt-');
+}
+
+/** The environment of a child: this data dir, PGlite (no DATABASE_URL), no inherited agent. */
+export function childEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+	const env: Record<string, string> = {};
+	for (const [k, v] of Object.entries(process.env)) {
+		if (v !== undefined && k !== 'DATABASE_URL' && k !== 'BATON_AGENT' && k !== 'BATON_CAPABILITIES') {
+			env[k] = v;
+		}
+	}
+	return { ...env, BATON_DATA_DIR: dataDir, ...extra };
+}
+
+export interface Agent {
+	client: Client;
+	transport: StdioClientTransport;
+	/** pid of this agent's `baton mcp` process. */
+	pid: number;
+	/** The raw tool result. */
+	call(name: string, args?: Record<string, unknown>): Promise<CallToolResult>;
+	/** structuredContent of a successful call; throws with the error text on isError. */
+	json<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>): Promise<T>;
+	stderr(): string;
+	close(): Promise<void>;
+}
+
+export function textOf(result: CallToolResult): string {
+	const first = result.content[0];
+	return first?.type === 'text' ? first.text : '';
+}
+
+/** Starts `node dist/baton.js mcp [args]` with the real SDK client, as an agent's MCP client does. */
+export async function startAgent(
+	dataDir: string,
+	options: { args?: string[]; env?: Record<string, string>; clientName?: string } = {},
+): Promise<Agent> {
+	const transport = new StdioClientTransport({
+		command: process.execPath,
+		args: [batonJs, 'mcp', ...(options.args ?? [])],
+		env: childEnv(dataDir, options.env),
+		stderr: 'pipe',
+	});
+	let stderr = '';
+	transport.stderr?.on('data', (chunk: Buffer) => {
+		stderr += chunk.toString('utf8');
+	});
+	const client = new Client({ name: options.clientName ?? 'baton-test', version: '1.0.0' });
+	await client.connect(transport);
+	const pid = transport.pid;
+	if (pid === null) {
+		throw new Error('baton mcp did not start');
+	}
+	const call = async (name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> =>
+		(await client.callTool({ name, arguments: args })) as CallToolResult;
+	return {
+		client,
+		transport,
+		pid,
+		call,
+		async json<T>(name: string, args: Record<string, unknown> = {}): Promise<T> {
+			const r = await call(name, args);
+			if (r.isError === true) {
+				throw new Error(`${name} failed: ${textOf(r)}`);
+			}
+			return r.structuredContent as T;
+		},
+		stderr: () => stderr,
+		close: () => client.close(),
+	};
+}
+
+export interface CliResult {
+	code: number | null;
+	stdout: string;
+	stderr: string;
+}
+
+/** Runs `node dist/baton.js ...args` to completion. */
+export function runBaton(
+	args: string[],
+	options: { dataDir: string; input?: string; env?: Record<string, string>; timeoutMs?: number },
+): Promise<CliResult> {
+	return new Promise((resolvePromise, reject) => {
+		const child = spawn(process.execPath, [batonJs, ...args], {
+			env: childEnv(options.dataDir, options.env),
+			stdio: ['pipe', 'pipe', 'pipe'],
+		});
+		let stdout = '';
+		let stderr = '';
+		child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+		child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+		const timer = setTimeout(() => {
+			child.kill('SIGKILL');
+			reject(new Error(`baton ${args.join(' ')} did not finish in time\n${stderr}`));
+		}, options.timeoutMs ?? 30_000);
+		child.on('error', reject);
+		child.on('close', code => {
+			clearTimeout(timer);
+			resolvePromise({ code, stdout, stderr });
+		});
+		child.stdin.end(options.input ?? '');
+	});
+}
+
+/** The live hub's pid from hub.json, if any. */
+export function hubPid(dataDir: string): number | undefined {
+	try {
+		const info = JSON.parse(readFileSync(join(dataDir, 'hub.json'), 'utf8')) as { pid?: unknown };
+		return typeof info.pid === 'number' ? info.pid : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+export function isAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+	const deadline = Date.now() + timeoutMs;
+	while (!(await check())) {
+		if (Date.now() > deadline) {
+			throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+		}
+		await new Promise(r => setTimeout(r, 20));
+	}
+}
+
+/** Stops the data dir's hub (if one runs), waits for it to exit, and removes the dir. */
+export async function cleanupDataDir(dataDir: string): Promise<void> {
+	const pid = hubPid(dataDir);
+	await runBaton(['hub', 'stop', '--json'], { dataDir, timeoutMs: 15_000 }).catch(() => undefined);
+	if (pid !== undefined) {
+		await waitFor(() => !isAlive(pid), 10_000, `hub ${pid} to exit`).catch(() => {
+			process.kill(pid, 'SIGKILL');
+		});
+	}
+	rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Sockets a process listens on, from /proc: its socket fds matched against the kernel's TCP/TCP6
+ * tables (state 0A = LISTEN) and the Unix table (flag 00010000 = accepting connections).
+ */
+export function listeningSockets(pid: number): string[] {
+	const inodes = new Set<string>();
+	for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+		try {
+			const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+			if (m?.[1] !== undefined) {
+				inodes.add(m[1]);
+			}
+		} catch {
+			// The fd closed between readdir and readlink.
+		}
+	}
+	const found: string[] = [];
+	for (const table of ['tcp', 'tcp6']) {
+		const lines = readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1);
+		for (const line of lines) {
+			const cols = line.trim().split(/\s+/);
+			if (cols[3] === '0A' && cols[9] !== undefined && inodes.has(cols[9])) {
+				found.push(`${table} ${cols[1] ?? ''}`);
+			}
+		}
+	}
+	const unix = readFileSync(`/proc/${pid}/net/unix`, 'utf8').split('\n').slice(1);
+	for (const line of unix) {
+		const cols = line.trim().split(/\s+/);
+		if (cols[3] === '00010000' && cols[6] !== undefined && inodes.has(cols[6])) {
+			found.push(`unix ${cols[7] ?? ''}`);
+		}
+	}
+	return found;
+}

@@ -1,0 +1,182 @@
+/**
+ * The MCP server's own contract, in process with the SDK's linked in-memory transports (no hub):
+ * tools/list size and wording, advertised schemas, how invalid input is refused before anything
+ * reaches the hub, the pinned unknown-tool behaviour of SDK 1.32.2, and sanitised internal errors.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+import { BatonError } from '../../core/errors';
+import { ToolContext } from '../../mcp-server/mcp/context';
+import { guideUri } from '../../mcp-server/mcp/guide';
+import { createMcpServer } from '../../mcp-server/mcp/server';
+import { textOf } from '../helpers/mcp';
+
+const toolNames = [
+	'claim',
+	'heartbeat',
+	'complete',
+	'release',
+	'fail',
+	'create',
+	'list',
+	'show',
+	'link',
+	'unlink',
+	'stats',
+];
+
+/** A server whose hub connection fails with `hubError`; counts how often a tool reached for the hub. */
+async function connect(hubError: Error = new BatonError('unavailable', 'no hub in this test')): Promise<{
+	client: Client;
+	hubCalls: () => number;
+}> {
+	let calls = 0;
+	const ctx = new ToolContext(() => {
+		calls++;
+		return Promise.reject(hubError);
+	});
+	const server = createMcpServer(ctx);
+	const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+	await server.connect(serverSide);
+	const client = new Client({ name: 'unit', version: '1' });
+	await client.connect(clientSide);
+	return { client, hubCalls: () => calls };
+}
+
+async function call(client: Client, name: string, args: unknown): Promise<CallToolResult> {
+	return (await client.callTool({ name, arguments: args as Record<string, unknown> })) as CallToolResult;
+}
+
+describe('baton mcp tools/list', () => {
+	it('lists the eleven tools within 6 KB', async () => {
+		const { client } = await connect();
+		const list = await client.listTools();
+		const bytes = Buffer.byteLength(JSON.stringify(list));
+		console.log(`tools/list: ${list.tools.length} tools, ${bytes} bytes`);
+		assert.deepEqual(list.tools.map(t => t.name).sort(), [...toolNames].sort());
+		assert.ok(bytes <= 6 * 1024, `tools/list is ${bytes} bytes`);
+	});
+
+	it('describes every tool in at most three sentences that say what comes back', async () => {
+		const { client } = await connect();
+		for (const tool of (await client.listTools()).tools) {
+			const description = tool.description ?? '';
+			const sentences = description.split(/(?<=[.!?])\s+/).filter(s => s.trim() !== '');
+			assert.ok(sentences.length >= 1 && sentences.length <= 3, `${tool.name}: ${sentences.length} sentences`);
+			assert.match(description, /Returns \{/, `${tool.name} says what it returns`);
+		}
+	});
+
+	it('advertises strict schemas with a description on every input', async () => {
+		const { client } = await connect();
+		for (const tool of (await client.listTools()).tools) {
+			assert.equal(tool.inputSchema.additionalProperties, false, `${tool.name} is strict`);
+			for (const [field, schema] of Object.entries(tool.inputSchema.properties ?? {})) {
+				const description = (schema as { description?: unknown }).description;
+				assert.equal(typeof description, 'string', `${tool.name}.${field} has a description`);
+			}
+		}
+		const claim = (await client.listTools()).tools.find(t => t.name === 'claim');
+		assert.deepEqual(Object.keys(claim?.inputSchema.properties ?? {}).sort(), [
+			'capabilities',
+			'cardId',
+			'phase',
+			'ttlSeconds',
+			'waitSeconds',
+		]);
+		const fail = (await client.listTools()).tools.find(t => t.name === 'fail');
+		assert.deepEqual(fail?.inputSchema.required, ['cardId', 'reason']);
+	});
+
+	it('serves the guide as a resource, a prompt and the server instructions', async () => {
+		const { client } = await connect();
+		const resource = await client.readResource({ uri: guideUri });
+		const text = (resource.contents[0] as { text: string }).text;
+		assert.match(text, /claim/);
+		assert.match(text, /heartbeat/);
+		assert.match(text, /complete/);
+		assert.ok(text.split('\n').length <= 6, 'the guide stays a few lines');
+		const prompt = await client.getPrompt({ name: 'baton-guide' });
+		assert.equal((prompt.messages[0]?.content as { text: string }).text, text);
+		assert.equal(client.getInstructions(), text);
+	});
+});
+
+describe('baton mcp input validation (RELIABILITY 25)', () => {
+	const cases: [string, string, unknown, RegExp][] = [
+		['missing', 'show', {}, /cardId/],
+		['missing', 'fail', { cardId: 'A1' }, /reason/],
+		['wrong type', 'claim', { waitSeconds: 'soon' }, /waitSeconds/],
+		['wrong type', 'heartbeat', { cardId: 'A1', progress: 'half' }, /progress/],
+		['enum', 'list', { status: 'doing' }, /status/],
+		['unknown key', 'claim', { card_id: 'A1' }, /card_id/],
+		['unknown key', 'complete', { cardId: 'A1', force: true }, /force/],
+		['too long', 'create', { title: 'x'.repeat(201) }, /title/],
+		['too long', 'heartbeat', { cardId: 'A1', note: 'n'.repeat(1001) }, /note/],
+		['out of range', 'claim', { waitSeconds: 61 }, /waitSeconds/],
+		['out of range', 'heartbeat', { cardId: 'A1', progress: 101 }, /progress/],
+		['not an integer', 'claim', { ttlSeconds: 30.5 }, /ttlSeconds/],
+		['bad id', 'show', { cardId: 'has space' }, /cardId/],
+		['bad nested', 'create', { cards: [{ title: 'ok' }, { title: '' }] }, /cards\.1\.title/],
+		['nested unknown key', 'create', { cards: [{ title: 'ok', owner: 'me' }] }, /owner/],
+		['both shapes', 'create', { title: 'one', cards: [{ title: 'two' }] }, /cards/],
+		['neither shape', 'create', { phase: 'p' }, /title/],
+	];
+	for (const [kind, tool, args, field] of cases) {
+		it(`refuses ${kind} input to ${tool} as an isError result naming the field, before the hub`, async () => {
+			const { client, hubCalls } = await connect();
+			const result = await call(client, tool, args);
+			assert.equal(result.isError, true);
+			assert.equal(result.structuredContent, undefined);
+			assert.match(textOf(result), field);
+			assert.equal(hubCalls(), 0, 'nothing reached the hub');
+		});
+	}
+
+	it('lists the accepted keys when an unknown one is sent', async () => {
+		const { client } = await connect();
+		const result = await call(client, 'claim', { card_id: 'A1' });
+		assert.equal(
+			textOf(result),
+			'invalid_input: Unrecognized key: "card_id" (accepted: cardId, phase, capabilities, ttlSeconds, waitSeconds). Fix the named argument and call the tool again.',
+		);
+	});
+
+	it('pins the SDK 1.32.2 unknown-tool behaviour: an isError result, not a JSON-RPC error (RELIABILITY 26)', async () => {
+		const { client } = await connect();
+		const result = await call(client, 'deploy', {});
+		assert.equal(result.isError, true);
+		assert.match(textOf(result), /Tool deploy not found/);
+	});
+});
+
+describe('baton mcp error mapping (RELIABILITY 27)', () => {
+	it('maps a refusal to "code: message next step" without structuredContent', async () => {
+		const { client } = await connect(
+			new BatonError('lease_lost', 'Card A4 was reclaimed from you (epoch 7 is current).'),
+		);
+		const result = await call(client, 'complete', { cardId: 'A4' });
+		assert.equal(result.isError, true);
+		assert.equal(result.structuredContent, undefined);
+		assert.match(textOf(result), /^lease_lost: Card A4 was reclaimed from you \(epoch 7 is current\)\. .*claim/);
+	});
+
+	it('never shows SQL, paths or stacks from an internal error', async () => {
+		const leaky = new Error(
+			'duplicate key value violates unique constraint "cards_pkey" at /work/main/core/backlog.ts:123',
+		);
+		for (const error of [leaky, new BatonError('internal', `insert into cards failed: ${leaky.stack ?? ''}`)]) {
+			const { client } = await connect(error);
+			const result = await call(client, 'stats', {});
+			assert.equal(result.isError, true);
+			const text = textOf(result);
+			assert.match(text, /^internal: /);
+			assert.doesNotMatch(text, /cards_pkey|insert into|\/work\/|backlog\.ts|\bat \w/);
+		}
+	});
+});

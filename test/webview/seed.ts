@@ -1,0 +1,117 @@
+/**
+ * A realistic small backlog for the board tests and docs/board.png, made through the real hub by
+ * real clients: a planner creates cards, three agents (each its own connection and identity) claim
+ * and report progress, one card is blocked, some are done, one waits on a dependency.
+ */
+import type { CreateCardInput } from '../../core/protocol';
+import type { RpcClient } from '../../core/rpc';
+import { client } from '../helpers/hub';
+
+export interface Seeded {
+	/** Where each seeded card must show up (column id of the board). */
+	columns: Record<string, 'ready' | 'inProgress' | 'blocked' | 'done'>;
+	counts: { ready: number; inProgress: number; blocked: number; done: number };
+	/** Closes the agents' connections. */
+	close(): Promise<void>;
+}
+
+const hostileBody = [
+	'## Steps',
+	'',
+	'1. Open the page',
+	'2. Paste the title',
+	'',
+	'<script>alert(2)</script>',
+	'<img src=x onerror=alert(3)>',
+	'[click me](javascript:alert(4))',
+	'<iframe src="https://example.com"></iframe>',
+].join('\n');
+
+const cards: CreateCardInput[] = [
+	{ id: 'API-1', title: 'Health check endpoint for the load balancer', phase: 'api', priority: 5 },
+	{ id: 'WEB-2', title: 'Login page layout', phase: 'web', priority: 4 },
+	{ id: 'INF-0', title: 'Dockerfile for the API service', phase: 'infra', priority: 4 },
+	{
+		id: 'API-4',
+		title: 'Add OAuth callback and session cookie',
+		phase: 'api',
+		priority: 9,
+		body: 'Handle `/auth/callback`, exchange the code, set an **HttpOnly** cookie.\n\n- PKCE\n- state check',
+		acceptance: ['Login round trip works against the staging IdP', 'Cookie is HttpOnly and SameSite=Lax'],
+	},
+	{ id: 'WEB-10', title: 'Drag-and-drop polish on the kanban view', phase: 'web', priority: 6 },
+	{ id: 'INF-1', title: 'CI: cache node_modules between jobs', phase: 'infra', priority: 6 },
+	{ id: 'API-5', title: 'Migrate the users table to UUID keys', phase: 'api', priority: 7 },
+	{ id: 'WEB-8', title: 'Upgrade to React 19', phase: 'web', priority: 2 },
+	{ id: 'WEB-12', title: 'Show a toast when the session expires', phase: 'web', priority: 8 },
+	{ id: 'API-7', title: 'Rate-limit POST /login per IP', phase: 'api', priority: 7 },
+	{ id: 'XSS-1', title: '<img src=x onerror=alert(1)>', phase: 'web', priority: 6, body: hostileBody },
+	{ id: 'API-9', title: 'Paginate GET /projects', phase: 'api', priority: 5, dependsOn: ['API-4'] },
+	{ id: 'WEB-15', title: 'Dark mode for the settings page', phase: 'web', priority: 3 },
+	{ id: 'INF-3', title: 'Nightly backup of the Postgres volume', phase: 'infra', priority: 2 },
+	{ id: 'RUST-1', title: 'Port the diff engine to Rust', phase: 'infra', priority: 1, requires: ['lang:rust'] },
+];
+
+export async function seedRealisticBoard(dataDir: string, planner: RpcClient): Promise<Seeded> {
+	await planner.request('card/create', { cards });
+	const agents: RpcClient[] = [];
+	const agent = async (id: string, kind: string): Promise<RpcClient> => {
+		const c = await client(dataDir, { agent: { id, name: id, client: kind, capabilities: ['lang:ts'] } });
+		agents.push(c);
+		return c;
+	};
+	const claude = await agent('claude-code', 'claude-code');
+	const codex = await agent('codex-2', 'codex');
+	const cursor = await agent('cursor-1', 'cursor');
+
+	for (const [who, id] of [
+		[claude, 'API-1'],
+		[codex, 'WEB-2'],
+		[cursor, 'INF-0'],
+	] as const) {
+		const { lease } = await who.request('card/claim', { cardId: id });
+		await who.request('card/complete', { cardId: id, epoch: lease?.epoch, result: 'merged' });
+	}
+	for (const [who, id, progress, note] of [
+		[claude, 'API-4', 60, 'writing the callback tests'],
+		[codex, 'WEB-10', 25, 'reading the drop-zone code'],
+		[cursor, 'INF-1', 80, 'measuring the cache hit rate'],
+	] as const) {
+		const { lease } = await who.request('card/claim', { cardId: id, ttlSeconds: 900 });
+		await who.request('card/heartbeat', { cardId: id, epoch: lease?.epoch, progress, note });
+	}
+	await planner.request('card/block', { cardId: 'API-5', reason: 'waiting for the DBA to review the migration plan' });
+	await planner.request('card/block', { cardId: 'WEB-8', reason: 'blocked on the router upgrade' });
+
+	const columns: Seeded['columns'] = {
+		'API-1': 'done',
+		'WEB-2': 'done',
+		'INF-0': 'done',
+		'API-4': 'inProgress',
+		'WEB-10': 'inProgress',
+		'INF-1': 'inProgress',
+		'API-5': 'blocked',
+		'WEB-8': 'blocked',
+		'WEB-12': 'ready',
+		'API-7': 'ready',
+		'XSS-1': 'ready',
+		'API-9': 'ready',
+		'WEB-15': 'ready',
+		'INF-3': 'ready',
+		'RUST-1': 'ready',
+	};
+	const counts = { ready: 0, inProgress: 0, blocked: 0, done: 0 };
+	for (const col of Object.values(columns)) {
+		counts[col]++;
+	}
+	return {
+		columns,
+		counts,
+		close: async () => {
+			for (const a of agents) {
+				a.close();
+			}
+			await Promise.resolve();
+		},
+	};
+}

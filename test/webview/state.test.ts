@@ -1,0 +1,296 @@
+/** The board's state and move rules in node: column lists kept sorted incrementally, events, optimistic moves. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { type ColumnId, BoardState, columnOrder, formatRemaining } from '../../webview/state';
+import { planMove, priorityForDrop } from '../../webview/moves';
+import { makeCard, makeEvent } from './fixtures';
+
+const ids = (state: BoardState, col: ColumnId): string[] => state.column(col).map(c => c.id);
+
+describe('BoardState', () => {
+	it('sorts Ready by priority then age, and puts each status in its column', () => {
+		const s = new BoardState();
+		s.load([
+			makeCard({ id: 'a', priority: 1 }),
+			makeCard({ id: 'b', priority: 5 }),
+			makeCard({ id: 'c', priority: 1 }),
+			makeCard({ id: 'd', status: 'claimed', claimOwner: 'x', claimedAt: '2026-01-01T00:00:00.000Z' }),
+			makeCard({ id: 'e', status: 'blocked', blockedReason: 'waiting for keys' }),
+			makeCard({ id: 'f', status: 'done' }),
+		]);
+		assert.deepEqual(ids(s, 'ready'), ['b', 'a', 'c']);
+		assert.deepEqual(ids(s, 'inProgress'), ['d']);
+		assert.deepEqual(ids(s, 'blocked'), ['e']);
+		assert.deepEqual(ids(s, 'done'), ['f']);
+		assert.equal(s.size, 6);
+	});
+
+	it('moves a card between columns on an event and reports only the touched columns', () => {
+		const s = new BoardState();
+		const a = makeCard({ id: 'a' });
+		s.load([a, makeCard({ id: 'b', status: 'done' })]);
+		const claimed = { ...a, status: 'claimed' as const, claimOwner: 'agent-1', claimedAt: '2026-01-02T00:00:00.000Z' };
+		const change = s.applyEvent(makeEvent(1, 'claimed', claimed));
+		assert.deepEqual([...change.columns].sort(), ['inProgress', 'ready']);
+		assert.deepEqual([...change.cards], ['a']);
+		assert.deepEqual(ids(s, 'ready'), []);
+		assert.deepEqual(ids(s, 'inProgress'), ['a']);
+		assert.equal(s.get('a')?.claimOwner, 'agent-1');
+	});
+
+	it('ignores an event it has already applied (resume overlap)', () => {
+		const s = new BoardState();
+		const a = makeCard({ id: 'a' });
+		s.load([a]);
+		s.applyEvent(makeEvent(5, 'updated', { ...a, title: 'new' }));
+		const change = s.applyEvent(makeEvent(5, 'updated', { ...a, title: 'old replay' }));
+		assert.equal(change.cards.size, 0);
+		assert.equal(s.get('a')?.title, 'new');
+	});
+
+	it('applies readiness changes to other cards and drops deleted ones', () => {
+		const s = new BoardState();
+		const dep = makeCard({ id: 'dep', status: 'claimed', claimOwner: 'x', claimedAt: '2026-01-01T00:00:00.000Z' });
+		const waiter = makeCard({ id: 'w', dependsOn: ['dep'], unmetDeps: 1 });
+		s.load([dep, waiter]);
+		assert.equal(s.markers(s.get('w')!, Date.now()).waiting, true);
+		assert.deepEqual(s.waitingOn(s.get('w')!), [{ id: 'dep', title: 'Card dep' }]);
+		const change = s.applyEvent(
+			makeEvent(
+				1,
+				'completed',
+				{ ...dep, status: 'done', claimOwner: null },
+				{ readiness: [{ id: 'w', unmetDeps: 0 }] },
+			),
+		);
+		assert.ok(change.cards.has('w'));
+		assert.equal(s.get('w')?.unmetDeps, 0);
+		assert.equal(s.markers(s.get('w')!, Date.now()).waiting, false);
+		assert.deepEqual(s.waitingOn(s.get('w')!), []);
+		s.applyEvent(makeEvent(2, 'deleted', null, { cardId: 'w' }));
+		assert.equal(s.get('w'), undefined);
+		assert.deepEqual(ids(s, 'ready'), []);
+	});
+
+	it('shows an optimistic move at once and rolls it back to the hub state on refusal', () => {
+		const s = new BoardState();
+		s.load([makeCard({ id: 'a' }), makeCard({ id: 'b' })]);
+		s.optimistic('a', { status: 'claimed', claimOwner: 'me', claimedAt: '2026-01-03T00:00:00.000Z' });
+		assert.equal(s.isPending('a'), true);
+		assert.deepEqual(ids(s, 'inProgress'), ['a']);
+		assert.deepEqual(ids(s, 'ready'), ['b']);
+		const change = s.rollback('a');
+		assert.deepEqual([...change.columns].sort(), ['inProgress', 'ready']);
+		assert.deepEqual(ids(s, 'ready'), ['a', 'b']);
+		assert.deepEqual(ids(s, 'inProgress'), []);
+		assert.equal(s.isPending('a'), false);
+	});
+
+	it('lets an event win over an optimistic move (an agent claimed it first)', () => {
+		const s = new BoardState();
+		const a = makeCard({ id: 'a' });
+		s.load([a]);
+		s.optimistic('a', { status: 'done' });
+		s.applyEvent(makeEvent(3, 'claimed', { ...a, status: 'claimed', claimOwner: 'agent-7', claimedAt: a.createdAt }));
+		assert.equal(s.isPending('a'), false);
+		assert.deepEqual(ids(s, 'inProgress'), ['a']);
+		assert.deepEqual(ids(s, 'done'), []);
+		// The late refusal of our request changes nothing: the hub's state is already shown.
+		s.rollback('a');
+		assert.equal(s.get('a')?.claimOwner, 'agent-7');
+	});
+
+	it('does not let a response overwrite a newer event', () => {
+		const s = new BoardState();
+		const a = makeCard({ id: 'a' });
+		s.load([a]);
+		const sentAt = s.eventSeqOf('a');
+		s.applyEvent(makeEvent(9, 'updated', { ...a, title: 'from the event' }));
+		s.applyResult({ ...a, title: 'stale response' }, sentAt);
+		assert.equal(s.get('a')?.title, 'from the event');
+		s.applyResult({ ...a, title: 'fresh response' }, s.eventSeqOf('a'));
+		assert.equal(s.get('a')?.title, 'fresh response');
+	});
+
+	it('filters by text and phase and keeps filtering on incremental updates', () => {
+		const s = new BoardState();
+		const a = makeCard({ id: 'auth-1', title: 'Login form', phase: 'alpha' });
+		s.load([
+			a,
+			makeCard({ id: 'b', title: 'Billing', phase: 'beta' }),
+			makeCard({ id: 'c', title: 'Logout', phase: 'alpha' }),
+		]);
+		assert.deepEqual(s.phases(), ['alpha', 'beta']);
+		s.setFilter({ text: 'LOG', phase: '' });
+		assert.deepEqual(ids(s, 'ready'), ['auth-1', 'c']);
+		s.setFilter({ text: 'log', phase: 'alpha' });
+		s.applyEvent(makeEvent(1, 'updated', { ...a, title: 'Sign-in form' }));
+		// auth-1 matched by its title only, so the rename drops it from the filtered list.
+		assert.deepEqual(ids(s, 'ready'), ['c']);
+		s.setFilter({ text: '', phase: '' });
+		assert.deepEqual(ids(s, 'ready'), ['auth-1', 'b', 'c']);
+	});
+
+	it('keeps 5,000 cards sorted under 2,000 random events, equal to a fresh sort', () => {
+		const s = new BoardState();
+		const cards = Array.from({ length: 5000 }, (_, i) => makeCard({ id: `c${i}`, priority: i % 17 }));
+		s.load(cards);
+		let seed = 42;
+		const rnd = (n: number): number => {
+			seed = (seed * 1103515245 + 12345) % 2 ** 31;
+			return seed % n;
+		};
+		const statuses = ['ready', 'claimed', 'blocked', 'done'] as const;
+		for (let seq = 1; seq <= 2000; seq++) {
+			const card = s.getReal(`c${rnd(5000)}`)!;
+			const status = statuses[rnd(4)]!;
+			const at = new Date(Date.UTC(2026, 1, 1, 0, 0, seq)).toISOString();
+			s.applyEvent(
+				makeEvent(seq, 'updated', {
+					...card,
+					status,
+					priority: rnd(40) - 20,
+					claimedAt: status === 'claimed' ? at : null,
+					updatedAt: at,
+				}),
+			);
+		}
+		let total = 0;
+		for (const col of ['ready', 'inProgress', 'blocked', 'done'] as const) {
+			const list = [...s.column(col)];
+			total += list.length;
+			assert.deepEqual(
+				list.map(c => c.id),
+				[...list].sort(columnOrder[col]).map(c => c.id),
+				`${col} stays sorted`,
+			);
+		}
+		assert.equal(total, 5000);
+	});
+
+	it('flags expired leases and stalled holders', () => {
+		const s = new BoardState();
+		const now = Date.parse('2026-01-01T01:00:00.000Z');
+		const expired = makeCard({
+			id: 'e',
+			status: 'claimed',
+			claimOwner: 'x',
+			claimedAt: '2026-01-01T00:00:00.000Z',
+			leaseExpiresAt: '2026-01-01T00:59:00.000Z',
+		});
+		const stalled = makeCard({
+			id: 's',
+			status: 'claimed',
+			claimOwner: 'x',
+			claimedAt: '2026-01-01T00:00:00.000Z',
+			progressAt: '2026-01-01T00:30:00.000Z',
+			leaseExpiresAt: '2026-01-01T01:05:00.000Z',
+		});
+		s.load([expired, stalled]);
+		assert.deepEqual(s.markers(expired, now), { waiting: false, deferred: false, expired: true, stalled: false });
+		assert.deepEqual(s.markers(stalled, now), { waiting: false, deferred: false, expired: false, stalled: true });
+		assert.equal(formatRemaining(125_000), '2m 05s left');
+		assert.equal(formatRemaining(-30_000), 'expired 30s ago');
+	});
+});
+
+describe('planMove', () => {
+	const ctx = { actor: 'board:alice', nowMs: Date.parse('2026-01-01T01:00:00.000Z'), waitingOn: [] };
+
+	it('claims a ready card as the human', () => {
+		const plan = planMove(makeCard({ id: 'a' }), 'inProgress', ctx);
+		assert.ok(plan.kind === 'request');
+		assert.deepEqual(plan.request, { method: 'card/claim', params: { cardId: 'a' } });
+		assert.equal(plan.optimistic.claimOwner, 'board:alice');
+	});
+
+	it('refuses illegal drops with a reason', () => {
+		const waiting = planMove(makeCard({ id: 'w', unmetDeps: 1 }), 'inProgress', {
+			...ctx,
+			waitingOn: ['dep (Build API)'],
+		});
+		assert.deepEqual(waiting, {
+			kind: 'refuse',
+			reason: 'w waits on dep (Build API); it can be claimed once they are done.',
+		});
+		const r = planMove(makeCard({ id: 'a' }), 'done', ctx);
+		assert.ok(r.kind === 'refuse');
+		assert.match(r.reason, /only a claimed card can be completed/);
+		assert.equal(planMove(makeCard({ id: 'd', status: 'done' }), 'blocked', ctx).kind, 'refuse');
+		assert.equal(planMove(makeCard({ id: 'b', status: 'blocked' }), 'inProgress', ctx).kind, 'refuse');
+		assert.deepEqual(planMove(makeCard({ id: 'a' }), 'ready', ctx), { kind: 'none' });
+	});
+
+	it('forces completion of an agent-held card only after confirmation, and not for our own', () => {
+		const held = makeCard({
+			id: 'h',
+			status: 'claimed',
+			claimOwner: 'codex-2',
+			leaseExpiresAt: '2026-01-01T01:05:00.000Z',
+		});
+		const plan = planMove(held, 'done', ctx);
+		assert.ok(plan.kind === 'request');
+		assert.deepEqual(plan.request, { method: 'card/complete', params: { cardId: 'h', force: true } });
+		assert.match(plan.confirm ?? '', /held by codex-2/);
+		const mine = planMove({ ...held, claimOwner: 'board:alice' }, 'done', ctx);
+		assert.ok(mine.kind === 'request');
+		assert.deepEqual(mine.request, { method: 'card/complete', params: { cardId: 'h' } });
+		assert.equal(mine.confirm, undefined);
+	});
+
+	it('picks release, reclaim, unblock or reopen for a move back to Ready', () => {
+		const held = makeCard({
+			id: 'h',
+			status: 'claimed',
+			claimOwner: 'codex-2',
+			leaseExpiresAt: '2026-01-01T00:05:00.000Z',
+		});
+		const methodOf = (card: ReturnType<typeof makeCard>): string | undefined => {
+			const p = planMove(card, 'ready', ctx);
+			return p.kind === 'request' ? p.request.method : undefined;
+		};
+		assert.equal(methodOf(held), 'card/reclaim');
+		assert.equal(methodOf({ ...held, claimOwner: 'board:alice' }), 'card/release');
+		assert.equal(methodOf(makeCard({ id: 'b', status: 'blocked' })), 'card/unblock');
+		assert.equal(methodOf(makeCard({ id: 'd', status: 'done' })), 'card/reopen');
+		const expiredPlan = planMove(held, 'ready', ctx);
+		assert.ok(expiredPlan.kind === 'request');
+		assert.equal(expiredPlan.confirm, undefined, 'an expired lease needs no confirmation');
+	});
+
+	it('asks for a reason before blocking', () => {
+		const plan = planMove(makeCard({ id: 'a' }), 'blocked', ctx);
+		assert.ok(plan.kind === 'request');
+		assert.equal(plan.request.method, 'card/block');
+		assert.match(plan.askReason ?? '', /Why is a blocked/);
+	});
+});
+
+describe('priorityForDrop', () => {
+	const list = [
+		makeCard({ id: 'p9', priority: 9 }),
+		makeCard({ id: 'p5', priority: 5 }),
+		makeCard({ id: 'p4', priority: 4 }),
+		makeCard({ id: 'p0', priority: 0 }),
+	];
+	const after = (card: ReturnType<typeof makeCard>, index: number): string[] => {
+		const p = priorityForDrop(list, card, index);
+		assert.notEqual(p, undefined);
+		const moved = { ...card, priority: p! };
+		return [...list.filter(c => c.id !== card.id), moved].sort(columnOrder.ready).map(c => c.id);
+	};
+
+	it('lands the card at the chosen index', () => {
+		const p0 = list[3]!;
+		assert.deepEqual(after(p0, 0), ['p0', 'p9', 'p5', 'p4']);
+		assert.deepEqual(after(p0, 1), ['p9', 'p0', 'p5', 'p4']);
+		assert.deepEqual(after(list[0]!, 3), ['p5', 'p4', 'p0', 'p9']);
+		// Between 5 and 4 there is no integer: ties fall back to age order, older first.
+		assert.deepEqual(after(p0, 2), ['p9', 'p5', 'p0', 'p4']);
+	});
+
+	it('returns undefined when the card already sits there', () => {
+		assert.equal(priorityForDrop(list, list[1]!, 1), undefined);
+	});
+});

@@ -1,0 +1,171 @@
+/**
+ * The create / edit card form, shown in a <dialog>. It validates with the protocol's own schemas
+ * (the same limits the hub enforces) and shows what is wrong next to the form instead of sending a
+ * request that would be refused. It returns the request params; the caller sends them.
+ */
+import { describeIssues } from '../core/errors';
+import { type Card, type ParsedParams, CardId, CreateCardInput, UpdateParams, limits } from '../core/protocol';
+
+export type CardFormResult =
+	{ kind: 'create'; input: CreateCardInput } | { kind: 'update'; params: ParsedParams<'card/update'> } | undefined;
+
+interface Field {
+	wrap: HTMLElement;
+	input: HTMLInputElement | HTMLTextAreaElement;
+}
+
+function field(label: string, name: string, multiline: boolean, hint?: string): Field {
+	const wrap = document.createElement('label');
+	wrap.className = 'field';
+	const span = document.createElement('span');
+	span.className = 'field-label';
+	span.textContent = label;
+	wrap.append(span);
+	const input = multiline ? document.createElement('textarea') : document.createElement('input');
+	input.name = name;
+	input.className = 'input';
+	if (input instanceof HTMLTextAreaElement) {
+		input.rows = name === 'body' ? 8 : 3;
+	}
+	wrap.append(input);
+	if (hint !== undefined) {
+		const h = document.createElement('span');
+		h.className = 'field-hint';
+		h.textContent = hint;
+		wrap.append(h);
+	}
+	return { wrap, input };
+}
+
+const lines = (s: string): string[] =>
+	s
+		.split('\n')
+		.map(l => l.trim())
+		.filter(l => l !== '');
+const ids = (s: string): string[] =>
+	s
+		.split(/[\s,]+/)
+		.map(l => l.trim())
+		.filter(l => l !== '');
+
+/** Opens the form; resolves with validated params, or undefined when cancelled. */
+export function cardFormDialog(existing: Card | undefined, phases: readonly string[]): Promise<CardFormResult> {
+	const dialog = document.createElement('dialog');
+	dialog.className = 'dialog dialog-wide';
+	dialog.setAttribute('aria-label', existing === undefined ? 'New card' : `Edit ${existing.id}`);
+	const form = document.createElement('form');
+	form.method = 'dialog';
+	form.noValidate = true;
+	const h = document.createElement('h2');
+	h.className = 'dialog-title';
+	h.textContent = existing === undefined ? 'New card' : `Edit ${existing.id}`;
+	form.append(h);
+
+	const id = field('Id (optional)', 'id', false, 'Letters, digits and . _ : -; generated when empty');
+	const title = field('Title', 'title', false);
+	title.input.maxLength = limits.titleLength;
+	const phase = field('Phase', 'phase', false);
+	const listId = `phases-${Math.random().toString(36).slice(2)}`;
+	const datalist = document.createElement('datalist');
+	datalist.id = listId;
+	for (const p of phases) {
+		const o = document.createElement('option');
+		o.value = p;
+		datalist.append(o);
+	}
+	phase.input.setAttribute('list', listId);
+	phase.wrap.append(datalist);
+	const priority = field('Priority', 'priority', false, 'Higher is sooner');
+	(priority.input as HTMLInputElement).type = 'number';
+	const body = field('Body (markdown)', 'body', true);
+	const acceptance = field('Acceptance criteria', 'acceptance', true, 'One per line');
+	const deps = field('Depends on', 'dependsOn', false, 'Card ids, separated by spaces or commas');
+
+	if (existing !== undefined) {
+		title.input.value = existing.title;
+		phase.input.value = existing.phase ?? '';
+		priority.input.value = String(existing.priority);
+		body.input.value = existing.body;
+		acceptance.input.value = existing.acceptance.join('\n');
+		form.append(title.wrap, phase.wrap, priority.wrap, body.wrap, acceptance.wrap);
+	} else {
+		priority.input.value = '0';
+		form.append(id.wrap, title.wrap, phase.wrap, priority.wrap, body.wrap, acceptance.wrap, deps.wrap);
+	}
+	const problem = document.createElement('p');
+	problem.className = 'dialog-problem';
+	problem.setAttribute('role', 'alert');
+	problem.hidden = true;
+	const actions = document.createElement('div');
+	actions.className = 'dialog-actions';
+	const cancel = document.createElement('button');
+	cancel.type = 'button';
+	cancel.className = 'btn';
+	cancel.textContent = 'Cancel';
+	const save = document.createElement('button');
+	save.type = 'submit';
+	save.className = 'btn btn-primary';
+	save.textContent = existing === undefined ? 'Create' : 'Save';
+	actions.append(cancel, save);
+	form.append(problem, actions);
+	dialog.append(form);
+	document.body.append(dialog);
+
+	const collect = (): { ok: true; result: CardFormResult } | { ok: false; message: string } => {
+		const prio = Number(priority.input.value.trim() === '' ? '0' : priority.input.value);
+		const phaseText = phase.input.value.trim();
+		if (existing !== undefined) {
+			const params = {
+				cardId: existing.id,
+				version: existing.version,
+				title: title.input.value,
+				body: body.input.value,
+				phase: phaseText === '' ? null : phaseText,
+				priority: prio,
+				acceptance: lines(acceptance.input.value),
+			};
+			const parsed = UpdateParams.safeParse(params);
+			return parsed.success
+				? { ok: true, result: { kind: 'update', params: parsed.data } }
+				: { ok: false, message: describeIssues(parsed.error.issues) };
+		}
+		const idText = id.input.value.trim();
+		if (idText !== '' && !CardId.safeParse(idText).success) {
+			return { ok: false, message: `id: ${CardId.safeParse(idText).error?.issues[0]?.message ?? 'invalid'}` };
+		}
+		const input = {
+			...(idText === '' ? {} : { id: idText }),
+			title: title.input.value,
+			...(body.input.value === '' ? {} : { body: body.input.value }),
+			...(phaseText === '' ? {} : { phase: phaseText }),
+			priority: prio,
+			...(lines(acceptance.input.value).length === 0 ? {} : { acceptance: lines(acceptance.input.value) }),
+			...(ids(deps.input.value).length === 0 ? {} : { dependsOn: ids(deps.input.value) }),
+		};
+		const parsed = CreateCardInput.safeParse(input);
+		return parsed.success
+			? { ok: true, result: { kind: 'create', input: parsed.data } }
+			: { ok: false, message: describeIssues(parsed.error.issues) };
+	};
+
+	return new Promise<CardFormResult>(resolve => {
+		let result: CardFormResult;
+		form.addEventListener('submit', e => {
+			const r = collect();
+			if (!r.ok) {
+				e.preventDefault();
+				problem.textContent = r.message;
+				problem.hidden = false;
+				return;
+			}
+			result = r.result;
+		});
+		cancel.addEventListener('click', () => dialog.close());
+		dialog.addEventListener('close', () => {
+			dialog.remove();
+			resolve(result);
+		});
+		dialog.showModal();
+		title.input.focus();
+	});
+}

@@ -1,0 +1,383 @@
+/**
+ * The four columns as virtualised lists: each column renders only the cards in (and just around)
+ * its visible scroll window, reusing DOM nodes by card id, so 5,000 cards cost the same to show as
+ * 50 and an event patches at most one window. Card text is always set with textContent, never HTML,
+ * and styles are set through CSSOM (the CSP allows no inline style attributes).
+ */
+import type { Agent, Card } from '../core/protocol';
+import { type BoardState, type ColumnId, columnIds, columnTitles, formatDuration, formatRemaining } from './state';
+
+/** Height of one card slot (card + gap) in px; the CSS gives .card the same height minus the gap. */
+export const rowHeight = 100;
+/** Extra rows rendered above and below the window, so fast scrolling does not show holes. */
+const overscan = 6;
+/** Rows rendered when the column has no layout yet (hidden or not attached). */
+const fallbackWindow = 24;
+
+const emptyText: Readonly<Record<ColumnId, string>> = {
+	ready: 'Nothing ready. Create a card with “New card” (N), or move a blocked or done card back here.',
+	inProgress: 'Nobody is working on anything. Drag a ready card here to claim it yourself.',
+	blocked: 'Nothing is blocked.',
+	done: 'Nothing is done yet.',
+};
+const emptyFilteredText = 'No cards match the filter.';
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+	const e = document.createElement(tag);
+	e.className = className;
+	if (text !== undefined) {
+		e.textContent = text;
+	}
+	return e;
+}
+
+interface Row {
+	el: HTMLElement;
+	card: Card | undefined;
+	index: number;
+}
+
+/** Parts of a card element, found once per node and kept for fast refills. */
+interface CardParts {
+	id: HTMLElement;
+	prio: HTMLElement;
+	phase: HTMLElement;
+	flags: HTMLElement;
+	title: HTMLElement;
+	ownerWrap: HTMLElement;
+	ownerDot: HTMLElement;
+	owner: HTMLElement;
+	lease: HTMLElement;
+	note: HTMLElement;
+	bar: HTMLElement;
+	progress: HTMLElement;
+}
+
+const parts = new WeakMap<HTMLElement, CardParts>();
+
+function createCardElement(): HTMLElement {
+	const card = el('div', 'card');
+	card.setAttribute('role', 'listitem');
+	card.tabIndex = -1;
+	const top = el('div', 'card-top');
+	const id = el('span', 'card-id');
+	const prio = el('span', 'card-prio');
+	const phase = el('span', 'card-phase');
+	const flags = el('span', 'card-flags');
+	top.append(id, prio, phase, flags);
+	const title = el('div', 'card-title');
+	const meta = el('div', 'card-meta');
+	const ownerWrap = el('span', 'card-owner');
+	const ownerDot = el('span', 'health-dot');
+	ownerDot.setAttribute('aria-hidden', 'true');
+	const owner = el('span', 'owner-name');
+	ownerWrap.append(ownerDot, owner);
+	const lease = el('span', 'card-lease');
+	const note = el('span', 'card-note');
+	meta.append(ownerWrap, lease, note);
+	const progress = el('div', 'card-progress');
+	progress.setAttribute('aria-hidden', 'true');
+	const bar = el('div', 'card-progress-bar');
+	progress.append(bar);
+	card.append(top, title, meta, progress);
+	card.style.height = `${rowHeight - 8}px`;
+	parts.set(card, { id, prio, phase, flags, title, ownerWrap, ownerDot, owner, lease, note, bar, progress });
+	return card;
+}
+
+function addFlag(flags: HTMLElement, name: string, label: string, title: string): void {
+	const f = el('span', `flag flag-${name}`, label);
+	f.title = title;
+	flags.append(f);
+}
+
+export interface RenderContext {
+	state: BoardState;
+	nowMs: number;
+	/** Card id that currently holds the board's single tab stop. */
+	tabStopId: string | undefined;
+}
+
+function agentLabel(agents: ReadonlyMap<string, Agent>, owner: string): { name: string; health: string } {
+	const a = agents.get(owner);
+	return a === undefined ? { name: owner, health: 'unknown' } : { name: a.name || a.id, health: a.health };
+}
+
+/** Fills a card element from a card; everything user-supplied goes through textContent. */
+export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): void {
+	const p = parts.get(node);
+	if (p === undefined) {
+		return;
+	}
+	const { state } = ctx;
+	const m = state.markers(card, ctx.nowMs);
+	node.dataset.id = card.id;
+	node.tabIndex = card.id === ctx.tabStopId ? 0 : -1;
+	node.classList.toggle('card--waiting', m.waiting);
+	node.classList.toggle('card--stalled', m.stalled);
+	node.classList.toggle('card--expired', m.expired);
+	node.classList.toggle('card--pending', state.isPending(card.id));
+	p.id.textContent = card.id;
+	p.prio.textContent = `P${card.priority}`;
+	p.prio.title = `Priority ${card.priority} (higher is sooner)`;
+	p.phase.textContent = card.phase ?? '';
+	p.phase.hidden = card.phase === null;
+	p.flags.replaceChildren();
+	p.title.textContent = card.title;
+	p.title.title = card.title;
+	let owner = '';
+	let health = '';
+	let lease = '';
+	let note = '';
+	const labels: string[] = [`${card.id}: ${card.title}`, `priority ${card.priority}`];
+	if (card.phase !== null) {
+		labels.push(`phase ${card.phase}`);
+	}
+	if (card.status === 'claimed' && card.claimOwner !== null) {
+		const a = agentLabel(state.agents, card.claimOwner);
+		owner = a.name;
+		health = a.health;
+		lease = card.leaseExpiresAt === null ? '' : formatRemaining(Date.parse(card.leaseExpiresAt) - ctx.nowMs);
+		note = card.progressNote ?? '';
+		labels.push(`held by ${a.name}`, lease);
+	} else if (card.status === 'blocked') {
+		note = card.blockedReason ?? '';
+		labels.push(`blocked: ${note}`);
+	} else if (card.status === 'done') {
+		note = `done ${formatDuration(Math.max(0, ctx.nowMs - Date.parse(card.updatedAt)))} ago`;
+		if (card.result !== null) {
+			note += ` · ${card.result}`;
+		}
+	}
+	if (m.waiting) {
+		const deps = state.waitingOn(card).map(d => d.id);
+		note = `waits on ${deps.length > 0 ? deps.join(', ') : `${card.unmetDeps} dependencies`}`;
+		addFlag(p.flags, 'waiting', 'waiting', note);
+		labels.push(note);
+	}
+	if (m.deferred && card.deferUntil !== null) {
+		addFlag(p.flags, 'deferred', 'deferred', `Not claimable before ${new Date(card.deferUntil).toLocaleString()}`);
+	}
+	if (m.stalled) {
+		addFlag(p.flags, 'stalled', 'stalled', 'The holder is alive but has reported no progress for a while');
+		labels.push('stalled');
+	}
+	if (m.expired) {
+		addFlag(p.flags, 'expired', 'expired', 'The lease ran out; the hub returns the card to Ready');
+		labels.push('lease expired');
+	}
+	if (state.isPending(card.id)) {
+		addFlag(p.flags, 'pending', 'saving…', 'Waiting for the hub to confirm this change');
+	}
+	p.owner.textContent = owner;
+	p.ownerWrap.hidden = owner === '';
+	p.ownerDot.className = owner === '' ? 'health-dot' : `health-dot health-${health}`;
+	p.ownerDot.title = owner === '' ? '' : `Agent health: ${health}`;
+	p.lease.textContent = lease;
+	p.note.textContent = note;
+	p.note.title = note;
+	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : null;
+	p.progress.hidden = progress === null;
+	p.bar.style.width = `${progress ?? 0}%`;
+	if (progress !== null && card.status === 'claimed') {
+		labels.push(`${progress}% done`);
+	}
+	node.setAttribute('aria-label', labels.filter(s => s !== '').join(', '));
+}
+
+/** One virtualised column. */
+export class ColumnView {
+	readonly root: HTMLElement;
+	readonly scroller: HTMLElement;
+	private readonly list: HTMLElement;
+	private readonly countEl: HTMLElement;
+	private readonly emptyEl: HTMLElement;
+	private readonly marker: HTMLElement;
+	private readonly rows = new Map<string, Row>();
+	private readonly spare: HTMLElement[] = [];
+	private cards: readonly Card[] = [];
+
+	constructor(
+		readonly id: ColumnId,
+		private readonly ctx: () => RenderContext,
+	) {
+		this.root = el('section', `column column-${id}`);
+		this.root.dataset.column = id;
+		const head = el('header', 'column-head');
+		const h = el('h2', 'column-title', columnTitles[id]);
+		h.id = `col-title-${id}`;
+		this.countEl = el('span', 'column-count', '0');
+		this.countEl.setAttribute('aria-label', '0 cards');
+		head.append(h, this.countEl);
+		this.scroller = el('div', 'column-scroll');
+		this.scroller.dataset.column = id;
+		this.list = el('div', 'column-list');
+		this.list.setAttribute('role', 'list');
+		this.list.setAttribute('aria-labelledby', h.id);
+		this.emptyEl = el('p', 'column-empty');
+		this.marker = el('div', 'drop-marker');
+		this.marker.hidden = true;
+		this.scroller.append(this.list, this.emptyEl, this.marker);
+		this.root.append(head, this.scroller);
+		this.root.setAttribute('aria-labelledby', h.id);
+		this.scroller.addEventListener('scroll', () => this.renderWindow(), { passive: true });
+	}
+
+	get length(): number {
+		return this.cards.length;
+	}
+
+	cardAt(index: number): Card | undefined {
+		return this.cards[index];
+	}
+
+	indexOf(id: string): number {
+		return this.cards.findIndex(c => c.id === id);
+	}
+
+	/** New list for the column (a new array after every change that touched it). */
+	setCards(cards: readonly Card[]): void {
+		this.cards = cards;
+		this.countEl.textContent = String(cards.length);
+		this.countEl.setAttribute('aria-label', `${cards.length} card${cards.length === 1 ? '' : 's'}`);
+		this.list.style.height = `${cards.length * rowHeight}px`;
+		const filtered = this.ctx().state.filter.text !== '' || this.ctx().state.filter.phase !== '';
+		this.emptyEl.textContent = cards.length === 0 ? (filtered ? emptyFilteredText : emptyText[this.id]) : '';
+		this.emptyEl.hidden = cards.length > 0;
+		this.renderWindow(true);
+	}
+
+	/** Re-fills a card's row if it is rendered (after a change that did not move it). */
+	refreshCard(id: string): void {
+		const row = this.rows.get(id);
+		const card = row === undefined ? undefined : this.cards[row.index];
+		if (row !== undefined && card?.id === id) {
+			row.card = card;
+			fillCard(row.el, card, this.ctx());
+		}
+	}
+
+	/** Re-fills every rendered row (clock tick: countdowns, stalled/expired markers). */
+	refreshAll(): void {
+		const ctx = this.ctx();
+		for (const row of this.rows.values()) {
+			if (row.card !== undefined) {
+				fillCard(row.el, row.card, ctx);
+			}
+		}
+	}
+
+	elementFor(id: string): HTMLElement | undefined {
+		return this.rows.get(id)?.el;
+	}
+
+	/** Scrolls so that the card at `index` is visible, then renders that window. */
+	reveal(index: number): void {
+		const top = index * rowHeight;
+		const view = this.scroller.clientHeight;
+		if (top < this.scroller.scrollTop) {
+			this.scroller.scrollTop = top;
+		} else if (view > 0 && top + rowHeight > this.scroller.scrollTop + view) {
+			this.scroller.scrollTop = top + rowHeight - view;
+		}
+		this.renderWindow();
+	}
+
+	/** Insertion index for a pointer at client y (between cards). */
+	indexAtY(clientY: number): number {
+		const rect = this.scroller.getBoundingClientRect();
+		const y = clientY - rect.top + this.scroller.scrollTop;
+		return Math.max(0, Math.min(this.cards.length, Math.floor(y / rowHeight + 0.5)));
+	}
+
+	showMarker(index: number | undefined): void {
+		if (index === undefined) {
+			this.marker.hidden = true;
+			return;
+		}
+		this.marker.hidden = false;
+		this.marker.style.transform = `translateY(${index * rowHeight - 5}px)`;
+	}
+
+	/** Renders the rows in the scroll window; with `force`, re-fills rows whose card object changed. */
+	renderWindow(force = false): void {
+		const ctx = this.ctx();
+		const height = this.scroller.clientHeight;
+		const top = this.scroller.scrollTop;
+		const first = Math.max(0, Math.floor(top / rowHeight) - overscan);
+		const visible = height > 0 ? Math.ceil(height / rowHeight) : fallbackWindow;
+		const last = Math.min(this.cards.length, Math.floor(top / rowHeight) + visible + overscan + 1);
+		const keep = new Set<string>();
+		for (let i = first; i < last; i++) {
+			const card = this.cards[i];
+			if (card !== undefined) {
+				keep.add(card.id);
+			}
+		}
+		for (const [id, row] of this.rows) {
+			if (!keep.has(id)) {
+				this.rows.delete(id);
+				row.el.remove();
+				this.spare.push(row.el);
+			}
+		}
+		for (let i = first; i < last; i++) {
+			const card = this.cards[i];
+			if (card === undefined) {
+				continue;
+			}
+			let row = this.rows.get(card.id);
+			if (row === undefined) {
+				const node = this.spare.pop() ?? createCardElement();
+				row = { el: node, card: undefined, index: -1 };
+				this.rows.set(card.id, row);
+				this.list.append(node);
+			}
+			if (row.index !== i) {
+				row.index = i;
+				row.el.style.transform = `translateY(${i * rowHeight}px)`;
+				row.el.setAttribute('aria-posinset', String(i + 1));
+			}
+			row.el.setAttribute('aria-setsize', String(this.cards.length));
+			if (row.card !== card || force) {
+				row.card = card;
+				fillCard(row.el, card, ctx);
+			}
+		}
+	}
+}
+
+/** The four columns side by side. */
+export class BoardView {
+	readonly root: HTMLElement;
+	readonly columns: Record<ColumnId, ColumnView>;
+
+	constructor(ctx: () => RenderContext) {
+		this.root = el('div', 'board');
+		this.root.setAttribute('role', 'region');
+		this.root.setAttribute('aria-label', 'Board');
+		this.root.setAttribute('aria-describedby', 'board-keys');
+		const cols = {} as Record<ColumnId, ColumnView>;
+		for (const id of columnIds) {
+			cols[id] = new ColumnView(id, ctx);
+			this.root.append(cols[id].root);
+		}
+		this.columns = cols;
+	}
+
+	/** Which column and insertion index lies under a client point. */
+	targetAt(x: number, y: number): { column: ColumnId; index: number } | undefined {
+		for (const id of columnIds) {
+			const r = this.columns[id].root.getBoundingClientRect();
+			if (x >= r.left && x <= r.right && y >= r.top && y <= r.bottom) {
+				return { column: id, index: this.columns[id].indexAtY(y) };
+			}
+		}
+		return undefined;
+	}
+
+	columnOfElement(node: Element): ColumnId | undefined {
+		const c = node.closest<HTMLElement>('[data-column]')?.dataset.column;
+		return columnIds.find(id => id === c);
+	}
+}
