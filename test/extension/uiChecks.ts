@@ -63,6 +63,58 @@ async function resizeSidebar(page: Page, width: number): Promise<void> {
 	await page.mouse.up();
 }
 
+/** Names the step that failed, so a timeout says where the UI got stuck. */
+async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
+	try {
+		return await fn();
+	} catch (error) {
+		throw new Error(`${name}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+	}
+}
+
+/**
+ * Opens the command palette, runs `command` and chooses the quick-pick item containing `pick`;
+ * returns that item's text. F1 is retried: while a webview iframe holds keyboard focus the key can
+ * land in the iframe, so each retry first gives the workbench focus back by clicking the status bar's
+ * empty middle.
+ */
+async function runFromPalette(page: Page, command: string, pick: string): Promise<string> {
+	const input = page.locator('.quick-input-widget input');
+	await step('open the command palette', async () => {
+		for (let attempt = 1; ; attempt++) {
+			await page.keyboard.press('F1');
+			try {
+				await input.waitFor({ state: 'visible', timeout: 3_000 });
+				return;
+			} catch (error) {
+				if (attempt === 3) {
+					throw error;
+				}
+				await page.keyboard.press('Escape');
+				const bar = await page.locator('.part.statusbar').boundingBox();
+				if (bar) {
+					await page.mouse.click(bar.x + bar.width / 2, bar.y + bar.height / 2);
+				}
+			}
+		}
+	});
+	await step(`find "${command}" in the palette`, async () => {
+		await input.fill(`>${command}`);
+		await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: 5_000 });
+		await page.keyboard.press('Enter');
+	});
+	const item = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
+	const text = await step(`find the quick-pick item "${pick}"`, async () => {
+		await item.waitFor({ state: 'visible', timeout: 8_000 });
+		return (await item.innerText()).replace(/\s+/g, ' ').trim();
+	});
+	await step('choose the quick-pick item', async () => {
+		await item.click();
+		await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5_000 });
+	});
+	return text;
+}
+
 export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<UiCheckResult> {
 	if (request.sidebarWidth !== undefined) {
 		await resizeSidebar(page, request.sidebarWidth);
@@ -86,18 +138,7 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 	}
 	let pickedItem: string | undefined;
 	if (request.palette !== undefined) {
-		const { command, pick } = request.palette;
-		await page.keyboard.press('F1');
-		const input = page.locator('.quick-input-widget input');
-		await input.waitFor({ state: 'visible', timeout: 5_000 });
-		await input.fill(`>${command}`);
-		await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor({ timeout: 5_000 });
-		await page.keyboard.press('Enter');
-		const item = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
-		await item.waitFor({ state: 'visible', timeout: 10_000 });
-		pickedItem = (await item.innerText()).replace(/\s+/g, ' ').trim();
-		await item.click();
-		await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5_000 });
+		pickedItem = await runFromPalette(page, request.palette.command, request.palette.pick);
 	}
 	const rowsFound: string[] = [];
 	for (const title of request.rows) {

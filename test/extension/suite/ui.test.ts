@@ -115,6 +115,8 @@ describe('workbench UI', () => {
 
 	it('claims from the command palette through a quick pick that says what will happen', async () => {
 		const baton = await api();
+		// Keyboard focus in the workbench (the tree), not in the sidebar board's iframe, so F1 reaches it.
+		await vscode.commands.executeCommand('baton.backlog.focus');
 		const result = await uiCheck({ rows: [], palette: { command: 'Baton: Claim Card…', pick: hostile } });
 		console.log(`quick pick item: ${result.pickedItem ?? ''}`);
 		assert.match(result.pickedItem ?? '', /Claim as vscode:.*lease 300 s, renewed while this window is open/);
@@ -126,7 +128,7 @@ describe('workbench UI', () => {
 		});
 		assert.equal(stored.claimOwner, baton.hub.me);
 		await vscode.commands.executeCommand('notifications.clearAll');
-	});
+	}, 60_000);
 
 	it('opens the board in an editor tab, claims from it as the human through the relay, and saves the screenshot', async () => {
 		const baton = await api();
