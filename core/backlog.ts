@@ -169,7 +169,11 @@ export class Backlog {
 		if (dump !== undefined) {
 			this.dumpDataDir = dump;
 		}
-		this.sql = hotStatements(this.nextSeq);
+		// One statement that logs two events (complete with next) reads the same max(seq) twice in PGlite.
+		this.sql = hotStatements(
+			this.nextSeq,
+			db.mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 2 FROM events)' : "nextval('event_seq')",
+		);
 	}
 
 	/** Opens (creating and migrating as needed) the store described by `options`. */
@@ -1021,9 +1025,28 @@ export class Backlog {
 	}
 
 	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
+		const done = await this.completeOnly(ctx, p);
+		if (p.next === undefined || done.next !== undefined) {
+			return done;
+		}
+		// Nothing was picked in the same statement (none was claimable before this completion, or the
+		// general path ran): claim now, which also sees the cards this completion unblocked and says why
+		// when there is none. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
+		const next = await this.claim(
+			ctx.requestKey === undefined ? ctx : { ...ctx, requestKey: `${ctx.requestKey}#next` },
+			p.next,
+		);
+		return { ...done, next };
+	}
+
+	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
 		if (p.force !== true) {
-			// The holder's complete: one statement that checks the lease, frees dependents and logs.
+			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
+			// with `next` also claims the next card (one round trip for an agent's whole hand-over).
 			const fast = await this.fast(ctx, async (now, key) => {
+				if (p.next !== undefined) {
+					return this.completeNextFast(ctx, p, p.next, now, key);
+				}
 				const rows = await this.db.query<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
 					this.sql.complete,
 					[now, p.cardId, ctx.actor, p.result ?? null, p.epoch ?? null, key],
@@ -1052,6 +1075,57 @@ export class Backlog {
 			const unblocked = await this.nowClaimable(tx, readiness, now);
 			return { result: { card, unblocked }, events };
 		});
+	}
+
+	private async completeNextFast(
+		ctx: OpContext,
+		p: ParsedParams<'card/complete'>,
+		next: NonNullable<ParsedParams<'card/complete'>['next']>,
+		now: Date,
+		key: string | null,
+	): Promise<{ result: Result<'card/complete'>; events: BacklogEvent[] } | undefined> {
+		const ttl = next.ttlSeconds ?? this.defaultTtl;
+		const caps = [...new Set(next.capabilities ?? [])];
+		const rows = await this.db.query<{
+			seq: unknown;
+			data: BacklogEvent['data'];
+			unblocked: string[];
+			next_card: Card | null;
+			next_seq: unknown;
+		}>(
+			next.phase === undefined ? this.sql.completeNext : this.sql.completeNextPhase,
+			[
+				now,
+				p.cardId,
+				ctx.actor,
+				p.result ?? null,
+				p.epoch ?? null,
+				key,
+				caps,
+				next.phase ?? null,
+				new Date(now.getTime() + ttl * 1000),
+				ttl,
+			],
+			next.phase === undefined ? 'baton_complete_next' : 'baton_complete_next_phase',
+		);
+		const row = rows[0];
+		if (row === undefined) {
+			return undefined;
+		}
+		const events = [this.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)];
+		const result: Result<'card/complete'> = { card: present(row.data.card), unblocked: row.unblocked };
+		const nextCard = row.next_card;
+		if (nextCard !== null) {
+			result.next = { card: nextCard, lease: leaseOf(cardState(nextCard)) };
+			events.push(
+				this.event(row.next_seq, now, nextCard.id, ctx.actor, 'claimed', {
+					card: nextCard,
+					epoch: nextCard.claimEpoch,
+				}),
+			);
+			events.sort((a, b) => a.seq - b.seq);
+		}
+		return { result, events };
 	}
 
 	/** Of the cards whose unmet_deps just changed, those that are claimable now. */
@@ -1562,16 +1636,28 @@ export class Backlog {
  * The hot statements (claim, complete): each one statement that changes the card, frees dependents,
  * appends the event and records the request key, so a claim or complete is a single round trip.
  */
-function hotStatements(nextSeq: string) {
+/** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
+const claimValue = `jsonb_build_object('card', took.card, 'lease',
+	jsonb_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
+
+function hotStatements(nextSeq: string, secondSeq: string) {
 	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
-	const pickWhere = `status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)
-			AND requires <@ $2::text[]`;
+	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
+	const pickWhere = (now: string, caps: string): string => `status = 'ready' AND unmet_deps = 0
+			AND (defer_until IS NULL OR defer_until <= ${now}) AND requires <@ ${caps}::text[]`;
 	const pickTail = `ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`;
-	const pickAny = `SELECT id FROM cards WHERE ${pickWhere} AND $3::text IS NULL ${pickTail}`;
-	const pickPhase = `SELECT id FROM cards WHERE ${pickWhere} AND phase = $3::text ${pickTail}`;
-	const claimWith = (pick: string): string => `WITH pick AS (${pick}),
-			took AS (${take} RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
+	const pick = (now: string, caps: string, phase: string, withPhase: boolean, extra = ''): string =>
+		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
+			${extra} ${pickTail}`;
+	// $ placeholders of the claim: now, actor, lease expiry, ttl.
+	const take = (now: string, actor: string, expiry: string, ttl: string): string =>
+		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claimed_at = ${now}, lease_expires_at = ${expiry},
+			lease_ttl_seconds = ${ttl}, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
+			progress_note = NULL, progress_at = ${now}, defer_until = NULL, version = version + 1, updated_at = ${now}
+		FROM pick WHERE cards.id = pick.id`;
+	const claimWith = (withPhase: boolean): string => `WITH pick AS (${pick('$1', '$2', '$3', withPhase)}),
+			took AS (${take('$1', '$4', '$5', '$6')} RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			ev AS (
 				INSERT INTO events (seq, at, card_id, actor, type, data)
 				SELECT ${nextSeq}, $1, took.id, $4, 'claimed', jsonb_build_object('card', took.card, 'epoch', took.claim_epoch)
@@ -1579,15 +1665,61 @@ function hotStatements(nextSeq: string) {
 			),
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
-				SELECT $7, 'card/claim', jsonb_build_object('value', jsonb_build_object('card', took.card, 'lease',
-					jsonb_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))), $1
+				SELECT $7, 'card/claim', jsonb_build_object('value', ${claimValue}), $1
 				FROM took WHERE $7::text IS NOT NULL
 			)
 			SELECT took.card, ev.seq FROM took, ev`;
-	const take = `UPDATE cards SET status = 'claimed', claim_owner = $4, claimed_at = $1, lease_expires_at = $5,
-			lease_ttl_seconds = $6, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
-			progress_note = NULL, progress_at = $1, defer_until = NULL, version = version + 1, updated_at = $1
-		FROM pick WHERE cards.id = pick.id`;
+	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's).
+	const completeCtes = `done AS (
+				UPDATE cards SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
+					lease_ttl_seconds = NULL, result = $4, blocked_reason = NULL, defer_until = NULL,
+					version = version + 1, updated_at = $1
+				WHERE id = $2 AND status = 'claimed' AND claim_owner = $3 AND ($5::int IS NULL OR claim_epoch = $5)
+					AND lease_expires_at > $1
+				RETURNING cards.id, baton_card(cards) AS card
+			),
+			deps AS (
+				UPDATE cards SET unmet_deps = cards.unmet_deps - 1 FROM edges e, done
+				WHERE e.dep_id = done.id AND cards.id = e.card_id
+				RETURNING cards.id, cards.unmet_deps,
+					(cards.status = 'ready' AND cards.unmet_deps = 0 AND (cards.defer_until IS NULL OR cards.defer_until <= $1)) AS claimable
+			),
+			readiness AS (
+				SELECT count(*) AS n,
+					coalesce(jsonb_agg(jsonb_build_object('id', id, 'unmetDeps', unmet_deps) ORDER BY id), '[]'::jsonb) AS list,
+					coalesce(array_agg(id ORDER BY id) FILTER (WHERE claimable), '{}') AS unblocked
+				FROM deps
+			),
+			ev AS (
+				INSERT INTO events (seq, at, card_id, actor, type, data)
+				SELECT ${nextSeq}, $1, done.id, $3, 'completed', jsonb_build_object('card', done.card)
+					|| CASE WHEN readiness.n > 0 THEN jsonb_build_object('readiness', readiness.list) ELSE '{}'::jsonb END
+					|| CASE WHEN $4::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', $4::text) END
+				FROM done, readiness RETURNING seq, data
+			)`;
+	const completeValue = `jsonb_build_object('card', done.card, 'unblocked', to_jsonb(readiness.unblocked))`;
+	/**
+	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
+	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. The pick reads the snapshot from before
+	 * the completion, so a card this completion unblocks is not among its choices (the caller claims
+	 * again when nothing was picked). It picks only when the completion happened.
+	 */
+	const completeNextWith = (withPhase: boolean): string => `WITH ${completeCtes},
+			pick AS (${pick('$1', '$7', '$8', withPhase, 'AND EXISTS (SELECT 1 FROM done)')}),
+			took AS (${take('$1', '$3', '$9', '$10')} RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
+			ev2 AS (
+				INSERT INTO events (seq, at, card_id, actor, type, data)
+				SELECT ${secondSeq}, $1, took.id, $3, 'claimed', jsonb_build_object('card', took.card, 'epoch', took.claim_epoch)
+				FROM took RETURNING seq
+			),
+			log AS (
+				INSERT INTO request_log (key, method, result, at)
+				SELECT $6, 'card/complete', jsonb_build_object('value', ${completeValue}
+					|| CASE WHEN took.id IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('next', ${claimValue}) END), $1
+				FROM done CROSS JOIN readiness LEFT JOIN took ON true WHERE $6::text IS NOT NULL
+			)
+			SELECT ev.seq, ev.data, readiness.unblocked, took.card AS next_card, ev2.seq AS next_seq
+			FROM ev CROSS JOIN readiness LEFT JOIN took ON true LEFT JOIN ev2 ON true`;
 	return {
 		/** Ready cards claimable now, in claim order: $1 now, $2 limit. */
 		readyPage: pageOf(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)`, '$2'),
@@ -1598,12 +1730,16 @@ function hotStatements(nextSeq: string) {
 			'$2',
 		),
 		/** Claim inside the general path's transaction (no event: the caller logs it). */
-		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere} AND ($3::text IS NULL OR phase = $3) ${pickTail})
-			${take} RETURNING baton_card(cards) AS card`,
+		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) ${pickTail})
+			${take('$1', '$4', '$5', '$6')} RETURNING baton_card(cards) AS card`,
 		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key. */
-		claim: claimWith(pickAny),
+		claim: claimWith(false),
 		/** The same with $3 a phase. */
-		claimPhase: claimWith(pickPhase),
+		claimPhase: claimWith(true),
+		/** complete + claim next (see completeNextWith), phase $8 null. */
+		completeNext: completeNextWith(false),
+		/** The same with $8 a phase. */
+		completeNextPhase: completeNextWith(true),
 		/**
 		 * $1 now, $2 card id, $3 actor, $4 epoch (null = the holder's), $5 progress, $6 note, $7 ttl (null =
 		 * the lease's own), $8 default ttl, $9 request key. Logs an event only when progress or note changed.
@@ -1647,37 +1783,10 @@ function hotStatements(nextSeq: string) {
 			)
 			SELECT hb.card, ev.seq FROM hb LEFT JOIN ev ON true`,
 		/** $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's), $6 request key. */
-		complete: `WITH done AS (
-				UPDATE cards SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
-					lease_ttl_seconds = NULL, result = $4, blocked_reason = NULL, defer_until = NULL,
-					version = version + 1, updated_at = $1
-				WHERE id = $2 AND status = 'claimed' AND claim_owner = $3 AND ($5::int IS NULL OR claim_epoch = $5)
-					AND lease_expires_at > $1
-				RETURNING cards.id, baton_card(cards) AS card
-			),
-			deps AS (
-				UPDATE cards SET unmet_deps = cards.unmet_deps - 1 FROM edges e, done
-				WHERE e.dep_id = done.id AND cards.id = e.card_id
-				RETURNING cards.id, cards.unmet_deps,
-					(cards.status = 'ready' AND cards.unmet_deps = 0 AND (cards.defer_until IS NULL OR cards.defer_until <= $1)) AS claimable
-			),
-			readiness AS (
-				SELECT count(*) AS n,
-					coalesce(jsonb_agg(jsonb_build_object('id', id, 'unmetDeps', unmet_deps) ORDER BY id), '[]'::jsonb) AS list,
-					coalesce(array_agg(id ORDER BY id) FILTER (WHERE claimable), '{}') AS unblocked
-				FROM deps
-			),
-			ev AS (
-				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${nextSeq}, $1, done.id, $3, 'completed', jsonb_build_object('card', done.card)
-					|| CASE WHEN readiness.n > 0 THEN jsonb_build_object('readiness', readiness.list) ELSE '{}'::jsonb END
-					|| CASE WHEN $4::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', $4::text) END
-				FROM done, readiness RETURNING seq, data
-			),
+		complete: `WITH ${completeCtes},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
-				SELECT $6, 'card/complete', jsonb_build_object('value', jsonb_build_object('card', done.card, 'unblocked',
-					to_jsonb(readiness.unblocked))), $1
+				SELECT $6, 'card/complete', jsonb_build_object('value', ${completeValue}), $1
 				FROM done, readiness WHERE $6::text IS NOT NULL
 			)
 			SELECT ev.seq, ev.data, readiness.unblocked FROM ev, readiness`,

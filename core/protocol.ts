@@ -376,17 +376,22 @@ export const HeartbeatParams = z
 	.strict();
 export const LeaseResult = z.object({ card: Card, lease: Lease });
 
+/** What `complete` should claim next for the same agent, in the same step (one round trip). */
+export const NextClaim = ClaimParams.pick({ phase: true, capabilities: true, ttlSeconds: true }).strict();
 export const CompleteParams = z
 	.object({
 		...leaseParams,
 		result: ResultText.optional().describe('Summary, commit, links'),
 		force: z.boolean().optional().describe('Human override: complete even if another agent holds it'),
+		next: NextClaim.optional().describe('Also claim the next best card, as `claim` would with these params'),
 	})
 	.strict();
 export const CompleteResult = z.object({
 	card: Card,
 	/** Dependents that became claimable because this card is done. */
 	unblocked: z.array(CardId),
+	/** With `next`: the card claimed next (as `claim` returns it), or card null and the reason. */
+	next: ClaimResult.optional(),
 });
 
 export const ReleaseParams = z

@@ -361,8 +361,19 @@ const complete: Command = {
 		epoch: epochOption,
 		result: { type: 'string', value: 'TEXT', description: 'Summary, commit, links' },
 		force: { type: 'boolean', description: 'Human override: complete even if another agent holds it' },
+		next: { type: 'boolean', description: 'Also claim the next best card in the same step' },
+		phase: { type: 'string', value: 'NAME', description: 'With --next: only cards in this phase' },
+		capabilities: { type: 'string', value: 'CAPS', description: 'With --next: capabilities you have' },
+		ttl: { type: 'string', value: 'SECONDS', description: 'With --next: lease length (default 300)' },
 	},
 	async run(ctx) {
+		const next = flag(ctx, 'next')
+			? defined({
+					phase: stringOpt(ctx, 'phase'),
+					capabilities: listOpt(ctx, 'capabilities'),
+					ttlSeconds: intOpt(ctx, 'ttl'),
+				})
+			: undefined;
 		const hub = await ctx.hub();
 		const r = await hub.request('card/complete', {
 			cardId: arg(ctx, 0),
@@ -370,13 +381,19 @@ const complete: Command = {
 				epoch: intOpt(ctx, 'epoch'),
 				result: stringOpt(ctx, 'result'),
 				force: flag(ctx, 'force') ? true : undefined,
+				next,
 			}),
 		});
-		show(
-			ctx,
-			r,
-			() => `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`,
-		);
+		show(ctx, r, () => {
+			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`;
+			if (r.next === undefined) {
+				return done;
+			}
+			const { card, lease, reason } = r.next;
+			return card === null || lease === null
+				? `${done}\nNothing claimable next${reason === undefined ? '.' : `: ${reason}`}`
+				: `${done}\nClaimed ${card.id} (epoch ${lease.epoch}, lease until ${lease.expiresAt}): ${truncate(card.title, 60)}`;
+		});
 		return 0;
 	},
 };

@@ -3,7 +3,7 @@
 export const guideUri = 'baton://guide';
 
 export const guideText = `Baton is the team's shared backlog; other agents and humans work from it too.
-Loop: claim (waitSeconds up to 60 waits for work) -> do the card -> heartbeat {cardId, progress, note} at milestones -> complete {cardId, result}.
+Loop: claim (waitSeconds up to 60 waits for work) -> do the card -> heartbeat {cardId, progress, note} at milestones -> complete {cardId, result, next: true} (next: true claims your next card in the same call).
 If you cannot finish: release {cardId, reason} to hand it back, or fail {cardId, reason} if the work itself failed.
 Your lease stays alive while this session is open; lease_lost means another agent took the card over: stop and claim again.
 Before resuming a card, show it and read its attempts. Plan new work with create {cards: [...]} and dependsOn.`;

@@ -311,6 +311,123 @@ for (const kind of storeKinds) {
 			});
 		});
 
+		describe('complete with next', () => {
+			it('completes and claims the next best card in one call, logging completed then claimed', async () => {
+				const p = prefix();
+				const phase = `${p}phase`;
+				await b.create(alice, {
+					cards: [
+						{ id: `${p}first`, title: 'first', phase, priority: 9 },
+						{ id: `${p}low`, title: 'low', phase, priority: 1 },
+						{ id: `${p}high`, title: 'high', phase, priority: 5 },
+						{ id: `${p}gpu`, title: 'needs a gpu', phase, priority: 7, requires: ['gpu'] },
+					],
+				});
+				const first = await b.claim(bob, { phase });
+				assert.equal(first.card?.id, `${p}first`);
+				const seen: string[] = [];
+				const off = b.onCommitted(events => seen.push(...events.map(e => `${e.seq}:${e.type}:${e.cardId}`)));
+				const seq = await b.lastSeq();
+				const r = await b.complete(bob, {
+					cardId: `${p}first`,
+					epoch: first.lease?.epoch,
+					result: 'shipped',
+					next: { phase, ttlSeconds: 60 },
+				});
+				off();
+				assert.equal(r.card.status, 'done');
+				assert.equal(r.card.result, 'shipped');
+				// The gpu card outranks `high` but bob does not advertise gpu.
+				const next = r.next;
+				assert.ok(next?.card && next.lease, 'a next card was claimed');
+				assert.equal(next.card.id, `${p}high`);
+				assert.equal(next.card.claimOwner, 'bob');
+				assert.equal(next.card.attempts, 1);
+				assert.deepEqual(next.lease, {
+					cardId: `${p}high`,
+					epoch: next.card.claimEpoch,
+					expiresAt: next.card.leaseExpiresAt,
+				});
+				assert.equal(Date.parse(next.lease.expiresAt) - clock.now().getTime(), 60_000);
+				assert.deepEqual(seen, [`${seq + 1}:completed:${p}first`, `${seq + 2}:claimed:${p}high`]);
+				const logged = await b.listEvents({ afterSeq: seq });
+				assert.deepEqual(
+					logged.events.map(e => `${e.seq}:${e.type}:${e.cardId}`),
+					seen,
+				);
+				assert.equal(logged.events[1]?.data.card?.claimOwner, 'bob');
+				// The lease it returned is a real one: heartbeat and complete with it.
+				await b.heartbeat(bob, { cardId: `${p}high`, epoch: next.lease.epoch, progress: 50 });
+				const withCaps = await b.complete(bob, {
+					cardId: `${p}high`,
+					epoch: next.lease.epoch,
+					next: { phase, capabilities: ['gpu'] },
+				});
+				assert.equal(withCaps.next?.card?.id, `${p}gpu`);
+			});
+
+			it('claims a card this completion unblocked, and says why when nothing is claimable', async () => {
+				const p = prefix();
+				const phase = `${p}phase`;
+				await b.create(alice, {
+					cards: [
+						{ id: `${p}a`, title: 'a', phase },
+						{ id: `${p}b`, title: 'b', phase, dependsOn: [`${p}a`] },
+					],
+				});
+				const a = await b.claim(bob, { phase });
+				const r = await b.complete(bob, { cardId: `${p}a`, epoch: a.lease?.epoch, next: { phase } });
+				assert.deepEqual(r.unblocked, [`${p}b`]);
+				const freed = r.next?.lease;
+				assert.equal(freed?.cardId, `${p}b`, 'the card freed by this completion is the next one');
+				const last = await b.complete(bob, { cardId: `${p}b`, epoch: freed.epoch, next: { phase } });
+				assert.equal(last.card.status, 'done');
+				assert.deepEqual(last.next && { card: last.next.card, lease: last.next.lease }, { card: null, lease: null });
+				assert.match(last.next?.reason ?? '', /Nothing claimable/);
+			});
+
+			it('claims nothing when the completion is refused, and changes nothing', async () => {
+				const p = prefix();
+				const phase = `${p}phase`;
+				await b.create(alice, {
+					cards: [
+						{ id: `${p}held`, title: 'held', phase, priority: 3 },
+						{ id: `${p}spare`, title: 'spare', phase },
+					],
+				});
+				const held = await b.claim(bob, { phase });
+				assert.equal(held.card?.id, `${p}held`);
+				await b.reclaim(human, { cardId: `${p}held` });
+				await refusedWithoutChange(
+					b,
+					() => b.complete(bob, { cardId: `${p}held`, epoch: held.lease?.epoch, next: { phase } }),
+					'lease_lost',
+				);
+				await refusedWithoutChange(b, () => b.complete(alice, { cardId: `${p}nope`, next: { phase } }), 'not_found');
+			});
+
+			it('replays a keyed complete-with-next, next card included, instead of claiming again', async () => {
+				const p = prefix();
+				const phase = `${p}phase`;
+				await b.create(alice, {
+					cards: [
+						{ id: `${p}a`, title: 'a', phase, priority: 2 },
+						{ id: `${p}b`, title: 'b', phase, priority: 1 },
+						{ id: `${p}c`, title: 'c', phase },
+					],
+				});
+				const a = await b.claim(bob, { phase });
+				const key = { actor: 'bob', requestKey: `${p}complete-1` };
+				const params = { cardId: `${p}a`, epoch: a.lease?.epoch, next: { phase } };
+				const first = await b.complete(key, params);
+				assert.equal(first.next?.card?.id, `${p}b`);
+				const seq = await b.lastSeq();
+				assert.deepEqual(await b.complete(key, params), first);
+				assert.equal(await b.lastSeq(), seq, 'the replay logged nothing');
+				assert.equal((await b.get(human, { cardId: `${p}c` })).card.status, 'ready', 'no second card was taken');
+			});
+		});
+
 		describe('leases', () => {
 			it('fences the old holder after a forced reclaim: heartbeat, complete, release and fail are refused', async () => {
 				const p = prefix();

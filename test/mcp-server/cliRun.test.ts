@@ -189,7 +189,16 @@ describe('baton CLI', () => {
 		);
 		assert.equal(reclaimed.cards[0]!.status, 'ready');
 		await json(['claim', 'Q2']);
-		await json(['complete', 'Q2']);
+		const handOver = await json<{ card: Card; next: { card: Card | null; reason?: string } }>([
+			'complete',
+			'Q2',
+			'--next',
+			'--phase',
+			'nowhere',
+		]);
+		assert.equal(handOver.card.status, 'done');
+		assert.equal(handOver.next.card, null, 'nothing to claim next in an empty phase');
+		assert.match(handOver.next.reason ?? '', /No cards are ready|Nothing claimable/);
 		assert.equal((await json<{ card: Card }>(['reopen', 'Q2', '--reason', 'regressed'])).card.status, 'ready');
 		const edited = await json<{ card: Card }>(['edit', 'Q2', '--title', 'Middle, renamed', '--priority', '3']);
 		assert.equal(edited.card.title, 'Middle, renamed');

@@ -94,6 +94,8 @@ describe('8 MCP agents drain 500 cards', () => {
 
 		const acknowledged = new Map<string, string>();
 		let retriedCalls = 0;
+		/** Cards claimed by `complete {next: true}` rather than by `claim`. */
+		let handedOver = 0;
 		let victimCard: string | undefined;
 		let victimKilledAt = 0;
 		let hubKilled = false;
@@ -115,10 +117,19 @@ describe('8 MCP agents drain 500 cards', () => {
 		const work = async (index: number): Promise<void> => {
 			const a = agents[index]!;
 			const name = `w${index}`;
+			// Odd agents hand over with `complete {next: true}` (one call per card), even ones call claim.
+			const handOver = index % 2 === 1;
+			let carried: ClaimJson | undefined;
 			for (;;) {
-				const r = await call(a, 'claim', { waitSeconds: 2 });
-				assert.notEqual(r.isError, true, textOf(r));
-				const claim = r.structuredContent as unknown as ClaimJson;
+				let claim: ClaimJson;
+				if (carried?.card != null) {
+					claim = carried;
+				} else {
+					const r = await call(a, 'claim', { waitSeconds: 2 });
+					assert.notEqual(r.isError, true, textOf(r));
+					claim = r.structuredContent as unknown as ClaimJson;
+				}
+				carried = undefined;
 				if (claim.card === null) {
 					if (acknowledged.size >= cardCount) {
 						return;
@@ -143,7 +154,7 @@ describe('8 MCP agents drain 500 cards', () => {
 					hubPids.push(pid);
 					process.kill(pid, 'SIGKILL');
 				}
-				const done = await call(a, 'complete', { cardId, result: `by ${name}` });
+				const done = await call(a, 'complete', { cardId, result: `by ${name}`, ...(handOver ? { next: true } : {}) });
 				if (done.isError === true) {
 					// Only acceptable when our lease was legitimately lost; recorded, not acknowledged.
 					assert.match(textOf(done), /^(lease_lost|invalid_transition):/, textOf(done));
@@ -151,6 +162,11 @@ describe('8 MCP agents drain 500 cards', () => {
 				}
 				assert.equal(acknowledged.has(cardId), false, `${cardId} acknowledged twice`);
 				acknowledged.set(cardId, name);
+				if (handOver) {
+					carried = (done.structuredContent as { next?: ClaimJson }).next;
+					assert.ok(carried !== undefined, 'complete with next always answers next');
+					handedOver += carried.card === null ? 0 : 1;
+				}
 			}
 		};
 
@@ -223,7 +239,8 @@ describe('8 MCP agents drain 500 cards', () => {
 			`drained ${completedAt.size}/${cardCount} cards with ${agentCount} MCP agents in ${elapsed} ms; per agent ${perAgent.join('/')}; ` +
 				`${events.length} events, seqs continuous; ${doubleHeld} double holds; ${claimsBeforeDeps} claims before deps; ` +
 				`killed agent's card released in ${releaseMs} ms; hub ${hubPids[0]} kill -9 -> ${newHub}; ` +
-				`${retriedCalls} tool calls retried during failover; ${lost.length} acknowledged completes lost`,
+				`${retriedCalls} tool calls retried during failover; ${lost.length} acknowledged completes lost; ` +
+				`${handedOver} cards claimed by complete with next`,
 		);
 		assert.equal(stats.counts.done, cardCount);
 		assert.equal(completedAt.size, cardCount);
@@ -232,5 +249,6 @@ describe('8 MCP agents drain 500 cards', () => {
 		assert.equal(claimsBeforeDeps, 0, 'no card claimed before its dependencies were done');
 		assert.deepEqual(lost, [], 'every acknowledged complete is in the log under its agent');
 		assert.equal(acknowledged.size, cardCount);
+		assert.ok(handedOver > 0, 'the hand-over agents took cards through complete with next');
 	});
 });

@@ -1,33 +1,75 @@
 /** `complete`: mark a held card done with a result. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
-import { CompleteParams } from '../../../core/protocol';
+import { z } from 'zod';
+
+import { CompleteParams, NextClaim } from '../../../core/protocol';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
 import { type ListedTool, registerListedTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
-// Agents never force: that is the human override on the board.
-const CompleteToolParams = CompleteParams.omit({ force: true }).strict();
+// Agents never force: that is the human override on the board. `next` is a flag here: the next card is
+// claimed with the session's capabilities, as `claim` would (phase and ttl as given).
+const CompleteToolParams = CompleteParams.omit({ force: true, next: true })
+	.extend({
+		next: z.boolean().optional().describe('Also claim the next card, as claim would'),
+		phase: NextClaim.shape.phase.describe('With next: only this phase'),
+		ttlSeconds: NextClaim.shape.ttlSeconds,
+	})
+	.strict();
 
 export function registerCompleteTool(server: McpServer, ctx: ToolContext): ListedTool {
 	return registerListedTool(
 		server,
 		'complete',
 		{
-			description: 'Mark a card you hold done. Returns {card, unblocked}: cards now claimable. Then claim the next.',
+			description:
+				'Mark a card you hold done. Returns {card, unblocked}. next: true also claims your next card in this call: next {card, lease}.',
 			listing: leanObject(CompleteToolParams, {
 				cardId: 'Card id',
 				epoch: 'Optional; from claim',
 				result: 'Summary, commit, links',
+				next: 'Claim the next too',
+				phase: 'For next',
+				ttlSeconds: 'For next',
 			}),
 		},
 		toolHandler('complete', CompleteToolParams, async args => {
+			const { next, phase, ttlSeconds, ...rest } = args;
 			const epoch = ctx.epochFor(args.cardId, args.epoch);
-			const result = await ctx.request('card/complete', { ...args, ...(epoch === undefined ? {} : { epoch }) });
+			const capabilities = ctx.capabilities.length > 0 ? [...ctx.capabilities] : undefined;
+			const result = await ctx.request('card/complete', {
+				...rest,
+				...(epoch === undefined ? {} : { epoch }),
+				...(next === true
+					? {
+							next: {
+								...(phase === undefined ? {} : { phase }),
+								...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+								...(capabilities === undefined ? {} : { capabilities }),
+							},
+						}
+					: {}),
+			});
 			ctx.forgetLease(args.cardId);
-			return { card: compactCard(result.card), unblocked: result.unblocked };
+			if (result.next === undefined) {
+				return { card: compactCard(result.card), unblocked: result.unblocked };
+			}
+			const claimed = result.next;
+			if (claimed.card !== null && claimed.lease !== null) {
+				ctx.rememberLease(claimed.card.id, claimed.lease.epoch);
+			}
+			return {
+				card: compactCard(result.card),
+				unblocked: result.unblocked,
+				next: {
+					card: claimed.card === null ? null : compactCard(claimed.card),
+					lease: claimed.lease,
+					...(claimed.reason === undefined ? {} : { reason: claimed.reason }),
+				},
+			};
 		}),
 	);
 }
