@@ -1647,9 +1647,9 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 	const pickWhere = (now: string, caps: string): string => `status = 'ready' AND unmet_deps = 0
 			AND (defer_until IS NULL OR defer_until <= ${now}) AND requires <@ ${caps}::text[]`;
 	const pickTail = `ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`;
-	const pick = (now: string, caps: string, phase: string, withPhase: boolean, extra = ''): string =>
+	const pick = (now: string, caps: string, phase: string, withPhase: boolean): string =>
 		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
-			${extra} ${pickTail}`;
+			${pickTail}`;
 	// $ placeholders of the claim: now, actor, lease expiry, ttl.
 	const take = (now: string, actor: string, expiry: string, ttl: string): string =>
 		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claimed_at = ${now}, lease_expires_at = ${expiry},
@@ -1702,11 +1702,13 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
 	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. The pick reads the snapshot from before
 	 * the completion, so a card this completion unblocks is not among its choices (the caller claims
-	 * again when nothing was picked). It picks only when the completion happened.
+	 * again when nothing was picked). It claims only when the completion happened (the pick of a failed
+	 * completion locks a row until the statement ends, nothing more).
 	 */
 	const completeNextWith = (withPhase: boolean): string => `WITH ${completeCtes},
-			pick AS (${pick('$1', '$7', '$8', withPhase, 'AND EXISTS (SELECT 1 FROM done)')}),
-			took AS (${take('$1', '$3', '$9', '$10')} RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
+			pick AS (${pick('$1', '$7', '$8', withPhase)}),
+			took AS (${take('$1', '$3', '$9', '$10')} AND EXISTS (SELECT 1 FROM done)
+				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			ev2 AS (
 				INSERT INTO events (seq, at, card_id, actor, type, data)
 				SELECT ${secondSeq}, $1, took.id, $3, 'claimed', jsonb_build_object('card', took.card, 'epoch', took.claim_epoch)

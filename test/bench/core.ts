@@ -233,6 +233,18 @@ async function phaseMeasure(dir: string, cards: number): Promise<void> {
 		pairMs.push(done - t);
 	}
 	const pairCpuMs = cpuMs(process.cpuUsage(pairCpu)) / ops;
+	// The hand-over loop: each complete {next} finishes one card and claims the next in one statement.
+	const handOverMs: number[] = [];
+	let held = await backlog.claim(ctx, {});
+	for (let i = 0; i < ops / 2 && held.card !== null && held.lease !== null; i++) {
+		const t = performance.now();
+		const done = await backlog.complete(ctx, { cardId: held.card.id, epoch: held.lease.epoch, next: {} });
+		handOverMs.push(since(t));
+		held = done.next ?? { card: null, lease: null };
+	}
+	if (held.card !== null && held.lease !== null) {
+		await backlog.complete(ctx, { cardId: held.card.id, epoch: held.lease.epoch });
+	}
 	const t0 = performance.now();
 	const singles = Math.min(1_000, Math.floor(cards / 2));
 	const createMs: number[] = [];
@@ -249,6 +261,8 @@ async function phaseMeasure(dir: string, cards: number): Promise<void> {
 		pairP50: median(pairMs),
 		pairP99: percentile(pairMs, 99),
 		claimP50: median(claimMs),
+		handOverP50: median(handOverMs),
+		handOverOps: handOverMs.length,
 		completeP50: median(completeMs),
 		pageP50: median(pageMs),
 		pageP99: percentile(pageMs, 99),
@@ -398,6 +412,15 @@ async function main(): Promise<void> {
 			const ops = `${num(m, 'ops')} ops`;
 			report.add(row(`claim+complete p50, ${size} cards`, num(m, 'pairP50'), 'ms', { max: 1 }, ops));
 			report.add(row(`claim+complete p99, ${size} cards`, num(m, 'pairP99'), 'ms', undefined, ops));
+			report.add(
+				row(
+					`complete with next (finish one, claim the next) p50, ${size} cards`,
+					num(m, 'handOverP50'),
+					'ms',
+					{ max: 1 },
+					`${num(m, 'handOverOps')} ops; one call per card instead of claim+complete`,
+				),
+			);
 			report.add(
 				row(
 					`claim p50, ${size} cards`,

@@ -116,55 +116,83 @@ async function dropSchemas(): Promise<void> {
 	}
 }
 
-/** Baton: N Backlog instances on PostgreSQL (one connection each), each looping claim → complete. */
-const baton: System = {
-	name: 'Baton',
-	describe: 'Backlog.claim (prepared, FOR UPDATE SKIP LOCKED) then Backlog.complete with the lease epoch',
-	async prepare(schema) {
-		const backlog = await Backlog.open({ databaseUrl, schema });
-		try {
-			for (let i = 0; i < items; i += 1000) {
-				const cards = [];
-				for (let j = i; j < Math.min(items, i + 1000); j++) {
-					cards.push({ id: `c${j}`, title: `item ${j}` });
-				}
-				await backlog.create({ actor: 'bench' }, { cards });
-			}
-		} finally {
-			await backlog.close();
-		}
-	},
-	async drain(schema, workers) {
-		const backlogs = await Promise.all(
-			Array.from({ length: workers }, () => Backlog.open({ databaseUrl: drainUrl('Baton'), schema, poolSize: 1 })),
-		);
-		const seen = new Set<string>();
-		let duplicates = 0;
-		try {
-			const started = performance.now();
-			const deadline = started + drainCapMs;
-			await Promise.all(
-				backlogs.map(async (backlog, w) => {
-					const ctx = { actor: `worker-${w}` };
-					while (performance.now() < deadline) {
-						const { card, lease } = await backlog.claim(ctx, {});
-						if (card === null || lease === null) {
-							return;
-						}
-						if (seen.has(card.id)) {
-							duplicates++;
-						}
-						seen.add(card.id);
-						await backlog.complete(ctx, { cardId: card.id, epoch: lease.epoch });
+/**
+ * Baton: N Backlog instances on PostgreSQL (one connection each). The plain loop is claim → complete;
+ * the hand-over loop claims once, then each `complete {next}` finishes one card and claims the next in
+ * the same statement (how an agent using next: true works).
+ */
+function batonSystem(handOver: boolean): System {
+	const name = handOver ? 'Baton (complete with next)' : 'Baton';
+	return {
+		name,
+		describe: handOver
+			? 'one Backlog.claim, then Backlog.complete with the lease epoch and next: {} (finish one, claim the next: one statement) until none is left'
+			: 'Backlog.claim (prepared, FOR UPDATE SKIP LOCKED) then Backlog.complete with the lease epoch',
+		async prepare(schema) {
+			const backlog = await Backlog.open({ databaseUrl, schema });
+			try {
+				for (let i = 0; i < items; i += 1000) {
+					const cards = [];
+					for (let j = i; j < Math.min(items, i + 1000); j++) {
+						cards.push({ id: `c${j}`, title: `item ${j}` });
 					}
-				}),
+					await backlog.create({ actor: 'bench' }, { cards });
+				}
+			} finally {
+				await backlog.close();
+			}
+		},
+		async drain(schema, workers) {
+			const backlogs = await Promise.all(
+				Array.from({ length: workers }, () => Backlog.open({ databaseUrl: drainUrl(name), schema, poolSize: 1 })),
 			);
-			return { seconds: (performance.now() - started) / 1000, done: seen.size, duplicates };
-		} finally {
-			await Promise.all(backlogs.map(b => b.close()));
-		}
-	},
-};
+			const seen = new Set<string>();
+			let duplicates = 0;
+			const took = (id: string): void => {
+				if (seen.has(id)) {
+					duplicates++;
+				}
+				seen.add(id);
+			};
+			try {
+				const started = performance.now();
+				const deadline = started + drainCapMs;
+				await Promise.all(
+					backlogs.map(async (backlog, w) => {
+						const ctx = { actor: `worker-${w}` };
+						let { card, lease } = await backlog.claim(ctx, {});
+						while (card !== null && lease !== null) {
+							took(card.id);
+							if (!handOver) {
+								await backlog.complete(ctx, { cardId: card.id, epoch: lease.epoch });
+								if (performance.now() >= deadline) {
+									return;
+								}
+								({ card, lease } = await backlog.claim(ctx, {}));
+								continue;
+							}
+							const last = performance.now() >= deadline;
+							const done = await backlog.complete(ctx, {
+								cardId: card.id,
+								epoch: lease.epoch,
+								...(last ? {} : { next: {} }),
+							});
+							if (last || done.next === undefined) {
+								return;
+							}
+							({ card, lease } = done.next);
+						}
+					}),
+				);
+				return { seconds: (performance.now() - started) / 1000, done: seen.size, duplicates };
+			} finally {
+				await Promise.all(backlogs.map(b => b.close()));
+			}
+		},
+	};
+}
+const baton = batonSystem(false);
+const batonNext = batonSystem(true);
 
 const quietLogger = new Logger(() => () => undefined);
 
@@ -305,7 +333,7 @@ const pgBoss: System = {
 async function main(): Promise<void> {
 	const report = new Reporter('pgCompare');
 	const only = process.env.BENCH_PG_SYSTEMS?.split(',');
-	const systems = [baton, graphile, pgBoss].filter(s => only === undefined || only.includes(s.name));
+	const systems = [baton, batonNext, graphile, pgBoss].filter(s => only === undefined || only.includes(s.name));
 	const { rows } = await admin.query<{ server_version: string }>('SHOW server_version');
 	console.log(
 		`pgCompare: PostgreSQL ${rows[0]?.server_version ?? '?'} at ${new URL(databaseUrl).host}, ${items} queued items, workers ${workerCounts.join(' / ')}, ${repeats} run(s) each`,
@@ -350,14 +378,16 @@ async function main(): Promise<void> {
 			report.add(row(`duplicate takes, ${workers} worker(s), all systems`, duplicates, 'items', { max: 0 }));
 		}
 		for (const workers of workerCounts) {
-			const b = rates.get(`Baton/${workers}`);
 			const g = rates.get(`graphile-worker/${workers}`);
 			const p = rates.get(`pg-boss/${workers}`);
-			if (b !== undefined && g !== undefined) {
-				report.add(row(`Baton / graphile-worker, ${workers} worker(s)`, b / g, '×', { min: 1 }));
-			}
-			if (b !== undefined && p !== undefined) {
-				report.add(row(`Baton / pg-boss, ${workers} worker(s)`, b / p, '×'));
+			for (const system of [baton, batonNext]) {
+				const b = rates.get(`${system.name}/${workers}`);
+				if (b !== undefined && g !== undefined) {
+					report.add(row(`${system.name} / graphile-worker, ${workers} worker(s)`, b / g, '×', { min: 1 }));
+				}
+				if (b !== undefined && p !== undefined) {
+					report.add(row(`${system.name} / pg-boss, ${workers} worker(s)`, b / p, '×'));
+				}
 			}
 		}
 		for (const system of systems) {
