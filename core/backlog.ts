@@ -1632,14 +1632,15 @@ export class Backlog {
 	}
 }
 
-/**
- * The hot statements (claim, complete): each one statement that changes the card, frees dependents,
- * appends the event and records the request key, so a claim or complete is a single round trip.
- */
 /** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
 const claimValue = `jsonb_build_object('card', took.card, 'lease',
 	jsonb_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
 
+/**
+ * The hot statements (claim, complete, complete with next, heartbeat): each one statement that changes
+ * the card(s), frees dependents, appends the events and records the request key, so each is a single
+ * round trip. `nextSeq` / `secondSeq` are the seq expressions of a statement's first and second event.
+ */
 function hotStatements(nextSeq: string, secondSeq: string) {
 	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).

@@ -367,6 +367,9 @@ const complete: Command = {
 		ttl: { type: 'string', value: 'SECONDS', description: 'With --next: lease length (default 300)' },
 	},
 	async run(ctx) {
+		if (!flag(ctx, 'next') && ['phase', 'capabilities', 'ttl'].some(o => ctx.values[o] !== undefined)) {
+			throw new UsageError('--phase, --capabilities and --ttl apply to the next card: add --next, or drop them.');
+		}
 		const next = flag(ctx, 'next')
 			? defined({
 					phase: stringOpt(ctx, 'phase'),

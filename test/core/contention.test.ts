@@ -1,5 +1,6 @@
 /**
- * Contention proof: 16 workers claim and complete 2,000 cards with a random DAG until none is left —
+ * Contention proof: 16 workers claim and complete 2,000 cards with a random DAG until none is left (half
+ * of them handing over with complete {next}) —
  * on PostgreSQL through 16 Backlog instances on 16 connections, on PGlite through 16 concurrent async
  * callers. The event log is then checked: each card completed exactly once, claimed/completed
  * alternate per card with increasing epochs (never held by two at once), and no card was claimed
@@ -9,7 +10,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { Backlog } from '../../core/backlog';
-import type { BacklogEvent, CreateCardInput } from '../../core/protocol';
+import type { BacklogEvent, ClaimResult, CreateCardInput } from '../../core/protocol';
 import { openTestBacklog } from '../helpers/backlog';
 
 const cardCount = 2000;
@@ -45,6 +46,8 @@ function randomPlan(seed: number): CreateCardInput[] {
 interface WorkerStats {
 	completed: number;
 	emptyClaims: number;
+	/** Cards this worker got from `complete {next}` rather than from `claim`. */
+	handedOver: number;
 }
 
 async function drain(backlogs: Backlog[], observer: Backlog): Promise<WorkerStats[]> {
@@ -53,9 +56,13 @@ async function drain(backlogs: Backlog[], observer: Backlog): Promise<WorkerStat
 		Array.from({ length: workerCount }, async (_, w) => {
 			const b = backlogs[w % backlogs.length]!;
 			const ctx = { actor: `worker-${w}` };
-			const stats: WorkerStats = { completed: 0, emptyClaims: 0 };
+			const stats: WorkerStats = { completed: 0, emptyClaims: 0, handedOver: 0 };
+			// Odd workers hand over with complete {next}: finish one card and claim the next in one statement.
+			const handOver = w % 2 === 1;
+			let carried: ClaimResult | undefined;
 			while (!finished) {
-				const { card, lease } = await b.claim(ctx, {});
+				const { card, lease } = carried?.card != null ? carried : await b.claim(ctx, {});
+				carried = undefined;
 				if (card === null || lease === null) {
 					stats.emptyClaims++;
 					const s = await observer.stats(ctx, {});
@@ -67,8 +74,17 @@ async function drain(backlogs: Backlog[], observer: Backlog): Promise<WorkerStat
 					}
 					continue;
 				}
-				await b.complete(ctx, { cardId: card.id, epoch: lease.epoch, result: `by ${ctx.actor}` });
+				const done = await b.complete(ctx, {
+					cardId: card.id,
+					epoch: lease.epoch,
+					result: `by ${ctx.actor}`,
+					...(handOver ? { next: {} } : {}),
+				});
 				stats.completed++;
+				if (done.next?.card != null) {
+					carried = done.next;
+					stats.handedOver++;
+				}
 			}
 			return stats;
 		}),
@@ -129,6 +145,10 @@ function verify(label: string, plan: CreateCardInput[], events: BacklogEvent[], 
 	}
 	const edges = plan.reduce((n, c) => n + (c.dependsOn?.length ?? 0), 0);
 	const perWorker = workers.map(w => w.completed);
+	assert.ok(
+		workers.some(w => w.handedOver > 0),
+		`${label}: the hand-over workers took cards through complete with next`,
+	);
 	assert.equal(
 		perWorker.reduce((a, b) => a + b, 0),
 		cardCount,
@@ -136,7 +156,8 @@ function verify(label: string, plan: CreateCardInput[], events: BacklogEvent[], 
 	console.log(
 		`${label}: ${cardCount} cards, ${edges} dependency edges, ${workerCount} workers; ${claims} claims, ${completes} completes, ` +
 			`0 double holds, 0 early claims; per worker ${Math.min(...perWorker)}–${Math.max(...perWorker)} completes, ` +
-			`${workers.reduce((n, w) => n + w.emptyClaims, 0)} empty claims`,
+			`${workers.reduce((n, w) => n + w.emptyClaims, 0)} empty claims, ` +
+			`${workers.reduce((n, w) => n + w.handedOver, 0)} cards taken by complete with next`,
 	);
 }
 

@@ -228,6 +228,9 @@ describe('baton CLI', () => {
 		assert.equal(r.code, 2);
 		assert.match(r.stderr, /--limit must be a whole number/);
 		assert.match(r.stderr, /Usage: baton list/);
+		const stray = await baton(['complete', 'Q1', '--phase', 'api']);
+		assert.equal(stray.code, 2, 'a --next option without --next is a usage error, not silently ignored');
+		assert.match(stray.stderr, /add --next/);
 	});
 
 	it('stats, events, agents, backup, hub status, board', async () => {

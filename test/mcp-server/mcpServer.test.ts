@@ -125,6 +125,7 @@ describe('baton mcp input validation (RELIABILITY 25)', () => {
 		['bad nested', 'create', { cards: [{ title: 'ok' }, { title: '' }] }, /cards\.1\.title/],
 		['nested unknown key', 'create', { cards: [{ title: 'ok', owner: 'me' }] }, /owner/],
 		['both shapes', 'create', { title: 'one', cards: [{ title: 'two' }] }, /cards/],
+		['next-only key', 'complete', { cardId: 'A1', phase: 'api' }, /next: true/],
 		['neither shape', 'create', { phase: 'p' }, /title/],
 	];
 	for (const [kind, tool, args, field] of cases) {

@@ -3,6 +3,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 import { z } from 'zod';
 
+import { BatonError } from '../../../core/errors';
 import { CompleteParams, NextClaim } from '../../../core/protocol';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
@@ -38,6 +39,12 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 		},
 		toolHandler('complete', CompleteToolParams, async args => {
 			const { next, phase, ttlSeconds, ...rest } = args;
+			if (next !== true && (phase !== undefined || ttlSeconds !== undefined)) {
+				throw new BatonError(
+					'invalid_input',
+					'phase and ttlSeconds apply to the next card: add next: true, or drop them.',
+				);
+			}
 			const epoch = ctx.epochFor(args.cardId, args.epoch);
 			const capabilities = ctx.capabilities.length > 0 ? [...ctx.capabilities] : undefined;
 			const result = await ctx.request('card/complete', {
