@@ -1657,13 +1657,40 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 			lease_ttl_seconds = ${ttl}, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
 			progress_note = NULL, progress_at = ${now}, defer_until = NULL, version = version + 1, updated_at = ${now}
 		FROM pick WHERE cards.id = pick.id`;
-	const claimWith = (withPhase: boolean): string => `WITH pick AS (${pick('$1', '$2', '$3', withPhase)}),
-			took AS (${take('$1', '$4', '$5', '$6')} RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
-			ev AS (
+	/**
+	 * pick → took (the claim) → the `claimed` event, as CTEs named pick, took and `event`, for the
+	 * placeholders given; `guard` is an extra condition on the claiming UPDATE.
+	 */
+	const claimCtes = (o: {
+		now: string;
+		caps: string;
+		phase: string;
+		withPhase: boolean;
+		actor: string;
+		expiry: string;
+		ttl: string;
+		seq: string;
+		event: string;
+		guard?: string;
+	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase)}),
+			took AS (${take(o.now, o.actor, o.expiry, o.ttl)} ${o.guard ?? ''}
+				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
+			${o.event} AS (
 				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${nextSeq}, $1, took.id, $4, 'claimed', jsonb_build_object('card', took.card, 'epoch', took.claim_epoch)
+				SELECT ${o.seq}, ${o.now}, took.id, ${o.actor}, 'claimed', jsonb_build_object('card', took.card, 'epoch', took.claim_epoch)
 				FROM took RETURNING seq
-			),
+			)`;
+	const claimWith = (withPhase: boolean): string => `WITH ${claimCtes({
+		now: '$1',
+		caps: '$2',
+		phase: '$3',
+		withPhase,
+		actor: '$4',
+		expiry: '$5',
+		ttl: '$6',
+		seq: nextSeq,
+		event: 'ev',
+	})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
 				SELECT $7, 'card/claim', jsonb_build_object('value', ${claimValue}), $1
@@ -1707,14 +1734,18 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 	 * completion locks a row until the statement ends, nothing more).
 	 */
 	const completeNextWith = (withPhase: boolean): string => `WITH ${completeCtes},
-			pick AS (${pick('$1', '$7', '$8', withPhase)}),
-			took AS (${take('$1', '$3', '$9', '$10')} AND EXISTS (SELECT 1 FROM done)
-				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
-			ev2 AS (
-				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${secondSeq}, $1, took.id, $3, 'claimed', jsonb_build_object('card', took.card, 'epoch', took.claim_epoch)
-				FROM took RETURNING seq
-			),
+			${claimCtes({
+				now: '$1',
+				caps: '$7',
+				phase: '$8',
+				withPhase,
+				actor: '$3',
+				expiry: '$9',
+				ttl: '$10',
+				seq: secondSeq,
+				event: 'ev2',
+				guard: 'AND EXISTS (SELECT 1 FROM done)',
+			})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
 				SELECT $6, 'card/complete', jsonb_build_object('value', ${completeValue}
