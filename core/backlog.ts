@@ -173,6 +173,7 @@ export class Backlog {
 		this.sql = hotStatements(
 			this.nextSeq,
 			db.mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 2 FROM events)' : "nextval('event_seq')",
+			db.mode !== 'pglite',
 		);
 	}
 
@@ -242,7 +243,7 @@ export class Backlog {
 					const out = await fn(tx, now);
 					const events = await this.append(tx, out.events, ctx.actor, now);
 					if (ctx.requestKey !== undefined && !isEmptyClaim(method, out.result)) {
-						await tx.query('INSERT INTO request_log (key, method, result, at) VALUES ($1, $2, $3::jsonb, $4)', [
+						await tx.query('INSERT INTO request_log (key, method, result, at) VALUES ($1, $2, $3::json, $4)', [
 							ctx.requestKey,
 							method,
 							JSON.stringify({ value: out.result }),
@@ -273,7 +274,7 @@ export class Backlog {
 		if (pending.length === 1) {
 			const p = present(pending[0]);
 			const rows = await tx.query<{ seq: unknown }>(
-				`INSERT INTO events (seq, at, card_id, actor, type, data) VALUES (${this.nextSeq}, $1, $2, $3, $4, $5::jsonb)
+				`INSERT INTO events (seq, at, card_id, actor, type, data) VALUES (${this.nextSeq}, $1, $2, $3, $4, $5::json)
 				 RETURNING seq`,
 				[now, p.cardId, actor, p.type, JSON.stringify(p.data)],
 				`baton_event_${this.mode}`,
@@ -285,7 +286,7 @@ export class Backlog {
 			seqs = rows.map(r => num(r.seq)).sort((a, b) => a - b);
 			await tx.query(
 				`INSERT INTO events (seq, at, card_id, actor, type, data)
-				 SELECT u.seq, $1, u.card_id, $2, u.type, u.data::jsonb
+				 SELECT u.seq, $1, u.card_id, $2, u.type, u.data::json
 				 FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) AS u(seq, card_id, type, data)`,
 				[
 					now,
@@ -1633,21 +1634,21 @@ export class Backlog {
 }
 
 /** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
-const claimValue = `jsonb_build_object('card', took.card, 'lease',
-	jsonb_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
+const claimValue = `json_build_object('card', took.card, 'lease',
+	json_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
 
 /**
  * The hot statements (claim, complete, complete with next, heartbeat): each one statement that changes
  * the card(s), frees dependents, appends the events and records the request key, so each is a single
  * round trip. `nextSeq` / `secondSeq` are the seq expressions of a statement's first and second event.
  */
-function hotStatements(nextSeq: string, secondSeq: string) {
+export function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
 	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
 	const pickWhere = (now: string, caps: string): string => `status = 'ready' AND unmet_deps = 0
 			AND (defer_until IS NULL OR defer_until <= ${now}) AND requires <@ ${caps}::text[]`;
-	const pickTail = `ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`;
+	const pickTail = `ORDER BY priority DESC, created_at, id LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
 	const pick = (now: string, caps: string, phase: string, withPhase: boolean): string =>
 		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
 			${pickTail}`;
@@ -1677,7 +1678,7 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			${o.event} AS (
 				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${o.seq}, ${o.now}, took.id, ${o.actor}, 'claimed', jsonb_build_object('card', took.card, 'epoch', took.claim_epoch)
+				SELECT ${o.seq}, ${o.now}, took.id, ${o.actor}, 'claimed', json_build_object('card', took.card, 'epoch', took.claim_epoch)
 				FROM took RETURNING seq
 			)`;
 	const claimWith = (withPhase: boolean): string => `WITH ${claimCtes({
@@ -1693,7 +1694,7 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 	})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
-				SELECT $7, 'card/claim', jsonb_build_object('value', ${claimValue}), $1
+				SELECT $7, 'card/claim', json_build_object('value', ${claimValue}), $1
 				FROM took WHERE $7::text IS NOT NULL
 			)
 			SELECT took.card, ev.seq FROM took, ev`;
@@ -1714,18 +1715,21 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 			),
 			readiness AS (
 				SELECT count(*) AS n,
-					coalesce(jsonb_agg(jsonb_build_object('id', id, 'unmetDeps', unmet_deps) ORDER BY id), '[]'::jsonb) AS list,
+					json_agg(json_build_object('id', id, 'unmetDeps', unmet_deps) ORDER BY id) AS list,
 					coalesce(array_agg(id ORDER BY id) FILTER (WHERE claimable), '{}') AS unblocked
 				FROM deps
 			),
 			ev AS (
 				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${nextSeq}, $1, done.id, $3, 'completed', jsonb_build_object('card', done.card)
-					|| CASE WHEN readiness.n > 0 THEN jsonb_build_object('readiness', readiness.list) ELSE '{}'::jsonb END
-					|| CASE WHEN $4::text IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('result', $4::text) END
+				SELECT ${nextSeq}, $1, done.id, $3, 'completed', CASE
+						WHEN readiness.n > 0 AND $4::text IS NOT NULL
+							THEN json_build_object('card', done.card, 'readiness', readiness.list, 'result', $4::text)
+						WHEN readiness.n > 0 THEN json_build_object('card', done.card, 'readiness', readiness.list)
+						WHEN $4::text IS NOT NULL THEN json_build_object('card', done.card, 'result', $4::text)
+						ELSE json_build_object('card', done.card) END
 				FROM done, readiness RETURNING seq, data
 			)`;
-	const completeValue = `jsonb_build_object('card', done.card, 'unblocked', to_jsonb(readiness.unblocked))`;
+	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
 	/**
 	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
 	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. The pick reads the snapshot from before
@@ -1748,8 +1752,9 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 			})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
-				SELECT $6, 'card/complete', jsonb_build_object('value', ${completeValue}
-					|| CASE WHEN took.id IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('next', ${claimValue}) END), $1
+				SELECT $6, 'card/complete', json_build_object('value', CASE WHEN took.id IS NULL
+					THEN json_build_object(${completeValue})
+					ELSE json_build_object(${completeValue}, 'next', ${claimValue}) END), $1
 				FROM done CROSS JOIN readiness LEFT JOIN took ON true WHERE $6::text IS NOT NULL
 			)
 			SELECT ev.seq, ev.data, readiness.unblocked, took.card AS next_card, ev2.seq AS next_seq
@@ -1806,13 +1811,13 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 			),
 			ev AS (
 				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${nextSeq}, $1, hb.id, $3, 'heartbeat', jsonb_build_object('card', hb.card) FROM hb WHERE hb.changed
+				SELECT ${nextSeq}, $1, hb.id, $3, 'heartbeat', json_build_object('card', hb.card) FROM hb WHERE hb.changed
 				RETURNING seq
 			),
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
-				SELECT $9, 'card/heartbeat', jsonb_build_object('value', jsonb_build_object('card', hb.card, 'lease',
-					jsonb_build_object('cardId', hb.id, 'epoch', hb.claim_epoch, 'expiresAt', hb.card->'leaseExpiresAt'))), $1
+				SELECT $9, 'card/heartbeat', json_build_object('value', json_build_object('card', hb.card, 'lease',
+					json_build_object('cardId', hb.id, 'epoch', hb.claim_epoch, 'expiresAt', hb.card->'leaseExpiresAt'))), $1
 				FROM hb WHERE $9::text IS NOT NULL
 			)
 			SELECT hb.card, ev.seq FROM hb LEFT JOIN ev ON true`,
@@ -1820,7 +1825,7 @@ function hotStatements(nextSeq: string, secondSeq: string) {
 		complete: `WITH ${completeCtes},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
-				SELECT $6, 'card/complete', jsonb_build_object('value', ${completeValue}), $1
+				SELECT $6, 'card/complete', json_build_object('value', json_build_object(${completeValue})), $1
 				FROM done, readiness WHERE $6::text IS NOT NULL
 			)
 			SELECT ev.seq, ev.data, readiness.unblocked FROM ev, readiness`,

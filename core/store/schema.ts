@@ -4,7 +4,7 @@
  * test/core/schema.test.ts checks that this file and the migrated database agree column by column.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, json, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 
 const at = (): ReturnType<typeof timestamp> => timestamp({ withTimezone: true });
 
@@ -90,7 +90,7 @@ export const events = pgTable(
 		cardId: text().notNull(),
 		actor: text().notNull(),
 		type: text().notNull(),
-		data: jsonb().notNull(),
+		data: json().notNull(),
 	},
 	t => [index('events_card_idx').on(t.cardId, t.seq)],
 );
@@ -114,7 +114,7 @@ export const requestLog = pgTable(
 	{
 		key: text().primaryKey(),
 		method: text().notNull(),
-		result: jsonb().notNull(),
+		result: json().notNull(),
 		at: at().notNull(),
 	},
 	t => [index('request_log_at_idx').on(t.at)],
