@@ -1641,8 +1641,11 @@ const claimValue = `json_build_object('card', took.card, 'lease',
  * The hot statements (claim, complete, complete with next, heartbeat): each one statement that changes
  * the card(s), frees dependents, appends the events and records the request key, so each is a single
  * round trip. `nextSeq` / `secondSeq` are the seq expressions of a statement's first and second event.
+ * `lockPick` adds FOR UPDATE SKIP LOCKED to the pick: PostgreSQL needs it (several connections pick at
+ * once); PGlite has a single backend that runs one transaction at a time, where the row lock only wrote
+ * a lock record onto the tuple the same statement updates next (0.03–0.04 ms per claim+complete).
  */
-export function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
+function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
 	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
