@@ -1,6 +1,7 @@
 /**
  * Crash proof (RELIABILITY 4–6): a child writing cards (one transaction per card and its event,
- * printing each acknowledged id) is killed with SIGKILL at random moments, more than 20 times, some
+ * and a claim+complete through the hot path after every second card, printing each acknowledged
+ * write) is killed with SIGKILL at random moments, more than 20 times, some
  * of them while it is still opening the store. After each kill the next open must succeed, every
  * acknowledged id must be there and no card may lack its event; at the end amcheck checks every
  * index. Killing during the very first init (template load) must leave a dir the next start recovers.
@@ -83,6 +84,7 @@ describe('crash durability (PGlite)', () => {
 		const ackedFile = join(root, 'acked.txt');
 		writeFileSync(ackedFile, '');
 		let acked = 0;
+		let completed = 0;
 		let verified = 0;
 		let killsWhileOpening = 0;
 		let killsWhileWriting = 0;
@@ -92,7 +94,11 @@ describe('crash durability (PGlite)', () => {
 			for (let run = 0; run <= kills; run++) {
 				const r = start(dir, run, ackedFile, id => {
 					appendFileSync(ackedFile, `${id}\n`);
-					acked++;
+					if (id.endsWith(':done')) {
+						completed++;
+					} else {
+						acked++;
+					}
 				});
 				const openingKill = run > 0 && run % 4 === 0;
 				if (openingKill) {
@@ -104,7 +110,7 @@ describe('crash durability (PGlite)', () => {
 					opens.push(Number(open.slice(5)));
 					if (run > 0) {
 						const [, total, , missing, orphans, sample] = (await r.waitFor('VERIFY ')).split(' ');
-						assert.equal(missing, '0', `run ${run}: ACKed ids missing after a kill, e.g. ${sample ?? ''}`);
+						assert.equal(missing, '0', `run ${run}: ACKed writes missing after a kill, e.g. ${sample ?? ''}`);
 						assert.equal(orphans, '0', `run ${run}: cards without their created event`);
 						verified += Number(total);
 					}
@@ -134,10 +140,11 @@ describe('crash durability (PGlite)', () => {
 			const indexes = await amcheckIndexes(dir);
 			console.log(
 				`crash: ${killsWhileWriting + killsWhileOpening} SIGKILLs (${killsWhileWriting} while writing, ${killsWhileOpening} while opening); ` +
-					`${acked} ACKed writes, all present at every reopen (${verified} id checks), ${stats.total} cards stored, 0 without events; ` +
+					`${acked} ACKed creates and ${completed} ACKed claim+completes, all present at every reopen (${verified} checks), ${stats.total} cards stored, 0 without events; ` +
 					`amcheck clean on ${indexes} indexes; reopen after a kill ${Math.min(...opens)}–${Math.max(...opens)} ms`,
 			);
 			assert.ok(killsWhileWriting + killsWhileOpening >= 20);
+			assert.ok(completed > 0, 'the hot claim+complete path was exercised');
 		} finally {
 			rmSync(root, { recursive: true, force: true });
 		}
