@@ -110,9 +110,10 @@ async function populate(admin: RpcClient, dataDir: string): Promise<{ readyIds: 
 async function main(): Promise<void> {
 	const report = new Reporter('board');
 	const dataDir = join(mkdtempSync('/tmp/bt-'), 'd');
+	// Launch the browser first: if Chromium is missing, no hub is left running behind the error.
+	const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
 	const hub = await startHub(dataDir);
 	const admin = await connect(dataDir, 'test', { id: 'bench-planner', name: 'bench-planner', client: 'bench' });
-	const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
 	try {
 		const t0 = performance.now();
 		const { readyIds, claimed } = await populate(admin, dataDir);
