@@ -202,7 +202,7 @@ export class Backlog {
 			await opened.db.close();
 			throw e;
 		}
-		return new Backlog(opened.db, options, () => opened.pglite.dumpDataDir('gzip'));
+		return new Backlog(opened.db, options, () => opened.dumpDataDir());
 	}
 
 	/** Closes the store cleanly (PGlite checkpoints, so the next open needs no WAL replay). */

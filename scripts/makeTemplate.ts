@@ -12,10 +12,10 @@ import { loadMigrations, migrate } from '../core/store/migrate';
 
 async function main(): Promise<void> {
 	// Start from a real initdb, never from the previous template, so nothing stale carries over.
-	const { db, pglite: fresh } = await openPglite({ useTemplate: false });
+	const { db, dumpDataDir } = await openPglite({ useTemplate: false });
 	const applied = await migrate(db, loadMigrations(join(sourceStoreDir, 'migrations')));
 	await db.exec('VACUUM (ANALYZE)');
-	const dump = await fresh.dumpDataDir('gzip');
+	const dump = await dumpDataDir();
 	await db.close();
 	const { tar, dropped } = withoutTemplateDatabases(gunzipSync(Buffer.from(await dump.arrayBuffer())));
 	const out = join(sourceStoreDir, 'template.tar.gz');

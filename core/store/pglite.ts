@@ -3,12 +3,13 @@
  * seeded from a pre-built, migrated empty database (template.tar.gz) instead of running initdb, and a
  * dir left half-created by a kill is moved aside and started over (RELIABILITY 6).
  */
-import { parse, PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
 import type { Db, Queryable, Row } from './db';
+import { rowsOfReply } from './pgWire';
 
 export interface PgliteOptions {
 	/** Data directory; omitted = in-memory. */
@@ -105,6 +106,12 @@ export function sqlLiteral(value: unknown): string {
 
 type PgliteTarget = Pick<PGlite, 'query' | 'exec'>;
 
+/** The instance itself, for statements run outside any transaction. */
+interface Root {
+	pglite: PGlite;
+	inFlight: InFlight;
+}
+
 const utf8 = new TextEncoder();
 
 /** A simple-protocol Query message ('Q', length, the text and its NUL). */
@@ -118,20 +125,75 @@ function queryMessage(sql: string): Uint8Array {
 }
 
 /**
- * Runs one `EXECUTE` outside any transaction as a single Query message under PGlite's own locks.
- * PGlite's exec sends Query and then Sync as two protocol round trips and builds its generic result
- * objects; this path measured 0.04 ms less per statement (docs/benchmarks.md), a tenth of a claim.
- * It also skips the after-query syncToFs, which is empty for the two file systems Baton uses (NodeFS
- * writes through to the data dir, memory:// has nothing to sync; PGlite 0.5.16) but still costs a
- * mutex round (0.01 ms). The SIGKILL crash proof checks that acknowledged writes survive this path.
+ * Counts the calls into PGlite that are under way (a query awaiting its turn, an open transaction, a
+ * PREPARE, a dump). When there are none, nothing else can be inside PGlite either, because every call
+ * goes through here, and a statement may run synchronously without taking PGlite's locks.
  */
-async function executeLean<T>(pglite: PGlite, sql: string): Promise<T[]> {
-	return pglite._runExclusiveTransaction(() =>
-		pglite._runExclusiveQuery(async () => {
-			const { messages } = await pglite.execProtocol(queryMessage(sql), { syncToFs: false });
-			return (parse.parseResults(messages, pglite.parsers).at(-1)?.rows ?? []) as T[];
-		}),
+class InFlight {
+	private count = 0;
+
+	get idle(): boolean {
+		return this.count === 0;
+	}
+
+	async run<T>(fn: () => Promise<T>): Promise<T> {
+		this.count++;
+		try {
+			return await fn();
+		} finally {
+			this.count--;
+		}
+	}
+}
+
+/**
+ * Runs one `EXECUTE` outside any transaction as a single Query message and reads its rows from the
+ * reply's bytes (pgWire.ts). PGlite's exec sends Query and then Sync as two protocol round trips,
+ * takes two async locks and decodes every message into objects twice over. When no other call is
+ * under way the statement runs synchronously, lock-free: the whole of it happens before this function
+ * returns, so nothing can interleave; otherwise it waits for PGlite's locks like any query.
+ * It skips the after-query syncToFs, which is empty for the two file systems Baton uses (NodeFS
+ * writes through to the data dir, memory:// has nothing to sync; PGlite 0.5.16). Together these
+ * measured a third less JavaScript per statement (docs/benchmarks.md). The SIGKILL crash proof
+ * checks that acknowledged writes survive this path.
+ */
+async function executeLean<T>(pglite: PGlite, inFlight: InFlight, sql: string): Promise<T[]> {
+	const message = queryMessage(sql);
+	if (inFlight.idle) {
+		return rowsOfReply<T>(await executeNow(pglite, message), pglite.parsers);
+	}
+	return inFlight.run(() =>
+		pglite._runExclusiveTransaction(() =>
+			pglite._runExclusiveQuery(async () => rowsOfReply<T>(await executeNow(pglite, message), pglite.parsers)),
+		),
 	);
+}
+
+/**
+ * Sends `message` and resolves to the backend's whole reply. execProtocolRawStream is async only for
+ * its syncToFs: without it, PGlite does all the work before this returns its promise.
+ */
+async function executeNow(pglite: PGlite, message: Uint8Array): Promise<Uint8Array> {
+	const chunks: Uint8Array[] = [];
+	let length = 0;
+	await pglite.execProtocolRawStream(message, {
+		syncToFs: false,
+		onRawData: data => {
+			chunks.push(data.slice()); // a view of WASM memory, reused by the next write
+			length += data.length;
+		},
+	});
+	const [only] = chunks;
+	if (only !== undefined && chunks.length === 1) {
+		return only;
+	}
+	const reply = new Uint8Array(length);
+	let at = 0;
+	for (const chunk of chunks) {
+		reply.set(chunk, at);
+		at += chunk.length;
+	}
+	return reply;
 }
 
 /** A statement PREPAREd (or being PREPAREd) in this instance; concurrent first callers share it. */
@@ -141,12 +203,12 @@ interface PreparedEntry {
 }
 
 class PgliteQueryable implements Queryable {
-	/** `lean` is the instance itself when this is the root (outside any transaction). */
+	/** `root` is set when this is the instance itself (outside any transaction). */
 	constructor(
 		private readonly target: PgliteTarget,
 		private readonly prepared: Map<string, PreparedEntry>,
 		private readonly inTransaction = false,
-		private readonly lean?: PGlite,
+		private readonly root?: Root,
 	) {}
 
 	async query<T = Row>(text: string, params: readonly unknown[] = [], name?: string): Promise<T[]> {
@@ -179,8 +241,8 @@ class PgliteQueryable implements Queryable {
 		}
 		await entry.ready;
 		const args = params.length > 0 ? `(${params.map(v => sqlLiteral(v)).join(', ')})` : '';
-		if (this.lean !== undefined) {
-			return executeLean<T>(this.lean, `EXECUTE ${name}${args}`);
+		if (this.root !== undefined) {
+			return executeLean<T>(this.root.pglite, this.root.inFlight, `EXECUTE ${name}${args}`);
 		}
 		const results = await this.target.exec(`EXECUTE ${name}${args}`);
 		return (results.at(-1)?.rows ?? []) as T[];
@@ -189,7 +251,8 @@ class PgliteQueryable implements Queryable {
 
 export interface OpenedPglite {
 	db: Db;
-	pglite: PGlite;
+	/** The whole data dir as a gzipped tarball (PGlite's dumpDataDir). */
+	dumpDataDir: () => Promise<File | Blob>;
 	/** True when this open created the data dir (or the in-memory database). */
 	fresh: boolean;
 	/** Call after migrations succeeded on a fresh dir: from now on the dir counts as initialised. */
@@ -221,26 +284,33 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 	// call (measured 8.9 ms planning against 0.5 ms executing).
 	await pglite.exec('SET plan_cache_mode = force_generic_plan');
 	const prepared = new Map<string, PreparedEntry>();
-	const root = new PgliteQueryable(pglite, prepared, false, pglite);
+	// Every call into the instance goes through inFlight, so the lock-free path knows when it is alone.
+	const inFlight = new InFlight();
+	const tracked: PgliteTarget = {
+		query: (text, params) => inFlight.run(() => pglite.query(text, params)),
+		exec: sql => inFlight.run(() => pglite.exec(sql)),
+	};
+	const root = new PgliteQueryable(tracked, prepared, false, { pglite, inFlight });
 	const db: Db = {
 		mode: 'pglite',
 		query: (text, params, name) => root.query(text, params, name),
-		transaction: fn => pglite.transaction(tx => fn(new PgliteQueryable(tx, prepared, true))),
-		async exec(sql: string): Promise<void> {
-			try {
-				await pglite.exec(sql);
-			} catch (e) {
-				// A failed script inside BEGIN leaves the session aborted: end it before anyone else queries.
-				await pglite.exec('ROLLBACK').catch(() => undefined);
-				throw e;
-			}
-		},
-		close: () => pglite.close(),
+		transaction: fn => inFlight.run(() => pglite.transaction(tx => fn(new PgliteQueryable(tx, prepared, true)))),
+		exec: sql =>
+			inFlight.run(async () => {
+				try {
+					await pglite.exec(sql);
+				} catch (e) {
+					// A failed script inside BEGIN leaves the session aborted: end it before anyone else queries.
+					await pglite.exec('ROLLBACK').catch(() => undefined);
+					throw e;
+				}
+			}),
+		close: () => inFlight.run(() => pglite.close()),
 	};
 	const dataDir = options.dataDir;
 	return {
 		db,
-		pglite,
+		dumpDataDir: () => inFlight.run(() => pglite.dumpDataDir('gzip')),
 		fresh,
 		markReady(): void {
 			if (dataDir !== undefined && fresh) {

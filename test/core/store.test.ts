@@ -11,6 +11,7 @@ import pg from 'pg';
 
 import { Backlog } from '../../core/backlog';
 import { loadMigrations, migrate } from '../../core/store/migrate';
+import { sqlState } from '../../core/store/db';
 import { openPglite, readyMarker, sourceStoreDir, sqlLiteral } from '../../core/store/pglite';
 import { dropSchema, tempDir, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 
@@ -148,6 +149,71 @@ describe('PGlite store', () => {
 			assert.equal((await b.get(ctx, { cardId: 'N1' })).card.title, nasty);
 		} finally {
 			await b.close();
+		}
+	});
+
+	it('reads prepared statements’ rows from the wire exactly as PGlite’s own query does', async () => {
+		const { db } = await openPglite({});
+		try {
+			// Every type the hot statements return, nulls, several rows, and a reply far larger than
+			// PGlite's receive buffer (it arrives in several chunks).
+			const sql = `SELECT n::int AS n, n::bigint * 3000000000 AS big, NULL::text AS nothing, n % 2 = 0 AS even,
+					ARRAY['a', 'b''c']::text[] AS list, json_build_object('k', n, 'é', 'ü') AS doc,
+					'2026-01-01T00:00:00Z'::timestamptz AS at, repeat('x', n * 40000) AS long
+				FROM generate_series(1, 12) AS n`;
+			const viaWire = await db.query(sql, [], 'test_wire_types');
+			assert.equal(viaWire.length, 12);
+			assert.deepEqual(viaWire, await db.query(sql));
+			assert.deepEqual(await db.query('SELECT 1 AS one WHERE false', [], 'test_wire_empty'), []);
+			assert.deepEqual(await db.query('CREATE TEMP TABLE wire_t (x int PRIMARY KEY)'), []);
+			assert.deepEqual(await db.query('INSERT INTO wire_t VALUES ($1)', [1], 'test_wire_insert'), []);
+		} finally {
+			await db.close();
+		}
+	});
+
+	it('throws PGlite’s DatabaseError, with its SQLSTATE, from a failing prepared statement', async () => {
+		const { db } = await openPglite({});
+		try {
+			await db.query('CREATE TABLE wire_u (x int PRIMARY KEY)');
+			await db.query('INSERT INTO wire_u VALUES ($1)', [1], 'test_wire_unique');
+			await assert.rejects(db.query('INSERT INTO wire_u VALUES ($1)', [1], 'test_wire_unique'), (e: unknown) => {
+				assert.equal(sqlState(e), '23505');
+				assert.match((e as Error).message, /duplicate key value violates unique constraint "wire_u_pkey"/);
+				return true;
+			});
+			// The failed statement left no transaction open behind it.
+			assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM wire_u', [], 'test_wire_count'), [{ n: 1 }]);
+		} finally {
+			await db.close();
+		}
+	});
+
+	it('runs a prepared statement only after an open transaction ends, never inside it', async () => {
+		const { db } = await openPglite({});
+		try {
+			await db.query('CREATE TABLE wire_v (x int)');
+			const count = 'SELECT count(*)::int AS n FROM wire_v';
+			await db.query(count, [], 'test_wire_v');
+			let seenDuring: unknown;
+			let rolledBack = false;
+			const tx = db
+				.transaction(async t => {
+					await t.query('INSERT INTO wire_v VALUES (1)');
+					// While this transaction holds the instance, a query from outside must wait for it. Had it
+					// run on the session right away, it would count the uncommitted row.
+					seenDuring = db.query(count, [], 'test_wire_v');
+					await new Promise(resolve => setTimeout(resolve, 50));
+					throw new Error('roll back');
+				})
+				.catch(() => {
+					rolledBack = true;
+				});
+			await tx;
+			assert.equal(rolledBack, true);
+			assert.deepEqual(await seenDuring, [{ n: 0 }]);
+		} finally {
+			await db.close();
 		}
 	});
 });
