@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
 import type { Db, Queryable, Row } from './db';
-import { rowsOfReply } from './pgWire';
+import { type Column, columnsOfReply, executeMessage, prepareMessage, rowsOfReply } from './pgWire';
 
 export interface PgliteOptions {
 	/** Data directory; omitted = in-memory. */
@@ -75,8 +75,8 @@ function prepareDataDir(dataDir: string): { fresh: boolean } {
 }
 
 /**
- * Quotes a value as an SQL literal for EXECUTE, which takes no bind parameters in PGlite's simple
- * protocol. standard_conforming_strings is on, so only single quotes need doubling.
+ * Quotes a value as an SQL literal for EXECUTE inside a transaction (PGlite's transaction object
+ * speaks only its own protocol). standard_conforming_strings is on, so only single quotes need doubling.
  */
 export function sqlLiteral(value: unknown): string {
 	if (value === null || value === undefined) {
@@ -112,22 +112,10 @@ interface Root {
 	inFlight: InFlight;
 }
 
-const utf8 = new TextEncoder();
-
-/** A simple-protocol Query message ('Q', length, the text and its NUL). */
-function queryMessage(sql: string): Uint8Array {
-	const text = utf8.encode(sql);
-	const message = new Uint8Array(6 + text.length);
-	message[0] = 0x51;
-	new DataView(message.buffer).setInt32(1, 5 + text.length);
-	message.set(text, 5);
-	return message;
-}
-
 /**
  * Counts the calls into PGlite that are under way (a query awaiting its turn, an open transaction, a
- * PREPARE, a dump). When there are none, nothing else can be inside PGlite either, because every call
- * goes through here, and a statement may run synchronously without taking PGlite's locks.
+ * dump). When there are none, nothing else can be inside PGlite either, because every call goes
+ * through here, and a statement may run synchronously without taking PGlite's locks.
  */
 class InFlight {
 	private count = 0;
@@ -147,33 +135,25 @@ class InFlight {
 }
 
 /**
- * Runs one `EXECUTE` outside any transaction as a single Query message and reads its rows from the
- * reply's bytes (pgWire.ts). PGlite's exec sends Query and then Sync as two protocol round trips,
- * takes two async locks and decodes every message into objects twice over. When no other call is
- * under way the statement runs synchronously, lock-free: the whole of it happens before this function
- * returns, so nothing can interleave; otherwise it waits for PGlite's locks like any query.
- * It skips the after-query syncToFs, which is empty for the two file systems Baton uses (NodeFS
- * writes through to the data dir, memory:// has nothing to sync; PGlite 0.5.16). Together these
- * measured a third less JavaScript per statement (docs/benchmarks.md). The SIGKILL crash proof
- * checks that acknowledged writes survive this path.
+ * Sends frontend messages outside any transaction and resolves to the backend's whole reply. When no
+ * other call is under way this runs synchronously and lock-free: PGlite does all the work inside
+ * execProtocolRawStream before it returns its promise (the promise is async only for syncToFs), so
+ * nothing can interleave. Otherwise it waits for PGlite's two locks like any query. It skips the
+ * after-query syncToFs, which is empty for the two file systems Baton uses (NodeFS writes through to
+ * the data dir, memory:// has nothing to sync; PGlite 0.5.16); the SIGKILL crash proof checks that
+ * acknowledged writes survive this path.
  */
-async function executeLean<T>(pglite: PGlite, inFlight: InFlight, sql: string): Promise<T[]> {
-	const message = queryMessage(sql);
+function send(root: Root, message: Uint8Array): Promise<Uint8Array> {
+	const { pglite, inFlight } = root;
 	if (inFlight.idle) {
-		return rowsOfReply<T>(await executeNow(pglite, message), pglite.parsers);
+		return sendNow(pglite, message);
 	}
 	return inFlight.run(() =>
-		pglite._runExclusiveTransaction(() =>
-			pglite._runExclusiveQuery(async () => rowsOfReply<T>(await executeNow(pglite, message), pglite.parsers)),
-		),
+		pglite._runExclusiveTransaction(() => pglite._runExclusiveQuery(() => sendNow(pglite, message))),
 	);
 }
 
-/**
- * Sends `message` and resolves to the backend's whole reply. execProtocolRawStream is async only for
- * its syncToFs: without it, PGlite does all the work before this returns its promise.
- */
-async function executeNow(pglite: PGlite, message: Uint8Array): Promise<Uint8Array> {
+async function sendNow(pglite: PGlite, message: Uint8Array): Promise<Uint8Array> {
 	const chunks: Uint8Array[] = [];
 	let length = 0;
 	await pglite.execProtocolRawStream(message, {
@@ -196,10 +176,12 @@ async function executeNow(pglite: PGlite, message: Uint8Array): Promise<Uint8Arr
 	return reply;
 }
 
-/** A statement PREPAREd (or being PREPAREd) in this instance; concurrent first callers share it. */
+/** A named statement prepared (or being prepared) in this instance; concurrent first callers share it. */
 interface PreparedEntry {
 	done: boolean;
 	ready: Promise<void>;
+	/** Its result columns, from Describe. */
+	columns: Column[];
 }
 
 class PgliteQueryable implements Queryable {
@@ -207,7 +189,6 @@ class PgliteQueryable implements Queryable {
 	constructor(
 		private readonly target: PgliteTarget,
 		private readonly prepared: Map<string, PreparedEntry>,
-		private readonly inTransaction = false,
 		private readonly root?: Root,
 	) {}
 
@@ -216,36 +197,43 @@ class PgliteQueryable implements Queryable {
 			const result = await this.target.query<T>(text, params as unknown[]);
 			return result.rows;
 		}
-		// Prepared once per instance: EXECUTE skips parse and plan (measured 0.3 ms against 0.5–0.85 ms).
-		// Concurrent first callers share one PREPARE; a failed one is forgotten so the next call retries.
-		let entry = this.prepared.get(name);
-		if (this.inTransaction && entry?.done !== true) {
-			// Never wait on a PREPARE inside a transaction: an outside caller's PREPARE would wait on the
-			// instance lock this transaction holds. Run it plainly; it gets prepared outside.
-			const result = await this.target.query<T>(text, params as unknown[]);
-			return result.rows;
+		const entry = this.prepared.get(name);
+		if (this.root === undefined) {
+			// Inside a transaction. Never prepare here: the statement would wait on the instance lock this
+			// transaction holds. Run it plainly until it has been prepared outside, then by name.
+			if (entry?.done !== true) {
+				const result = await this.target.query<T>(text, params as unknown[]);
+				return result.rows;
+			}
+			const args = params.length > 0 ? `(${params.map(v => sqlLiteral(v)).join(', ')})` : '';
+			const results = await this.target.exec(`EXECUTE ${name}${args}`);
+			return (results.at(-1)?.rows ?? []) as T[];
 		}
-		if (entry === undefined) {
-			const created: PreparedEntry = { done: false, ready: Promise.resolve() };
-			created.ready = this.target.exec(`PREPARE ${name} AS ${text}`).then(
-				() => {
-					created.done = true;
-				},
-				(e: unknown) => {
-					this.prepared.delete(name);
-					throw e;
-				},
-			);
-			this.prepared.set(name, created);
-			entry = created;
+		// Outside: prepared once per instance with Parse, then Bind + Execute per call, which skips
+		// parsing and planning the statement and its arguments (pgWire.ts; docs/benchmarks.md).
+		const ready = entry ?? this.prepare(this.root, name, text);
+		if (!ready.done) {
+			await ready.ready;
 		}
-		await entry.ready;
-		const args = params.length > 0 ? `(${params.map(v => sqlLiteral(v)).join(', ')})` : '';
-		if (this.root !== undefined) {
-			return executeLean<T>(this.root.pglite, this.root.inFlight, `EXECUTE ${name}${args}`);
-		}
-		const results = await this.target.exec(`EXECUTE ${name}${args}`);
-		return (results.at(-1)?.rows ?? []) as T[];
+		const reply = await send(this.root, executeMessage(name, params));
+		return rowsOfReply<T>(reply, this.root.pglite.parsers, ready.columns);
+	}
+
+	/** Prepares `name` once; a failed prepare is forgotten so the next call retries. */
+	private prepare(root: Root, name: string, text: string): PreparedEntry {
+		const created: PreparedEntry = { done: false, ready: Promise.resolve(), columns: [] };
+		created.ready = send(root, prepareMessage(name, text)).then(
+			reply => {
+				created.columns = columnsOfReply(reply);
+				created.done = true;
+			},
+			(e: unknown) => {
+				this.prepared.delete(name);
+				throw e;
+			},
+		);
+		this.prepared.set(name, created);
+		return created;
 	}
 }
 
@@ -290,11 +278,11 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 		query: (text, params) => inFlight.run(() => pglite.query(text, params)),
 		exec: sql => inFlight.run(() => pglite.exec(sql)),
 	};
-	const root = new PgliteQueryable(tracked, prepared, false, { pglite, inFlight });
+	const root = new PgliteQueryable(tracked, prepared, { pglite, inFlight });
 	const db: Db = {
 		mode: 'pglite',
 		query: (text, params, name) => root.query(text, params, name),
-		transaction: fn => inFlight.run(() => pglite.transaction(tx => fn(new PgliteQueryable(tx, prepared, true)))),
+		transaction: fn => inFlight.run(() => pglite.transaction(tx => fn(new PgliteQueryable(tx, prepared)))),
 		exec: sql =>
 			inFlight.run(async () => {
 				try {

@@ -167,6 +167,18 @@ describe('PGlite store', () => {
 			assert.deepEqual(await db.query('SELECT 1 AS one WHERE false', [], 'test_wire_empty'), []);
 			assert.deepEqual(await db.query('CREATE TEMP TABLE wire_t (x int PRIMARY KEY)'), []);
 			assert.deepEqual(await db.query('INSERT INTO wire_t VALUES ($1)', [1], 'test_wire_insert'), []);
+			// Parameters go over as text: arrays need their quoting, objects become JSON, dates ISO.
+			const awkward = ['a"b', 'c\\d', 'NULL', '{}', 'x,y', ' lead', 'é', ''];
+			const echo = 'SELECT $1::text[] AS list, $2::json AS doc, $3::timestamptz AS at, $4::bool AS flag, $5::int AS n';
+			const at = new Date('2026-11-22T10:11:12.345Z');
+			const args = [awkward, { nested: { quote: "it's" } }, at, false, -7];
+			assert.deepEqual(await db.query(echo, args, 'test_wire_params'), [
+				{ list: awkward, doc: { nested: { quote: "it's" } }, at, flag: false, n: -7 },
+			]);
+			assert.deepEqual(await db.query(echo, [[], null, null, true, null], 'test_wire_params'), [
+				{ list: [], doc: null, at: null, flag: true, n: null },
+			]);
+			await assert.rejects(db.query(echo, [['nul\u0000'], null, null, null, null], 'test_wire_params'), /NUL/);
 		} finally {
 			await db.close();
 		}
