@@ -4,7 +4,7 @@
  * test/core/schema.test.ts checks that this file and the migrated database agree column by column.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, json, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 
 const at = (): ReturnType<typeof timestamp> => timestamp({ withTimezone: true });
 
@@ -43,7 +43,8 @@ export const cards = pgTable(
 		progressAt: at(),
 		result: text(),
 		blockedReason: text(),
-		idempotencyKey: text().unique(),
+		/** Unique where set (a partial index: most cards have none). */
+		idempotencyKey: text(),
 		acceptance: text()
 			.array()
 			.notNull()
@@ -57,7 +58,9 @@ export const cards = pgTable(
 			.on(t.priority.desc(), t.createdAt, t.id)
 			.where(sql`status = 'ready' AND unmet_deps = 0`),
 		index('cards_order_idx').on(t.priority.desc(), t.createdAt, t.id),
-		index('cards_status_idx').on(t.status),
+		index('cards_blocked_idx')
+			.on(t.priority.desc(), t.createdAt, t.id)
+			.where(sql`status = 'blocked'`),
 		index('cards_lease_idx')
 			.on(t.leaseExpiresAt)
 			.where(sql`status = 'claimed'`),
@@ -67,6 +70,9 @@ export const cards = pgTable(
 		index('cards_defer_idx')
 			.on(t.deferUntil)
 			.where(sql`status = 'ready' AND defer_until IS NOT NULL`),
+		uniqueIndex('cards_idempotency_key_idx')
+			.on(t.idempotencyKey)
+			.where(sql`idempotency_key IS NOT NULL`),
 	],
 );
 

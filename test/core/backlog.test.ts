@@ -910,6 +910,20 @@ for (const kind of storeKinds) {
 				);
 				assert.equal((await b.list(human, { phase, status: 'claimed' })).cards.length, 1);
 				assert.equal((await b.list(human, { phase, status: ['ready', 'done'] })).cards.length, 6);
+				// Claimed and blocked go to SQL as constants (for their partial indexes), the rest as a parameter.
+				await b.block(human, { cardId: `${p}3`, reason: 'waiting on legal' });
+				await b.block(human, { cardId: `${p}6`, reason: 'waiting on legal' });
+				assert.deepEqual(
+					(await b.list(human, { phase, status: 'blocked' })).cards.map(c => c.id),
+					[`${p}3`, `${p}6`],
+				);
+				assert.deepEqual(
+					(await b.list(human, { phase, status: ['blocked', 'claimed'], limit: 2 })).cards.map(c => c.id),
+					[`${p}0`, `${p}3`],
+				);
+				assert.equal((await b.list(human, { phase, status: ['ready', 'blocked'] })).cards.length, 6);
+				await b.unblock(human, { cardId: `${p}3` });
+				await b.unblock(human, { cardId: `${p}6` });
 				assert.equal((await b.list(human, { phase, readyOnly: true })).cards.length, 6);
 				assert.deepEqual(
 					(await b.list(human, { text: `ITEM 3 ${p}` })).cards.map(c => c.id),
