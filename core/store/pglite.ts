@@ -222,16 +222,16 @@ class PgliteQueryable implements Queryable {
 	/** Prepares `name` once; a failed prepare is forgotten so the next call retries. */
 	private prepare(root: Root, name: string, text: string): PreparedEntry {
 		const created: PreparedEntry = { done: false, ready: Promise.resolve(), columns: [] };
-		created.ready = send(root, prepareMessage(name, text)).then(
-			reply => {
-				created.columns = columnsOfReply(reply);
+		created.ready = (async () => {
+			try {
+				// columnsOfReply throws the DatabaseError of a Parse that failed.
+				created.columns = columnsOfReply(await send(root, prepareMessage(name, text)));
 				created.done = true;
-			},
-			(e: unknown) => {
+			} catch (e) {
 				this.prepared.delete(name);
 				throw e;
-			},
-		);
+			}
+		})();
 		this.prepared.set(name, created);
 		return created;
 	}

@@ -196,6 +196,11 @@ describe('PGlite store', () => {
 			});
 			// The failed statement left no transaction open behind it.
 			assert.deepEqual(await db.query('SELECT count(*)::int AS n FROM wire_u', [], 'test_wire_count'), [{ n: 1 }]);
+			// A statement that fails to prepare is not remembered as prepared: once it can be, it is.
+			const later = 'SELECT count(*)::int AS n FROM wire_later';
+			await assert.rejects(db.query(later, [], 'test_wire_later'), (e: unknown) => sqlState(e) === '42P01');
+			await db.query('CREATE TABLE wire_later (x int)');
+			assert.deepEqual(await db.query(later, [], 'test_wire_later'), [{ n: 0 }]);
 		} finally {
 			await db.close();
 		}
