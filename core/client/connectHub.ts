@@ -37,6 +37,12 @@ export interface ConnectHubOptions {
 	reconnect?: boolean;
 	/** How long to wait for a spawned hub to start listening (default 30 s: first init of PGlite). */
 	startTimeoutMs?: number;
+	/**
+	 * How long to keep waiting, past startTimeoutMs, while a hub holds the data dir but is still opening
+	 * its store: migrations on a big store take a while (an events rewrite: 29 s at 1M events). Default
+	 * 10 min.
+	 */
+	openTimeoutMs?: number;
 	/** Give up an upgrade the hub does not answer within this many ms (default 5 s). */
 	handshakeTimeoutMs?: number;
 }
@@ -111,10 +117,7 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 			if (spawnedAt === undefined) {
 				spawnedAt = Date.now();
 			} else if (Date.now() - spawnedAt > startTimeoutMs) {
-				throw new BatonError(
-					'unavailable',
-					`The Baton hub for ${paths.dataDir} did not start within ${Math.round(startTimeoutMs / 1000)} s. See ${paths.hubLog}.`,
-				);
+				await stillOpening(paths, Date.now() - spawnedAt, startTimeoutMs, options.openTimeoutMs ?? 10 * 60_000);
 			}
 			// Spawn again only when our hub exited and nobody owns the data dir: it lost the election to
 			// a hub that was starting (wait for that one) or stopping (gone now, so try again).
@@ -131,6 +134,32 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 			await sleep(delay);
 			delay = Math.min(delay * 2, 250);
 		}
+	}
+}
+
+/**
+ * Past the start timeout, a hub that holds the data dir (its owner socket answers) but does not
+ * listen yet is opening its store: keep waiting for it, up to openTimeoutMs. Anything else throws.
+ */
+async function stillOpening(
+	paths: HubPaths,
+	waitedMs: number,
+	startTimeoutMs: number,
+	openTimeoutMs: number,
+): Promise<void> {
+	const owner = await probeOwner(paths.ownerSocket, 200);
+	if (owner.state !== 'alive') {
+		throw new BatonError(
+			'unavailable',
+			`The Baton hub for ${paths.dataDir} did not start within ${Math.round(startTimeoutMs / 1000)} s. See ${paths.hubLog}.`,
+		);
+	}
+	if (waitedMs > openTimeoutMs) {
+		const who = `${owner.role ?? 'a process'}${owner.pid === undefined ? '' : ` (pid ${owner.pid})`}`;
+		throw new BatonError(
+			'unavailable',
+			`${who} holds ${paths.dataDir} but has not opened its store within ${Math.round(waitedMs / 1000)} s. See ${paths.hubLog}; stop it if it is stuck.`,
+		);
 	}
 }
 

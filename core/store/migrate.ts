@@ -15,7 +15,7 @@ export interface Migration {
 }
 
 /** Arbitrary constant: the advisory lock key that serialises migrations across hubs. */
-const migrationLockKey = 0x6261746f; // "bato"
+export const migrationLockKey = 0x6261746f; // "bato"
 
 export function loadMigrations(dir: string): Migration[] {
 	return readdirSync(dir)

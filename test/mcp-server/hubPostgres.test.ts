@@ -10,7 +10,20 @@ import pg from 'pg';
 import type { BacklogEvent } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { NotifyRelay } from '../../mcp-server/hub/notifyRelay';
-import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir, waitFor } from '../helpers/hub';
+import { connectHub } from '../../core/client/connectHub';
+import { BatonError } from '../../core/errors';
+import { migrationLockKey } from '../../core/store/migrate';
+import {
+	type HubProcess,
+	client,
+	hubCommand,
+	hubEnv,
+	removeDataDir,
+	sleep,
+	startHub,
+	tempDataDir,
+	waitFor,
+} from '../helpers/hub';
 
 const databaseUrl = process.env.DATABASE_URL_TEST ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `bt_hub_${process.pid}_${Date.now().toString(36)}`;
@@ -132,6 +145,52 @@ describe('NotifyRelay', () => {
 		} finally {
 			await relay.close();
 			await listener.end();
+		}
+	});
+});
+
+describe('a hub still opening its store', () => {
+	it('is waited for past the start timeout while it holds the data dir, and named when it takes too long', async () => {
+		// Migrations on PostgreSQL take one advisory lock (core/store/migrate.ts). Holding it keeps a new
+		// hub opening its store, exactly as a long migration on a big store does, while it owns the dir.
+		const slowSchema = `${schema}_slow`;
+		const locker = new pg.Client({ connectionString: databaseUrl });
+		await locker.connect();
+		const dataDir = tempDataDir();
+		const spawnHub = {
+			...hubCommand(dataDir),
+			env: hubEnv({ DATABASE_URL: databaseUrl, BATON_PG_SCHEMA: slowSchema }),
+		};
+		let hub: RpcClient | undefined;
+		try {
+			await locker.query('SELECT pg_advisory_lock($1)', [migrationLockKey]);
+			let started = Date.now();
+			// Too long even for a hub that is opening: the error names the owner and where to look.
+			await assert.rejects(
+				connectHub({ dataDir, client: 'test', spawnHub, startTimeoutMs: 500, openTimeoutMs: 1_500 }),
+				(e: unknown) =>
+					BatonError.is(e, 'unavailable') &&
+					/baton hub \(pid \d+\) holds .* but has not opened its store/.test(e.message),
+			);
+			assert.ok(Date.now() - started >= 1_500);
+			// The same hub is still opening; let its migrations go on after 2 s.
+			started = Date.now();
+			const release = sleep(2_000).then(() => locker.query('SELECT pg_advisory_unlock($1)', [migrationLockKey]));
+			hub = await connectHub({ dataDir, client: 'test', spawnHub, startTimeoutMs: 500 });
+			await release;
+			const waited = Date.now() - started;
+			assert.ok(waited >= 2_000, `connected after ${waited} ms, before the store could open`);
+			assert.equal((await hub.request('card/stats', {})).counts.ready, 0);
+			console.log(`a hub still opening: waited ${waited} ms past a 500 ms start timeout, then connected`);
+			await hub.request('hub/stop', {});
+		} finally {
+			hub?.close();
+			await locker.end();
+			removeDataDir(dataDir);
+			const admin = new pg.Client({ connectionString: databaseUrl });
+			await admin.connect();
+			await admin.query(`DROP SCHEMA IF EXISTS "${slowSchema}" CASCADE`);
+			await admin.end();
 		}
 	});
 });
