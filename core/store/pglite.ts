@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
 import type { Db, Queryable, Row } from './db';
-import { type Column, columnsOfReply, executeMessage, prepareMessage, rowsOfReply } from './pgWire';
+import { type Column, columnsOfReply, executeMessage, prepareMessage, rowsOfReply, textParam } from './pgWire';
 
 export interface PgliteOptions {
 	/** Data directory; omitted = in-memory. */
@@ -82,26 +82,15 @@ export function sqlLiteral(value: unknown): string {
 	if (value === null || value === undefined) {
 		return 'NULL';
 	}
-	if (typeof value === 'number') {
-		if (!Number.isFinite(value)) {
-			throw new Error(`not a finite number: ${value}`);
-		}
-		return String(value);
-	}
 	if (typeof value === 'boolean') {
 		return value ? 'TRUE' : 'FALSE';
-	}
-	if (value instanceof Date) {
-		return `'${value.toISOString()}'`;
 	}
 	if (Array.isArray(value)) {
 		return `ARRAY[${value.map(v => sqlLiteral(v)).join(',')}]::text[]`;
 	}
-	const text = typeof value === 'string' ? value : JSON.stringify(value);
-	if (text.includes('\u0000')) {
-		throw new Error('text must not contain NUL characters');
-	}
-	return `'${text.replaceAll("'", "''")}'`;
+	// The same text the extended protocol sends (finite numbers, no NUL, ISO dates, JSON objects).
+	const text = textParam(value) ?? '';
+	return typeof value === 'number' ? text : `'${text.replaceAll("'", "''")}'`;
 }
 
 type PgliteTarget = Pick<PGlite, 'query' | 'exec'>;
