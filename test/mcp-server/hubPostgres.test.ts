@@ -3,16 +3,17 @@
  * drain one backlog without double claims, and an event written through one hub reaches the other
  * hub's clients through LISTEN/NOTIFY quickly (the latency is printed). The relay announces a hub's
  * commits after they commit, coalesced, never dropping the last one, and ignores its own NOTIFYs.
+ * A client waits past its start timeout for a hub that owns its data dir but is still migrating.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import type { BacklogEvent } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
-import { NotifyRelay } from '../../mcp-server/hub/notifyRelay';
 import { connectHub } from '../../core/client/connectHub';
 import { BatonError } from '../../core/errors';
+import type { BacklogEvent } from '../../core/protocol';
+import type { RpcClient } from '../../core/rpc';
 import { migrationLockKey } from '../../core/store/migrate';
+import { NotifyRelay } from '../../mcp-server/hub/notifyRelay';
 import {
 	type HubProcess,
 	client,
