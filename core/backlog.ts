@@ -1685,7 +1685,9 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		seq: string;
 		event: string;
 		guard?: string;
-	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase)}),
+		/** Replaces the inline pick (a query yielding the chosen id). */
+		ownPick?: string;
+	}): string => `pick AS (${o.ownPick ?? pick(o.now, o.caps, o.phase, o.withPhase)}),
 			took AS (${take(o.now, o.actor, o.expiry, o.ttl)} ${o.guard ?? ''}
 				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			${o.event} AS (
@@ -1744,10 +1746,11 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
 	/**
 	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
-	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. The pick reads the snapshot from before
-	 * the completion, so a card this completion unblocks is not among its choices (the caller claims
-	 * again when nothing was picked). It claims only when the completion happened (the pick of a failed
-	 * completion locks a row until the statement ends, nothing more).
+	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. A card this completion unblocks is not
+	 * among the pick's choices (the caller claims again when nothing was picked): on PGlite the pick reads
+	 * the statement's snapshot, from before the completion; on PostgreSQL it runs in baton_pick_next with
+	 * a snapshot of its own (migration 0005, so it cannot lock cards other workers claimed meanwhile),
+	 * which leaves those cards out by their edges. It claims only when the completion happened.
 	 */
 	const completeNextWith = (withPhase: boolean): string => `WITH ${completeCtes},
 			${claimCtes({
@@ -1761,6 +1764,10 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				seq: secondSeq,
 				event: 'ev2',
 				guard: 'AND EXISTS (SELECT 1 FROM done)',
+				// PostgreSQL: a pick with its own snapshot, run only once the completion happened (0005).
+				...(lockPick
+					? { ownPick: 'SELECT p.id FROM done, LATERAL baton_pick_next($1, $7::text[], $8::text, done.id) p(id)' }
+					: {}),
 			})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)

@@ -252,6 +252,58 @@ describe('PostgreSQL store', () => {
 		}
 	});
 
+	it('picks the hand-over card with a snapshot of its own, not the statement snapshot from before its wait', async () => {
+		// complete {next} is one statement. Its pick used to read the statement's snapshot, so a card
+		// another worker had claimed since still looked ready: the pick locked it, failed the recheck and
+		// held the lock until it committed, stalling that card's owner (migration 0005). Here the
+		// completion waits on a row lock after its statement began; a card created meanwhile must be
+		// visible to the pick, which it is only with a fresh snapshot.
+		const schema = uniqueSchema();
+		const b = await Backlog.open({ databaseUrl: testDatabaseUrl, schema });
+		const other = await Backlog.open({ databaseUrl: testDatabaseUrl, schema, poolSize: 1 });
+		const blocker = new pg.Client({ connectionString: testDatabaseUrl, options: `-c search_path=${schema}` });
+		const watcher = new pg.Client({ connectionString: testDatabaseUrl });
+		try {
+			await blocker.connect();
+			await watcher.connect();
+			await b.create(ctx, {
+				cards: [
+					{ id: 'H1', title: 'held', priority: 5 },
+					{ id: 'O1', title: 'older' },
+				],
+			});
+			const held = await b.claim(ctx, {});
+			assert.equal(held.card?.id, 'H1');
+			await blocker.query('BEGIN');
+			await blocker.query(`SELECT 1 FROM cards WHERE id = 'H1' FOR SHARE`);
+			const completing = b.complete(ctx, { cardId: 'H1', epoch: held.lease?.epoch ?? -1, next: {} });
+			// Polled from a connection outside any transaction: inside one, pg_stat_activity stays as first read.
+			const waiting = async (): Promise<boolean> => {
+				const { rows } = await watcher.query<{ n: number }>(
+					`SELECT count(*)::int AS n FROM pg_stat_activity
+					 WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'WITH done AS%'`,
+				);
+				return (rows[0]?.n ?? 0) > 0;
+			};
+			for (let i = 0; !(await waiting()); i++) {
+				assert.ok(i < 500, 'the complete never waited on the row lock');
+				await new Promise(resolve => setTimeout(resolve, 10));
+			}
+			await other.create(ctx, { cards: [{ id: 'F1', title: 'fresh and urgent', priority: 9 }] });
+			await blocker.query('COMMIT');
+			const done = await completing;
+			assert.equal(done.card.status, 'done');
+			assert.equal(done.next?.card?.id, 'F1', 'the pick saw the card committed while the complete waited');
+			assert.equal((await b.get(ctx, { cardId: 'O1' })).card.status, 'ready');
+		} finally {
+			await blocker.end();
+			await watcher.end();
+			await other.close();
+			await b.close();
+			await dropSchema(schema);
+		}
+	});
+
 	it('sends no NOTIFY from its transactions (the hub announces after commit; see hubPostgres.test.ts)', async () => {
 		// A transaction that has sent a NOTIFY takes one database-wide lock while it commits, which
 		// serialised every commit (Lock:object under load), so the backlog must not NOTIFY itself.
