@@ -256,8 +256,8 @@ describe('PostgreSQL store', () => {
 		// complete {next} is one statement. Its pick used to read the statement's snapshot, so a card
 		// another worker had claimed since still looked ready: the pick locked it, failed the recheck and
 		// held the lock until it committed, stalling that card's owner (migration 0005). Here the
-		// completion waits on a row lock after its statement began; a card created meanwhile must be
-		// visible to the pick, which it is only with a fresh snapshot.
+		// completion waits on a row lock after its statement began, and an urgent card is unblocked
+		// meanwhile: only a pick with a fresh snapshot sees it ready.
 		const schema = uniqueSchema();
 		const b = await Backlog.open({ databaseUrl: testDatabaseUrl, schema });
 		const other = await Backlog.open({ databaseUrl: testDatabaseUrl, schema, poolSize: 1 });
@@ -270,13 +270,18 @@ describe('PostgreSQL store', () => {
 				cards: [
 					{ id: 'H1', title: 'held', priority: 5 },
 					{ id: 'O1', title: 'older' },
+					{ id: 'U1', title: 'urgent, blocked for now', priority: 9 },
 				],
 			});
+			await b.block(ctx, { cardId: 'U1', reason: 'waiting for a decision' });
 			const held = await b.claim(ctx, {});
 			assert.equal(held.card?.id, 'H1');
 			await blocker.query('BEGIN');
 			await blocker.query(`SELECT 1 FROM cards WHERE id = 'H1' FOR SHARE`);
-			const completing = b.complete(ctx, { cardId: 'H1', epoch: held.lease?.epoch ?? -1, next: {} });
+			const completing = b.complete(
+				{ ...ctx, requestKey: 'handover-1' },
+				{ cardId: 'H1', epoch: held.lease?.epoch ?? -1, next: {} },
+			);
 			// Polled from a connection outside any transaction: inside one, pg_stat_activity stays as first read.
 			const waiting = async (): Promise<boolean> => {
 				const { rows } = await watcher.query<{ n: number }>(
@@ -289,12 +294,21 @@ describe('PostgreSQL store', () => {
 				assert.ok(i < 500, 'the complete never waited on the row lock');
 				await new Promise(resolve => setTimeout(resolve, 10));
 			}
-			await other.create(ctx, { cards: [{ id: 'F1', title: 'fresh and urgent', priority: 9 }] });
+			await other.unblock(ctx, { cardId: 'U1' });
 			await blocker.query('COMMIT');
 			const done = await completing;
 			assert.equal(done.card.status, 'done');
-			assert.equal(done.next?.card?.id, 'F1', 'the pick saw the card committed while the complete waited');
+			assert.equal(done.next?.card?.id, 'U1', 'the pick saw the card unblocked while the complete waited');
 			assert.equal((await b.get(ctx, { cardId: 'O1' })).card.status, 'ready');
+			// Taken by the hand-over statement itself, not by the plain claim that follows an empty pick
+			// (that one logs its result under the derived key handover-1#next).
+			const { rows: keys } = await blocker.query<{ key: string }>(
+				`SELECT key FROM request_log WHERE key LIKE 'handover-1%' ORDER BY key`,
+			);
+			assert.deepEqual(
+				keys.map(k => k.key),
+				['handover-1'],
+			);
 		} finally {
 			await blocker.end();
 			await watcher.end();
