@@ -11,7 +11,7 @@ import pg from 'pg';
 
 import { Backlog } from '../../core/backlog';
 import { loadMigrations, migrate } from '../../core/store/migrate';
-import { sqlState } from '../../core/store/db';
+import { type SeqStatement, sqlState } from '../../core/store/db';
 import { openPglite, readyMarker, sourceStoreDir, sqlLiteral } from '../../core/store/pglite';
 import { dropSchema, tempDir, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 
@@ -201,6 +201,58 @@ describe('PGlite store', () => {
 			await assert.rejects(db.query(later, [], 'test_wire_later'), (e: unknown) => sqlState(e) === '42P01');
 			await db.query('CREATE TABLE wire_later (x int)');
 			assert.deepEqual(await db.query(later, [], 'test_wire_later'), [{ n: 0 }]);
+		} finally {
+			await db.close();
+		}
+	});
+
+	it('hands a hot statement the next seq only while nothing else has entered PGlite since the last one', async () => {
+		const { db } = await openPglite({});
+		try {
+			await db.exec(`CREATE TABLE seq_log (seq bigint PRIMARY KEY, note text NOT NULL CHECK (note <> 'bad'))`);
+			const append: SeqStatement<{ seq: unknown }> = {
+				withSeq: { text: 'INSERT INTO seq_log VALUES ($2::bigint, $1) RETURNING seq', name: 'test_append_seq' },
+				inSql: {
+					text: 'INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, $1 FROM seq_log RETURNING seq',
+					name: 'test_append',
+				},
+				lastSeqOf: rows => (rows[0] === undefined ? undefined : Number(rows[0].seq)),
+			};
+			const run = (note: string): Promise<{ seq: unknown }[]> =>
+				db.querySeq?.(append, [note]) ?? Promise.reject(new Error('PGlite has querySeq'));
+			const plain = (): Promise<unknown> =>
+				db.query(`INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, 'plain' FROM seq_log`);
+			await run('first'); // not known yet: computed in SQL
+			await run('second'); // known: handed over
+			await plain(); // anything else makes the store forget it (a stale seq would repeat 3)
+			await run('after a plain insert');
+			await db.transaction(async tx => {
+				await tx.query(`INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, 'in a transaction' FROM seq_log`);
+			});
+			await run('after a transaction');
+			await assert.rejects(run('bad'), (e: unknown) => sqlState(e) === '23514'); // rolled back: no seq used
+			await run('after a failure');
+			await db.exec(`INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, 'script' FROM seq_log`);
+			// Many at once, mixed with plain inserts and a transaction, some running behind PGlite's locks.
+			await Promise.all([
+				...Array.from({ length: 40 }, (_, i) => (i % 7 === 3 ? plain() : run(`concurrent ${i}`))),
+				db.transaction(async tx => {
+					await tx.query(`INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, 'tx' FROM seq_log`);
+					await new Promise(resolve => setTimeout(resolve, 5));
+				}),
+			]);
+			await run('last');
+			const seqs = (await db.query<{ seq: unknown }>('SELECT seq FROM seq_log ORDER BY seq')).map(r => Number(r.seq));
+			assert.deepEqual(
+				seqs,
+				Array.from({ length: seqs.length }, (_, i) => i + 1),
+			);
+			assert.equal(seqs.length, 8 + 40 + 1 + 1);
+			// The handed-over form really ran, and so did the fallback.
+			const runs = await db.query<{ name: string; n: number }>(
+				`SELECT name, (generic_plans + custom_plans)::int AS n FROM pg_prepared_statements WHERE name LIKE 'test_append%' ORDER BY name`,
+			);
+			assert.ok(runs.every(r => r.n > 0) && runs.length === 2, JSON.stringify(runs));
 		} finally {
 			await db.close();
 		}
