@@ -316,13 +316,6 @@ export class Backlog {
 	}
 
 	/**
-	 * Runs a hot operation as one autocommitted statement that also logs its event and its request
-	 * key (PERFORMANCE.md §2). Returns undefined when the statement changed nothing, and the caller
-	 * takes the general path, which explains the refusal, replays a known key, or handles the rarer
-	 * case. A repeated key makes the statement fail on request_log's primary key, so nothing is applied
-	 * twice and the common path needs no lookup first.
-	 */
-	/**
 	 * Runs hot statement `key` (prepared under its name in hotNames). On PGlite it goes through
 	 * querySeq, which hands it the next seq when the store knows it (one max(seq) lookup less per event).
 	 */
@@ -334,6 +327,13 @@ export class Backlog {
 		return this.db.query<T>(this.sql[key], params, hotNames[key]);
 	}
 
+	/**
+	 * Runs a hot operation as one autocommitted statement that also logs its event and its request
+	 * key (PERFORMANCE.md §2). Returns undefined when the statement changed nothing, and the caller
+	 * takes the general path, which explains the refusal, replays a known key, or handles the rarer
+	 * case. A repeated key makes the statement fail on request_log's primary key, so nothing is applied
+	 * twice and the common path needs no lookup first.
+	 */
 	private async fast<T>(
 		ctx: OpContext,
 		run: (now: Date, key: string | null) => Promise<{ result: T; events: BacklogEvent[] } | undefined>,

@@ -241,11 +241,12 @@ class PgliteQueryable implements Queryable {
 		}
 		// Outside: prepared once per instance with Parse, then Bind + Execute per call, which skips
 		// parsing and planning the statement and its arguments (pgWire.ts; docs/benchmarks.md).
-		this.root.seq.forget();
 		const ready = entry ?? this.prepare(this.root, name, text);
 		if (!ready.done) {
 			await ready.ready;
 		}
+		// Right before it runs (a hot statement may have run alone while this one was being prepared).
+		this.root.seq.forget();
 		const reply = await send(this.root, executeMessage(name, params));
 		return rowsOfReply<T>(reply, this.root.pglite.parsers, ready.columns);
 	}
