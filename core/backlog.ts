@@ -888,15 +888,19 @@ export class Backlog {
 	async claim(ctx: OpContext, p: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
 		const ttl = p.ttlSeconds ?? this.defaultTtl;
 		const caps = [...new Set(p.capabilities ?? [])];
+		// $1–$6 of the claim, the same for the hot statement and the general path's claimBare.
+		const claimParams = (now: Date): unknown[] => [
+			now,
+			caps,
+			p.phase ?? null,
+			ctx.actor,
+			new Date(now.getTime() + ttl * 1000),
+			ttl,
+		];
 		if (p.cardId === undefined) {
 			const fast = await this.fast(ctx, async (now, key) => {
 				const rows = await this.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
-					now,
-					caps,
-					p.phase ?? null,
-					ctx.actor,
-					new Date(now.getTime() + ttl * 1000),
-					ttl,
+					...claimParams(now),
 					key,
 				]);
 				const row = rows[0];
@@ -936,14 +940,7 @@ export class Backlog {
 				return { result: { card, lease: leaseOf(cardState(card)) }, events };
 			}
 			// The general path (the fast one found nothing, or lost a race): same statement, plus the reason.
-			const rows = await tx.query<{ card: Card; epoch: number }>(this.sql.claimBare, [
-				now,
-				caps,
-				p.phase ?? null,
-				ctx.actor,
-				new Date(now.getTime() + ttl * 1000),
-				ttl,
-			]);
+			const rows = await tx.query<{ card: Card; epoch: number }>(this.sql.claimBare, claimParams(now));
 			const card = rows[0]?.card;
 			if (card === undefined) {
 				return {
