@@ -1072,14 +1072,10 @@ export class Backlog {
 				if (p.next !== undefined) {
 					return this.completeNextFast(ctx, p, p.next, now, key);
 				}
-				const rows = await this.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>('complete', [
-					now,
-					p.cardId,
-					ctx.actor,
-					p.result ?? null,
-					p.epoch ?? null,
-					key,
-				]);
+				const rows = await this.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
+					'complete',
+					completeParams(ctx, p, now, key),
+				);
 				const row = rows[0];
 				if (row === undefined) {
 					return undefined; // not the holder, or no such card: the general path says why
@@ -1121,12 +1117,7 @@ export class Backlog {
 			next_card: Card | null;
 			next_seq: unknown;
 		}>(next.phase === undefined ? 'completeNext' : 'completeNextPhase', [
-			now,
-			p.cardId,
-			ctx.actor,
-			p.result ?? null,
-			p.epoch ?? null,
-			key,
+			...completeParams(ctx, p, now, key),
 			caps,
 			next.phase ?? null,
 			new Date(now.getTime() + ttl * 1000),
@@ -1863,6 +1854,11 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			)
 			SELECT ev.seq, ev.data, readiness.unblocked FROM ev, readiness`,
 	};
+}
+
+/** $1–$6 of the holder's complete, the same for complete and complete {next} (completeCtes). */
+function completeParams(ctx: OpContext, p: ParsedParams<'card/complete'>, now: Date, key: string | null): unknown[] {
+	return [now, p.cardId, ctx.actor, p.result ?? null, p.epoch ?? null, key];
 }
 
 type HotKey = 'claim' | 'claimPhase' | 'complete' | 'completeNext' | 'completeNextPhase' | 'heartbeat';
