@@ -830,11 +830,13 @@ export class Backlog {
 			const at = param(createdAt);
 			const ident = param(id);
 			where.push(
-				`(priority < ${pr} OR (priority = ${pr} AND (created_at > ${at} OR (created_at = ${at} AND id > ${ident}))))`,
+				p.readyOnly === true
+					? `(-priority, created_at, id) > (-${pr}::int, ${at}::timestamptz, ${ident}::text)`
+					: `(priority < ${pr} OR (priority = ${pr} AND (created_at > ${at} OR (created_at = ${at} AND id > ${ident}))))`,
 			);
 		}
 		const rows = await this.db.query<{ card: Card }>(
-			pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1)),
+			pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1), p.readyOnly === true),
 			params,
 		);
 		return page(rows, limit);
@@ -1660,12 +1662,22 @@ const claimValue = `json_build_object('card', took.card, 'lease',
  * a lock record onto the tuple the same statement updates next (0.03–0.04 ms per claim+complete).
  */
 function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
+	/**
+	 * The holder's conditions for card `id`, wrapped in IS TRUE so no index can serve them and the
+	 * card is found by its primary key alone. Statistics taken while no card was held say claim_owner is
+	 * always NULL, which made "claim_owner = $n" look as selective as the id: the plan then read
+	 * cards_owner_idx, walking the dead entry of every card that agent had held before (a 1-worker
+	 * hand-over on PostgreSQL ran at half speed after ANALYZE; docs/benchmarks.md).
+	 */
+	const holds = (actor: string, epoch: string, now: string): string =>
+		`(status = 'claimed' AND claim_owner = ${actor} AND (${epoch}::int IS NULL OR claim_epoch = ${epoch})
+			AND lease_expires_at > ${now}) IS TRUE`;
 	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
 	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
 	const pickWhere = (now: string, caps: string): string => `status = 'ready' AND unmet_deps = 0
 			AND (defer_until IS NULL OR defer_until <= ${now}) AND requires <@ ${caps}::text[]`;
-	const pickTail = `ORDER BY priority DESC, created_at, id LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
+	const pickTail = `ORDER BY ${claimOrder} LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
 	const pick = (now: string, caps: string, phase: string, withPhase: boolean): string =>
 		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
 			${pickTail}`;
@@ -1722,8 +1734,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				UPDATE cards SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
 					lease_ttl_seconds = NULL, result = $4, blocked_reason = NULL, defer_until = NULL,
 					version = version + 1, updated_at = $1
-				WHERE id = $2 AND status = 'claimed' AND claim_owner = $3 AND ($5::int IS NULL OR claim_epoch = $5)
-					AND lease_expires_at > $1
+				WHERE id = $2 AND ${holds('$3', '$5', '$1')}
 				RETURNING cards.id, baton_card(cards) AS card
 			),
 			deps AS (
@@ -1785,12 +1796,13 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			FROM ev CROSS JOIN readiness LEFT JOIN took ON true LEFT JOIN ev2 ON true`;
 	return {
 		/** Ready cards claimable now, in claim order: $1 now, $2 limit. */
-		readyPage: pageOf(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)`, '$2'),
+		readyPage: pageOf(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)`, '$2', true),
 		/** The next page after ($3 priority, $4 createdAt, $5 id). */
 		readyPageAfter: pageOf(
 			`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)
-				AND (priority < $3::int OR (priority = $3::int AND (created_at, id) > ($4::timestamptz, $5::text)))`,
+				AND (-priority, created_at, id) > (-$3::int, $4::timestamptz, $5::text)`,
 			'$2',
+			true,
 		),
 		/** Claim inside the general path's transaction (no event: the caller logs it). */
 		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) ${pickTail})
@@ -1809,8 +1821,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		 */
 		heartbeat: `WITH cur AS (
 				SELECT id, progress, progress_note FROM cards
-				WHERE id = $2 AND status = 'claimed' AND claim_owner = $3 AND ($4::int IS NULL OR claim_epoch = $4)
-					AND lease_expires_at > $1
+				WHERE id = $2 AND ${holds('$3', '$4', '$1')}
 				FOR UPDATE
 			),
 			flags AS (
@@ -1939,12 +1950,22 @@ function sqlStateOf(e: unknown): string | undefined {
  * A list page in claim order. The wire card is built only for the rows of the page: built before the
  * sort (a small table read in full), it cost more than the whole rest of the query.
  */
-function pageOf(where: string, limit: string): string {
+function pageOf(where: string, limit: string, claimable = false): string {
+	const order = claimable ? claimOrder : 'priority DESC, created_at, id';
 	return `SELECT baton_card(p.c) AS card FROM (
 			SELECT cards AS c, priority, created_at, id FROM cards WHERE ${where}
-			ORDER BY priority DESC, created_at, id LIMIT ${limit}
-		) p ORDER BY p.priority DESC, p.created_at, p.id`;
+			ORDER BY ${order} LIMIT ${limit}
+		) p ORDER BY ${claimable ? '-p.priority' : 'p.priority DESC'}, p.created_at, p.id`;
 }
+
+/**
+ * The claim order (max priority, then oldest, then id) as the key of cards_claim_idx (migration
+ * 0006). It is written with -priority so that only that index serves it: cards_order_idx, which every
+ * list uses, holds the same order over all cards, and statistics taken while most cards were ready made
+ * the two look alike, so picks read cards_order_idx and stepped over every done card ahead of the
+ * first ready one, until the next ANALYZE.
+ */
+const claimOrder = '(-priority), created_at, id';
 
 /** One page of a list: `limit` cards and, when there are more, the cursor after the last. */
 function page(rows: readonly { card: Card }[], limit: number): Result<'card/list'> {

@@ -54,9 +54,13 @@ export const cards = pgTable(
 		updatedAt: at().notNull(),
 	},
 	t => [
+		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
 		index('cards_claim_idx')
-			.on(t.priority.desc(), t.createdAt, t.id)
+			.on(sql`(-priority)`, t.createdAt, t.id)
 			.where(sql`status = 'ready' AND unmet_deps = 0`),
+		index('cards_claim_phase_idx')
+			.on(t.phase, sql`(-priority)`, t.createdAt, t.id)
+			.where(sql`status = 'ready' AND unmet_deps = 0 AND phase IS NOT NULL`),
 		index('cards_order_idx').on(t.priority.desc(), t.createdAt, t.id),
 		index('cards_blocked_idx')
 			.on(t.priority.desc(), t.createdAt, t.id)

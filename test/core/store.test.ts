@@ -11,9 +11,9 @@ import pg from 'pg';
 
 import { Backlog } from '../../core/backlog';
 import { loadMigrations, migrate } from '../../core/store/migrate';
-import { type SeqStatement, sqlState } from '../../core/store/db';
+import { type Db, type SeqStatement, sqlState } from '../../core/store/db';
 import { openPglite, readyMarker, sourceStoreDir, sqlLiteral } from '../../core/store/pglite';
-import { dropSchema, tempDir, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
+import { dropSchema, openTestBacklog, storeKinds, tempDir, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 
 const ctx = { actor: 'store-test' };
 
@@ -395,3 +395,81 @@ describe('PostgreSQL store', () => {
 		}
 	});
 });
+
+/** Every "Index Name" / scan on `cards` in an EXPLAIN (FORMAT JSON) plan, as "Node Type:index". */
+function cardScans(plan: unknown): string[] {
+	const found: string[] = [];
+	const walk = (node: unknown): void => {
+		if (Array.isArray(node)) {
+			node.forEach(walk);
+			return;
+		}
+		if (typeof node !== 'object' || node === null) {
+			return;
+		}
+		const n = node as Record<string, unknown>;
+		if (n['Relation Name'] === 'cards' && typeof n['Node Type'] === 'string' && n['Node Type'] !== 'ModifyTable') {
+			found.push(`${n['Node Type']}:${typeof n['Index Name'] === 'string' ? n['Index Name'] : ''}`);
+		}
+		Object.values(n).forEach(walk);
+	};
+	walk(plan);
+	return found;
+}
+
+for (const kind of storeKinds) {
+	describe(`hot statements on ${kind}`, () => {
+		it('find their cards by primary key or a claim index, whatever the statistics say', async () => {
+			// Statistics taken while no card was held say claim_owner is always NULL, so "claim_owner = $3"
+			// looked as selective as "id = $2": the holder's complete and heartbeat then read the card through
+			// cards_owner_idx, walking the dead entries of every card that agent had held before (a
+			// 1-worker hand-over on PostgreSQL ran at half speed after ANALYZE). The same statistics, then
+			// every hot statement's generic plan, as the store runs it.
+			const t = await openTestBacklog(kind);
+			try {
+				const internals = t.backlog as unknown as {
+					db: Db;
+					sql: Record<string, string>;
+					seqStatements?: Record<string, SeqStatement<unknown>>;
+				};
+				// Enough cards that an index beats reading the table, as in any backlog worth a plan.
+				for (let batch = 0; batch < 5; batch++) {
+					const cards = Array.from({ length: 1000 }, (_, i) => ({ id: `S${batch}-${i}`, title: `card ${i}` }));
+					await t.backlog.create(ctx, { cards });
+				}
+				await internals.db.exec('ANALYZE cards');
+				const texts = Object.entries(internals.sql).filter(([key]) => !/^(readyPage|claimBare)/.test(key));
+				for (const [key, statement] of Object.entries(internals.seqStatements ?? {})) {
+					texts.push([`${key} (seq given)`, statement.withSeq.text]);
+				}
+				assert.ok(texts.length >= 6, texts.map(([key]) => key).join(', '));
+				for (const [key, text] of texts) {
+					const params = Math.max(...[...text.matchAll(/\$(\d+)/g)].map(m => Number(m[1])));
+					const plan = await internals.db.transaction(async tx => {
+						await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+						await tx.query(`PREPARE hot_plan_test AS ${text}`);
+						try {
+							const rows = await tx.query<Record<string, unknown>>(
+								`EXPLAIN (FORMAT JSON) EXECUTE hot_plan_test(${Array(params).fill('NULL').join(', ')})`,
+							);
+							return rows[0]?.['QUERY PLAN'];
+						} finally {
+							await tx.query('DEALLOCATE hot_plan_test');
+						}
+					});
+					const scans = cardScans(plan);
+					assert.ok(scans.length > 0, `${key}: no scan of cards in ${JSON.stringify(plan)}`);
+					for (const scan of scans) {
+						assert.match(
+							scan,
+							/^Index Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx)$/,
+							`${key} reads cards by ${scan}`,
+						);
+					}
+				}
+			} finally {
+				await t.cleanup();
+			}
+		});
+	});
+}
