@@ -6,6 +6,7 @@
  * Standalone: `node --import tsx test/bench/pgCompare.ts [--quick]`.
  */
 import { EventEmitter } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 
 import { Logger, makeWorkerUtils, run, type Runner, type WorkerEvents } from 'graphile-worker';
 import pg from 'pg';
@@ -101,6 +102,71 @@ function topWaits(waits: Map<string, number>): string {
 		.map(([w, n]) => `${w} ${Math.round((100 * n) / total)} %`)
 		.join(', ');
 }
+
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces), from field 3 on. */
+function procStat(pid: number): number[] | undefined {
+	try {
+		const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+		return text
+			.slice(text.lastIndexOf(')') + 2)
+			.split(' ')
+			.map(Number);
+	} catch {
+		return undefined;
+	}
+}
+
+/** The postmaster's pid: null until looked up, undefined when it cannot be seen from here. */
+let postmasterPid: number | undefined | null = null;
+
+/**
+ * CPU time (ms) the PostgreSQL server has used so far, from /proc: the postmaster's own and its reaped
+ * children's (backends that have exited) plus its live children's. Undefined when the server is not on
+ * this machine or /proc cannot be read. Linux's /proc reports clock ticks of 10 ms (USER_HZ = 100).
+ */
+async function serverCpuMs(): Promise<number | undefined> {
+	if (postmasterPid === null) {
+		const { rows } = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+		const backend = procStat(rows[0]?.pid ?? -1);
+		postmasterPid = backend?.[1];
+	}
+	if (postmasterPid === undefined) {
+		return undefined;
+	}
+	const own = procStat(postmasterPid);
+	if (own === undefined) {
+		return undefined;
+	}
+	// utime, stime, cutime, cstime are fields 14-17, at 11-14 here.
+	let ticks = own[11]! + own[12]! + own[13]! + own[14]!;
+	for (const entry of readdirSync('/proc')) {
+		const pid = Number(entry);
+		if (Number.isInteger(pid) && pid !== postmasterPid) {
+			const child = procStat(pid);
+			if (child?.[1] === postmasterPid) {
+				ticks += child[11]! + child[12]!;
+			}
+		}
+	}
+	return ticks * 10;
+}
+
+/** Client (this process) and server CPU spent while `run` goes, in ms. */
+async function measureCpu<T>(run: () => Promise<T>): Promise<{ value: T; clientMs: number; serverMs?: number }> {
+	const server0 = await serverCpuMs();
+	const client0 = process.cpuUsage();
+	const value = await run();
+	const client = process.cpuUsage(client0);
+	// Let the drain's backends exit and be reaped, so their CPU moves into the postmaster's cutime.
+	await new Promise(r => setTimeout(r, 300));
+	const server1 = await serverCpuMs();
+	return {
+		value,
+		clientMs: (client.user + client.system) / 1000,
+		...(server0 !== undefined && server1 !== undefined ? { serverMs: server1 - server0 } : {}),
+	};
+}
+
 const createdSchemas = new Set<string>();
 
 async function freshSchema(prefix: string): Promise<string> {
@@ -394,7 +460,8 @@ async function main(): Promise<void> {
 				for (const system of systems) {
 					const schema = await freshSchema(system.name.replace(/\W/g, '').slice(0, 8));
 					await system.prepare(schema);
-					const { value: m, waits } = await sampleWaits(system.name, () => system.drain(schema, workers));
+					const cpu = await measureCpu(() => sampleWaits(system.name, () => system.drain(schema, workers)));
+					const { value: m, waits } = cpu.value;
 					if (workers === Math.max(...workerCounts) && r === 0) {
 						waitNotes.push(`${system.name}: ${topWaits(waits)}`);
 					}
@@ -404,12 +471,18 @@ async function main(): Promise<void> {
 					}
 					const rate = m.done / m.seconds;
 					const capped = m.done < items ? ` (capped at ${drainCapMs / 1000} s: ${m.done} of ${items} done)` : '';
-					console.log(`  ${system.name}, ${workers} worker(s), run ${r + 1}: ${rate.toFixed(0)} items/s${capped}`);
+					const perItem = (ms: number | undefined): string => (ms === undefined ? '?' : (ms / m.done).toFixed(3));
+					const cpuText = `CPU per item: client ${perItem(cpu.clientMs)} ms, server ${perItem(cpu.serverMs)} ms`;
+					console.log(
+						`  ${system.name}, ${workers} worker(s), run ${r + 1}: ${rate.toFixed(0)} items/s${capped}; ${cpuText}`,
+					);
 					if (capped !== '') {
 						cappedRuns.add(`${system.name} at ${workers} worker(s)`);
 					}
 					samples.set(system.name, [...(samples.get(system.name) ?? []), rate]);
-					allRuns.push(`${system.name} ×${workers}: ${rate.toFixed(0)}`);
+					allRuns.push(
+						`${system.name} ×${workers}: ${rate.toFixed(0)} (${perItem(cpu.clientMs)} + ${perItem(cpu.serverMs)} ms)`,
+					);
 					await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 				}
 			}
@@ -446,7 +519,9 @@ async function main(): Promise<void> {
 				`Capped at ${drainCapMs / 1000} s (rate = items done / time, queue still deep): ${[...cappedRuns].join(', ')}.`,
 			);
 		}
-		report.note(`All runs (items/s): ${allRuns.join('; ')}.`);
+		report.note(
+			`All runs, items/s (CPU per item: this process, the bench's client side + the PostgreSQL server's processes, from /proc): ${allRuns.join('; ')}.`,
+		);
 		report.note(
 			`What the drain connections were doing at ${Math.max(...workerCounts)} workers (pg_stat_activity samples every 100 ms; Lock:object on commit is the NOTIFY queue lock): ${waitNotes.join('; ')}.`,
 		);
