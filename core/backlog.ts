@@ -1702,9 +1702,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		seq: string;
 		event: string;
 		guard?: string;
-		/** Replaces the inline pick (a query yielding the chosen id). */
-		ownPick?: string;
-	}): string => `pick AS (${o.ownPick ?? pick(o.now, o.caps, o.phase, o.withPhase)}),
+	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase)}),
 			took AS (${take(o.now, o.actor, o.expiry, o.ttl)} ${o.guard ?? ''}
 				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			${o.event} AS (
@@ -1763,12 +1761,17 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	/**
 	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
 	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. A card this completion unblocks is not
-	 * among the pick's choices (the caller claims again when nothing was picked): on PGlite the pick reads
-	 * the statement's snapshot, from before the completion; on PostgreSQL it runs in baton_pick_next with
-	 * a snapshot of its own (migration 0005, so it cannot lock cards other workers claimed meanwhile),
-	 * which leaves those cards out by their edges. It claims only when the completion happened.
+	 * among the pick's choices (the pick reads the statement's snapshot, from before the completion; the
+	 * caller claims again when nothing was picked). It claims only when the completion happened.
+	 * PostgreSQL runs the same steps as the function baton_hand_over (migration 0007): one cached plan per
+	 * step instead of one big plan set up afresh on every call, and a snapshot of its own for the pick,
+	 * so it cannot lock cards other workers claimed meanwhile.
 	 */
-	const completeNextWith = (withPhase: boolean): string => `WITH ${completeCtes},
+	const completeNextWith = (withPhase: boolean): string =>
+		lockPick
+			? `SELECT * FROM baton_hand_over($1::timestamptz, $2::text, $3::text, $4::text, $5::int, $6::text,
+				$7::text[], $8::text, $9::timestamptz, $10::int)`
+			: `WITH ${completeCtes},
 			${claimCtes({
 				now: '$1',
 				caps: '$7',
@@ -1780,10 +1783,6 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				seq: secondSeq,
 				event: 'ev2',
 				guard: 'AND EXISTS (SELECT 1 FROM done)',
-				// PostgreSQL: a pick with its own snapshot, run only once the completion happened (0005).
-				...(lockPick
-					? { ownPick: 'SELECT p.id FROM done, LATERAL baton_pick_next($1, $7::text[], $8::text, done.id) p(id)' }
-					: {}),
 			})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
