@@ -1947,7 +1947,9 @@ function sqlStateOf(e: unknown): string | undefined {
 
 /**
  * A list page in claim order. The wire card is built only for the rows of the page: built before the
- * sort (a small table read in full), it cost more than the whole rest of the query.
+ * sort (a small table read in full), it cost more than the whole rest of the query. `claimable`: the
+ * filter keeps only claimable cards, so the page is ordered by the claim index's key (claimOrder) and
+ * read from cards_claim_idx; other lists read cards_order_idx.
  */
 function pageOf(where: string, limit: string, claimable = false): string {
 	const order = claimable ? claimOrder : 'priority DESC, created_at, id';
