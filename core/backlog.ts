@@ -831,7 +831,7 @@ export class Backlog {
 			const ident = param(id);
 			where.push(
 				p.readyOnly === true
-					? `(-priority, created_at, id) > (-${pr}::int, ${at}::timestamptz, ${ident}::text)`
+					? afterInClaimOrder(pr, at, ident)
 					: `(priority < ${pr} OR (priority = ${pr} AND (created_at > ${at} OR (created_at = ${at} AND id > ${ident}))))`,
 			);
 		}
@@ -1799,7 +1799,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		/** The next page after ($3 priority, $4 createdAt, $5 id). */
 		readyPageAfter: pageOf(
 			`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)
-				AND (-priority, created_at, id) > (-$3::int, $4::timestamptz, $5::text)`,
+				AND ${afterInClaimOrder('$3', '$4', '$5')}`,
 			'$2',
 			true,
 		),
@@ -1967,6 +1967,11 @@ function pageOf(where: string, limit: string, claimable = false): string {
  * first ready one, until the next ANALYZE.
  */
 const claimOrder = '(-priority), created_at, id';
+
+/** Cards after the cursor (priority, createdAt, id placeholders) in claim order, on the claim index's key. */
+function afterInClaimOrder(priority: string, createdAt: string, id: string): string {
+	return `(-priority, created_at, id) > (-${priority}::int, ${createdAt}::timestamptz, ${id}::text)`;
+}
 
 /** One page of a list: `limit` cards and, when there are more, the cursor after the last. */
 function page(rows: readonly { card: Card }[], limit: number): Result<'card/list'> {
