@@ -2,20 +2,25 @@
  * `npm run test:extension`: the extension's suite inside a real VS Code (code-server), through
  * @vscode/test-electron's runTests (see vscodeRun.ts). Needs `npm run build` first.
  * BATON_UPDATE_SCREENSHOTS=1 rewrites docs/vscode.png.
+ * `--latest` (`npm run test:extension:latest`) runs suite/latest.ts (the same suite, and what needs a
+ * newer VS Code than engines.vscode) in the newest code-server instead.
  */
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot, runInVsCode } from './vscodeRun';
 
-// docs/vscode.png is a tracked file: only rewrite it when asked, as the board tests do.
-const updateDocs = process.env.BATON_UPDATE_SCREENSHOTS === '1';
+const latest = process.argv.includes('--latest');
+// docs/vscode.png is a tracked file: only rewrite it when asked, as the board tests do, and from the
+// pinned VS Code (the latest suite runs the same UI case).
+const updateDocs = process.env.BATON_UPDATE_SCREENSHOTS === '1' && !latest;
 const screenshot = updateDocs
 	? join(repoRoot, 'docs', 'vscode.png')
 	: join(tmpdir(), `baton-vscode-${process.pid}.png`);
 
 runInVsCode({
-	suite: join(repoRoot, 'test/extension/suite/index.ts'),
+	suite: join(repoRoot, 'test/extension/suite', latest ? 'latest.ts' : 'index.ts'),
+	build: latest ? 'latest' : 'pinned',
 	settings: { 'baton.agent.name': 'Test Human' },
 	env: { BATON_TEST_SCREENSHOT: screenshot },
 })

