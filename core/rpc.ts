@@ -215,7 +215,11 @@ export class RpcClient {
 	}
 
 	private async connectOnce(): Promise<HelloOk> {
-		this.setState('connecting');
+		// 'connecting' is the first connection only. A reconnect attempt stays 'offline' until it
+		// succeeds, so views showing the state do not flicker on every retry.
+		if (this.offlineSince === undefined) {
+			this.setState('connecting');
+		}
 		const transport = await this.options.connect();
 		if (this.state === 'closed') {
 			transport.close();

@@ -145,6 +145,7 @@ export class HubConnection implements vscode.Disposable {
 		this.cardsEmitter.fire({ ids: new Set(), reset: true });
 		this.agentsEmitter.fire();
 		this.attached = deferred();
+		this.setState('connecting');
 		void this.connectLoop(this.generation);
 	}
 
@@ -249,8 +250,9 @@ export class HubConnection implements vscode.Disposable {
 
 	private async connectLoop(gen: number): Promise<void> {
 		let delay = 500;
+		// 'connecting' until the first attempt fails; retries then stay 'offline' until one succeeds,
+		// so the status bar does not flicker on every attempt.
 		while (!this.isStale(gen)) {
-			this.setState('connecting');
 			let client: RpcClient | undefined;
 			try {
 				const t0 = Date.now();

@@ -33,46 +33,54 @@ describe('hub events and timers', () => {
 
 	it('replays after a seq and then goes live, without gaps or duplicates, across a hub restart', async () => {
 		const writer = await client(dataDir);
-		await writer.request('card/create', { cards: Array.from({ length: 30 }, (_, i) => ({ title: `r${i}` })) });
 		const reader = await client(dataDir, { spawnHub: false });
-		const seen: number[] = [];
-		reader.onEvent(e => seen.push(e.seq));
-		const base = (await writer.request('events/list', { limit: 1 })).lastSeq;
-		// Subscribe from the middle: exactly the events after seq 10 arrive, then live ones.
-		await reader.subscribe(10);
-		const more = writer.request('card/create', { cards: Array.from({ length: 20 }, (_, i) => ({ title: `l${i}` })) });
-		for (let i = 0; i < 10; i++) {
-			await writer.request('card/create', { cards: [{ title: `single${i}` }] });
-		}
-		await more;
-		const lastBefore = (await writer.request('events/list', { limit: 1 })).lastSeq;
-		await waitFor(() => seen.at(-1) === lastBefore, 5_000, 'live events');
-		assert.ok(base >= 30);
-		assert.deepEqual(seen, range(11, lastBefore), 'replay then live, in order, once each');
+		try {
+			await writer.request('card/create', { cards: Array.from({ length: 30 }, (_, i) => ({ title: `r${i}` })) });
+			const seen: number[] = [];
+			reader.onEvent(e => seen.push(e.seq));
+			const base = (await writer.request('events/list', { limit: 1 })).lastSeq;
+			// Subscribe from the middle: exactly the events after seq 10 arrive, then live ones.
+			await reader.subscribe(10);
+			const more = writer.request('card/create', { cards: Array.from({ length: 20 }, (_, i) => ({ title: `l${i}` })) });
+			for (let i = 0; i < 10; i++) {
+				await writer.request('card/create', { cards: [{ title: `single${i}` }] });
+			}
+			await more;
+			const lastBefore = (await writer.request('events/list', { limit: 1 })).lastSeq;
+			await waitFor(() => seen.at(-1) === lastBefore, 5_000, 'live events');
+			assert.ok(base >= 30);
+			assert.deepEqual(seen, range(11, lastBefore), 'replay then live, in order, once each');
 
-		// Restart the hub (graceful), write while the reader is offline, and let it resume.
-		const oldPid = hub.pid;
-		await hub.stop();
-		hub = await startHub({ dataDir });
-		await waitFor(
-			() => writer.connectionState === 'connected' && writer.hello?.hubPid === hub.pid,
-			10_000,
-			'writer reconnect',
-		);
-		await writer.request('card/create', { cards: [{ title: 'while offline' }] });
-		await waitFor(
-			() => reader.connectionState === 'connected' && reader.hello?.hubPid === hub.pid,
-			10_000,
-			'reader reconnect',
-		);
-		await writer.request('card/create', { cards: [{ title: 'after resume' }] });
-		const lastAfter = (await writer.request('events/list', { limit: 1 })).lastSeq;
-		await waitFor(() => seen.at(-1) === lastAfter, 5_000, 'resumed events');
-		assert.notEqual(hub.pid, oldPid);
-		assert.deepEqual(seen, range(11, lastAfter), 'no gap and no duplicate across the restart');
-		console.log(`resume: ${seen.length} events delivered once each, seq 11..${lastAfter}`);
-		writer.close();
-		reader.close();
+			// Restart the hub (graceful), write while the reader is offline, and let it resume.
+			const states: string[] = [];
+			reader.onState(s => states.push(s));
+			const oldPid = hub.pid;
+			await hub.stop();
+			hub = await startHub({ dataDir });
+			await waitFor(
+				() => writer.connectionState === 'connected' && writer.hello?.hubPid === hub.pid,
+				10_000,
+				'writer reconnect',
+			);
+			await writer.request('card/create', { cards: [{ title: 'while offline' }] });
+			await waitFor(
+				() => reader.connectionState === 'connected' && reader.hello?.hubPid === hub.pid,
+				10_000,
+				'reader reconnect',
+			);
+			await writer.request('card/create', { cards: [{ title: 'after resume' }] });
+			const lastAfter = (await writer.request('events/list', { limit: 1 })).lastSeq;
+			await waitFor(() => seen.at(-1) === lastAfter, 5_000, 'resumed events');
+			assert.notEqual(hub.pid, oldPid);
+			assert.deepEqual(seen, range(11, lastAfter), 'no gap and no duplicate across the restart');
+			// Reconnect attempts stay 'offline' until one succeeds: a board or status bar showing the
+			// state must not flicker between "Offline" and "Connecting…" on every retry.
+			assert.deepEqual(states, ['offline', 'connected'], `went through ${states.join(' → ')}`);
+			console.log(`resume: ${seen.length} events delivered once each, seq 11..${lastAfter}`);
+		} finally {
+			writer.close();
+			reader.close();
+		}
 	});
 
 	it('returns an expired lease to ready within a second of its expiry', async () => {
