@@ -8,8 +8,12 @@ import { join } from 'node:path';
 
 const production = process.argv.includes('--production');
 const watch = process.argv.includes('--watch');
-/** The extension's own bundle must stay small: it only talks to the hub. */
-const extensionBudgetBytes = 500 * 1024;
+/**
+ * Bundles that load on every activation or board open must stay small: the extension only talks to
+ * the hub, and the board is parsed each time a webview or tab opens it (598 KB minified while zod's
+ * locales were in it, 337 KB without).
+ */
+const budgetBytes = { 'dist/extension.js': 500 * 1024, 'dist/webview/board.js': 500 * 1024 };
 
 const common = {
 	bundle: true,
@@ -38,7 +42,8 @@ const builds = [
 ];
 /**
  * zod re-exports all ~40 of its locales as a namespace, which defeats tree shaking (264 KB of the
- * extension's 568 KB minified). Nothing of ours sets another locale, so the extension gets English only.
+ * extension's 568 KB minified). Nothing of ours sets another locale, so the extension and the board get
+ * English only.
  */
 const zodEnglishOnly = {
 	name: 'zod-english-only',
@@ -77,6 +82,10 @@ if (existsSync('webview/main.ts')) {
 		platform: 'browser',
 		format: 'iife',
 		target: 'es2022',
+		metafile: true,
+		minifyWhitespace: true,
+		minifySyntax: true,
+		plugins: [zodEnglishOnly],
 	});
 }
 
@@ -102,16 +111,16 @@ function copyAssets() {
 	}
 }
 
-function checkExtensionBundle() {
-	if (!existsSync('dist/extension.js')) {
-		return;
+function checkBundles() {
+	for (const [file, budget] of Object.entries(budgetBytes)) {
+		if (existsSync(file) && statSync(file).size > budget) {
+			throw new Error(`${file} is ${statSync(file).size} bytes, over the ${budget}-byte budget`);
+		}
 	}
-	const size = statSync('dist/extension.js').size;
-	const text = readFileSync('dist/extension.js', 'utf8');
-	if (size > extensionBudgetBytes) {
-		throw new Error(`dist/extension.js is ${size} bytes, over the ${extensionBudgetBytes}-byte budget`);
-	}
-	if (/@electric-sql\/pglite|pglite\.wasm/.test(text)) {
+	if (
+		existsSync('dist/extension.js') &&
+		/@electric-sql\/pglite|pglite\.wasm/.test(readFileSync('dist/extension.js', 'utf8'))
+	) {
 		throw new Error('dist/extension.js contains PGlite: the extension must only talk to the hub (DESIGN §1)');
 	}
 }
@@ -142,5 +151,5 @@ if (watch) {
 } else {
 	await Promise.all(contexts.map(c => c.rebuild()));
 	await Promise.all(contexts.map(c => c.dispose()));
-	checkExtensionBundle();
+	checkBundles();
 }
