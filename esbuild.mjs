@@ -82,7 +82,6 @@ if (existsSync('webview/main.ts')) {
 		platform: 'browser',
 		format: 'iife',
 		target: 'es2022',
-		metafile: true,
 		minifyWhitespace: true,
 		minifySyntax: true,
 		plugins: [zodEnglishOnly],
