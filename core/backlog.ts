@@ -25,7 +25,9 @@ import {
 	type ParsedParams,
 	type ReadinessChange,
 	type Result,
+	type Settings,
 	defaultHealthThresholds,
+	defaultSettings,
 } from './protocol';
 import {
 	type Action,
@@ -99,6 +101,7 @@ const patchColumns: Record<keyof CardPatch, string> = {
 	progressAt: 'progress_at',
 	result: 'result',
 	blockedReason: 'blocked_reason',
+	failed: 'failed',
 };
 
 const toDate = (iso: string | null): Date | null => (iso === null ? null : new Date(iso));
@@ -119,6 +122,7 @@ export function cardState(card: Card): CardState {
 		progress: card.progress,
 		progressNote: card.progressNote,
 		blockedReason: card.blockedReason,
+		failed: card.failed === true,
 		version: card.version,
 	};
 }
@@ -153,6 +157,8 @@ export class Backlog {
 	/** PGlite: the hot statements in both forms, with and without the seq as a parameter (Db.querySeq). */
 	private readonly seqStatements: Record<HotKey, SeqStatement<SeqColumns>> | undefined;
 	private closed = false;
+	/** The backlog's stall policy as last read (settings()); only a hint for the reaper's timer. */
+	private stallDefault = defaultSettings.stallReleaseSeconds;
 
 	private constructor(
 		private readonly db: Db,
@@ -198,7 +204,7 @@ export class Backlog {
 				await db.close();
 				throw e;
 			}
-			return new Backlog(db, options);
+			return await new Backlog(db, options).withSettings();
 		}
 		const opened = await openPglite({ dataDir: options.pgliteDir, assetsDir: options.assetsDir });
 		try {
@@ -208,7 +214,13 @@ export class Backlog {
 			await opened.db.close();
 			throw e;
 		}
-		return new Backlog(opened.db, options, () => opened.dumpDataDir());
+		return new Backlog(opened.db, options, () => opened.dumpDataDir()).withSettings();
+	}
+
+	/** Reads the settings once at open, so the reaper's stall hints know the backlog's policy. */
+	private async withSettings(): Promise<this> {
+		await this.settings();
+		return this;
 	}
 
 	/** Closes the store cleanly (PGlite checkpoints, so the next open needs no WAL replay). */
@@ -442,10 +454,24 @@ export class Backlog {
 		return rows.map(r => ({ id: r.id, unmetDeps: num(r.unmet_deps) })).sort((a, b) => (a.id < b.id ? -1 : 1));
 	}
 
-	/** Runs a rule decision on one card: load under lock, decide, patch, readiness, event. */
-	private async act(tx: Queryable, cardId: string, action: Action, now: Date, extra: Record<string, unknown> = {}) {
+	/**
+	 * Runs a rule decision on one card: load under lock, decide, patch, readiness, event. `action` may be
+	 * computed from the locked card (fail reads its backoff policy and earlier reasons that way).
+	 */
+	private async act(
+		tx: Queryable,
+		cardId: string,
+		action: Action | ((before: Card) => Promise<Action>),
+		now: Date,
+		extra: Record<string, unknown> = {},
+	) {
 		const before = await this.loadCard(tx, cardId, true);
-		const decision = decide(cardState(before), action, now);
+		let decision: ReturnType<typeof decide>;
+		try {
+			decision = decide(cardState(before), typeof action === 'function' ? await action(before) : action, now);
+		} catch (e) {
+			throw BatonError.is(e) && e.code === 'lease_lost' ? await this.explainLostLease(tx, cardId, e) : e;
+		}
 		const card = await this.applyPatch(tx, cardId, decision.patch, now, decision.event !== null);
 		let readiness: ReadinessChange[] = [];
 		if (before.status !== 'done' && card.status === 'done') {
@@ -469,6 +495,78 @@ export class Backlog {
 						},
 					];
 		return { before, card, readiness, events };
+	}
+
+	/**
+	 * A holder told "lease_lost" also learns what ended its claim (reclaimed by whom and why, released
+	 * because a dependency was reopened, …): the event that recorded its epoch as the previous one.
+	 */
+	private async explainLostLease(tx: Queryable, cardId: string, e: BatonError): Promise<BatonError> {
+		const data = (e.data ?? {}) as Record<string, unknown>;
+		const epoch = data.yourEpoch;
+		if (typeof epoch !== 'number') {
+			return e;
+		}
+		const rows = await tx.query<{ type: string; actor: string; reason: string | null }>(
+			`SELECT type, actor, data->>'reason' AS reason FROM events
+			 WHERE card_id = $1 AND data->>'previousEpoch' = $2 ORDER BY seq DESC LIMIT 1`,
+			[cardId, String(epoch)],
+		);
+		const ended = rows[0];
+		if (ended === undefined) {
+			return e;
+		}
+		const why = ended.reason === null ? '' : `: ${ended.reason}`;
+		return new BatonError('lease_lost', `${e.message} Your claim ended (${ended.type} by ${ended.actor}${why}).`, {
+			...data,
+			endedBy: { type: ended.type, actor: ended.actor, reason: ended.reason },
+		});
+	}
+
+	// -----------------------------------------------------------------------------------------------
+	// Settings (backlog-wide policies, stored in the backlog)
+
+	/** The backlog's settings: stored values over the built-in defaults. */
+	async settings(q: Queryable = this.db): Promise<Settings> {
+		const rows = await q.query<{ key: string; value: unknown }>('SELECT key, value FROM settings');
+		const out: Settings = { ...defaultSettings };
+		for (const r of rows) {
+			if (Object.hasOwn(out, r.key) && typeof r.value === 'number') {
+				out[r.key as keyof Settings] = r.value;
+			}
+		}
+		this.stallDefault = out.stallReleaseSeconds;
+		return out;
+	}
+
+	async updateSettings(ctx: OpContext, p: ParsedParams<'settings/update'>): Promise<Settings> {
+		return this.mutate(ctx, 'settings/update', async tx => {
+			const entries = Object.entries(p).filter(([, v]) => v !== undefined);
+			if (entries.length > 0) {
+				await tx.query(
+					`INSERT INTO settings (key, value) SELECT k, v::json FROM unnest($1::text[], $2::text[]) AS u(k, v)
+					 ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+					[entries.map(([k]) => k), entries.map(([, v]) => JSON.stringify(v))],
+				);
+			}
+			return { result: await this.settings(tx), events: [] };
+		});
+	}
+
+	/**
+	 * When the stall policy would release `card` (ISO), or null: claimed, a policy (the card's or the
+	 * backlog's, as last read) above 0. The reaper arms for it as it does for a lease expiry.
+	 */
+	stallDueAt(card: Card | null | undefined): string | null {
+		if (card?.status !== 'claimed') {
+			return null;
+		}
+		const seconds = card.stallReleaseSeconds ?? this.stallDefault;
+		const since = card.progressAt ?? card.claimedAt;
+		if (seconds <= 0 || since === null) {
+			return null;
+		}
+		return new Date(Date.parse(since) + seconds * 1000).toISOString();
 	}
 
 	// -----------------------------------------------------------------------------------------------
@@ -591,6 +689,9 @@ export class Backlog {
 					claim_epoch: 0,
 					attempts: 0,
 					max_attempts: c.maxAttempts ?? 3,
+					failed: false,
+					backoff_seconds: c.backoffSeconds ?? null,
+					stall_release_seconds: c.stallReleaseSeconds ?? null,
 					defer_until: c.deferUntil === undefined ? null : parseTimestamp('deferUntil', c.deferUntil).toISOString(),
 					idempotency_key: c.idempotencyKey ?? null,
 					acceptance: c.acceptance ?? [],
@@ -733,6 +834,12 @@ export class Backlog {
 			}
 			if (p.maxAttempts !== undefined && p.maxAttempts !== before.maxAttempts) {
 				set('maxAttempts', 'max_attempts', p.maxAttempts);
+			}
+			if (p.backoffSeconds !== undefined && p.backoffSeconds !== (before.backoffSeconds ?? null)) {
+				set('backoffSeconds', 'backoff_seconds', p.backoffSeconds);
+			}
+			if (p.stallReleaseSeconds !== undefined && p.stallReleaseSeconds !== (before.stallReleaseSeconds ?? null)) {
+				set('stallReleaseSeconds', 'stall_release_seconds', p.stallReleaseSeconds);
 			}
 			if (changed.length === 0) {
 				return { result: { card: before }, events: [] };
@@ -1176,13 +1283,22 @@ export class Backlog {
 			const { card, events } = await this.act(
 				tx,
 				p.cardId,
-				{
-					type: 'fail',
-					actor: ctx.actor,
-					epoch: p.epoch,
-					reason: p.reason,
-					retry: p.retry,
-					backoffSeconds: p.backoffSeconds,
+				async before => {
+					const settings = await this.settings(tx);
+					const parks = (p.retry ?? true) && before.attempts >= before.maxAttempts;
+					return {
+						type: 'fail',
+						actor: ctx.actor,
+						epoch: p.epoch,
+						reason: p.reason,
+						retry: p.retry,
+						backoffSeconds: p.backoffSeconds,
+						backoff: {
+							baseSeconds: before.backoffSeconds ?? settings.backoffSeconds,
+							maxSeconds: settings.backoffMaxSeconds,
+						},
+						...(parks ? { earlierReasons: await this.earlierFailures(tx, before.id) } : {}),
+					};
 				},
 				now,
 			);
@@ -1190,7 +1306,22 @@ export class Backlog {
 		});
 	}
 
-	/** Force-reclaims one card, or reclaims every expired lease (the reaper's call). */
+	/** Reasons of the card's failed or reclaimed attempts since its budget was last reset, newest first. */
+	private async earlierFailures(tx: Queryable, cardId: string): Promise<string[]> {
+		const rows = await tx.query<{ reason: string | null }>(
+			`SELECT data->>'reason' AS reason FROM events
+			 WHERE card_id = $1 AND type IN ('failed', 'reclaimed') AND seq > coalesce(
+				(SELECT max(seq) FROM events WHERE card_id = $1 AND type IN ('unblocked', 'reopened')), 0)
+			 ORDER BY seq DESC LIMIT 4`,
+			[cardId],
+		);
+		return rows.map(r => r.reason).filter((r): r is string => r !== null);
+	}
+
+	/**
+	 * Force-reclaims one card, or (the reaper's call) reclaims every expired lease and every claim the
+	 * stall policy releases: no progress for the card's stallReleaseSeconds, else the backlog's.
+	 */
 	async reclaim(ctx: OpContext, p: ParsedParams<'card/reclaim'>): Promise<Result<'card/reclaim'>> {
 		return this.mutate(ctx, 'card/reclaim', async (tx, now) => {
 			if (p.cardId !== undefined) {
@@ -1207,12 +1338,26 @@ export class Backlog {
 				`SELECT id FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1 ORDER BY id FOR UPDATE SKIP LOCKED`,
 				[now],
 			);
-			return this.actOnEach(
+			const out = await this.actOnEach(
 				tx,
 				expired.map(r => r.id),
 				{ type: 'reclaim', reason: p.reason ?? 'lease expired' },
 				now,
 			);
+			const stalled = await tx.query<{ id: string; seconds: number }>(
+				`SELECT id, ${stallSecondsSql} AS seconds FROM cards
+				 WHERE status = 'claimed' AND ${stallSecondsSql} > 0
+					AND coalesce(progress_at, claimed_at) + make_interval(secs => ${stallSecondsSql}) <= $1
+				 ORDER BY id FOR UPDATE SKIP LOCKED`,
+				[now],
+			);
+			for (const { id, seconds } of stalled) {
+				const reason = `no progress for ${seconds} s (stall policy); released for another agent`;
+				const one = await this.act(tx, id, { type: 'reclaim', reason }, now, { stalled: true });
+				out.result.cards.push(one.card);
+				out.events.push(...one.events);
+			}
+			return out;
 		});
 	}
 
@@ -1246,10 +1391,63 @@ export class Backlog {
 		});
 	}
 
+	/**
+	 * Reopens a done card. Its dependents were built on its result, so the DAG invariant (nothing is
+	 * claimed, completable or done while a dependency is not done) decides: with a dependent claimed or
+	 * done it is refused, naming them, unless forced. Forced, each claimed dependent's claim ends (back
+	 * to the queue, waiting again, its holder fenced out and told why on its next call, the attempt not
+	 * counted) and each done dependent is flagged in its history; not-yet-done ones simply wait again.
+	 */
 	async reopen(ctx: OpContext, p: ParsedParams<'card/reopen'>): Promise<Result<'card/reopen'>> {
 		return this.mutate(ctx, 'card/reopen', async (tx, now) => {
-			const { card, events } = await this.act(tx, p.cardId, { type: 'reopen', reason: p.reason }, now);
-			return { result: { card }, events };
+			const target = await this.loadCard(tx, p.cardId, true);
+			// Locked before they are read, so a claim committed meanwhile (PostgreSQL) is seen, not missed.
+			const dependents =
+				target.status !== 'done'
+					? []
+					: await tx.query<{ id: string; status: string; claim_owner: string | null }>(
+							`SELECT c.id, c.status, c.claim_owner FROM edges e JOIN cards c ON c.id = e.card_id
+							 WHERE e.dep_id = $1 ORDER BY c.id FOR UPDATE OF c`,
+							[p.cardId],
+						);
+			const claimed = dependents.filter(d => d.status === 'claimed');
+			const done = dependents.filter(d => d.status === 'done');
+			if (p.force !== true && claimed.length + done.length > 0) {
+				throw reopenRefusal(p.cardId, claimed, done);
+			}
+			const { card, events } = await this.act(tx, p.cardId, { type: 'reopen', reason: p.reason }, now, {
+				...(p.force === true && claimed.length + done.length > 0 ? { forced: true } : {}),
+			});
+			const because = p.reason === undefined ? '' : ` (${p.reason})`;
+			for (const d of claimed) {
+				const out = await this.act(
+					tx,
+					d.id,
+					{ type: 'requeue', reason: `dependency ${p.cardId} was reopened${because}; it waits for it again` },
+					now,
+				);
+				events.push(...out.events);
+			}
+			for (const d of done) {
+				const flaggedCard = await this.loadCard(tx, d.id, false);
+				events.push({
+					cardId: d.id,
+					type: 'updated',
+					data: {
+						card: flaggedCard,
+						reason: `built on ${p.cardId}, which was reopened${because}`,
+						builtOnReopened: p.cardId,
+					},
+				});
+			}
+			return {
+				result: {
+					card,
+					...(claimed.length > 0 ? { requeued: claimed.map(d => d.id) } : {}),
+					...(done.length > 0 ? { flagged: done.map(d => d.id) } : {}),
+				},
+				events,
+			};
 		});
 	}
 
@@ -1260,8 +1458,9 @@ export class Backlog {
 		const deps = [...new Set(Array.isArray(p.dependsOn) ? p.dependsOn : [p.dependsOn])];
 		return this.mutate(ctx, 'card/link', async (tx, now) => {
 			const before = await this.loadCard(tx, p.cardId, true);
+			// FOR SHARE: a reopen of one of them waits for this link, then sees the new edge.
 			const known = await tx.query<{ id: string; status: string }>(
-				'SELECT id, status FROM cards WHERE id = ANY($1::text[])',
+				'SELECT id, status FROM cards WHERE id = ANY($1::text[]) ORDER BY id FOR SHARE',
 				[deps],
 			);
 			const unknown = deps.filter(d => !known.some(k => k.id === d));
@@ -1280,7 +1479,11 @@ export class Backlog {
 			if (cycle !== null) {
 				throw cycleError(cycle);
 			}
-			const unmet = known.filter(k => added.includes(k.id) && k.status !== 'done').length;
+			const unmetIds = known.filter(k => added.includes(k.id) && k.status !== 'done').map(k => k.id);
+			const unmet = unmetIds.length;
+			if (unmet > 0 && (before.status === 'claimed' || before.status === 'done')) {
+				throw linkRefusal(before, unmetIds);
+			}
 			await tx.query('INSERT INTO edges (card_id, dep_id) SELECT $1, unnest($2::text[])', [p.cardId, added]);
 			const rows = await tx.query<{ card: Card }>(
 				`UPDATE cards SET depends_on = (SELECT coalesce(array_agg(dep_id ORDER BY dep_id), '{}') FROM edges WHERE card_id = $1),
@@ -1572,6 +1775,9 @@ export class Backlog {
 				progress_at: c.progressAt,
 				result: c.result,
 				blocked_reason: c.blockedReason,
+				failed: c.failed ?? false,
+				backoff_seconds: c.backoffSeconds ?? null,
+				stall_release_seconds: c.stallReleaseSeconds ?? null,
 				idempotency_key: c.idempotencyKey,
 				acceptance: c.acceptance,
 				version: c.version,
@@ -1620,10 +1826,15 @@ export class Backlog {
 	// -----------------------------------------------------------------------------------------------
 	// Timers and upkeep for the hub
 
-	/** When the next lease runs out (the hub's reaper sets an exact timer for it). */
+	/**
+	 * When the next lease runs out or the stall policy next releases a claim (the hub's reaper sets an
+	 * exact timer for it).
+	 */
 	async nextLeaseExpiry(): Promise<Date | null> {
 		const rows = await this.db.query<{ at: Date | null }>(
-			`SELECT min(lease_expires_at) AS at FROM cards WHERE status = 'claimed'`,
+			`SELECT least(min(lease_expires_at), min(CASE WHEN seconds > 0 THEN since + make_interval(secs => seconds) END)) AS at
+			 FROM (SELECT lease_expires_at, coalesce(progress_at, claimed_at) AS since, ${stallSecondsSql} AS seconds
+				FROM cards WHERE status = 'claimed') c`,
 		);
 		const at = rows[0]?.at ?? null;
 		return at === null ? null : new Date(at);
@@ -1648,6 +1859,49 @@ export class Backlog {
 		}
 	}
 }
+
+/** Reopening a card others were built on, unforced: names them and says what force would do. */
+function reopenRefusal(
+	cardId: string,
+	claimed: readonly { id: string; claim_owner: string | null }[],
+	done: readonly { id: string }[],
+): BatonError {
+	const names = [
+		...claimed.slice(0, 10).map(d => `${d.id} (claimed by ${d.claim_owner ?? '?'})`),
+		...done.slice(0, 10).map(d => `${d.id} (done)`),
+	];
+	const more = claimed.length + done.length - names.length;
+	return new BatonError(
+		'has_dependents',
+		`Card ${cardId} cannot be reopened: ${names.join(', ')}${more > 0 ? ` and ${more} more` : ''} ` +
+			`${claimed.length + done.length === 1 ? 'was' : 'were'} built on it. Reopen with force to end the claims ` +
+			`(those cards wait for ${cardId} again) and flag the done ones, or create a follow-up card instead.`,
+		{
+			cardId,
+			dependents: [...claimed, ...done].map(d => d.id),
+			claimed: claimed.map(d => d.id),
+			done: done.map(d => d.id),
+		},
+	);
+}
+
+/** A claimed or done card may not start waiting on an unfinished card (the DAG invariant). */
+function linkRefusal(card: Card, unmetIds: readonly string[]): BatonError {
+	const list = unmetIds.join(', ');
+	const what =
+		card.status === 'claimed'
+			? `is claimed by agent ${card.claimOwner ?? '?'}; it cannot start waiting on ${list}, which ${unmetIds.length === 1 ? 'is' : 'are'} not done. Release it first, or link once ${list} ${unmetIds.length === 1 ? 'is' : 'are'} done.`
+			: `is done; it cannot depend on ${list}, which ${unmetIds.length === 1 ? 'is' : 'are'} not done. Reopen it first if it must wait for ${list}.`;
+	return new BatonError('invalid_transition', `Card ${card.id} ${what}`, {
+		cardId: card.id,
+		status: card.status,
+		waitsOn: unmetIds,
+	});
+}
+
+/** A claimed card's stall policy in seconds: its own, else the backlog setting, else the default. */
+const stallSecondsSql = `coalesce(stall_release_seconds,
+	(SELECT (value #>> '{}')::int FROM settings WHERE key = 'stallReleaseSeconds'), ${defaultSettings.stallReleaseSeconds})`;
 
 /** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
 const claimValue = `json_build_object('card', took.card, 'lease',

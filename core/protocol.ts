@@ -76,6 +76,14 @@ export const Reason = z.string().min(1).max(limits.reasonLength);
 export const Note = z.string().max(limits.noteLength);
 export const ResultText = z.string().max(limits.resultLength);
 export const Progress = z.number().int().min(0).max(100);
+/** Retry backoff seconds (the first delay; later ones double up to the backlog's cap). */
+export const BackoffSeconds = z.number().int().min(0).max(86_400);
+/** Seconds without progress before a claim is released by the stall policy; 0 = never. */
+export const StallSeconds = z
+	.number()
+	.int()
+	.min(0)
+	.max(7 * 86_400);
 
 export const CardStatus = z.enum(['ready', 'claimed', 'blocked', 'done']);
 export type CardStatus = z.infer<typeof CardStatus>;
@@ -132,6 +140,15 @@ export const Card = z.object({
 	progressAt: Timestamp.nullable(),
 	result: z.string().nullable(),
 	blockedReason: z.string().nullable(),
+	/**
+	 * Blocked because its attempts ran out or its agent gave up on it (`fail` with retry false), as
+	 * opposed to parked by a human; `blockedReason` then lists the last reasons. Cleared by unblock/reopen.
+	 */
+	failed: z.boolean().optional(),
+	/** First retry delay after a failed attempt (doubles per attempt, capped); null = the backlog's setting. */
+	backoffSeconds: z.number().int().nullable().optional(),
+	/** Release a claim that shows no progress for this long; 0 = never; null = the backlog's setting. */
+	stallReleaseSeconds: z.number().int().nullable().optional(),
 	idempotencyKey: z.string().nullable(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
@@ -224,6 +241,8 @@ export const EventData = z
 		retry: z.boolean().optional(),
 		dependsOn: z.array(z.string()).optional(),
 		forced: z.boolean().optional(),
+		/** On a done card's `updated` event: the reopened dependency it was built on. */
+		builtOnReopened: z.string().optional(),
 	})
 	.loose();
 export type EventData = z.infer<typeof EventData>;
@@ -275,6 +294,10 @@ export const CreateCardInput = z
 		requires: Capabilities.optional().describe('Capabilities a claimer must advertise'),
 		acceptance: Acceptance.optional().describe('Acceptance criteria'),
 		maxAttempts: z.number().int().min(1).max(100).optional().describe('Claims before it parks in blocked; default 3'),
+		backoffSeconds: BackoffSeconds.optional().describe('First retry delay after a fail; doubles per attempt'),
+		stallReleaseSeconds: StallSeconds.optional().describe(
+			'Release the claim after this long without progress; 0 = never',
+		),
 		deferUntil: Timestamp.optional().describe('Not claimable before this ISO time'),
 		idempotencyKey: z
 			.string()
@@ -304,6 +327,8 @@ export const UpdateParams = z
 		requires: Capabilities.optional(),
 		acceptance: Acceptance.optional(),
 		maxAttempts: z.number().int().min(1).max(100).optional(),
+		backoffSeconds: BackoffSeconds.nullable().optional().describe('null = the backlog setting'),
+		stallReleaseSeconds: StallSeconds.nullable().optional().describe('null = the backlog setting'),
 	})
 	.strict();
 export const CardResult = z.object({ card: Card });
@@ -420,7 +445,23 @@ export const ReclaimParams = z
 
 export const BlockParams = z.object({ cardId: CardId, reason: Reason }).strict();
 export const UnblockParams = z.object({ cardId: CardId }).strict();
-export const ReopenParams = z.object({ cardId: CardId, reason: Reason.optional() }).strict();
+export const ReopenParams = z
+	.object({
+		cardId: CardId,
+		reason: Reason.optional(),
+		force: z
+			.boolean()
+			.optional()
+			.describe('Reopen although dependents are claimed or done: their claims end, done ones are flagged'),
+	})
+	.strict();
+export const ReopenResult = z.object({
+	card: Card,
+	/** Forced: dependents whose claim ended because this card was reopened (back to ready, waiting). */
+	requeued: z.array(CardId).optional(),
+	/** Forced: done dependents, flagged in their history as built on a reopened card. */
+	flagged: z.array(CardId).optional(),
+});
 export const LinkParams = z
 	.object({
 		cardId: CardId,
@@ -485,6 +526,22 @@ export const ExportResult = z.object({ cards: z.array(Card), nextCursor: z.strin
 export const ImportParams = z.object({ cards: z.array(Card).min(1).max(limits.importBatch) }).strict();
 export const ImportResult = z.object({ imported: z.number().int(), skipped: z.number().int() });
 
+/**
+ * Backlog-wide policies, stored in the backlog itself (so every hub on a PostgreSQL backlog and every
+ * backup agree). Cards override the per-card ones (backoffSeconds, stallReleaseSeconds).
+ */
+export const Settings = z
+	.object({
+		backoffSeconds: BackoffSeconds.describe('First retry delay after a failed attempt; doubles per attempt'),
+		backoffMaxSeconds: BackoffSeconds.describe('Cap of the retry delay'),
+		stallReleaseSeconds: StallSeconds.describe('Release a claim after this long without progress; 0 = never'),
+	})
+	.strict();
+export type Settings = z.infer<typeof Settings>;
+export const defaultSettings: Settings = { backoffSeconds: 30, backoffMaxSeconds: 3600, stallReleaseSeconds: 0 };
+export const SettingsGetParams = z.object({}).strict();
+export const SettingsUpdateParams = Settings.partial().strict();
+
 export const BoardTicketParams = z.object({}).strict();
 export const BoardTicketResult = z.object({ url: z.string() });
 
@@ -503,7 +560,7 @@ export const methods = {
 	'card/reclaim': { params: ReclaimParams, result: CardsResult },
 	'card/block': { params: BlockParams, result: CardResult },
 	'card/unblock': { params: UnblockParams, result: CardResult },
-	'card/reopen': { params: ReopenParams, result: CardResult },
+	'card/reopen': { params: ReopenParams, result: ReopenResult },
 	'card/link': { params: LinkParams, result: CardResult },
 	'card/unlink': { params: LinkParams, result: CardResult },
 	'card/delete': { params: DeleteParams, result: DeleteResult },
@@ -516,6 +573,8 @@ export const methods = {
 	'hub/stop': { params: HubStopParams, result: OkResult },
 	'hub/backup': { params: BackupParams, result: BackupResult },
 	'hub/boardTicket': { params: BoardTicketParams, result: BoardTicketResult },
+	'settings/get': { params: SettingsGetParams, result: Settings },
+	'settings/update': { params: SettingsUpdateParams, result: Settings },
 	'data/export': { params: ExportParams, result: ExportResult },
 	'data/import': { params: ImportParams, result: ImportResult },
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
@@ -546,6 +605,7 @@ export const mutatingMethods: ReadonlySet<Method> = new Set<Method>([
 	'card/delete',
 	'agent/reclaim',
 	'data/import',
+	'settings/update',
 ]);
 
 // ---------------------------------------------------------------------------------------------------

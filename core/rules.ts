@@ -18,7 +18,25 @@ export interface CardState extends LeaseView {
 	progress: number | null;
 	progressNote: string | null;
 	blockedReason: string | null;
+	failed: boolean;
 	version: number;
+}
+
+/** How long a failed attempt keeps a card out of the queue (resolved from the card and the settings). */
+export interface BackoffPolicy {
+	/** Delay after the first failed attempt; 0 = none. */
+	baseSeconds: number;
+	/** The delay doubles per failed attempt up to this (or to the base, if that is larger). */
+	maxSeconds: number;
+}
+
+/** Retry delay after failed attempt number `attempt` (1-based): base · 2^(attempt−1), capped. */
+export function backoffDelaySeconds(policy: BackoffPolicy, attempt: number): number {
+	if (policy.baseSeconds <= 0) {
+		return 0;
+	}
+	const cap = Math.max(policy.maxSeconds, policy.baseSeconds);
+	return Math.min(cap, policy.baseSeconds * 2 ** Math.min(Math.max(attempt - 1, 0), 30));
 }
 
 /** Column values to set, in camelCase; Backlog maps them to snake_case columns. */
@@ -36,6 +54,7 @@ export interface CardPatch {
 	progressAt?: Date | null;
 	result?: string | null;
 	blockedReason?: string | null;
+	failed?: boolean;
 }
 
 export interface Decision {
@@ -76,14 +95,23 @@ export type Action =
 			epoch?: number | undefined;
 			reason: string;
 			retry?: boolean | undefined;
+			/** An explicit delay from the agent; otherwise `backoff` decides. */
 			backoffSeconds?: number | undefined;
+			backoff: BackoffPolicy;
+			/** Reasons of this card's earlier failed attempts, newest first (for the parked card's reason). */
+			earlierReasons?: readonly string[] | undefined;
 	  }
 	| { type: 'reclaim'; reason: string }
 	/** The holder went away (its session closed): release what it held and fence it out. */
 	| { type: 'disconnect'; reason: string }
 	| { type: 'block'; reason: string }
 	| { type: 'unblock' }
-	| { type: 'reopen'; reason?: string | undefined };
+	| { type: 'reopen'; reason?: string | undefined }
+	/**
+	 * A claimed card loses its claim through no fault of its holder (a dependency was reopened): back to
+	 * the queue, epoch bumped so the holder is fenced out, and the attempt not counted.
+	 */
+	| { type: 'requeue'; reason: string };
 
 /** Clears the active claim (status is set by the caller). */
 const noClaim = { claimOwner: null, claimedAt: null, leaseExpiresAt: null, leaseTtlSeconds: null } as const;
@@ -142,6 +170,8 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 		}
 		case 'complete': {
 			const forced = forcedOverride(card, action, now, 'completed');
+			// The DAG invariant: never done while a dependency is not (link and reopen keep claimed cards at 0).
+			checkDepsDone(card);
 			return {
 				patch: {
 					status: 'done',
@@ -158,7 +188,13 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 		case 'release': {
 			const forced = forcedOverride(card, action, now, 'released');
 			return {
-				patch: { status: 'ready', ...noClaim, ...(forced.bump ? { claimEpoch: card.claimEpoch + 1 } : {}) },
+				// Handing a card back is not a failed attempt: the claim's attempt is given back.
+				patch: {
+					status: 'ready',
+					...noClaim,
+					attempts: Math.max(card.attempts - 1, 0),
+					...(forced.bump ? { claimEpoch: card.claimEpoch + 1 } : {}),
+				},
 				event: 'released',
 				data: { ...(action.reason !== undefined ? { reason: action.reason } : {}), ...forced.data },
 			};
@@ -167,7 +203,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			checkLease(card, action.actor, action.epoch, now, 'fail');
 			const retry = action.retry ?? true;
 			if (retry && card.attempts < card.maxAttempts) {
-				const backoff = action.backoffSeconds ?? 0;
+				const backoff = action.backoffSeconds ?? backoffDelaySeconds(action.backoff, card.attempts);
 				return {
 					patch: {
 						status: 'ready',
@@ -175,14 +211,16 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 						deferUntil: backoff > 0 ? new Date(now.getTime() + backoff * 1000) : null,
 					},
 					event: 'failed',
-					data: { reason: action.reason, retry: true },
+					data: { reason: action.reason, retry: true, ...(backoff > 0 ? { backoffSeconds: backoff } : {}) },
 				};
 			}
+			const earlier = (action.earlierReasons ?? []).slice(0, 4);
 			const why = retry
-				? `failed ${card.attempts} of ${card.maxAttempts} attempts; last: ${action.reason}`
+				? `failed ${card.attempts} of ${card.maxAttempts} attempts; last: ${action.reason}` +
+					(earlier.length > 0 ? `; before: ${earlier.join('; ')}` : '')
 				: action.reason;
 			return {
-				patch: { status: 'blocked', ...noClaim, blockedReason: why },
+				patch: { status: 'blocked', ...noClaim, blockedReason: clip(why), failed: true },
 				event: 'failed',
 				data: { reason: action.reason, retry: false },
 			};
@@ -199,7 +237,10 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 					...noClaim,
 					claimEpoch: card.claimEpoch + 1,
 					...(parked
-						? { blockedReason: `reclaimed after ${card.attempts} of ${card.maxAttempts} attempts: ${action.reason}` }
+						? {
+								blockedReason: `reclaimed after ${card.attempts} of ${card.maxAttempts} attempts: ${action.reason}`,
+								failed: true,
+							}
 						: {}),
 				},
 				event: 'reclaimed',
@@ -230,6 +271,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 					status: 'blocked',
 					...noClaim,
 					blockedReason: action.reason,
+					failed: false,
 					...(held ? { claimEpoch: card.claimEpoch + 1 } : {}),
 				},
 				event: 'blocked',
@@ -245,7 +287,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			}
 			// A fresh attempt budget: parking at maxAttempts is what brought most cards here.
 			return {
-				patch: { status: 'ready', blockedReason: null, attempts: 0, deferUntil: null },
+				patch: { status: 'ready', blockedReason: null, failed: false, attempts: 0, deferUntil: null },
 				event: 'unblocked',
 				data: {},
 			};
@@ -255,9 +297,37 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 				refuse(card, 'reopened', 'Only a done card can be reopened.');
 			}
 			return {
-				patch: { status: 'ready', result: null, attempts: 0, deferUntil: null, progress: null, progressNote: null },
+				patch: {
+					status: 'ready',
+					result: null,
+					failed: false,
+					attempts: 0,
+					deferUntil: null,
+					progress: null,
+					progressNote: null,
+				},
 				event: 'reopened',
 				data: action.reason !== undefined ? { reason: action.reason } : {},
+			};
+		}
+		case 'requeue': {
+			if (card.status !== 'claimed') {
+				refuse(card, 'requeued', 'Only a claimed card can lose its claim.');
+			}
+			return {
+				patch: {
+					status: 'ready',
+					...noClaim,
+					claimEpoch: card.claimEpoch + 1,
+					attempts: Math.max(card.attempts - 1, 0),
+				},
+				event: 'released',
+				data: {
+					reason: action.reason,
+					previousOwner: card.claimOwner ?? undefined,
+					previousEpoch: card.claimEpoch,
+					forced: true,
+				},
 			};
 		}
 	}
@@ -280,17 +350,8 @@ function forcedOverride(
 	if (verb === 'released' && card.status !== 'claimed') {
 		refuse(card, 'released', 'Only a claimed card can be released.');
 	}
-	if (verb === 'completed') {
-		if (card.status === 'done') {
-			refuse(card, 'completed', 'It is already done.');
-		}
-		if (card.unmetDeps > 0) {
-			throw new BatonError(
-				'invalid_transition',
-				`Card ${card.id} still waits on ${card.unmetDeps} unfinished ${card.unmetDeps === 1 ? 'dependency' : 'dependencies'}; complete those first.`,
-				{ cardId: card.id, unmetDeps: card.unmetDeps },
-			);
-		}
+	if (verb === 'completed' && card.status === 'done') {
+		refuse(card, 'completed', 'It is already done.');
 	}
 	const heldByOther = card.status === 'claimed' && card.claimOwner !== action.actor;
 	const held = card.status === 'claimed';
@@ -301,6 +362,25 @@ function forcedOverride(
 			...(heldByOther || held ? { previousOwner: card.claimOwner ?? undefined, previousEpoch: card.claimEpoch } : {}),
 		},
 	};
+}
+
+/** A card is only completable while every dependency is done. */
+function checkDepsDone(card: CardState): void {
+	if (card.unmetDeps > 0) {
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} still waits on ${card.unmetDeps} unfinished ${card.unmetDeps === 1 ? 'dependency' : 'dependencies'}; complete those first.`,
+			{ cardId: card.id, unmetDeps: card.unmetDeps },
+		);
+	}
+}
+
+/** protocol.ts `limits.reasonLength`, repeated so this module stays free of zod. */
+const reasonLength = 1000;
+
+/** A composed reason stays within the length any wire reason may have. */
+function clip(text: string): string {
+	return text.length <= reasonLength ? text : `${text.slice(0, reasonLength - 1)}…`;
 }
 
 /**

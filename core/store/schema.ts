@@ -4,7 +4,18 @@
  * test/core/schema.test.ts checks that this file and the migrated database agree column by column.
  */
 import { sql } from 'drizzle-orm';
-import { bigint, index, integer, json, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+	bigint,
+	boolean,
+	index,
+	integer,
+	json,
+	pgTable,
+	primaryKey,
+	text,
+	timestamp,
+	uniqueIndex,
+} from 'drizzle-orm/pg-core';
 
 const at = (): ReturnType<typeof timestamp> => timestamp({ withTimezone: true });
 
@@ -43,6 +54,11 @@ export const cards = pgTable(
 		progressAt: at(),
 		result: text(),
 		blockedReason: text(),
+		/** Blocked by used-up attempts (or the agent giving up), not parked by a human (migration 0008). */
+		failed: boolean().notNull().default(false),
+		/** Per-card overrides of the backlog settings; NULL = the setting. */
+		backoffSeconds: integer(),
+		stallReleaseSeconds: integer(),
 		/** Unique where set (a partial index: most cards have none). */
 		idempotencyKey: text(),
 		acceptance: text()
@@ -136,7 +152,13 @@ export const batonMigrations = pgTable('baton_migrations', {
 	appliedAt: at().notNull().defaultNow(),
 });
 
-export const tables = { cards, edges, events, agents, requestLog, batonMigrations } as const;
+/** Backlog-wide policies (core/protocol.ts Settings), one row per key. */
+export const settings = pgTable('settings', {
+	key: text().primaryKey(),
+	value: json().notNull(),
+});
+
+export const tables = { cards, edges, events, agents, requestLog, batonMigrations, settings } as const;
 
 export type CardRow = typeof cards.$inferSelect;
 export type AgentRow = typeof agents.$inferSelect;

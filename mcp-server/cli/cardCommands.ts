@@ -1,6 +1,6 @@
 /**
  * CLI subcommands that act on cards: create, list, show, edit, claim, heartbeat, complete, release,
- * fail, reclaim, block, unblock, reopen, link, unlink, delete. Each is one hub request; the hub
+ * fail, reclaim, block, unblock, link, unlink, delete (reopen is in policyCommands.ts). Each is one hub request; the hub
  * validates with the protocol schemas, so the CLI refuses exactly what the MCP tools and board refuse.
  */
 import { readFileSync } from 'node:fs';
@@ -18,6 +18,7 @@ import {
 	repeatedOpt,
 	stringOpt,
 } from './command';
+import { policyFields, policyOpt } from './policyCommands';
 import { UsageError, cardTable, describeCard, eventTable, formatTable, printJson, truncate } from './output';
 
 function show(ctx: CommandContext, json: unknown, human: () => string): void {
@@ -78,6 +79,7 @@ const cardFields = {
 	},
 	acceptance: { type: 'string', multiple: true, value: 'TEXT', description: 'An acceptance criterion (repeatable)' },
 	'max-attempts': { type: 'string', value: 'N', description: 'Claims before it parks in blocked (default 3)' },
+	...policyFields,
 } as const;
 
 function bodyOf(ctx: CommandContext): string | undefined {
@@ -143,6 +145,8 @@ const create: Command = {
 					requires: listOpt(ctx, 'requires'),
 					acceptance: repeatedOpt(ctx, 'acceptance'),
 					maxAttempts: intOpt(ctx, 'max-attempts'),
+					backoffSeconds: policyOpt(ctx, 'backoff-seconds') ?? undefined,
+					stallReleaseSeconds: policyOpt(ctx, 'stall-release-seconds') ?? undefined,
 					deferUntil: stringOpt(ctx, 'defer-until'),
 					idempotencyKey: stringOpt(ctx, 'idempotency-key'),
 				}),
@@ -278,6 +282,8 @@ const edit: Command = {
 				requires: listOpt(ctx, 'requires'),
 				acceptance: repeatedOpt(ctx, 'acceptance'),
 				maxAttempts: intOpt(ctx, 'max-attempts'),
+				backoffSeconds: policyOpt(ctx, 'backoff-seconds'),
+				stallReleaseSeconds: policyOpt(ctx, 'stall-release-seconds'),
 				version: intOpt(ctx, 'version'),
 			}),
 		});
@@ -493,7 +499,7 @@ const reclaim: Command = {
 function simple(
 	name: string,
 	summary: string,
-	method: 'card/block' | 'card/unblock' | 'card/reopen',
+	method: 'card/block' | 'card/unblock',
 	reason: 'required' | 'optional' | 'none',
 ): Command {
 	return {
@@ -516,9 +522,7 @@ function simple(
 			const result =
 				method === 'card/block'
 					? await hub.request(method, { cardId, reason: r ?? '' })
-					: method === 'card/reopen'
-						? await hub.request(method, { cardId, ...defined({ reason: r }) })
-						: await hub.request(method, { cardId });
+					: await hub.request(method, { cardId });
 			cardChange(ctx, result);
 			return 0;
 		},
@@ -571,7 +575,6 @@ export const cardCommands: readonly Command[] = [
 	reclaim,
 	simple('block', 'Park a card in blocked (releases any claim)', 'card/block', 'required'),
 	simple('unblock', 'Return a blocked card to ready', 'card/unblock', 'none'),
-	simple('reopen', 'Return a done card to ready', 'card/reopen', 'optional'),
 	linkCommand('link', 'Make ID wait until every DEP is done'),
 	linkCommand('unlink', 'Stop ID waiting on each DEP'),
 	deleteCommand,

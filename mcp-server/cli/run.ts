@@ -15,10 +15,17 @@ import { cardCommands } from './cardCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
 import { openHub } from './hubClient';
+import { policyCommands } from './policyCommands';
 import { type Output, UsageError, printJson, processOutput } from './output';
 import { upCommand } from './up';
 
-export const commands: readonly Command[] = [...cardCommands, ...adminCommands, upCommand, demoCommand];
+export const commands: readonly Command[] = [
+	...cardCommands,
+	...policyCommands,
+	...adminCommands,
+	upCommand,
+	demoCommand,
+];
 
 const globalOptions: Record<string, OptionSpec> = {
 	json: { type: 'boolean', description: 'Machine-readable JSON on stdout' },

@@ -489,6 +489,13 @@ export class Hub {
 				return b.exportCards(p('data/export'));
 			case 'data/import':
 				return b.importCards(ctx, p('data/import'));
+			case 'settings/get':
+				return b.settings();
+			case 'settings/update': {
+				const settings = await b.updateSettings(ctx, p('settings/update'));
+				this.reaper.rearm(); // the stall policy may now be due sooner (or never)
+				return settings;
+			}
 		}
 	}
 
@@ -620,6 +627,7 @@ export class Hub {
 		// Every lease handed out (here or, on PostgreSQL, by another hub) arrives as an event's card.
 		for (const event of events) {
 			this.reaper.consider(event.data.card?.leaseExpiresAt);
+			this.reaper.consider(this.options.backlog.stallDueAt(event.data.card));
 		}
 		this.writesSinceBackup += events.length;
 		this.writesSinceMaintenance += events.length;

@@ -570,7 +570,8 @@ for (const kind of storeKinds) {
 				assert.equal(two.card?.attempts, 2);
 				const parked = await b.fail(bob, { cardId: `${p}f`, epoch: two.lease?.epoch ?? -1, reason: 'still red' });
 				assert.equal(parked.card.status, 'blocked');
-				assert.equal(parked.card.blockedReason, 'failed 2 of 2 attempts; last: still red');
+				assert.equal(parked.card.blockedReason, 'failed 2 of 2 attempts; last: still red; before: tests red');
+				assert.equal(parked.card.failed, true, 'a card that used up its attempts is marked failed');
 				const unblocked = await b.unblock(human, { cardId: `${p}f` });
 				assert.equal(unblocked.card.attempts, 0);
 				const attempts = (await b.get(human, { cardId: `${p}f` })).attempts;

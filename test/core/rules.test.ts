@@ -8,7 +8,14 @@ import { describe, it } from 'node:test';
 import { BatonError } from '../../core/errors';
 import { checkLease } from '../../core/lease';
 import type { CardStatus, ErrorCode } from '../../core/protocol';
-import { type Action, type CardState, checkClaimable, decide, describeNothingClaimable } from '../../core/rules';
+import {
+	type Action,
+	type CardState,
+	backoffDelaySeconds,
+	checkClaimable,
+	decide,
+	describeNothingClaimable,
+} from '../../core/rules';
 
 const now = new Date('2026-01-01T12:00:00.000Z');
 const later = new Date(now.getTime() + 60_000);
@@ -29,6 +36,7 @@ function card(status: CardStatus, extra: Partial<CardState> = {}): CardState {
 		progress: null,
 		progressNote: null,
 		blockedReason: status === 'blocked' ? 'waiting on a human' : null,
+		failed: false,
 		version: 3,
 		...extra,
 	};
@@ -42,12 +50,13 @@ const actions: Record<string, Action> = {
 	'complete (force)': { type: 'complete', actor: 'human', force: true },
 	release: { type: 'release', actor: holder, epoch: 7 },
 	'release (force)': { type: 'release', actor: 'human', force: true },
-	fail: { type: 'fail', actor: holder, epoch: 7, reason: 'tests fail' },
+	fail: { type: 'fail', actor: holder, epoch: 7, reason: 'tests fail', backoff: { baseSeconds: 0, maxSeconds: 0 } },
 	reclaim: { type: 'reclaim', reason: 'lease expired' },
 	disconnect: { type: 'disconnect', reason: 'agent disconnected' },
 	block: { type: 'block', reason: 'needs a decision' },
 	unblock: { type: 'unblock' },
 	reopen: { type: 'reopen' },
+	requeue: { type: 'requeue', reason: 'dependency B1 was reopened' },
 };
 
 /** status -> action -> resulting status (legal) or error code (illegal). */
@@ -65,6 +74,7 @@ const table: Record<CardStatus, Record<string, CardStatus | ErrorCode>> = {
 		block: 'blocked',
 		unblock: 'invalid_transition',
 		reopen: 'invalid_transition',
+		requeue: 'invalid_transition',
 	},
 	claimed: {
 		claim: 'conflict',
@@ -79,6 +89,7 @@ const table: Record<CardStatus, Record<string, CardStatus | ErrorCode>> = {
 		block: 'blocked',
 		unblock: 'invalid_transition',
 		reopen: 'invalid_transition',
+		requeue: 'ready',
 	},
 	blocked: {
 		claim: 'invalid_transition',
@@ -93,6 +104,7 @@ const table: Record<CardStatus, Record<string, CardStatus | ErrorCode>> = {
 		block: 'invalid_transition',
 		unblock: 'ready',
 		reopen: 'invalid_transition',
+		requeue: 'invalid_transition',
 	},
 	done: {
 		claim: 'invalid_transition',
@@ -107,6 +119,7 @@ const table: Record<CardStatus, Record<string, CardStatus | ErrorCode>> = {
 		block: 'invalid_transition',
 		unblock: 'invalid_transition',
 		reopen: 'ready',
+		requeue: 'invalid_transition',
 	},
 };
 
@@ -166,6 +179,64 @@ describe('state machine (DESIGN §3)', () => {
 		const noRetry = decide(card('claimed'), { ...actions.fail!, retry: false } as Action, now);
 		assert.equal(noRetry.patch.status, 'blocked');
 		assert.equal(noRetry.patch.blockedReason, 'tests fail');
+		assert.equal(noRetry.patch.failed, true);
+	});
+
+	it('a failed card is marked failed with its earlier reasons; a human-parked one is not', () => {
+		const parked = decide(
+			card('claimed', { attempts: 3 }),
+			{ ...actions.fail!, earlierReasons: ['flaky net', 'oom'] } as Action,
+			now,
+		);
+		assert.equal(parked.patch.failed, true);
+		assert.equal(parked.patch.blockedReason, 'failed 3 of 3 attempts; last: tests fail; before: flaky net; oom');
+		assert.equal(decide(card('claimed', { attempts: 3 }), actions.reclaim!, now).patch.failed, true);
+		assert.equal(decide(card('claimed'), actions.block!, now).patch.failed, false);
+		assert.equal(decide(card('blocked', { failed: true }), actions.unblock!, now).patch.failed, false);
+		const long = decide(
+			card('claimed', { attempts: 3 }),
+			{ ...actions.fail!, reason: 'x'.repeat(1000), earlierReasons: ['y'.repeat(1000)] } as Action,
+			now,
+		);
+		assert.equal(long.patch.blockedReason?.length, 1000, 'a composed reason stays within the reason limit');
+	});
+
+	it('failures back off exponentially by default, capped; an explicit backoff wins; 0 turns it off', () => {
+		const policy = { baseSeconds: 30, maxSeconds: 100 };
+		assert.deepEqual(
+			[1, 2, 3, 4, 60].map(n => backoffDelaySeconds(policy, n)),
+			[30, 60, 100, 100, 100],
+		);
+		assert.equal(backoffDelaySeconds({ baseSeconds: 500, maxSeconds: 100 }, 3), 500, 'a base above the cap is the cap');
+		assert.equal(backoffDelaySeconds({ baseSeconds: 0, maxSeconds: 100 }, 3), 0);
+		const fail = { ...actions.fail!, backoff: policy } as Action;
+		const second = decide(card('claimed', { attempts: 2 }), fail, now);
+		assert.deepEqual(second.patch.deferUntil, new Date(now.getTime() + 60_000));
+		assert.equal(second.data.backoffSeconds, 60);
+		const explicit = decide(card('claimed', { attempts: 2 }), { ...fail, backoffSeconds: 0 } as Action, now);
+		assert.equal(explicit.patch.deferUntil, null);
+	});
+
+	it('a release gives the attempt back; a disconnect (a crash) does not', () => {
+		assert.equal(decide(card('claimed', { attempts: 2 }), actions.release!, now).patch.attempts, 1);
+		assert.equal(decide(card('claimed', { attempts: 2 }), actions['release (force)']!, now).patch.attempts, 1);
+		assert.equal(decide(card('claimed', { attempts: 2 }), actions.disconnect!, now).patch.attempts, undefined);
+	});
+
+	it('requeue fences the holder out without counting the attempt', () => {
+		const d = decide(card('claimed', { attempts: 2 }), actions.requeue!, now);
+		assert.equal(d.patch.claimEpoch, 8);
+		assert.equal(d.patch.attempts, 1);
+		assert.equal(d.event, 'released');
+		assert.equal(d.data.previousOwner, holder);
+		assert.equal(d.data.reason, 'dependency B1 was reopened');
+	});
+
+	it('the holder cannot complete a card whose dependencies are not all done', () => {
+		assert.throws(
+			() => decide(card('claimed', { unmetDeps: 1 }), actions.complete!, now),
+			(e: unknown) => BatonError.is(e, 'invalid_transition') && e.message.includes('1 unfinished dependency'),
+		);
 	});
 
 	it('logs a heartbeat only when progress or the note changes', () => {
