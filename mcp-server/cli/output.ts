@@ -97,7 +97,16 @@ export function describeCard(card: Card): string {
 		],
 		['attempts', card.attempts > 0 ? `${card.attempts} of ${card.maxAttempts}` : null],
 		['deferred until', card.deferUntil],
-		['blocked', card.blockedReason],
+		[card.failed === true ? 'failed' : 'blocked', card.blockedReason],
+		['retry backoff', card.backoffSeconds == null ? null : `${card.backoffSeconds} s (this card)`],
+		[
+			'stall release',
+			card.stallReleaseSeconds == null
+				? null
+				: card.stallReleaseSeconds === 0
+					? 'never (this card)'
+					: `after ${card.stallReleaseSeconds} s without progress (this card)`,
+		],
 		['result', card.result],
 	];
 	for (const [k, v] of optional) {

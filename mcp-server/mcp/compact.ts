@@ -23,7 +23,11 @@ export function dropEmpty<T extends object>(value: T): Partial<T> {
 }
 
 export function compactCard(card: Card): CompactCard {
-	return dropEmpty(card) as CompactCard;
+	const out = dropEmpty(card) as CompactCard;
+	if (out.failed === false) {
+		delete out.failed; // only a failed card says so
+	}
+	return out;
 }
 
 export function compactCards(cards: readonly Card[]): CompactCard[] {

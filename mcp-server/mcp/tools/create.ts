@@ -33,19 +33,23 @@ type CreateToolParams = z.output<typeof CreateToolParams>;
  * Loose, not z.object({}): the SDK hands the handler its own parse result, and a plain object would
  * strip every field of every card.
  */
-const createListing = leanObject(CreateToolParams.omit({ cards: true }), {
-	id: 'Own id (generated if omitted)',
-	title: 'Title, ≤ 200 chars',
-	body: 'Markdown',
-	phase: 'Lane or milestone',
-	priority: 'Higher is sooner (0)',
-	dependsOn: 'Ids to finish first',
-	requires: 'Capabilities needed',
-	acceptance: 'Acceptance criteria',
-	maxAttempts: 'Claims before parking (3)',
-	deferUntil: 'Not before this ISO time',
-	idempotencyKey: 'Retry-safe key',
-})
+const createListing = leanObject(
+	// Retry and stall policies are the humans' to tune (CLI, board); agents need not pay for them here.
+	CreateToolParams.omit({ cards: true, backoffSeconds: true, stallReleaseSeconds: true }),
+	{
+		id: 'Own id (generated if omitted)',
+		title: 'Title, ≤ 200 chars',
+		body: 'Markdown',
+		phase: 'Lane or milestone',
+		priority: 'Higher is sooner (0)',
+		dependsOn: 'Ids to finish first',
+		requires: 'Capabilities needed',
+		acceptance: 'Acceptance criteria',
+		maxAttempts: 'Claims before parking (3)',
+		deferUntil: 'Not before this ISO time',
+		idempotencyKey: 'Retry-safe key',
+	},
+)
 	.extend({ cards: z.array(z.looseObject({})).optional().describe('Several cards; each takes the fields above') })
 	.strict();
 
