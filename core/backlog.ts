@@ -40,7 +40,7 @@ import {
 	describeNothingClaimable,
 } from './rules';
 import type { Db, Queryable, SeqStatement } from './store/db';
-import { loadMigrations, migrate } from './store/migrate';
+import { checkUnmarked, loadMigrations, migrate } from './store/migrate';
 import { openPglite, sourceStoreDir } from './store/pglite';
 import { openPostgres } from './store/postgres';
 
@@ -157,6 +157,8 @@ export class Backlog {
 	/** PGlite: the hot statements in both forms, with and without the seq as a parameter (Db.querySeq). */
 	private readonly seqStatements: Record<HotKey, SeqStatement<SeqColumns>> | undefined;
 	private closed = false;
+	/** What opening the store did that users should hear of (hub/status, the hub's log). */
+	notices: readonly string[] = [];
 	/** The backlog's stall policy as last read (settings()); only a hint for the reaper's timer. */
 	private stallDefault = defaultSettings.stallReleaseSeconds;
 
@@ -207,14 +209,20 @@ export class Backlog {
 			return await new Backlog(db, options).withSettings();
 		}
 		const opened = await openPglite({ dataDir: options.pgliteDir, assetsDir: options.assetsDir });
+		const notices = [...opened.notices];
 		try {
+			if (opened.unmarked) {
+				notices.push(await checkUnmarked(opened.db, options.pgliteDir ?? ''));
+			}
 			await migrate(opened.db, migrations);
 			opened.markReady();
 		} catch (e) {
 			await opened.db.close();
 			throw e;
 		}
-		return new Backlog(opened.db, options, () => opened.dumpDataDir()).withSettings();
+		const backlog = new Backlog(opened.db, options, () => opened.dumpDataDir());
+		backlog.notices = notices;
+		return backlog.withSettings();
 	}
 
 	/** Reads the settings once at open, so the reaper's stall hints know the backlog's policy. */

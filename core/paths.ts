@@ -1,7 +1,8 @@
 /**
- * Where a Baton data dir keeps its files (DESIGN §1). Pure path arithmetic plus the environment
+ * Where a Baton data dir keeps its files (docs/architecture.md). Path arithmetic plus the environment
  * lookup of the default data dir; creating and checking the folders is the hub's job.
  */
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -24,17 +25,37 @@ export interface HubPaths {
 	backups: string;
 	/** Where a spawned hub writes its stderr (clients spawn it detached). */
 	hubLog: string;
+	/** `{pid, code, message}` of a hub that refused to open the store, for the client that spawned it. */
+	refusal: string;
 }
 
-/** BATON_DATA_DIR, else PGLITE_DATA_DIR, else ~/.config/baton/backlog; always absolute. */
+/**
+ * BATON_DATA_DIR, else ~/.config/baton/backlog; always absolute. PGLITE_DATA_DIR is not read: in the
+ * backlog format it names a PGlite directory itself, while a Baton data dir holds one (pgdata/) beside
+ * run/ and backups/ (docs/guide.md). stalePgliteDataDir says when it still points at a Baton data dir.
+ */
 export function resolveDataDir(env: NodeJS.ProcessEnv = process.env): string {
-	for (const fromEnv of [env.BATON_DATA_DIR, env.PGLITE_DATA_DIR]) {
-		// An empty variable (e.g. `BATON_DATA_DIR= baton …`) means unset, not the current directory.
-		if (fromEnv !== undefined && fromEnv.trim() !== '') {
-			return resolve(fromEnv);
-		}
+	const fromEnv = env.BATON_DATA_DIR;
+	// An empty variable (e.g. `BATON_DATA_DIR= baton …`) means unset, not the current directory.
+	if (fromEnv !== undefined && fromEnv.trim() !== '') {
+		return resolve(fromEnv);
 	}
 	return join(homedir(), '.config', 'baton', 'backlog');
+}
+
+/**
+ * Earlier Baton versions read PGLITE_DATA_DIR as the data dir. When it is set and names a different
+ * folder that holds a Baton data dir's store, a sentence telling the user how to keep using it.
+ */
+export function stalePgliteDataDir(dataDir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+	const legacy = env.PGLITE_DATA_DIR;
+	if (legacy === undefined || legacy.trim() === '' || resolve(legacy) === resolve(dataDir)) {
+		return undefined;
+	}
+	if (!existsSync(join(resolve(legacy), 'pgdata'))) {
+		return undefined;
+	}
+	return `PGLITE_DATA_DIR is set to ${resolve(legacy)}, which holds a Baton backlog, but Baton no longer reads it: this hub serves ${resolve(dataDir)}. To keep using that backlog, set BATON_DATA_DIR=${resolve(legacy)}.`;
 }
 
 export function hubPaths(dataDir: string): HubPaths {
@@ -50,6 +71,7 @@ export function hubPaths(dataDir: string): HubPaths {
 		hubJson: join(root, 'hub.json'),
 		backups: join(root, 'backups'),
 		hubLog: join(runDir, 'hub.log'),
+		refusal: join(runDir, 'refusal.json'),
 	};
 }
 

@@ -102,6 +102,8 @@ export const ErrorCode = z.enum([
 	'timeout',
 	'unavailable',
 	'protocol_mismatch',
+	'store_refused',
+	'store_too_new',
 	'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
@@ -512,6 +514,8 @@ export const HubStatusResult = z.object({
 	port: z.number().int().nullable(),
 	thresholds: HealthThresholds,
 	lastSeq: Seq,
+	/** What happened at start that users should hear of (a partial first init set aside, a marker re-written). */
+	notices: z.array(z.string()).optional(),
 });
 export type HubStatusResult = z.infer<typeof HubStatusResult>;
 export const HubStopParams = z.object({}).strict();

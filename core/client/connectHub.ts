@@ -97,7 +97,7 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 	const startTimeoutMs = options.startTimeoutMs ?? 30_000;
 	const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 5_000;
 	let spawnedAt: number | undefined;
-	let child: { exited: boolean } | undefined;
+	let child: SpawnedHub | undefined;
 	let spawns = 0;
 	let delay = 25;
 	for (;;) {
@@ -118,6 +118,9 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 				spawnedAt = Date.now();
 			} else if (Date.now() - spawnedAt > startTimeoutMs) {
 				await stillOpening(paths, Date.now() - spawnedAt, startTimeoutMs, options.openTimeoutMs ?? 10 * 60_000);
+			}
+			if (child?.exited === true) {
+				throwRefusal(paths, child.pid);
 			}
 			// Spawn again only when our hub exited and nobody owns the data dir: it lost the election to
 			// a hub that was starting (wait for that one) or stopping (gone now, so try again).
@@ -198,10 +201,32 @@ function readToken(paths: HubPaths): string {
 	}
 }
 
-function spawnHubProcess(paths: HubPaths, command: SpawnHubCommand): { exited: boolean } {
+interface SpawnedHub {
+	exited: boolean;
+	pid: number | undefined;
+}
+
+/**
+ * A hub we spawned that refused the store (newer schema, not a backlog) left run/refusal.json with its
+ * pid: spawning again would be refused again, so its sentence is the answer.
+ */
+function throwRefusal(paths: HubPaths, pid: number | undefined): void {
+	let refusal: { pid?: unknown; code?: unknown; message?: unknown };
+	try {
+		refusal = JSON.parse(readFileSync(paths.refusal, 'utf8')) as typeof refusal;
+	} catch {
+		return;
+	}
+	if (pid !== undefined && refusal.pid === pid && typeof refusal.message === 'string') {
+		const code = refusal.code === 'store_too_new' ? 'store_too_new' : 'store_refused';
+		throw new BatonError(code, refusal.message, { dataDir: paths.dataDir });
+	}
+}
+
+function spawnHubProcess(paths: HubPaths, command: SpawnHubCommand): SpawnedHub {
 	ensureDir(paths.dataDir);
 	ensureDir(paths.runDir);
-	const state = { exited: false };
+	const state: SpawnedHub = { exited: false, pid: undefined };
 	rotateLog(paths.hubLog);
 	// Detached with stderr to a log file: the hub outlives this client and must not write to its stdio.
 	const log = openSync(paths.hubLog, 'a', 0o600);
@@ -218,6 +243,7 @@ function spawnHubProcess(paths: HubPaths, command: SpawnHubCommand): { exited: b
 		child.on('exit', () => {
 			state.exited = true;
 		});
+		state.pid = child.pid;
 		child.unref();
 	} finally {
 		closeSync(log);

@@ -2,10 +2,14 @@
  * SQL migrations (core/store/migrations/NNNN_name.sql), applied in order on every open and tracked in
  * baton_migrations. Each runs in its own transaction; on PostgreSQL an advisory lock makes hubs that
  * start together take turns, and a migration another hub applied first is recognised, not re-run.
+ * A store that already holds a migration this Baton does not know was written by a newer Baton: it is
+ * refused before anything is applied, so a downgrade never runs old code against a newer schema.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+import { BatonError } from '../errors';
+import { refusal } from './dataDir';
 import type { Db } from './db';
 
 export interface Migration {
@@ -31,8 +35,61 @@ async function appliedVersions(db: Db): Promise<Set<number>> {
 	return new Set(rows.map(r => r.version));
 }
 
-/** Applies every migration not applied yet; returns the versions it applied. */
+/** True when the database holds Baton's migration table (read-only: creates nothing). */
+export async function isBatonStore(db: Db): Promise<boolean> {
+	const rows = await db.query<{ found: boolean }>("SELECT to_regclass('baton_migrations') IS NOT NULL AS found");
+	return rows[0]?.found === true;
+}
+
+/**
+ * Checks a PGlite store whose ready marker is missing before anything writes to it: it must be a Baton
+ * backlog (else it is refused, untouched). Returns the notice saying it was checked; the caller
+ * re-writes the marker once migrations succeeded.
+ */
+export async function checkUnmarked(db: Db, dataDir: string): Promise<string> {
+	if (!(await isBatonStore(db))) {
+		throw refusal(dataDir, 'it holds a PostgreSQL database that is not a Baton backlog (no baton_migrations table)');
+	}
+	const rows = await db.query<{ cards: number; events: number }>(
+		'SELECT (SELECT count(*) FROM cards)::int AS cards, (SELECT count(*) FROM events)::int AS events',
+	);
+	const { cards = 0, events = 0 } = rows[0] ?? {};
+	return `The data dir ${dataDir} had lost its baton-ready marker; its store was opened and checked (${cards} cards, ${events} events, schema ${await schemaVersion(db)}) and the marker was written again.`;
+}
+
+/** The store's schema version: the newest migration applied (0 for none). */
+export async function schemaVersion(db: Db): Promise<number> {
+	if (!(await isBatonStore(db))) {
+		return 0;
+	}
+	const rows = await db.query<{ version: number | null }>('SELECT max(version) AS version FROM baton_migrations');
+	return rows[0]?.version ?? 0;
+}
+
+/** The newest schema these migrations build. */
+export function knownSchema(migrations: readonly Migration[]): number {
+	return migrations.reduce((max, m) => Math.max(max, m.version), 0);
+}
+
+/** The refusal of a store (or a backup) written by a newer Baton. */
+export function tooNewError(schema: number, known: number, what = 'this backlog'): BatonError {
+	return new BatonError(
+		'store_too_new',
+		`${what} was written by a newer Baton (schema ${schema}); upgrade Baton. This Baton knows schema ${known} and changed nothing.`,
+		{ schema, known },
+	);
+}
+
+/**
+ * Applies every migration not applied yet; returns the versions it applied. Refuses, changing
+ * nothing, a store whose newest migration is newer than any of `migrations`.
+ */
 export async function migrate(db: Db, migrations: readonly Migration[]): Promise<number[]> {
+	const known = knownSchema(migrations);
+	const current = await schemaVersion(db);
+	if (current > known) {
+		throw tooNewError(current, known);
+	}
 	let applied: Set<number>;
 	try {
 		applied = await appliedVersions(db);

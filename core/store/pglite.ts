@@ -1,13 +1,14 @@
 /**
  * PGlite behind the Db interface (the default, single-process store; DESIGN §1). A new data dir is
- * seeded from a pre-built, migrated empty database (template.tar.gz) instead of running initdb, and a
- * dir left half-created by a kill is moved aside and started over (RELIABILITY 6).
+ * seeded from a pre-built, migrated empty database (template.tar.gz) instead of running initdb. What
+ * may be opened, and the one case that is set aside, is dataDir.ts's decision.
  */
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
+import { markDataDirReady, prepareDataDir, refusal } from './dataDir';
 import type { Db, Queryable, Row, SeqStatement } from './db';
 import { type Column, columnsOfReply, executeMessage, prepareMessage, rowsOfReply, textParam } from './pgWire';
 
@@ -20,11 +21,7 @@ export interface PgliteOptions {
 	useTemplate?: boolean | undefined;
 }
 
-/**
- * Written once the first open of a data dir has fully finished (template loaded, migrations applied).
- * A dir with PGlite files but no marker was cut short by a kill during first init.
- */
-export const readyMarker = 'baton-ready';
+export { readyMarker } from './dataDir';
 
 /** Where the template and migrations live when not bundled: next to this file. */
 export const sourceStoreDir = __dirname;
@@ -54,24 +51,6 @@ function templateBlob(assetsDir: string | undefined): Blob | undefined {
 	// Node's native gunzip and a plain tar load faster than handing PGlite the .gz (measured 2.5 s ->
 	// 1.8–2.1 s for a first start on a busy machine).
 	return existsSync(path) ? new Blob([gunzipSync(readFileSync(path))]) : undefined;
-}
-
-/**
- * Prepares `dataDir` for opening and says whether it is new. A dir without the ready marker but with
- * content is a partial first init: it is moved aside (`<dir>.partial`, replacing an older one) so the
- * next step starts clean, whatever state the kill left it in. Never loops: one move, then a fresh init.
- */
-function prepareDataDir(dataDir: string): { fresh: boolean } {
-	if (existsSync(join(dataDir, readyMarker))) {
-		return { fresh: false };
-	}
-	if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
-		const aside = `${dataDir}.partial`;
-		rmSync(aside, { recursive: true, force: true });
-		renameSync(dataDir, aside);
-	}
-	mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-	return { fresh: true };
 }
 
 /**
@@ -325,7 +304,11 @@ export interface OpenedPglite {
 	dumpDataDir: () => Promise<File | Blob>;
 	/** True when this open created the data dir (or the in-memory database). */
 	fresh: boolean;
-	/** Call after migrations succeeded on a fresh dir: from now on the dir counts as initialised. */
+	/** True when the dir held a store without the ready marker: check it is a backlog before migrating. */
+	unmarked: boolean;
+	/** What the open did that users should hear of (a partial first init set aside). */
+	notices: string[];
+	/** Call after migrations succeeded on a fresh or unmarked dir: from now on the dir counts as initialised. */
 	markReady(): void;
 }
 
@@ -338,22 +321,32 @@ const sharedBuffers = '64MB';
 
 export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> {
 	const assets = await assetOptions(options.assetsDir);
-	let fresh = true;
+	let prepared = { fresh: true, unmarked: false, notices: [] as string[] };
 	if (options.dataDir !== undefined) {
 		mkdirSync(dirname(options.dataDir), { recursive: true });
-		fresh = prepareDataDir(options.dataDir).fresh;
+		prepared = prepareDataDir(options.dataDir);
 	}
+	const { fresh, unmarked, notices } = prepared;
 	const template = fresh && options.useTemplate !== false ? templateBlob(options.assetsDir) : undefined;
-	const pglite = await PGlite.create({
-		...assets,
-		startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`],
-		...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
-		...(template !== undefined ? { loadDataDir: template } : {}),
-	});
+	let pglite: PGlite;
+	try {
+		pglite = await PGlite.create({
+			...assets,
+			startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`],
+			...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+			...(template !== undefined ? { loadDataDir: template } : {}),
+		});
+	} catch (e) {
+		if (options.dataDir === undefined || fresh) {
+			throw e;
+		}
+		const why = e instanceof Error ? e.message : String(e);
+		throw refusal(options.dataDir, `PostgreSQL could not start on it (${why.split('\n')[0]?.slice(0, 200)})`);
+	}
 	// Prepared hot statements must keep their generic plan: a custom plan re-plans the claim CTE on every
 	// call (measured 8.9 ms planning against 0.5 ms executing).
 	await pglite.exec('SET plan_cache_mode = force_generic_plan');
-	const prepared = new Map<string, PreparedEntry>();
+	const statements = new Map<string, PreparedEntry>();
 	// Every call into the instance goes through inFlight, so the lock-free path knows when it is alone.
 	const seq = new KnownSeq();
 	const inFlight = new InFlight(seq);
@@ -361,12 +354,12 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 		query: (text, params) => inFlight.run(() => pglite.query(text, params)),
 		exec: sql => inFlight.run(() => pglite.exec(sql)),
 	};
-	const root = new PgliteQueryable(tracked, prepared, { pglite, inFlight, seq });
+	const root = new PgliteQueryable(tracked, statements, { pglite, inFlight, seq });
 	const db: Db = {
 		mode: 'pglite',
 		query: (text, params, name) => root.query(text, params, name),
 		querySeq: (statement, params) => root.querySeq(statement, params),
-		transaction: fn => inFlight.run(() => pglite.transaction(tx => fn(new PgliteQueryable(tx, prepared)))),
+		transaction: fn => inFlight.run(() => pglite.transaction(tx => fn(new PgliteQueryable(tx, statements)))),
 		exec: sql =>
 			inFlight.run(async () => {
 				try {
@@ -384,9 +377,11 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 		db,
 		dumpDataDir: () => inFlight.run(() => pglite.dumpDataDir('gzip')),
 		fresh,
+		unmarked,
+		notices,
 		markReady(): void {
-			if (dataDir !== undefined && fresh) {
-				writeFileSync(join(dataDir, readyMarker), `${new Date().toISOString()}\n`, { flush: true });
+			if (dataDir !== undefined && (fresh || unmarked)) {
+				markDataDirReady(dataDir);
 			}
 		},
 	};

@@ -216,6 +216,7 @@ const hubStatus: Command = {
 			)
 				.split('\n')
 				.slice(1)
+				.concat((s.notices ?? []).map(n => `notice: ${n}`))
 				.join('\n'),
 		);
 		return 0;

@@ -11,7 +11,7 @@ import type { AgentInfo, ClientKind } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 
 export interface OpenHubOptions {
-	/** Data dir; when omitted, BATON_DATA_DIR / PGLITE_DATA_DIR / ~/.config/baton/backlog. */
+	/** Data dir; when omitted, BATON_DATA_DIR, else ~/.config/baton/backlog. */
 	dataDir?: string | undefined;
 	client: ClientKind;
 	agent?: AgentInfo | undefined;

@@ -51,6 +51,8 @@ export interface HubOptions {
 	webviewDir: string;
 	/** Write maintenance after this many events (DESIGN: every ~5,000 writes). */
 	maintenanceEveryWrites?: number;
+	/** Sentences from start-up for hub/status, besides the store's own (Backlog.notices). */
+	notices?: readonly string[];
 }
 
 interface Subscription {
@@ -574,6 +576,11 @@ export class Hub {
 		return { seq: sub.sent };
 	}
 
+	private noticesField(): { notices?: string[] } {
+		const notices = [...this.options.backlog.notices, ...(this.options.notices ?? [])];
+		return notices.length > 0 ? { notices } : {};
+	}
+
 	private status(): Result<'hub/status'> {
 		return {
 			pid: process.pid,
@@ -586,6 +593,7 @@ export class Hub {
 			port: this.port,
 			thresholds: this.options.thresholds,
 			lastSeq: this.pump.seq,
+			...this.noticesField(),
 		};
 	}
 

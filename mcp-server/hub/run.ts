@@ -3,13 +3,13 @@
  * to stop. Exit codes: 0 stopped cleanly, 1 could not start, 2 bad flags, 3 another hub owns the
  * data dir (normal when racing clients spawned several). Logs go to stderr only; never the token.
  */
-import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Backlog } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { type Ownership, acquireOwnership } from '../../core/ownership';
-import { type HubPaths, hubPaths, resolveDataDir } from '../../core/paths';
+import { type HubPaths, hubPaths, resolveDataDir, stalePgliteDataDir } from '../../core/paths';
 import { type HealthThresholds, defaultHealthThresholds, protocolVersion } from '../../core/protocol';
 import packageJson from '../../package.json';
 import { ensureToken } from './auth';
@@ -68,6 +68,11 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			thresholds,
 		});
 		console.error(`baton hub: opened the ${backlog.mode} store in ${Date.now() - started} ms`);
+		const stale = stalePgliteDataDir(paths.dataDir, env);
+		const notices = stale === undefined ? [] : [stale];
+		for (const notice of [...backlog.notices, ...notices]) {
+			console.error(`baton hub: notice: ${notice}`);
+		}
 		hub = new Hub({
 			paths,
 			backlog,
@@ -78,14 +83,22 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			backupIntervalMs: flags.backupIntervalMs,
 			...(databaseUrl === undefined ? {} : { databaseUrl }),
 			webviewDir: join(bundleDir(), 'webview'),
+			notices,
 		});
 		await hub.start();
 		writeHubJson(paths, hub.tcpPort);
+		rmSync(paths.refusal, { force: true });
 		console.error(
 			`baton hub: pid ${process.pid} serving ${paths.dataDir} on ${paths.socket} and 127.0.0.1:${hub.tcpPort} (protocol ${protocolVersion})`,
 		);
 	} catch (e) {
 		console.error(`baton hub: could not start: ${errorText(e)}`);
+		if (BatonError.is(e, 'store_refused') || BatonError.is(e, 'store_too_new')) {
+			// Starting again would only be refused again: tell the client that spawned this hub why.
+			writeFileSync(paths.refusal, JSON.stringify({ pid: process.pid, code: e.code, message: e.message }), {
+				mode: 0o600,
+			});
+		}
 		if (hub) {
 			await hub.stop('start failed');
 		} else {

@@ -24,6 +24,8 @@ const nextSteps: Record<ErrorCode, string> = {
 	timeout: 'Try again in a few seconds; if it keeps happening, tell the user the Baton hub is overloaded.',
 	unavailable: 'Try again in a few seconds; if it keeps happening, ask the user to run "baton hub status".',
 	protocol_mismatch: 'Ask the user to restart the Baton hub ("baton hub stop") or update Baton.',
+	store_refused: 'Tell the user: Baton refused to open its data dir; "baton hub status" explains why.',
+	store_too_new: 'Tell the user to upgrade Baton: the backlog was written by a newer version.',
 	internal: 'Try again; if it repeats, tell the user Baton hit an internal error.',
 };
 
@@ -37,6 +39,8 @@ const connectionMessages: Partial<Record<ErrorCode, string>> = {
 	timeout: 'The Baton hub did not answer in time.',
 	unauthorized: "The Baton hub refused this MCP server's credentials.",
 	protocol_mismatch: 'The running Baton hub is a different version than this MCP server.',
+	store_refused: 'Baton refused to open its data dir.',
+	store_too_new: 'The backlog was written by a newer Baton.',
 	internal: 'Baton hit an internal error.',
 };
 

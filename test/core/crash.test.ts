@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import { Backlog } from '../../core/backlog';
-import { readyMarker } from '../../core/store/pglite';
+import { BatonError } from '../../core/errors';
+import { initMarker, readyMarker } from '../../core/store/dataDir';
 import { tempDir } from '../helpers/backlog';
 import { amcheckIndexes } from '../helpers/hub';
 
@@ -150,7 +151,7 @@ describe('crash durability (PGlite)', () => {
 		}
 	});
 
-	it('recovers from a kill during the very first init, by moving the partial dir aside, never looping', async () => {
+	it('recovers from a kill during the very first init, by setting the partial dir aside, never looping', async () => {
 		const root = tempDir();
 		const ackedFile = join(root, 'none.txt');
 		let recovered = 0;
@@ -164,31 +165,39 @@ describe('crash durability (PGlite)', () => {
 				await sleep(randomBetween(0, 3000));
 				r.child.kill('SIGKILL');
 				await r.exited;
-				const halfMade = existsSync(dir) && readdirSync(dir).length > 0 && !existsSync(join(dir, readyMarker));
+				const halfMade = existsSync(join(dir, initMarker)) && !existsSync(join(dir, readyMarker));
 				const again = start(dir, 100 + i, ackedFile, () => undefined);
 				await again.waitFor('ACK ');
 				again.child.kill('SIGKILL');
 				await again.exited;
 				assert.ok(existsSync(join(dir, readyMarker)));
+				assert.ok(!existsSync(join(dir, initMarker)), 'the init marker goes once the dir is ready');
+				const aside = readdirSync(root).filter(f => f.startsWith(`first${i}.partial-`));
 				if (halfMade) {
 					partials++;
-					assert.ok(existsSync(`${dir}.partial`), 'the half-made dir is kept aside for inspection');
+					assert.equal(aside.length, 1, 'the half-made dir is kept aside, timestamped, for inspection');
+				} else {
+					assert.deepEqual(aside, [], 'a dir that was not half-made is never set aside');
 				}
 				recovered++;
 			}
-			// A dir holding debris that is not a database at all starts over the same way.
+			// A store that lost its marker and is damaged is Baton's to refuse, never to replace.
 			const junk = join(root, 'junk');
 			const j = start(junk, 7, ackedFile, () => undefined);
-			await j.waitFor('OPEN ');
+			await j.waitFor('ACK ');
 			j.child.kill('SIGKILL');
 			await j.exited;
 			rmSync(join(junk, readyMarker));
 			writeFileSync(join(junk, 'PG_VERSION'), 'garbage');
-			const b = await Backlog.open({ pgliteDir: junk });
-			assert.equal((await b.stats({ actor: 'test' }, {})).total, 0);
-			await b.close();
+			const before = readdirSync(junk);
+			await assert.rejects(Backlog.open({ pgliteDir: junk }), (e: unknown) => BatonError.is(e, 'store_refused'));
+			assert.deepEqual(readdirSync(junk), before, 'the damaged store is left as it was');
+			assert.deepEqual(
+				readdirSync(root).filter(f => f.startsWith('junk.')),
+				[],
+			);
 			console.log(
-				`first init: ${recovered} kills during first init recovered (${partials} left a partial dir, moved aside); debris dir recovered`,
+				`first init: ${recovered} kills during first init recovered (${partials} left a partial dir, set aside); damaged unmarked store refused, untouched`,
 			);
 		} finally {
 			rmSync(root, { recursive: true, force: true });

@@ -10,9 +10,10 @@ import { describe, it } from 'node:test';
 import pg from 'pg';
 
 import { Backlog } from '../../core/backlog';
+import { BatonError } from '../../core/errors';
 import { loadMigrations, migrate } from '../../core/store/migrate';
 import { type Db, type SeqStatement, sqlState } from '../../core/store/db';
-import { openPglite, readyMarker, sourceStoreDir, sqlLiteral } from '../../core/store/pglite';
+import { openPglite, sourceStoreDir, sqlLiteral } from '../../core/store/pglite';
 import { dropSchema, openTestBacklog, storeKinds, tempDir, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 
 const ctx = { actor: 'store-test' };
@@ -110,17 +111,18 @@ describe('PGlite store', () => {
 		}
 	});
 
-	it('moves a half-made dir aside instead of opening it', async () => {
+	it('refuses a dir with PostgreSQL files it cannot start, instead of replacing it', async () => {
 		const root = tempDir();
 		const dir = join(root, 'pg');
 		try {
 			mkdirSync(dir);
 			writeFileSync(join(dir, 'PG_VERSION'), '18\n');
-			const b = await Backlog.open({ pgliteDir: dir });
-			await b.create(ctx, { cards: [{ title: 'fresh start' }] });
-			await b.close();
-			assert.deepEqual(readdirSync(`${dir}.partial`), ['PG_VERSION']);
-			assert.ok(readdirSync(dir).includes(readyMarker));
+			await assert.rejects(Backlog.open({ pgliteDir: dir }), (e: unknown) => BatonError.is(e, 'store_refused'));
+			assert.deepEqual(readdirSync(dir), ['PG_VERSION'], 'nothing written, nothing moved');
+			assert.deepEqual(
+				readdirSync(root).filter(f => f !== 'pg'),
+				[],
+			);
 		} finally {
 			rmSync(root, { recursive: true, force: true });
 		}

@@ -3,14 +3,14 @@
  * (core/paths.ts) and the JSONL export/backup format (core/exportFormat.ts), plain and gzip.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { BatonError } from '../../core/errors';
 import { formatExport, importBatches, parseExport, readExportFile, writeExportFile } from '../../core/exportFormat';
-import { hubPaths, resolveDataDir, socketPathProblem } from '../../core/paths';
+import { hubPaths, resolveDataDir, socketPathProblem, stalePgliteDataDir } from '../../core/paths';
 import { type Card, limits } from '../../core/protocol';
 import { makeCard } from '../helpers/cards';
 
@@ -25,12 +25,31 @@ function card(id: string, extra: Partial<Card> = {}): Card {
 }
 
 describe('data dir paths', () => {
-	it('resolves BATON_DATA_DIR, then PGLITE_DATA_DIR, then ~/.config/baton/backlog', () => {
+	it('resolves BATON_DATA_DIR, else ~/.config/baton/backlog, and never reads PGLITE_DATA_DIR', () => {
+		const home = join(homedir(), '.config', 'baton', 'backlog');
 		assert.equal(resolveDataDir({ BATON_DATA_DIR: '/a', PGLITE_DATA_DIR: '/b' }), '/a');
-		assert.equal(resolveDataDir({ PGLITE_DATA_DIR: '/b' }), '/b');
-		assert.equal(resolveDataDir({ BATON_DATA_DIR: '  ', PGLITE_DATA_DIR: '/b' }), '/b');
-		assert.equal(resolveDataDir({}), join(homedir(), '.config', 'baton', 'backlog'));
+		assert.equal(resolveDataDir({ PGLITE_DATA_DIR: '/b' }), home);
+		assert.equal(resolveDataDir({ BATON_DATA_DIR: '  ', PGLITE_DATA_DIR: '/b' }), home);
+		assert.equal(resolveDataDir({}), home);
 		assert.equal(resolveDataDir({ BATON_DATA_DIR: 'rel' }), join(process.cwd(), 'rel'));
+	});
+
+	it('tells a user whose PGLITE_DATA_DIR still names a Baton data dir how to keep using it', () => {
+		const old = mkdtempSync('/tmp/bt-');
+		try {
+			assert.equal(stalePgliteDataDir('/tmp/new', { PGLITE_DATA_DIR: old }), undefined, 'not a Baton data dir');
+			mkdirSync(join(old, 'pgdata'));
+			assert.match(
+				stalePgliteDataDir('/tmp/new', { PGLITE_DATA_DIR: old }) ?? '',
+				new RegExp(
+					`no longer reads it: this hub serves /tmp/new\\. To keep using that backlog, set BATON_DATA_DIR=${old}`,
+				),
+			);
+			assert.equal(stalePgliteDataDir(old, { PGLITE_DATA_DIR: old }), undefined, 'the same dir');
+			assert.equal(stalePgliteDataDir('/tmp/new', {}), undefined);
+		} finally {
+			rmSync(old, { recursive: true, force: true });
+		}
 	});
 
 	it('refuses a data dir whose socket paths would not fit in sun_path', () => {
