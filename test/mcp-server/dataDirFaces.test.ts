@@ -82,7 +82,7 @@ describe('data dir safety through the faces', () => {
 		assert.ok(Date.now() - started < 15_000, `refused in ${Date.now() - started} ms, not after the start timeout`);
 		assert.deepEqual(readdirSync(pgdata), ['notes.md']);
 
-		const agent = await startAgent(dataDir, 'refused-agent');
+		const agent = await startAgent(dataDir, { clientName: 'refused-agent' });
 		try {
 			const res = await agent.call('list', {});
 			assert.equal(res.isError, true);
