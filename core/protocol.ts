@@ -29,8 +29,14 @@ export const limits = {
 	importBatch: 1000,
 	idempotencyKeyLength: 200,
 	agentIdLength: 128,
-	/** Largest websocket frame the hub accepts (bytes). A whole 1,000-card plan fits. */
+	/** Largest request frame the hub accepts (bytes); clients refuse a larger one before sending. */
 	maxPayload: 8 * 1024 * 1024,
+	/**
+	 * Largest answer or event frame the hub sends (bytes), and what clients accept: an answer may carry
+	 * more than its request (a create returns the cards it made). A larger answer is replaced by a
+	 * too_large error, never sent (the client would drop the connection and re-send the request).
+	 */
+	maxResponse: 32 * 1024 * 1024,
 } as const;
 
 // ---------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
  * Platform-free: no node, no DOM; transports live in core/client/ (node) and webview/ (browser).
  */
 import { BatonError, describeIssues } from './errors';
+import { checkFrameSize } from './frameSize';
 import {
 	type Agent,
 	type BacklogEvent,
@@ -129,6 +130,7 @@ export class RpcClient {
 		const id = this.nextId++;
 		const key = options.key ?? (mutatingMethods.has(method) ? `${this.keyPrefix}:${++this.keyCounter}` : undefined);
 		const frame = JSON.stringify(key === undefined ? { id, method, params } : { id, method, params, key });
+		checkFrameSize(method, params, frame);
 		const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 15_000;
 		const raw = await new Promise<unknown>((resolve, reject) => {
 			const timer = this.setTimer(() => {

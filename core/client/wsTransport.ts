@@ -28,7 +28,7 @@ export function openWsTransport(url: string, options: WsTransportOptions = {}): 
 		const ws = new WebSocket(url, {
 			headers: options.headers ?? {},
 			handshakeTimeout: options.handshakeTimeoutMs ?? 5_000,
-			maxPayload: limits.maxPayload,
+			maxPayload: limits.maxResponse,
 			perMessageDeflate: false,
 		});
 		let opened = false;

@@ -11,6 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
+import { frameBytes, tooLargeAnswer } from '../../core/frameSize';
 import type { HubPaths } from '../../core/paths';
 import {
 	type BacklogEvent,
@@ -416,7 +417,14 @@ export class Hub {
 			frame.key === undefined ? { actor: conn.actor } : { actor: conn.actor, requestKey: frame.key };
 		try {
 			const result = await this.dispatch(conn, method, parsed.data, ctx);
-			this.send(conn, { id, result });
+			const answer = JSON.stringify({ id, result });
+			const bytes = frameBytes(answer, limits.maxResponse);
+			if (bytes > limits.maxResponse) {
+				console.error(`baton hub: answer to ${method} from ${conn.actor} not sent: ${bytes} bytes`);
+				this.sendError(conn, id, tooLargeAnswer(method, bytes));
+			} else if (conn.ws.readyState === WebSocket.OPEN) {
+				conn.ws.send(answer);
+			}
 			// A renewal without progress logs no event, yet may shorten the lease (a smaller ttl).
 			if (method === 'card/heartbeat') {
 				this.reaper.consider((result as Result<'card/heartbeat'>).lease.expiresAt);

@@ -34,6 +34,15 @@ export function compactCards(cards: readonly Card[]): CompactCard[] {
 	return cards.map(compactCard);
 }
 
+/**
+ * A card as create returns it: without the body and acceptance criteria the caller just sent, which
+ * for a plan of long cards would send megabytes back, twice (text and structuredContent).
+ */
+export function createdCard(card: Card): CompactCard {
+	const { body: _body, acceptance: _acceptance, ...rest } = compactCard(card);
+	return rest;
+}
+
 /** One history line: who did what when, plus the event's own details, without the card snapshot. */
 export function compactEvent(event: BacklogEvent): Record<string, unknown> {
 	const { card: _card, readiness: _readiness, ...details } = event.data;

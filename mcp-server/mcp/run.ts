@@ -7,8 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-
 import { BatonError } from '../../core/errors';
 import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
@@ -16,6 +14,7 @@ import { openHub } from '../cli/hubClient';
 import { ToolContext } from './context';
 import { startKeepAlive } from './keepAlive';
 import { createMcpServer } from './server';
+import { LineStdioTransport } from './stdioTransport';
 
 export const mcpUsage = `Usage: baton mcp [--agent NAME] [--capabilities a,b] [--data-dir DIR]
 
@@ -145,7 +144,9 @@ export async function runMcp(argv: string[]): Promise<number> {
 		});
 	};
 
-	const transport = new StdioServerTransport();
+	// Not the SDK's StdioServerTransport: it ends the session on a line over 10 MB, which a create the
+	// schema accepts can exceed; such a request must reach the hub client and be refused as too_large.
+	const transport = new LineStdioTransport();
 	await server.connect(transport);
 	console.error(`[baton mcp] serving over stdio (pid ${process.pid})`);
 	if (process.stdin.isTTY) {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 import { BatonError } from '../../../core/errors';
 import { CreateCardInput, limits } from '../../../core/protocol';
-import { compactCards } from '../compact';
+import { createdCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
 import { type ListedTool, registerListedTool } from '../toolListing';
@@ -77,12 +77,12 @@ export function registerCreateTool(server: McpServer, ctx: ToolContext): ListedT
 		'create',
 		{
 			description:
-				'Create one card from its fields, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards}.',
+				'Create one card from its fields, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards} without bodies.',
 			listing: createListing,
 		},
 		toolHandler('create', CreateToolParams, async args => {
 			const result = await ctx.request('card/create', { cards: toCards(args) });
-			return { cards: compactCards(result.cards) };
+			return { cards: result.cards.map(createdCard) };
 		}),
 	);
 }
