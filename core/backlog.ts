@@ -40,7 +40,8 @@ import {
 	describeNothingClaimable,
 } from './rules';
 import type { Db, Queryable, SeqStatement } from './store/db';
-import { checkUnmarked, loadMigrations, migrate } from './store/migrate';
+import { type DumpRows, readDump } from './store/dump';
+import { checkUnmarked, loadMigrations, migrate, schemaVersion } from './store/migrate';
 import { openPglite, sourceStoreDir } from './store/pglite';
 import { openPostgres } from './store/postgres';
 
@@ -1729,6 +1730,12 @@ export class Backlog {
 
 	// -----------------------------------------------------------------------------------------------
 	// Export / import
+
+	/** Every table in one snapshot, with the schema it was read under: a full backup (core/store/dump.ts). */
+	async dump(): Promise<{ rows: DumpRows; schema: number }> {
+		const schema = await schemaVersion(this.db);
+		return { rows: await readDump(this.db), schema };
+	}
 
 	/** Lossless export in pages of 500, ordered by id. */
 	async exportCards(p: ParsedParams<'data/export'>): Promise<Result<'data/export'>> {

@@ -50,12 +50,13 @@ export function formatExport(cards: readonly Card[], exportedAt: Date = new Date
 	return [JSON.stringify(header), ...cards.map(c => JSON.stringify(c))].join('\n') + '\n';
 }
 
-/**
- * Writes an export atomically (temp file, fsync, rename), gzip when the path ends in `.gz`.
- * Returns the byte size written.
- */
+/** Writes an export atomically (gzip when the path ends in `.gz`); returns the byte size written. */
 export function writeExportFile(path: string, cards: readonly Card[], exportedAt: Date = new Date()): number {
-	const text = formatExport(cards, exportedAt);
+	return writeFileAtomic(path, formatExport(cards, exportedAt));
+}
+
+/** Writes text atomically (temp file, fsync, rename), gzip when the path ends in `.gz`; returns bytes. */
+export function writeFileAtomic(path: string, text: string): number {
 	const data = path.endsWith('.gz') ? gzipSync(text) : Buffer.from(text, 'utf8');
 	const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
 	const fd = openSync(tmp, 'wx', 0o600);

@@ -528,7 +528,13 @@ export const HubStopParams = z.object({}).strict();
 export const OkResult = z.object({ ok: z.literal(true) });
 
 export const BackupParams = z.object({}).strict();
-export const BackupResult = z.object({ path: z.string(), cards: z.number().int(), bytes: z.number().int() });
+/** A full backup written by the hub: every table (core/backupFormat.ts); counts of its cards and events. */
+export const BackupResult = z.object({
+	path: z.string(),
+	cards: z.number().int(),
+	events: z.number().int(),
+	bytes: z.number().int(),
+});
 
 /** A lossless export record: the full card (dependsOn included). */
 export const ExportParams = z.object({ cursor: z.string().max(500).optional() }).strict();

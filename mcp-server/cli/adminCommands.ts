@@ -1,24 +1,13 @@
 /**
- * CLI subcommands about the backlog as a whole and the hub: stats, events, agents, export, import,
- * backup, hub status, hub stop, board. Export/import use core/exportFormat.ts, the same JSONL the
- * hub's rolling backups use, so an export restores losslessly into a fresh data dir.
+ * CLI subcommands about the backlog as a whole and the hub: stats, events, agents, hub status, hub
+ * stop, board. Moving data in and out (export, import, backup, restore) is dataCommands.ts.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 
 import { BatonError } from '../../core/errors';
-import { collectExport, formatExport, importBatches, parseExport, writeExportFile } from '../../core/exportFormat';
 import type { BacklogEvent } from '../../core/protocol';
-import { type Command, type CommandContext, flag, intOpt, stringOpt } from './command';
-import { UsageError, agentTable, eventLine, eventTable, formatTable, printJson } from './output';
-
-function show(ctx: CommandContext, json: unknown, human: () => string): void {
-	if (ctx.json) {
-		printJson(ctx.output, json);
-	} else {
-		ctx.output.out(human());
-	}
-}
+import { type Command, type CommandContext, show, flag, intOpt, stringOpt } from './command';
+import { agentTable, eventLine, eventTable, formatTable } from './output';
 
 const stats: Command = {
 	name: 'stats',
@@ -117,79 +106,6 @@ const agents: Command = {
 	},
 };
 
-const exportCommand: Command = {
-	name: 'export',
-	summary: 'Write every card as JSONL (header line + one card per line); to stdout unless --out',
-	args: '',
-	minArgs: 0,
-	maxArgs: 0,
-	options: {
-		out: { type: 'string', short: 'o', value: 'PATH', description: 'Write to this file (gzip if it ends in .gz)' },
-	},
-	async run(ctx) {
-		const hub = await ctx.hub();
-		const cards = await collectExport(cursor => hub.request('data/export', cursor === undefined ? {} : { cursor }));
-		const out = stringOpt(ctx, 'out');
-		if (out === undefined) {
-			// The export itself is the machine output, with or without --json.
-			process.stdout.write(formatExport(cards));
-			return 0;
-		}
-		const bytes = writeExportFile(out, cards);
-		show(
-			ctx,
-			{ path: out, cards: cards.length, bytes },
-			() => `Exported ${cards.length} cards to ${out} (${bytes} bytes).`,
-		);
-		return 0;
-	},
-};
-
-const importCommand: Command = {
-	name: 'import',
-	summary: 'Load cards from a JSONL export (cards whose id exists are skipped)',
-	args: 'FILE',
-	minArgs: 1,
-	maxArgs: 1,
-	options: {},
-	notes: 'FILE may be "-" for stdin, and may be gzip-compressed.',
-	async run(ctx) {
-		const file = ctx.positionals[0] ?? '-';
-		let data: Buffer;
-		try {
-			data = readFileSync(file === '-' ? 0 : file);
-		} catch (e) {
-			throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`);
-		}
-		const { cards } = parseExport(data);
-		const hub = await ctx.hub();
-		let imported = 0;
-		let skipped = 0;
-		for (const batch of importBatches(cards)) {
-			const r = await hub.request('data/import', { cards: batch });
-			imported += r.imported;
-			skipped += r.skipped;
-		}
-		show(ctx, { imported, skipped }, () => `Imported ${imported} cards, skipped ${skipped} already present.`);
-		return 0;
-	},
-};
-
-const backup: Command = {
-	name: 'backup',
-	summary: 'Write a backup of every card into the data dir now',
-	args: '',
-	minArgs: 0,
-	maxArgs: 0,
-	options: {},
-	async run(ctx) {
-		const hub = await ctx.hub();
-		const r = await hub.request('hub/backup', {});
-		show(ctx, r, () => `Backed up ${r.cards} cards to ${r.path} (${r.bytes} bytes).`);
-		return 0;
-	},
-};
-
 const hubStatus: Command = {
 	name: 'hub status',
 	summary: "The running hub's pid, store, clients and ports (does not start one)",
@@ -278,14 +194,4 @@ const board: Command = {
 	},
 };
 
-export const adminCommands: readonly Command[] = [
-	stats,
-	events,
-	agents,
-	exportCommand,
-	importCommand,
-	backup,
-	hubStatus,
-	hubStop,
-	board,
-];
+export const adminCommands: readonly Command[] = [stats, events, agents, hubStatus, hubStop, board];

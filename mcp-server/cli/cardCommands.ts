@@ -16,18 +16,11 @@ import {
 	intOpt,
 	listOpt,
 	repeatedOpt,
+	show,
 	stringOpt,
 } from './command';
 import { policyFields, policyOpt } from './policyCommands';
-import { UsageError, cardTable, describeCard, eventTable, formatTable, printJson, truncate } from './output';
-
-function show(ctx: CommandContext, json: unknown, human: () => string): void {
-	if (ctx.json) {
-		printJson(ctx.output, json);
-	} else {
-		ctx.output.out(human());
-	}
-}
+import { UsageError, cardTable, describeCard, eventTable, formatTable, truncate } from './output';
 
 function statusLine(card: Card): string {
 	const waiting = card.status === 'ready' && card.unmetDeps > 0 ? ` (waiting on ${card.unmetDeps})` : '';

@@ -5,7 +5,7 @@
  */
 import type { AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
-import { type Output, UsageError } from './output';
+import { type Output, UsageError, printJson } from './output';
 
 export interface OptionSpec {
 	type: 'string' | 'boolean';
@@ -117,3 +117,12 @@ export const epochOption: OptionSpec = {
 	value: 'N',
 	description: 'Lease epoch from claim (default: the lease this agent holds)',
 };
+
+/** Prints a command's result: `json` under --json, else the human text. */
+export function show(ctx: CommandContext, json: unknown, human: () => string): void {
+	if (ctx.json) {
+		printJson(ctx.output, json);
+	} else {
+		ctx.output.out(human());
+	}
+}

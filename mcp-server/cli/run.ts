@@ -12,6 +12,7 @@ import { AgentId, type AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { adminCommands } from './adminCommands';
 import { cardCommands } from './cardCommands';
+import { dataCommands } from './dataCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
 import { openHub } from './hubClient';
@@ -23,6 +24,7 @@ export const commands: readonly Command[] = [
 	...cardCommands,
 	...policyCommands,
 	...adminCommands,
+	...dataCommands,
 	upCommand,
 	demoCommand,
 ];

@@ -1,17 +1,23 @@
 /**
- * Rolling backups (DESIGN §1 durability: PGlite does not fsync on Node, so an OS crash can lose recent
- * work). A backup is a gzip JSONL export (core/exportFormat.ts) in <dataDir>/backups, written
- * atomically; only the newest `keep` are kept. `importCards` restores one into a fresh data dir.
+ * Rolling backups: PGlite does not fsync on Node, so an OS crash can lose recent work. A backup is the
+ * whole store — every table, in one snapshot — as a gzip JSONL file (core/backupFormat.ts) in
+ * <dataDir>/backups, written atomically; only the newest `keep` are kept. `baton restore FILE` brings
+ * a data dir back to one. Writes files only; never touches the store.
  */
 import { chmodSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { collectExport, type ExportPager, writeExportFile } from '../../core/exportFormat';
+import { writeBackupFile } from '../../core/backupFormat';
+import type { DumpRows } from '../../core/store/dump';
 
 export interface BackupInfo {
 	path: string;
 	cards: number;
+	events: number;
 	bytes: number;
 }
+
+/** Reads the whole store (Backlog.dump). */
+export type DumpSource = () => Promise<{ rows: DumpRows; schema: number }>;
 
 const backupName = /^baton-\d{8}T\d{9}Z(?:-\d+)?\.jsonl(?:\.gz)?$/;
 
@@ -20,7 +26,7 @@ export class Backups {
 
 	constructor(
 		private readonly dir: string,
-		private readonly pager: ExportPager,
+		private readonly source: DumpSource,
 		private readonly keep = 10,
 	) {}
 
@@ -51,16 +57,16 @@ export class Backups {
 			mkdirSync(this.dir, { recursive: true, mode: 0o700 });
 			chmodSync(this.dir, 0o700);
 		}
-		const cards = await collectExport(this.pager);
+		const { rows, schema } = await this.source();
 		const now = new Date();
 		const stamp = now.toISOString().replace(/[-:]/g, '').replace('.', '');
 		let path = join(this.dir, `baton-${stamp}.jsonl.gz`);
 		for (let n = 1; this.exists(path); n++) {
 			path = join(this.dir, `baton-${stamp}-${n}.jsonl.gz`);
 		}
-		const bytes = writeExportFile(path, cards, now);
+		const bytes = writeBackupFile(path, rows, schema, now);
 		this.prune();
-		return { path, cards: cards.length, bytes };
+		return { path, cards: rows.cards.length, events: rows.events.length, bytes };
 	}
 
 	private exists(path: string): boolean {

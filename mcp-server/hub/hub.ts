@@ -157,9 +157,7 @@ export class Hub {
 			holeWaitMs: options.backlog.mode === 'postgres' ? 1_000 : 100,
 		});
 		this.reaper = new Reaper(options.backlog);
-		this.backups = new Backups(options.paths.backups, cursor =>
-			options.backlog.exportCards(cursor === undefined ? {} : { cursor }),
-		);
+		this.backups = new Backups(options.paths.backups, () => options.backlog.dump());
 	}
 
 	/** Listens on hub.sock and 127.0.0.1:0, writes hub.json. The caller removed any stale hub.sock. */
@@ -715,7 +713,7 @@ export class Hub {
 		this.writesSinceBackup = 0;
 		try {
 			const info = await this.backups.run();
-			console.error(`baton hub: backup ${info.path} (${info.cards} cards)`);
+			console.error(`baton hub: backup ${info.path} (${info.cards} cards, ${info.events} events)`);
 		} catch (e) {
 			console.error(`baton hub: backup failed: ${errorText(e)}`);
 		}

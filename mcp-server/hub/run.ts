@@ -183,7 +183,7 @@ function bundleDir(): string {
 }
 
 /** dist/pglite when running from the bundle (esbuild does not follow PGlite's asset URLs). */
-function pgliteAssetsDir(): string | undefined {
+export function pgliteAssetsDir(): string | undefined {
 	const dir = join(bundleDir(), 'pglite');
 	return existsSync(join(dir, 'pglite.wasm')) ? dir : undefined;
 }

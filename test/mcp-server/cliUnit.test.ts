@@ -60,6 +60,7 @@ describe('baton CLI parsing', () => {
 			'export',
 			'import',
 			'backup',
+			'restore',
 			'hub status',
 			'hub stop',
 			'board',

@@ -1,15 +1,22 @@
 /**
  * Hub lifecycle through real processes: graceful SIGTERM/SIGINT and idle exits close the store and
- * remove hub.json (RELIABILITY 7), hub/status, and rolling backups that restore into a fresh data dir
+ * remove hub.json (RELIABILITY 7), hub/status, and rolling backups that `baton restore` brings into a fresh data dir
  * with identical cards (RELIABILITY 8), keeping only the newest 10.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { importBatches, readExportFile } from '../../core/exportFormat';
+import { type BackupFile, parseBackup } from '../../core/backupFormat';
 import type { Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { client, removeDataDir, startHub, tempDataDir, waitFor } from '../helpers/hub';
+import { runBaton } from '../helpers/mcp';
+
+function backupCards(path: string): string[] {
+	const file: BackupFile = parseBackup(readFileSync(path));
+	assert.equal(file.kind, 'backup');
+	return file.kind === 'backup' ? file.rows.cards.map(r => (JSON.parse(r) as { id: string }).id) : [];
+}
 
 const dirs: string[] = [];
 function freshDir(): string {
@@ -99,7 +106,7 @@ describe('hub lifecycle', () => {
 						.sort()
 				: [];
 			const last = files.at(-1);
-			return last === undefined ? [] : readExportFile(`${hub.paths.backups}/${last}`).cards.map(card => card.id);
+			return last === undefined ? [] : backupCards(`${hub.paths.backups}/${last}`);
 		};
 		// The first tick may predate the create (a first backup is taken even of an empty backlog).
 		await waitFor(() => newest().includes('P1'), 10_000, 'a periodic backup with the new card');
@@ -146,18 +153,13 @@ describe('hub lifecycle', () => {
 		const backup = await c.request('hub/backup', {});
 		assert.equal(backup.cards, 40);
 		assert.ok(backup.path.startsWith(hub.paths.backups));
-		const { header, cards } = readExportFile(backup.path);
-		assert.equal(header.baton, 'export');
-		assert.equal(cards.length, 40);
+		assert.equal(backupCards(backup.path).length, 40);
 
 		const restored = freshDir();
+		const done = await runBaton(['restore', backup.path], { dataDir: restored });
+		assert.equal(done.code, 0, done.stderr);
 		const second = await startHub({ dataDir: restored });
 		const r = await client(restored);
-		let imported = 0;
-		for (const batch of importBatches(cards)) {
-			imported += (await r.request('data/import', { cards: batch })).imported;
-		}
-		assert.equal(imported, 40);
 		assert.deepEqual(await exportAll(r), original, 'identical cards after restore');
 		r.close();
 		await second.stop();

@@ -1,0 +1,184 @@
+/**
+ * CLI subcommands that move a backlog's data in and out: export (cards, or with --with-history the
+ * whole store), import (merge cards), backup (the hub writes a full backup now) and restore (bring a
+ * data dir back to a backup; restore.ts). Formats: core/exportFormat.ts and core/backupFormat.ts.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+
+import { parseBackup } from '../../core/backupFormat';
+import { BatonError } from '../../core/errors';
+import { collectExport, formatExport, importBatches, writeExportFile, writeFileAtomic } from '../../core/exportFormat';
+import { hubPaths, resolveDataDir } from '../../core/paths';
+import { pgliteAssetsDir } from '../hub/run';
+import { type Command, type CommandContext, flag, show, stringOpt } from './command';
+import { UsageError } from './output';
+import { readRestorable, restore, restoreMigrations } from './restore';
+
+function readInput(file: string): Buffer {
+	try {
+		return readFileSync(file === '-' ? 0 : file);
+	} catch (e) {
+		throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`);
+	}
+}
+
+const exportCommand: Command = {
+	name: 'export',
+	summary: 'Write every card as JSONL (header line + one card per line); to stdout unless --out',
+	args: '',
+	minArgs: 0,
+	maxArgs: 0,
+	options: {
+		out: { type: 'string', short: 'o', value: 'PATH', description: 'Write to this file (gzip if it ends in .gz)' },
+		'with-history': {
+			type: 'boolean',
+			description: 'The whole store: cards, events, attempts, agents, settings (for baton restore)',
+		},
+	},
+	notes: 'A --with-history export is a full backup: `baton restore FILE` brings a data dir back to it.',
+	async run(ctx) {
+		const out = stringOpt(ctx, 'out');
+		if (flag(ctx, 'with-history')) {
+			return exportWithHistory(ctx, out);
+		}
+		const hub = await ctx.hub();
+		const cards = await collectExport(cursor => hub.request('data/export', cursor === undefined ? {} : { cursor }));
+		if (out === undefined) {
+			// The export itself is the machine output, with or without --json.
+			process.stdout.write(formatExport(cards));
+			return 0;
+		}
+		const bytes = writeExportFile(out, cards);
+		show(
+			ctx,
+			{ path: out, cards: cards.length, bytes },
+			() => `Exported ${cards.length} cards to ${out} (${bytes} bytes).`,
+		);
+		return 0;
+	},
+};
+
+/** The hub writes a full backup (one snapshot of every table); this copies it where the user asked. */
+async function exportWithHistory(ctx: CommandContext, out: string | undefined): Promise<number> {
+	const hub = await ctx.hub();
+	const r = await hub.request('hub/backup', {});
+	const gzipped = readFileSync(r.path);
+	if (out === undefined) {
+		process.stdout.write(gunzipSync(gzipped));
+		return 0;
+	}
+	const bytes = out.endsWith('.gz')
+		? (writeFileSync(out, gzipped, { mode: 0o600 }), gzipped.length)
+		: writeFileAtomic(out, gunzipSync(gzipped).toString('utf8'));
+	show(
+		ctx,
+		{ path: out, cards: r.cards, events: r.events, bytes },
+		() => `Exported ${r.cards} cards and ${r.events} events to ${out} (${bytes} bytes).`,
+	);
+	return 0;
+}
+
+const importCommand: Command = {
+	name: 'import',
+	summary: 'Load cards from a JSONL export (cards whose id exists are skipped)',
+	args: 'FILE',
+	minArgs: 1,
+	maxArgs: 1,
+	options: {},
+	notes: 'FILE may be "-" for stdin, and may be gzip-compressed. A full backup is brought back with `baton restore`.',
+	async run(ctx) {
+		const file = ctx.positionals[0] ?? '-';
+		const parsed = parseBackup(readInput(file));
+		if (parsed.kind === 'backup') {
+			throw new BatonError(
+				'invalid_input',
+				`${file} is a full backup (every table, with history), not a cards export: bring a data dir back to it with \`baton restore ${file}\`, or merge cards from a plain \`baton export\`.`,
+			);
+		}
+		const hub = await ctx.hub();
+		let imported = 0;
+		let skipped = 0;
+		for (const batch of importBatches(parsed.cards)) {
+			const r = await hub.request('data/import', { cards: batch });
+			imported += r.imported;
+			skipped += r.skipped;
+		}
+		show(ctx, { imported, skipped }, () => `Imported ${imported} cards, skipped ${skipped} already present.`);
+		return 0;
+	},
+};
+
+const backup: Command = {
+	name: 'backup',
+	summary: 'Write a full backup (cards, events, agents, settings) into the data dir now',
+	args: '',
+	minArgs: 0,
+	maxArgs: 0,
+	options: {},
+	async run(ctx) {
+		const hub = await ctx.hub();
+		const r = await hub.request('hub/backup', {});
+		show(ctx, r, () => `Backed up ${r.cards} cards and ${r.events} events to ${r.path} (${r.bytes} bytes).`);
+		return 0;
+	},
+};
+
+const restoreCommand: Command = {
+	name: 'restore',
+	summary: "Bring the data dir's store back to a backup (the current store is kept aside)",
+	args: 'FILE',
+	minArgs: 1,
+	maxArgs: 1,
+	options: {},
+	notes: [
+		'FILE is a backup (data dir backups/, `baton backup`, `export --with-history`) or a cards export.',
+		'The file is checked first; a running hub is stopped; the current store moves to',
+		'pgdata.before-restore-<time> beside it (never deleted). With DATABASE_URL, restores only into a',
+		'schema that holds no backlog yet.',
+	].join('\n'),
+	async run(ctx) {
+		const file = ctx.positionals[0] ?? '';
+		const assetsDir = pgliteAssetsDir();
+		const migrations = restoreMigrations(assetsDir);
+		const parsed = readRestorable(file, migrations);
+		const dataDir = ctx.dataDir ?? resolveDataDir();
+		const stopped = await stopHub(ctx);
+		const databaseUrl = process.env.DATABASE_URL?.trim() === '' ? undefined : process.env.DATABASE_URL;
+		const r = await restore({
+			backup: parsed,
+			migrations,
+			dataDir,
+			databaseUrl,
+			schema: process.env.BATON_PG_SCHEMA,
+			assetsDir,
+		});
+		const where = r.mode === 'pglite' ? hubPaths(dataDir).pgdata : 'PostgreSQL';
+		show(ctx, { ...r, hubStopped: stopped }, () =>
+			[
+				`Restored ${r.cards} cards and ${r.events} events into ${where}.`,
+				...(r.keptAside === undefined ? [] : [`The previous store is kept at ${r.keptAside}.`]),
+				...(stopped ? ['The hub was stopped for it; the next command starts a fresh one.'] : []),
+			].join('\n'),
+		);
+		return 0;
+	},
+};
+
+/** Stops this data dir's hub if one runs; true when it did. */
+async function stopHub(ctx: CommandContext): Promise<boolean> {
+	let hub;
+	try {
+		hub = await ctx.hub({ spawn: false });
+	} catch (e) {
+		if (BatonError.is(e, 'unavailable')) {
+			return false;
+		}
+		throw e;
+	}
+	await hub.request('hub/stop', {});
+	hub.close();
+	return true;
+}
+
+export const dataCommands: readonly Command[] = [exportCommand, importCommand, backup, restoreCommand];
