@@ -15,7 +15,7 @@ import { runBaton } from '../helpers/mcp';
 function backupCards(path: string): string[] {
 	const file: BackupFile = parseBackup(readFileSync(path));
 	assert.equal(file.kind, 'backup');
-	return file.kind === 'backup' ? file.rows.cards.map(r => (JSON.parse(r) as { id: string }).id) : [];
+	return file.rows.cards.map(r => (JSON.parse(r) as { id: string }).id);
 }
 
 const dirs: string[] = [];
