@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import type { Card } from '../core/protocol';
+import { isFailed } from './alertRules';
 import {
 	cardSummary,
 	compareByPriority,
@@ -18,7 +19,7 @@ import {
 } from './cardText';
 import type { HubConnection } from './hubConnection';
 
-export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'blocked' | 'done';
+export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'failed' | 'blocked' | 'done';
 
 export interface GroupNode {
 	kind: 'group';
@@ -42,6 +43,7 @@ const groups: readonly { key: GroupKey; label: string; expanded: boolean }[] = [
 	{ key: 'ready', label: 'Ready', expanded: true },
 	{ key: 'waiting', label: 'Waiting on dependencies', expanded: false },
 	{ key: 'claimed', label: 'In progress', expanded: true },
+	{ key: 'failed', label: 'Failed — needs a look', expanded: true },
 	{ key: 'blocked', label: 'Blocked', expanded: true },
 	{ key: 'done', label: 'Done — recent', expanded: false },
 ];
@@ -53,7 +55,8 @@ export function groupOf(card: Card): GroupKey {
 	if (card.status === 'ready') {
 		return isWaiting(card) ? 'waiting' : 'ready';
 	}
-	return card.status;
+	// A card whose attempts ran out needs triage, unlike one a human parked on purpose.
+	return isFailed(card) ? 'failed' : card.status;
 }
 
 /** Context value for `when` clauses (STYLE 2.6): card.ready, card.waiting, card.claimed.mine, … */
@@ -78,6 +81,8 @@ function cardIcon(card: Card, now: number, stallSeconds: number): vscode.ThemeIc
 			return isCardStalled(card, now, stallSeconds)
 				? new vscode.ThemeIcon('warning', color('list.warningForeground'))
 				: new vscode.ThemeIcon('play-circle', color('charts.blue'));
+		case 'failed':
+			return new vscode.ThemeIcon('error', color('list.errorForeground'));
 		case 'blocked':
 			return new vscode.ThemeIcon('circle-slash', color('charts.red'));
 		case 'done':
@@ -226,7 +231,9 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const now = Date.now();
 		const tip = new vscode.MarkdownString(undefined, true);
 		tip.appendMarkdown(`**${md(card.id)}** ${md(card.title)}\n\n`);
-		const status = groupOf(card) === 'waiting' ? 'ready, waiting on dependencies' : card.status;
+		const group = groupOf(card);
+		const status =
+			group === 'waiting' ? 'ready, waiting on dependencies' : group === 'failed' ? 'failed (blocked)' : card.status;
 		tip.appendMarkdown(`$(circle-filled) ${md(status)} · priority ${card.priority}`);
 		if (card.phase !== null) {
 			tip.appendMarkdown(` · phase ${md(card.phase)}`);
@@ -244,7 +251,8 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			tip.appendMarkdown('\n\n');
 		}
 		if (card.blockedReason !== null && card.status === 'blocked') {
-			tip.appendMarkdown(`$(circle-slash) ${md(card.blockedReason)}\n\n`);
+			const icon = isFailed(card) ? '$(error) Failed: ' : '$(circle-slash) ';
+			tip.appendMarkdown(`${icon}${md(card.blockedReason)}\n\n`);
 		}
 		if (card.dependsOn.length > 0) {
 			const deps = card.dependsOn.map(id => {

@@ -433,10 +433,32 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 			if (!card) {
 				return undefined;
 			}
-			const r = await hub.request('card/reopen', {
+			const params = {
 				cardId: card.id,
 				...(opts.reason === undefined ? {} : { reason: opts.reason }),
-			});
+				...(opts.force === true ? { force: true } : {}),
+			};
+			let r;
+			try {
+				r = await hub.request('card/reopen', params);
+			} catch (e) {
+				// Dependents already built on it: say which, and reopen only when the user says so.
+				if (!BatonError.is(e, 'has_dependents') || opts.confirm === false) {
+					throw e;
+				}
+				const choice = await vscode.window.showWarningMessage(
+					`Reopen ${card.id} although work built on it has started?`,
+					{
+						modal: true,
+						detail: `${e.message}\n\nForced, claimed dependents go back to the queue and done ones are flagged.`,
+					},
+					'Reopen Anyway',
+				);
+				if (choice !== 'Reopen Anyway') {
+					return undefined;
+				}
+				r = await hub.request('card/reopen', { ...params, force: true });
+			}
 			notify(`Reopened ${card.id}.`, card.id);
 			return r;
 		}),

@@ -17,6 +17,7 @@ import { readConfig } from './config';
 import { HubConnection } from './hubConnection';
 import { configureMcp } from './mcpConfig';
 import { type McpRegistration, registerMcpProvider } from './mcpProvider';
+import { FleetAlerts } from './fleetAlerts';
 import { AgentStatusBar } from './statusBar';
 
 /**
@@ -57,6 +58,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	const agents = new AgentsTreeProvider(hub);
 	const agentsView = vscode.window.createTreeView(viewIds.agents, { treeDataProvider: agents });
 	const statusBar = new AgentStatusBar(hub);
+	const fleetAlerts = new FleetAlerts(hub);
 
 	const boardHost: BoardHost = {
 		extensionUri: context.extensionUri,
@@ -96,6 +98,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 		agents,
 		agentsView,
 		statusBar,
+		fleetAlerts,
 		boardView,
 		boardPanel,
 		mcp,

@@ -66,6 +66,11 @@ describe('pure rules', () => {
 		assert.equal(cardContextValue(claimed, 'codex-1'), 'card.claimed.mine');
 		assert.equal(cardContextValue(claimed, 'vscode:me'), 'card.claimed.other');
 		assert.equal(cardContextValue(card({ status: 'done' }), 'x'), 'card.done');
+		// Failed (attempts used up) and parked by a human are different groups with their own menus.
+		const failed = card({ status: 'blocked', failed: true, blockedReason: 'attempt 3 of 3 failed' });
+		assert.equal(groupOf(failed), 'failed');
+		assert.equal(cardContextValue(failed, 'x'), 'card.failed');
+		assert.equal(groupOf(card({ status: 'blocked', blockedReason: 'legal' })), 'blocked');
 	});
 
 	it('merges the MCP entry into existing config files and refuses broken ones', () => {
