@@ -281,7 +281,7 @@ export class DetailPane {
 			add('Progress', `${card.progress ?? 0}%${card.progressNote === null ? '' : ` — ${card.progressNote}`}`);
 		}
 		if (card.status === 'blocked' && card.blockedReason !== null) {
-			add('Blocked because', card.blockedReason);
+			add(card.failed === true ? 'Failed — last reasons' : 'Blocked because', card.blockedReason);
 		}
 		if (card.result !== null) {
 			add('Result', card.result);

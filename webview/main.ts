@@ -16,7 +16,16 @@ import { cardFormDialog } from './editor';
 import { attachKeyboard, keyHelp } from './keyboard';
 import { type MoveRequest, planMove, priorityForDrop, priorityRequest } from './moves';
 import { BoardView, type RenderContext } from './render';
-import { type Change, type ColumnId, BoardState, columnIds, columnOf, emptyChange, mergeChange } from './state';
+import {
+	type Change,
+	type ColumnId,
+	BoardState,
+	blockedFilters,
+	columnIds,
+	columnOf,
+	emptyChange,
+	mergeChange,
+} from './state';
 import { type HostApi, VsCodeHost, browserConnector, getHostApi, hubSocketUrl } from './transport';
 
 /** Emitted on document after a batch of events reached the DOM (used by tests and the benchmark). */
@@ -319,6 +328,14 @@ async function send(id: string, request: MoveRequest, optimistic: Partial<Card>)
 		queue(card === undefined ? state.rollback(id) : state.applyResult(card, sentAt));
 	} catch (e) {
 		queue(state.rollback(id));
+		if (request.method === 'card/reopen' && request.params.force !== true && BatonError.is(e, 'has_dependents')) {
+			// Work built on it has started: say which, and reopen only when the user says so.
+			const detail = `${e.message}\n\nForced, claimed dependents go back to the queue and done ones are flagged.`;
+			if (await confirmDialog(`Reopen ${id} anyway?`, detail, 'Reopen anyway')) {
+				await send(id, { method: 'card/reopen', params: { ...request.params, force: true } }, optimistic);
+			}
+			return;
+		}
 		showError(e);
 	}
 }
@@ -478,8 +495,10 @@ document.addEventListener('keydown', e => {
 newButton.addEventListener('click', () => void createCard());
 
 let filterTimer: number | undefined;
+const blockedSelect = view.columns.blocked.filterSelect;
 function applyFilter(): void {
-	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value }));
+	const blocked = blockedFilters.find(f => f === blockedSelect?.value) ?? 'all';
+	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked }));
 	hostApi?.setState({ filter: state.filter });
 }
 filterInput.addEventListener('input', () => {
@@ -487,6 +506,7 @@ filterInput.addEventListener('input', () => {
 	filterTimer = window.setTimeout(applyFilter, 120);
 });
 phaseSelect.addEventListener('change', applyFilter);
+blockedSelect?.addEventListener('change', applyFilter);
 
 // Countdowns and stalled/expired markers move with the clock; only rendered rows are touched.
 window.setInterval(() => {
@@ -528,10 +548,14 @@ async function boot(): Promise<void> {
 		state.thresholds = h.thresholds;
 		document.body.dataset.actor = h.actor;
 	});
-	const saved = hostApi?.getState() as { filter?: { text?: unknown; phase?: unknown } } | undefined;
+	const saved = hostApi?.getState() as { filter?: { text?: unknown; phase?: unknown; blocked?: unknown } } | undefined;
 	if (typeof saved?.filter?.text === 'string' && typeof saved.filter.phase === 'string') {
 		filterInput.value = saved.filter.text;
-		state.setFilter({ text: saved.filter.text, phase: saved.filter.phase });
+		const blocked = blockedFilters.find(f => f === saved.filter?.blocked) ?? 'all';
+		if (blockedSelect !== undefined) {
+			blockedSelect.value = blocked;
+		}
+		state.setFilter({ text: saved.filter.text, phase: saved.filter.phase, blocked });
 	}
 	let hello: HelloOk | undefined;
 	// The RpcClient reconnects by itself once connected; the very first connection is retried here.

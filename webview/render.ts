@@ -142,7 +142,10 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		labels.push(`held by ${a.name}`, lease);
 	} else if (card.status === 'blocked') {
 		note = card.blockedReason ?? '';
-		labels.push(`blocked: ${note}`);
+		if (card.failed === true) {
+			addFlag(p.flags, 'failed', 'failed', 'Its attempts ran out or its agent gave up; move it to Ready to retry');
+		}
+		labels.push(`${card.failed === true ? 'failed' : 'blocked'}: ${note}`);
 	} else if (card.status === 'done') {
 		note = `done ${formatDuration(Math.max(0, ctx.nowMs - Date.parse(card.updatedAt)))} ago`;
 		if (card.result !== null) {
@@ -197,6 +200,9 @@ export class ColumnView {
 	private readonly spare: HTMLElement[] = [];
 	private cards: readonly Card[] = [];
 
+	/** The Blocked column's all / failed / parked choice (main.ts feeds it into the filter). */
+	readonly filterSelect: HTMLSelectElement | undefined;
+
 	constructor(
 		readonly id: ColumnId,
 		private readonly ctx: () => RenderContext,
@@ -209,6 +215,21 @@ export class ColumnView {
 		this.countEl = el('span', 'column-count', '0');
 		this.countEl.setAttribute('aria-label', '0 cards');
 		head.append(h, this.countEl);
+		if (id === 'blocked') {
+			// Failed cards (attempts used up) need triage; parked ones wait for a human on purpose.
+			this.filterSelect = el('select', 'input column-filter');
+			this.filterSelect.setAttribute('aria-label', 'Show blocked cards: all, failed or parked');
+			for (const [value, label] of [
+				['all', 'All'],
+				['failed', 'Failed'],
+				['parked', 'Parked'],
+			] as const) {
+				const option = el('option', '', label);
+				option.value = value;
+				this.filterSelect.append(option);
+			}
+			head.append(this.filterSelect);
+		}
 		this.scroller = el('div', 'column-scroll');
 		this.scroller.dataset.column = id;
 		this.list = el('div', 'column-list');
@@ -241,8 +262,17 @@ export class ColumnView {
 		this.countEl.textContent = String(cards.length);
 		this.countEl.setAttribute('aria-label', `${cards.length} card${cards.length === 1 ? '' : 's'}`);
 		this.list.style.height = `${cards.length * rowHeight}px`;
-		const filtered = this.ctx().state.filter.text !== '' || this.ctx().state.filter.phase !== '';
-		this.emptyEl.textContent = cards.length === 0 ? (filtered ? emptyFilteredText : emptyText[this.id]) : '';
+		const filter = this.ctx().state.filter;
+		const blockedOnly = this.id === 'blocked' && filter.blocked !== undefined && filter.blocked !== 'all';
+		const filtered = filter.text !== '' || filter.phase !== '';
+		this.emptyEl.textContent =
+			cards.length > 0
+				? ''
+				: filtered
+					? emptyFilteredText
+					: blockedOnly
+						? `No ${filter.blocked} cards.`
+						: emptyText[this.id];
 		this.emptyEl.hidden = cards.length > 0;
 		this.renderWindow(true);
 	}

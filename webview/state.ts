@@ -47,7 +47,12 @@ export interface Filter {
 	text: string;
 	/** Exact phase; '' matches all. */
 	phase: string;
+	/** Which blocked cards the Blocked column shows: failed ones (attempts used up), parked ones, or all. */
+	blocked?: BlockedFilter;
 }
+
+export type BlockedFilter = 'all' | 'failed' | 'parked';
+export const blockedFilters: readonly BlockedFilter[] = ['all', 'failed', 'parked'];
 
 /** What a mutation changed, so the renderer patches only that. */
 export interface Change {
@@ -121,7 +126,7 @@ export class BoardState {
 	/** The actor id the hub records for this board's connection (from HelloOk). */
 	actor: string | undefined;
 	lastSeq = 0;
-	private filterValue: Filter = { text: '', phase: '' };
+	private filterValue: Required<Filter> = { text: '', phase: '', blocked: 'all' };
 	private filterNeedle = '';
 
 	get size(): number {
@@ -253,13 +258,17 @@ export class BoardState {
 	}
 
 	setFilter(filter: Filter): Change {
-		this.filterValue = { text: filter.text, phase: filter.phase };
+		this.filterValue = { text: filter.text, phase: filter.phase, blocked: filter.blocked ?? 'all' };
 		this.filterNeedle = filter.text.trim().toLowerCase();
 		return this.rebuildLists();
 	}
 
 	matches(card: Card): boolean {
 		if (this.filterValue.phase !== '' && card.phase !== this.filterValue.phase) {
+			return false;
+		}
+		const blocked = this.filterValue.blocked;
+		if (card.status === 'blocked' && blocked !== 'all' && (card.failed === true) !== (blocked === 'failed')) {
 			return false;
 		}
 		if (this.filterNeedle === '') {

@@ -347,6 +347,65 @@ describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite'
 		assert.equal(history.at(-1)?.data.forced, true);
 	});
 
+	it('marks failed cards, filters the Blocked column to failed or parked, and shows the reasons', async () => {
+		await admin.request('card/create', { cards: [{ id: 'FAIL-1', title: 'Migrate the flaky job' }] });
+		const lease = (await admin.request('card/claim', { cardId: 'FAIL-1' })).lease;
+		assert.ok(lease);
+		await admin.request('card/fail', {
+			cardId: 'FAIL-1',
+			epoch: lease.epoch,
+			reason: 'the runner image is gone',
+			retry: false,
+		});
+		await admin.request('card/create', { cards: [{ id: 'PARK-1', title: 'Wait for legal' }] });
+		await admin.request('card/block', { cardId: 'PARK-1', reason: 'waiting for legal' });
+		const failedCard = cardIn(page, 'blocked', 'FAIL-1');
+		await failedCard.locator('.flag-failed').waitFor({ timeout: 3000 });
+		assert.equal(await cardIn(page, 'blocked', 'PARK-1').locator('.flag-failed').count(), 0);
+
+		const select = page.locator('.column-blocked .column-filter');
+		await select.selectOption('failed');
+		await cardIn(page, 'blocked', 'PARK-1').waitFor({ state: 'detached', timeout: 3000 });
+		assert.equal(await failedCard.count(), 1);
+		await select.selectOption('parked');
+		await failedCard.waitFor({ state: 'detached', timeout: 3000 });
+		assert.equal(await cardIn(page, 'blocked', 'PARK-1').count(), 1);
+		await select.selectOption('all');
+		await failedCard.waitFor({ timeout: 3000 });
+
+		await failedCard.click();
+		const pane = page.locator('aside.detail');
+		await pane.locator('.detail-id', { hasText: 'FAIL-1' }).waitFor();
+		assert.match((await pane.textContent()) ?? '', /Failed — last reasons.*the runner image is gone/s);
+		await page.keyboard.press('Escape');
+	});
+
+	it('reopens a card whose dependents started only after confirmation (force)', async () => {
+		await admin.request('card/create', {
+			cards: [
+				{ id: 'BASE-1', title: 'Base schema' },
+				{ id: 'DEP-1', title: 'Built on the base', dependsOn: ['BASE-1'] },
+			],
+		});
+		await admin.request('card/complete', { cardId: 'BASE-1', force: true });
+		await admin.request('card/claim', { cardId: 'DEP-1' });
+		const base = cardIn(page, 'done', 'BASE-1');
+		await base.waitFor({ timeout: 3000 });
+		await drag(page, base, await columnPoint(page, 'ready', 0.9));
+		const dialog = page.locator('dialog[open]');
+		await dialog.waitFor();
+		assert.match((await dialog.textContent()) ?? '', /DEP-1/);
+		await dialog.locator('button[value="cancel"]').click();
+		await page.waitForTimeout(200);
+		assert.equal((await storeCard(admin, 'BASE-1')).status, 'done', 'cancelled: nothing changed');
+
+		await drag(page, cardIn(page, 'done', 'BASE-1'), await columnPoint(page, 'ready', 0.9));
+		await dialog.waitFor();
+		await dialog.locator('button[value="ok"]').click();
+		await waitForStore(admin, 'BASE-1', c => c.status === 'ready', 'a forced reopen');
+		await waitForStore(admin, 'DEP-1', c => c.status === 'ready' && c.claimOwner === null, 'the dependent requeued');
+	});
+
 	it('creates a card from the form and filters by text and phase', async () => {
 		await page.locator('body').press('n');
 		const dialog = page.locator('dialog[open]');
