@@ -39,6 +39,8 @@ export interface RpcClientOptions {
 	hello: Omit<Hello, 'hello' | 'protocol'>;
 	/** A request not answered within this many ms fails with `timeout` (default 15 s). */
 	requestTimeoutMs?: number;
+	/** A sentence on why the hub may not have answered (its process alive, busy?), added to a timeout. */
+	explainTimeout?: () => Promise<string>;
 	/** Reconnect after the transport closes (default true). */
 	reconnect?: boolean;
 	/** Backoff between reconnect attempts: min and max in ms (default 100 → 2,000). */
@@ -135,11 +137,15 @@ export class RpcClient {
 		const raw = await new Promise<unknown>((resolve, reject) => {
 			const timer = this.setTimer(() => {
 				this.pending.delete(id);
-				reject(
-					new BatonError(
-						'timeout',
-						`The Baton hub did not answer ${method} within ${Math.round(timeoutMs / 1000)} s; it may be busy or unresponsive. Try again, or run "baton hub status".`,
-					),
+				const base = `The Baton hub did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`;
+				const explain = this.options.explainTimeout;
+				if (explain === undefined) {
+					reject(new BatonError('timeout', `${base} It may be busy or unresponsive; try again.`));
+					return;
+				}
+				explain().then(
+					why => reject(new BatonError('timeout', `${base} ${why}`)),
+					() => reject(new BatonError('timeout', `${base} It may be busy or unresponsive; try again.`)),
 				);
 			}, timeoutMs);
 			this.pending.set(id, { method, frame, resolve, reject, timer });

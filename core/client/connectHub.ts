@@ -10,6 +10,7 @@ import { BatonError } from '../errors';
 import { type AgentInfo, type ClientKind, type Hello, protocolVersion } from '../protocol';
 import { type Connector, RpcClient, type Transport } from '../rpc';
 import { type HubPaths, hubPaths, resolveDataDir, socketPathProblem } from '../paths';
+import { diagnoseHub } from './hubDiagnosis';
 import { probeOwner } from './ownerProbe';
 import { connectFailure, openWsTransport, unixSocketUrl } from './wsTransport';
 
@@ -72,6 +73,7 @@ export async function connectHub(options: ConnectHubOptions): Promise<RpcClient>
 	const client = new RpcClient({
 		connect,
 		hello,
+		explainTimeout: async () => (await diagnoseHub(paths)).sentence,
 		...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
 		...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
 	});
@@ -105,6 +107,9 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 		try {
 			return await openWsTransport(unixSocketUrl(paths.socket), { handshakeTimeoutMs });
 		} catch (e) {
+			if (connectFailure(e) === 'unresponsive' && BatonError.is(e)) {
+				throw new BatonError('unavailable', `${e.message} ${(await diagnoseHub(paths)).sentence}`, e.data);
+			}
 			if (connectFailure(e) !== 'absent') {
 				throw e;
 			}

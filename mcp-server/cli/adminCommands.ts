@@ -5,8 +5,10 @@
 import { spawn } from 'node:child_process';
 
 import { BatonError } from '../../core/errors';
+import { hubPaths, resolveDataDir } from '../../core/paths';
 import type { BacklogEvent } from '../../core/protocol';
 import { type Command, type CommandContext, show, flag, intOpt, stringOpt } from './command';
+import { forceStopHub } from './hubStop';
 import { agentTable, eventLine, eventTable, formatTable } from './output';
 
 const stats: Command = {
@@ -145,8 +147,22 @@ const hubStop: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {},
+	options: {
+		force: {
+			type: 'boolean',
+			description: 'End a hub that does not answer: SIGTERM, then SIGKILL after 3 s (nothing acknowledged is lost)',
+		},
+	},
 	async run(ctx) {
+		if (flag(ctx, 'force')) {
+			const r = await forceStopHub(hubPaths(ctx.dataDir ?? resolveDataDir()));
+			show(ctx, { ok: true, running: r.how !== 'not running', ...r }, () =>
+				r.how === 'not running'
+					? 'No Baton hub is running for this data dir.'
+					: `Ended the Baton hub (pid ${r.pid}) with ${r.how}; the next command starts a fresh one.`,
+			);
+			return 0;
+		}
 		let hub;
 		try {
 			hub = await ctx.hub({ spawn: false });
