@@ -212,8 +212,8 @@ interface SpawnedHub {
 }
 
 /**
- * A hub we spawned that refused the store (newer schema, not a backlog) left run/refusal.json with its
- * pid: spawning again would be refused again, so its sentence is the answer.
+ * A hub we spawned that refused the store (newer schema, not a backlog) or could not reach PostgreSQL
+ * left run/refusal.json with its pid: spawning again would fail the same way, so its sentence is the answer.
  */
 function throwRefusal(paths: HubPaths, pid: number | undefined): void {
 	let refusal: { pid?: unknown; code?: unknown; message?: unknown };
@@ -223,7 +223,7 @@ function throwRefusal(paths: HubPaths, pid: number | undefined): void {
 		return;
 	}
 	if (pid !== undefined && refusal.pid === pid && typeof refusal.message === 'string') {
-		const code = refusal.code === 'store_too_new' ? 'store_too_new' : 'store_refused';
+		const code = refusal.code === 'store_too_new' || refusal.code === 'unavailable' ? refusal.code : 'store_refused';
 		throw new BatonError(code, refusal.message, { dataDir: paths.dataDir });
 	}
 }

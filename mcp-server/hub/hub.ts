@@ -12,6 +12,7 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
 import { frameBytes, tooLargeAnswer } from '../../core/frameSize';
+import { postgresUnavailable } from '../../core/store/pgErrors';
 import type { HubPaths } from '../../core/paths';
 import {
 	type BacklogEvent,
@@ -606,6 +607,11 @@ export class Hub {
 	private toBatonError(e: unknown, method: string): BatonError {
 		if (BatonError.is(e)) {
 			return e;
+		}
+		const down = this.options.databaseUrl === undefined ? undefined : postgresUnavailable(e, this.options.databaseUrl);
+		if (down !== undefined) {
+			console.error(`baton hub: ${method}: ${down.message}`);
+			return down;
 		}
 		// Never leak SQL, paths or stacks to clients; the stack goes to the hub's stderr.
 		const ref = randomUUID().slice(0, 8);

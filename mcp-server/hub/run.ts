@@ -8,6 +8,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Backlog } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
+import { postgresUnavailable } from '../../core/store/pgErrors';
 import { type Ownership, acquireOwnership } from '../../core/ownership';
 import { type HubPaths, hubPaths, resolveDataDir, stalePgliteDataDir } from '../../core/paths';
 import { type HealthThresholds, defaultHealthThresholds, protocolVersion } from '../../core/protocol';
@@ -91,10 +92,12 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 		console.error(
 			`baton hub: pid ${process.pid} serving ${paths.dataDir} on ${paths.socket} and 127.0.0.1:${hub.tcpPort} (protocol ${protocolVersion})`,
 		);
-	} catch (e) {
+	} catch (caught) {
+		const databaseUrl = env.DATABASE_URL?.trim() === '' ? undefined : env.DATABASE_URL;
+		const e = (databaseUrl === undefined ? undefined : postgresUnavailable(caught, databaseUrl, false)) ?? caught;
 		console.error(`baton hub: could not start: ${errorText(e)}`);
-		if (BatonError.is(e, 'store_refused') || BatonError.is(e, 'store_too_new')) {
-			// Starting again would only be refused again: tell the client that spawned this hub why.
+		if (BatonError.is(e, 'store_refused') || BatonError.is(e, 'store_too_new') || BatonError.is(e, 'unavailable')) {
+			// Starting again would only fail the same way: tell the client that spawned this hub why.
 			writeFileSync(paths.refusal, JSON.stringify({ pid: process.pid, code: e.code, message: e.message }), {
 				mode: 0o600,
 			});

@@ -14,6 +14,7 @@ import type { BacklogEvent } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { migrationLockKey } from '../../core/store/migrate';
 import { NotifyRelay } from '../../mcp-server/hub/notifyRelay';
+import { runBaton } from '../helpers/mcp';
 import {
 	type HubProcess,
 	client,
@@ -120,6 +121,45 @@ describe('two hubs on one PostgreSQL', () => {
 		const stats = await creator.request('card/stats', {});
 		assert.ok(stats.counts.done >= total);
 	});
+	it('recovers when PostgreSQL drops every connection: writes answer again, events cross hubs again', async () => {
+		const writer = await open(0);
+		const reader = await open(1);
+		const arrivals = new Set<string>();
+		reader.onEvent((e: BacklogEvent) => arrivals.add(e.cardId));
+		await reader.subscribe((await reader.request('events/list', { limit: 1 })).lastSeq);
+		const admin = new pg.Client({ connectionString: databaseUrl });
+		await admin.connect();
+		try {
+			const cut = await admin.query<{ n: number }>(
+				`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
+				 WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`,
+			);
+			assert.ok((cut.rows[0]?.n ?? 0) >= 2, 'the hubs had connections to cut');
+		} finally {
+			await admin.end();
+		}
+		// A request that meets a dead connection is refused as unavailable, naming PostgreSQL; never internal.
+		let refusals = 0;
+		await waitFor(
+			async () => {
+				try {
+					await writer.request('card/create', { cards: [{ id: 'after-cut', title: 'written after the cut' }] });
+					return true;
+				} catch (e) {
+					assert.ok(BatonError.is(e, 'unavailable') || BatonError.is(e, 'conflict'), String(e));
+					if (BatonError.is(e, 'unavailable')) {
+						assert.match(e.message, /PostgreSQL at 127\.0\.0\.1:5432 .*\(retrying\)/);
+						refusals++;
+					}
+					return BatonError.is(e, 'conflict'); // an earlier try did create it
+				}
+			},
+			10_000,
+			'a write after the connections were cut',
+		);
+		await waitFor(() => arrivals.has('after-cut'), 10_000, 'the event on the other hub');
+		console.log(`writes refused as unavailable while reconnecting: ${refusals}`);
+	});
 });
 
 describe('NotifyRelay', () => {
@@ -192,6 +232,21 @@ describe('a hub still opening its store', () => {
 			await admin.connect();
 			await admin.query(`DROP SCHEMA IF EXISTS "${slowSchema}" CASCADE`);
 			await admin.end();
+		}
+	});
+});
+
+describe('PostgreSQL that cannot be reached at start', () => {
+	it('is named at once by the client that started the hub, instead of a start timeout', async () => {
+		const dataDir = tempDataDir();
+		try {
+			const started = Date.now();
+			const r = await runBaton(['list'], { dataDir, env: { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/test' } });
+			assert.equal(r.code, 1);
+			assert.match(r.stderr, /PostgreSQL at 127\.0\.0\.1:1 refused the connection\. Start it \(or fix DATABASE_URL\)/);
+			assert.ok(Date.now() - started < 10_000, `answered in ${Date.now() - started} ms`);
+		} finally {
+			removeDataDir(dataDir);
 		}
 	});
 });
