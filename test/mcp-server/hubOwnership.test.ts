@@ -139,7 +139,10 @@ describe('hub ownership', () => {
 		try {
 			await assert.rejects(
 				c.request('card/stats', {}),
-				(e: unknown) => BatonError.is(e, 'timeout') && e.message.includes('unresponsive'),
+				(e: unknown) =>
+					BatonError.is(e, 'timeout') &&
+					e.message.includes('is alive but stopped') &&
+					e.message.includes('baton hub stop --force'),
 			);
 			// A newcomer must neither take over nor spawn a second owner while the hub is stopped.
 			const newcomer = connectHub({
