@@ -105,6 +105,7 @@ export const ErrorCode = z.enum([
 	'has_dependents',
 	'unauthorized',
 	'too_large',
+	'disk_full',
 	'timeout',
 	'unavailable',
 	'protocol_mismatch',
@@ -508,6 +509,17 @@ export const EventsListResult = z.object({ events: z.array(BacklogEvent), lastSe
 export const SubscribeParams = z.object({ afterSeq: Seq.optional() }).strict();
 export const SubscribeResult = z.object({ seq: Seq });
 
+/**
+ * Whether the store takes writes: `disk_full` (the data dir's filesystem is below Baton's reserve:
+ * writes are refused, reads answer) or `unavailable` (PostgreSQL unreachable, or the store failed and
+ * the hub is stopping). `message` is the sentence to show, with what to do.
+ */
+export const StoreHealth = z.object({
+	state: z.enum(['ok', 'disk_full', 'unavailable']),
+	message: z.string().max(2000).optional(),
+});
+export type StoreHealth = z.infer<typeof StoreHealth>;
+
 export const HubStatusParams = z.object({}).strict();
 export const HubStatusResult = z.object({
 	pid: z.number().int(),
@@ -522,6 +534,7 @@ export const HubStatusResult = z.object({
 	lastSeq: Seq,
 	/** What happened at start that users should hear of (a partial first init set aside, a marker re-written). */
 	notices: z.array(z.string()).optional(),
+	store: StoreHealth.optional(),
 });
 export type HubStatusResult = z.infer<typeof HubStatusResult>;
 export const HubStopParams = z.object({}).strict();
@@ -655,6 +668,8 @@ export const HelloOk = z.object({
 	/** The actor id the hub will record for this connection. */
 	actor: z.string(),
 	thresholds: HealthThresholds,
+	/** The store's state at the hello; changes arrive as `{notice: 'store'}` frames. */
+	store: StoreHealth.optional(),
 });
 export type HelloOk = z.infer<typeof HelloOk>;
 
@@ -692,7 +707,11 @@ export type EventFrame = z.infer<typeof EventFrame>;
 export const AgentsFrame = z.object({ notice: z.literal('agents'), agents: z.array(Agent) });
 export type AgentsFrame = z.infer<typeof AgentsFrame>;
 
-export const ServerFrame = z.union([HelloOk, HelloError, ResponseFrame, EventFrame, AgentsFrame]);
+/** The store's state changed (disk full, space back, PostgreSQL gone or back); not logged. */
+export const StoreFrame = z.object({ notice: z.literal('store'), store: StoreHealth });
+export type StoreFrame = z.infer<typeof StoreFrame>;
+
+export const ServerFrame = z.union([HelloOk, HelloError, ResponseFrame, EventFrame, AgentsFrame, StoreFrame]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
 // ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import {
 	type Params,
 	type Result,
 	ServerFrame,
+	type StoreHealth,
 	methods,
 	mutatingMethods,
 	protocolVersion,
@@ -83,6 +84,8 @@ export class RpcClient {
 	private readonly agentListeners = new Set<Listener<Agent[]>>();
 	private readonly stateListeners = new Set<Listener<ConnectionState>>();
 	private readonly helloListeners = new Set<Listener<HelloOk>>();
+	private readonly storeListeners = new Set<Listener<StoreHealth>>();
+	private storeHealth: StoreHealth = { state: 'ok' };
 	private connecting: Promise<HelloOk> | undefined;
 	private offlineSince: number | undefined;
 	private backoff: number;
@@ -106,6 +109,11 @@ export class RpcClient {
 
 	get connectionState(): ConnectionState {
 		return this.state;
+	}
+
+	/** Whether the hub's store takes writes (from the hello, then its store notices). */
+	get store(): StoreHealth {
+		return this.storeHealth;
 	}
 
 	/** Highest event seq delivered so far. */
@@ -194,6 +202,12 @@ export class RpcClient {
 		return () => this.stateListeners.delete(listener);
 	}
 
+	/** Called when the store's state changes (disk full, space back, PostgreSQL gone or back). */
+	onStore(listener: Listener<StoreHealth>): () => void {
+		this.storeListeners.add(listener);
+		return () => this.storeListeners.delete(listener);
+	}
+
 	/** Called after every successful hello, including after reconnects. */
 	onHello(listener: Listener<HelloOk>): () => void {
 		this.helloListeners.add(listener);
@@ -210,6 +224,16 @@ export class RpcClient {
 		const t = this.transport;
 		this.transport = undefined;
 		t?.close();
+	}
+
+	private setStore(store: StoreHealth): void {
+		if (store.state === this.storeHealth.state && store.message === this.storeHealth.message) {
+			return;
+		}
+		this.storeHealth = store;
+		for (const l of this.storeListeners) {
+			l(store);
+		}
 	}
 
 	private setState(state: ConnectionState): void {
@@ -267,6 +291,7 @@ export class RpcClient {
 		this.helloOk = hello;
 		this.backoff = this.options.backoffMs?.min ?? 100;
 		this.offlineSince = undefined;
+		this.setStore(hello.store ?? { state: 'ok' });
 		this.setState('connected');
 		for (const l of this.helloListeners) {
 			l(hello);
@@ -296,6 +321,10 @@ export class RpcClient {
 			return;
 		}
 		if ('notice' in frame) {
+			if (frame.notice === 'store') {
+				this.setStore(frame.store);
+				return;
+			}
 			for (const l of this.agentListeners) {
 				l(frame.agents);
 			}

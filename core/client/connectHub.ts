@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { BatonError } from '../errors';
+import { diskFullError, freeBytes, startReserveBytes } from '../diskSpace';
 import { type AgentInfo, type ClientKind, type Hello, protocolVersion } from '../protocol';
 import { type Connector, RpcClient, type Transport } from '../rpc';
 import { type HubPaths, hubPaths, resolveDataDir, socketPathProblem } from '../paths';
@@ -126,6 +127,7 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 			}
 			if (child?.exited === true) {
 				throwRefusal(paths, child.pid);
+				throwIfDiskFull(paths);
 			}
 			// Spawn again only when our hub exited and nobody owns the data dir: it lost the election to
 			// a hub that was starting (wait for that one) or stopping (gone now, so try again).
@@ -157,6 +159,7 @@ async function stillOpening(
 ): Promise<void> {
 	const owner = await probeOwner(paths.ownerSocket, 200);
 	if (owner.state !== 'alive') {
+		throwIfDiskFull(paths);
 		throw new BatonError(
 			'unavailable',
 			`The Baton hub for ${paths.dataDir} did not start within ${Math.round(startTimeoutMs / 1000)} s. See ${paths.hubLog}.`,
@@ -223,8 +226,27 @@ function throwRefusal(paths: HubPaths, pid: number | undefined): void {
 		return;
 	}
 	if (pid !== undefined && refusal.pid === pid && typeof refusal.message === 'string') {
-		const code = refusal.code === 'store_too_new' || refusal.code === 'unavailable' ? refusal.code : 'store_refused';
+		const code =
+			refusal.code === 'store_too_new' || refusal.code === 'unavailable' || refusal.code === 'disk_full'
+				? refusal.code
+				: 'store_refused';
 		throw new BatonError(code, refusal.message, { dataDir: paths.dataDir });
+	}
+}
+
+/**
+ * A hub we started exited without a refusal we could read: on a full disk it may not have been able
+ * to write one, nor its log. Then the client names the full disk itself.
+ */
+function throwIfDiskFull(paths: HubPaths): void {
+	let free: number;
+	try {
+		free = freeBytes(paths.pgdata);
+	} catch {
+		return;
+	}
+	if (free < startReserveBytes) {
+		throw diskFullError(paths.pgdata, free, startReserveBytes, true);
 	}
 }
 

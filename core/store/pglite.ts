@@ -374,7 +374,7 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 	};
 	const dataDir = options.dataDir;
 	return {
-		db,
+		db: withInjectedFault(db, pglite),
 		dumpDataDir: () => inFlight.run(() => pglite.dumpDataDir('gzip')),
 		fresh,
 		unmarked,
@@ -383,6 +383,40 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 			if (dataDir !== undefined && (fresh || unmarked)) {
 				markDataDirReady(dataDir);
 			}
+		},
+	};
+}
+
+/**
+ * Test builds only: `BATON_TEST_STORE_FAULT=panic-after:N` makes the N-th write transaction after
+ * open fail as PGlite reports a PANIC and closes the instance under it, so every later call fails
+ * like a dead backend; `hang-after:N` makes it spin synchronously forever, as PGlite did on a full
+ * disk. The hub's fault handling and watchdog are proved with these (test/mcp-server/diskFull.test.ts).
+ */
+function withInjectedFault(db: Db, pglite: PGlite): Db {
+	const spec = /^(panic|hang)-after:(\d+)$/.exec(process.env.BATON_TEST_STORE_FAULT ?? '');
+	if (spec === null) {
+		return db;
+	}
+	const kind = spec[1];
+	let left = Number(spec[2]);
+	return {
+		...db,
+		transaction: async fn => {
+			if (--left >= 0) {
+				return db.transaction(fn);
+			}
+			if (kind === 'hang') {
+				for (;;) {
+					// A synchronous spin: nothing on this thread runs again.
+				}
+			}
+			await pglite.close();
+			const panic = Object.assign(new Error('could not write to file "pg_wal/xlogtemp": Input/output error'), {
+				severity: 'PANIC',
+				code: '58030',
+			});
+			throw panic;
 		},
 	};
 }

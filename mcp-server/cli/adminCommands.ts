@@ -124,7 +124,10 @@ const hubStatus: Command = {
 				[
 					['pid', String(s.pid)],
 					['version', `${s.version} (protocol ${s.protocol})`],
-					['store', s.mode],
+					[
+						'store',
+						`${s.mode}, ${s.store === undefined || s.store.state === 'ok' ? 'takes writes' : s.store.state.replace('_', ' ')}`,
+					],
 					['data dir', s.dataDir],
 					['started', s.startedAt],
 					['clients', String(s.clients)],
@@ -135,6 +138,7 @@ const hubStatus: Command = {
 				.split('\n')
 				.slice(1)
 				.concat((s.notices ?? []).map(n => `notice: ${n}`))
+				.concat(s.store?.message === undefined ? [] : [`store: ${s.store.message}`])
 				.join('\n'),
 		);
 		return 0;

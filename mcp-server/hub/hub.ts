@@ -12,7 +12,6 @@ import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
 import { frameBytes, tooLargeAnswer } from '../../core/frameSize';
-import { postgresUnavailable } from '../../core/store/pgErrors';
 import type { HubPaths } from '../../core/paths';
 import {
 	type BacklogEvent,
@@ -25,9 +24,11 @@ import {
 	type ParsedParams,
 	RequestFrame,
 	type Result,
+	type StoreHealth,
 	isMethod,
 	limits,
 	methods,
+	mutatingMethods,
 	protocolVersion,
 } from '../../core/protocol';
 import { BoardSessions, bearerToken, hostAllowed, originAllowed, tokenMatches } from './auth';
@@ -36,6 +37,7 @@ import { handleHttp } from './boardRoute';
 import { EventPump } from './eventPump';
 import { NotifyRelay } from './notifyRelay';
 import { Reaper } from './reaper';
+import { StoreGuard, fatalReason } from './storeGuard';
 
 export interface HubOptions {
 	paths: HubPaths;
@@ -55,6 +57,8 @@ export interface HubOptions {
 	maintenanceEveryWrites?: number;
 	/** Sentences from start-up for hub/status, besides the store's own (Backlog.notices). */
 	notices?: readonly string[];
+	/** PGlite mode: the store's directory, whose filesystem's free space gates writes. */
+	pgliteDir?: string;
 }
 
 interface Subscription {
@@ -127,6 +131,11 @@ export class Hub {
 	private readonly wakeListeners = new Set<() => void>();
 	private agentsNoticeTimer: NodeJS.Timeout | undefined;
 	private lastAgentsNotice = 0;
+	private readonly guard: StoreGuard;
+	/** Requests dispatched and not answered yet: a store failure answers them all. */
+	private readonly inFlight = new Set<{ conn: Connection; id: number }>();
+	/** Why the store failed, when it did: the hub stops without closing it, and run.ts exits 1. */
+	failure: string | undefined;
 
 	constructor(private readonly options: HubOptions) {
 		this.stopped = new Promise(resolve => {
@@ -157,7 +166,13 @@ export class Hub {
 		this.pump = new EventPump(options.backlog, events => this.onEvents(events), {
 			holeWaitMs: options.backlog.mode === 'postgres' ? 1_000 : 100,
 		});
-		this.reaper = new Reaper(options.backlog);
+		this.guard = new StoreGuard({
+			pgliteDir: options.pgliteDir,
+			databaseUrl: options.databaseUrl,
+			probe: () => options.backlog.lastSeq(),
+			onChange: health => this.onStoreHealth(health),
+		});
+		this.reaper = new Reaper(options.backlog, undefined, () => this.guard.smallWritesOk);
 		this.backups = new Backups(options.paths.backups, () => options.backlog.dump());
 	}
 
@@ -291,7 +306,7 @@ export class Hub {
 			);
 			return;
 		}
-		void this.onRequest(conn, frame.data);
+		void this.onRequest(conn, frame.data, raw.length);
 	}
 
 	private async onHello(conn: Connection, json: unknown): Promise<void> {
@@ -322,13 +337,16 @@ export class Hub {
 		conn.client = hello.client;
 		clearTimeout(conn.helloTimer);
 		conn.actor = hello.agent?.id ?? `${hello.client}:${conn.id}`;
-		if (hello.agent) {
+		// A full disk must not lock readers out: the registration (a small write) waits for space.
+		if (hello.agent && this.guard.smallWritesOk) {
 			try {
 				await this.options.backlog.registerAgent(hello.agent);
 			} catch (e) {
 				this.refuseHello(conn, this.toBatonError(e, 'hello'));
 				return;
 			}
+		}
+		if (hello.agent) {
 			conn.agentId = hello.agent.id;
 			let set = this.agentConnections.get(hello.agent.id);
 			if (!set) {
@@ -349,6 +367,7 @@ export class Hub {
 			seq: this.pump.seq,
 			actor: conn.actor,
 			thresholds: this.options.thresholds,
+			store: this.guard.health,
 		};
 		this.send(conn, ok);
 		if (hello.agent) {
@@ -383,7 +402,7 @@ export class Hub {
 		if (set?.size === 0) {
 			this.agentConnections.delete(agentId);
 			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
-			if (conn.client === 'mcp' && !this.stopping) {
+			if (conn.client === 'mcp' && !this.stopping && this.guard.smallWritesOk) {
 				this.options.backlog
 					.releaseAgent({ actor: agentId }, agentId, 'agent disconnected')
 					.catch((e: unknown) => console.error(`baton hub: releasing ${agentId}'s claims failed: ${errorText(e)}`));
@@ -395,7 +414,7 @@ export class Hub {
 	// ---------------------------------------------------------------------------------------------
 	// Requests
 
-	private async onRequest(conn: Connection, frame: RequestFrame): Promise<void> {
+	private async onRequest(conn: Connection, frame: RequestFrame, requestBytes: number): Promise<void> {
 		const { id, method } = frame;
 		if (!isMethod(method)) {
 			this.sendError(conn, id, new BatonError('invalid_input', `Unknown method "${method}".`));
@@ -414,8 +433,17 @@ export class Hub {
 		}
 		const ctx: OpContext =
 			frame.key === undefined ? { actor: conn.actor } : { actor: conn.actor, requestKey: frame.key };
+		const entry = { conn, id };
+		this.inFlight.add(entry);
 		try {
+			if (mutatingMethods.has(method) || method === 'hub/backup') {
+				this.guard.beforeWrite(requestBytes);
+			}
 			const result = await this.dispatch(conn, method, parsed.data, ctx);
+			this.guard.succeeded();
+			if (!this.inFlight.delete(entry)) {
+				return; // already answered: the store failed while this ran
+			}
 			const answer = JSON.stringify({ id, result });
 			const bytes = frameBytes(answer, limits.maxResponse);
 			if (bytes > limits.maxResponse) {
@@ -429,7 +457,10 @@ export class Hub {
 				this.reaper.consider((result as Result<'card/heartbeat'>).lease.expiresAt);
 			}
 		} catch (e) {
-			this.sendError(conn, id, this.toBatonError(e, method));
+			const error = this.toBatonError(e, method);
+			if (this.inFlight.delete(entry)) {
+				this.sendError(conn, id, error);
+			}
 		}
 	}
 
@@ -474,6 +505,7 @@ export class Hub {
 			case 'agent/list':
 				return b.listAgents(new Set(this.agentConnections.keys()));
 			case 'agent/ping': {
+				this.guard.beforeSmallWrite();
 				const result = await b.ping(ctx);
 				this.scheduleAgentsNotice();
 				return result;
@@ -601,6 +633,7 @@ export class Hub {
 			thresholds: this.options.thresholds,
 			lastSeq: this.pump.seq,
 			...this.noticesField(),
+			store: this.guard.health,
 		};
 	}
 
@@ -608,10 +641,15 @@ export class Hub {
 		if (BatonError.is(e)) {
 			return e;
 		}
-		const down = this.options.databaseUrl === undefined ? undefined : postgresUnavailable(e, this.options.databaseUrl);
-		if (down !== undefined) {
-			console.error(`baton hub: ${method}: ${down.message}`);
-			return down;
+		const fatal = fatalReason(e, this.options.backlog.mode);
+		if (fatal !== undefined) {
+			this.failStore(fatal);
+			return new BatonError('unavailable', this.guard.health.message ?? `The Baton store failed (${fatal}).`);
+		}
+		const known = this.guard.classify(e);
+		if (known !== undefined) {
+			console.error(`baton hub: ${method}: ${known.message}`);
+			return known;
 		}
 		// Never leak SQL, paths or stacks to clients; the stack goes to the hub's stderr.
 		const ref = randomUUID().slice(0, 8);
@@ -659,6 +697,35 @@ export class Hub {
 		this.idleMaintenanceTimer.unref();
 	}
 
+	private onStoreHealth(health: StoreHealth): void {
+		console.error(`baton hub: store ${health.state}${health.message === undefined ? '' : `: ${health.message}`}`);
+		for (const conn of this.connections) {
+			if (conn.hello) {
+				this.send(conn, { notice: 'store', store: health });
+			}
+		}
+	}
+
+	/**
+	 * The store failed beyond what this process can recover (issue 16: no wedged hub): tell every
+	 * client, answer every request in flight with `unavailable` and the reason, and stop without
+	 * touching the store again. The next client starts a fresh hub, which recovers from the WAL.
+	 */
+	private failStore(reason: string): void {
+		if (this.failure !== undefined) {
+			return;
+		}
+		this.failure = reason;
+		console.error(`baton hub: the store failed: ${reason}; stopping`);
+		this.guard.failed(reason);
+		const error = new BatonError('unavailable', this.guard.health.message ?? reason);
+		for (const entry of this.inFlight) {
+			this.sendError(entry.conn, entry.id, error);
+		}
+		this.inFlight.clear();
+		setImmediate(() => void this.stop(`the store failed: ${reason}`));
+	}
+
 	private scheduleAgentsNotice(): void {
 		if (this.agentsNoticeTimer !== undefined || this.stopping) {
 			return;
@@ -699,7 +766,7 @@ export class Hub {
 	// Housekeeping
 
 	private runMaintenance(): void {
-		if (this.maintaining || this.stopping) {
+		if (this.maintaining || this.stopping || !this.guard.smallWritesOk) {
 			return;
 		}
 		this.maintaining = true;
@@ -714,6 +781,12 @@ export class Hub {
 
 	private async periodicBackup(): Promise<void> {
 		if (this.writesSinceBackup === 0 && this.backups.list().length > 0) {
+			return;
+		}
+		try {
+			this.guard.beforeWrite(0);
+		} catch {
+			console.error('baton hub: backup skipped: the disk is full');
 			return;
 		}
 		this.writesSinceBackup = 0;
@@ -749,6 +822,7 @@ export class Hub {
 		clearTimeout(this.idleMaintenanceTimer);
 		clearTimeout(this.agentsNoticeTimer);
 		this.reaper.stop();
+		this.guard.stop();
 		for (const wake of [...this.wakeListeners]) {
 			wake();
 		}
@@ -767,6 +841,11 @@ export class Hub {
 		this.pump.stop();
 		this.stopAnnouncing?.();
 		await this.relay?.close();
+		if (this.failure !== undefined) {
+			// A failed store is not closed: PGlite may be stuck or poisoned, and the WAL has every commit.
+			this.stoppedResolve?.();
+			return;
+		}
 		try {
 			// A store that never finishes closing must not keep the data dir owned forever.
 			await Promise.race([

@@ -19,6 +19,8 @@ export class Reaper {
 	constructor(
 		private readonly backlog: Backlog,
 		private readonly onReclaimed: (count: number) => void = () => undefined,
+		/** False while the disk is full: try again later (with the idle back-off) instead of writing. */
+		private readonly canWrite: () => boolean = () => true,
 	) {}
 
 	/** Recomputes the next expiry; cheap to call often (coalesced to one query in flight). */
@@ -84,6 +86,11 @@ export class Reaper {
 		this.timer = undefined;
 		this.armedFor = undefined;
 		if (this.stopped) {
+			return;
+		}
+		if (!this.canWrite()) {
+			this.idleFires++;
+			this.rearm();
 			return;
 		}
 		try {

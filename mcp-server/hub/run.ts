@@ -9,12 +9,14 @@ import { parseArgs } from 'node:util';
 import { Backlog } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { postgresUnavailable } from '../../core/store/pgErrors';
+import { checkFreeSpace, startReserveBytes } from '../../core/diskSpace';
 import { type Ownership, acquireOwnership } from '../../core/ownership';
 import { type HubPaths, hubPaths, resolveDataDir, stalePgliteDataDir } from '../../core/paths';
 import { type HealthThresholds, defaultHealthThresholds, protocolVersion } from '../../core/protocol';
 import packageJson from '../../package.json';
 import { ensureToken } from './auth';
 import { Hub } from './hub';
+import { Watchdog } from './watchdog';
 
 const usage = `Usage: baton hub [--data-dir DIR] [--ttl SECONDS] [--idle-minutes N | --idle-seconds N] [--backup-minutes N]
 Serves one Baton data dir to every client (normally started on demand by clients).
@@ -55,10 +57,15 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 	}
 	let hub: Hub | undefined;
 	let backlog: Backlog | undefined;
+	let watchdog: Watchdog | undefined;
+	const databaseUrl = env.DATABASE_URL?.trim() === '' ? undefined : env.DATABASE_URL;
 	try {
+		if (databaseUrl === undefined) {
+			// Opening replays the WAL and checkpoints: on a full disk that is where PGlite would get stuck.
+			checkFreeSpace(paths.pgdata, startReserveBytes, true);
+		}
 		const token = ensureToken(paths.runDir, paths.token);
 		removeStaleSocket(paths.socket);
-		const databaseUrl = env.DATABASE_URL?.trim() === '' ? undefined : env.DATABASE_URL;
 		const assetsDir = pgliteAssetsDir();
 		const started = Date.now();
 		backlog = await Backlog.open({
@@ -85,22 +92,35 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			...(databaseUrl === undefined ? {} : { databaseUrl }),
 			webviewDir: join(bundleDir(), 'webview'),
 			notices,
+			...(databaseUrl === undefined ? { pgliteDir: paths.pgdata } : {}),
 		});
 		await hub.start();
+		if (databaseUrl === undefined) {
+			watchdog = new Watchdog({ dir: paths.pgdata });
+		}
 		writeHubJson(paths, hub.tcpPort);
 		rmSync(paths.refusal, { force: true });
 		console.error(
 			`baton hub: pid ${process.pid} serving ${paths.dataDir} on ${paths.socket} and 127.0.0.1:${hub.tcpPort} (protocol ${protocolVersion})`,
 		);
 	} catch (caught) {
-		const databaseUrl = env.DATABASE_URL?.trim() === '' ? undefined : env.DATABASE_URL;
 		const e = (databaseUrl === undefined ? undefined : postgresUnavailable(caught, databaseUrl, false)) ?? caught;
 		console.error(`baton hub: could not start: ${errorText(e)}`);
-		if (BatonError.is(e, 'store_refused') || BatonError.is(e, 'store_too_new') || BatonError.is(e, 'unavailable')) {
-			// Starting again would only fail the same way: tell the client that spawned this hub why.
-			writeFileSync(paths.refusal, JSON.stringify({ pid: process.pid, code: e.code, message: e.message }), {
-				mode: 0o600,
-			});
+		if (
+			BatonError.is(e, 'store_refused') ||
+			BatonError.is(e, 'store_too_new') ||
+			BatonError.is(e, 'unavailable') ||
+			BatonError.is(e, 'disk_full')
+		) {
+			// Starting again would only fail the same way: tell the client that spawned this hub why. On
+			// a full disk this write may fail too; the client then checks the free space itself.
+			try {
+				writeFileSync(paths.refusal, JSON.stringify({ pid: process.pid, code: e.code, message: e.message }), {
+					mode: 0o600,
+				});
+			} catch (writeError) {
+				console.error(`baton hub: could not write ${paths.refusal}: ${errorText(writeError)}`);
+			}
 		}
 		if (hub) {
 			await hub.stop('start failed');
@@ -118,12 +138,19 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 	process.on('SIGTERM', onSignal);
 	process.on('SIGINT', onSignal);
 	await running.stopped;
+	await watchdog?.stop();
 	process.off('SIGTERM', onSignal);
 	process.off('SIGINT', onSignal);
 	// hub.json first, ownership last: a client that sees no hub.json may spawn a hub, which wins
 	// the election only once this process has closed the store.
 	removeHubJson(paths);
 	await ownership.release();
+	if (running.failure !== undefined) {
+		console.error(`baton hub: stopped because the store failed (${running.failure})`);
+		// Whatever the broken store still holds open must not keep this process alive.
+		setTimeout(() => process.exit(1), 2_000).unref();
+		return 1;
+	}
 	console.error('baton hub: stopped');
 	return 0;
 }

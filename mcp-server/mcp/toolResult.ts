@@ -21,6 +21,7 @@ const nextSteps: Record<ErrorCode, string> = {
 	has_dependents: 'Unlink the dependent cards first, or leave this card in place.',
 	unauthorized: 'Ask the user to restart this MCP server so it reconnects with a fresh token.',
 	too_large: 'Send less at once, for example split the plan into smaller create calls.',
+	disk_full: 'Stop writing: tell the user the disk holding the Baton backlog is full. Reads still work.',
 	timeout: 'Try again in a few seconds; if it keeps happening, tell the user the Baton hub is overloaded.',
 	unavailable: 'Try again in a few seconds; if it keeps happening, ask the user to run "baton hub status".',
 	protocol_mismatch: 'Ask the user to restart the Baton hub ("baton hub stop") or update Baton.',
@@ -41,6 +42,7 @@ const connectionMessages: Partial<Record<ErrorCode, string>> = {
 	protocol_mismatch: 'The running Baton hub is a different version than this MCP server.',
 	store_refused: 'Baton refused to open its data dir.',
 	store_too_new: 'The backlog was written by a newer Baton.',
+	disk_full: 'The disk holding the Baton backlog is full, so Baton refuses writes until the user frees space.',
 	internal: 'Baton hit an internal error.',
 };
 
