@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ConnectHubOptions } from '../core/client/connectHub';
 import { BatonError } from '../core/errors';
-import type { Agent, BacklogEvent, Card, HealthThresholds, Method, Params, Result } from '../core/protocol';
+import type {
+	Agent,
+	BacklogEvent,
+	Card,
+	HealthThresholds,
+	Method,
+	Params,
+	Result,
+	StoreHealth,
+} from '../core/protocol';
 import type { ConnectionState, RpcClient } from '../core/rpc';
 import { type AgentView, healthAt, isStalled } from './agentHealth';
 import { type BatonConfig, effectiveThresholds, humanAgent } from './config';
@@ -81,6 +90,11 @@ export class HubConnection implements vscode.Disposable {
 	/** Why the hub is unreachable, when it is. */
 	get lastError(): string | undefined {
 		return this.lastErrorValue;
+	}
+
+	/** Whether the hub's store takes writes (disk full, PostgreSQL away); ok while unknown. */
+	get store(): StoreHealth {
+		return this.client?.store ?? { state: 'ok' };
 	}
 
 	/** The agent id this window acts as (`vscode:<user>`), as the hub records it. */
@@ -297,6 +311,10 @@ export class HubConnection implements vscode.Disposable {
 			client.onEvent(e => this.applyEvent(e)),
 			client.onAgents(agents => this.setAgents(agents)),
 			client.onState(s => this.onClientState(s)),
+			client.onStore(store => {
+				this.log.warn(`Baton store: ${store.state}${store.message === undefined ? '' : ` — ${store.message}`}`);
+				this.stateEmitter.fire(this.stateValue);
+			}),
 			client.onHello(h => {
 				this.actor = h.actor;
 				this.hubThresholds = h.thresholds;

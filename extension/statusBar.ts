@@ -1,7 +1,7 @@
 /**
  * The status bar item (issue item 5): other agents' health at a glance, warning colour when one is
  * late or stalled, error colour when one is stale or dead while holding work, or when the hub is
- * unreachable; the tooltip lists agents and their cards; a click opens the Agents view. The human's
+ * unreachable or its store refuses writes (disk full, PostgreSQL away); the tooltip lists agents and their cards; a click opens the Agents view. The human's
  * own agent is left out: this window knows it is alive.
  */
 import * as vscode from 'vscode';
@@ -29,6 +29,15 @@ export function summarize(hub: HubConnection, now = Date.now()): StatusSummary {
 			tooltip: offline
 				? `The Baton hub for ${hub.dataDir} is not reachable${hub.lastError ? `: ${hub.lastError}` : ''}. Reconnecting…`
 				: `Connecting to the Baton hub for ${hub.dataDir}…`,
+		};
+	}
+	const store = hub.store;
+	if (store.state !== 'ok') {
+		// Writes are refused for every agent: that outranks any one agent's health.
+		return {
+			text: store.state === 'disk_full' ? '$(error) Baton: disk full' : '$(error) Baton: store unavailable',
+			level: 'error',
+			tooltip: store.message ?? `The Baton store is ${store.state.replace('_', ' ')}.`,
 		};
 	}
 	const views = watched(hub.agentViews(now), hub.me);

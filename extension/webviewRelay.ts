@@ -144,6 +144,7 @@ export class WebviewRelay implements vscode.Disposable {
 			this.unsubscribe.push(
 				client.onEvent((e: BacklogEvent) => this.post(JSON.stringify({ event: e.type, seq: e.seq, data: e }))),
 				client.onAgents(agents => this.post(JSON.stringify({ notice: 'agents', agents }))),
+				client.onStore(store => this.post(JSON.stringify({ notice: 'store', store }))),
 			);
 			return client;
 		});

@@ -7,7 +7,7 @@
 import './jitless';
 
 import { BatonError } from '../core/errors';
-import { type BacklogEvent, type Card, type HelloOk, limits } from '../core/protocol';
+import { type BacklogEvent, type Card, type HelloOk, type StoreHealth, limits } from '../core/protocol';
 import { type ConnectionState, RpcClient } from '../core/rpc';
 import { DetailPane } from './detail';
 import { askText, confirmDialog } from './dialog';
@@ -73,6 +73,10 @@ toolbar.append(brand, filterInput, phaseSelect, newButton, summary);
 const connectionBanner = el('div', 'banner banner-connection');
 connectionBanner.setAttribute('role', 'status');
 connectionBanner.hidden = true;
+/** The store refuses writes (disk full, PostgreSQL away): stays up until the hub says otherwise. */
+const storeBanner = el('div', 'banner banner-store');
+storeBanner.setAttribute('role', 'alert');
+storeBanner.hidden = true;
 const errorBanner = el('div', 'banner banner-error');
 errorBanner.setAttribute('role', 'alert');
 errorBanner.hidden = true;
@@ -104,7 +108,7 @@ const detail = new DetailPane({
 	closed: cardId => focusCardIfShown(cardId),
 });
 layout.append(view.root, detail.root);
-app.replaceChildren(toolbar, connectionBanner, errorBanner, layout, keys);
+app.replaceChildren(toolbar, connectionBanner, storeBanner, errorBanner, layout, keys);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
@@ -289,6 +293,13 @@ function showConnection(s: ConnectionState): void {
 	document.body.dataset.connection = s;
 	connectionBanner.textContent = connectionText[s];
 	connectionBanner.hidden = s === 'connected';
+}
+
+function showStore(store: StoreHealth): void {
+	document.body.dataset.store = store.state;
+	const fallback = store.state === 'disk_full' ? 'The disk holding the backlog is full: changes are refused.' : '';
+	storeBanner.textContent = store.state === 'ok' ? '' : (store.message ?? fallback);
+	storeBanner.hidden = store.state === 'ok';
 }
 
 // ---------------------------------------------------------------- moves
@@ -533,6 +544,7 @@ async function loadAllCards(): Promise<Card[]> {
 async function boot(): Promise<void> {
 	showConnection('connecting');
 	client.onState(showConnection);
+	client.onStore(showStore);
 	client.onEvent(onEvent);
 	client.onAgents(agents => {
 		state.setAgents(agents);

@@ -23,13 +23,21 @@ export interface StoreGuardOptions {
 	freeBytes?: (path: string) => number;
 }
 
+const watchMs = 2_000;
+
 export class StoreGuard {
 	private current: StoreHealth = { state: 'ok' };
 	private poll: NodeJS.Timeout | undefined;
+	/** PGlite: a look every few seconds, so faces turn red before anyone's write is refused. */
+	private readonly watch: NodeJS.Timeout | undefined;
 	private readonly free: (path: string) => number;
 
 	constructor(private readonly options: StoreGuardOptions) {
 		this.free = options.freeBytes ?? freeBytes;
+		if (options.pgliteDir !== undefined) {
+			this.watch = setInterval(() => this.look(), watchMs);
+			this.watch.unref();
+		}
 	}
 
 	get health(): StoreHealth {
@@ -112,25 +120,42 @@ export class StoreGuard {
 
 	/** The store failed beyond recovery in this process: the state clients see while the hub stops. */
 	failed(reason: string): void {
-		this.set({
-			state: 'unavailable',
-			message: `The Baton store failed (${reason}); the hub is stopping and the next command starts a fresh one, which recovers everything acknowledged.`,
-		});
+		this.set(
+			{
+				state: 'unavailable',
+				message: `The Baton store failed (${reason}); the hub is stopping and the next command starts a fresh one, which recovers everything acknowledged.`,
+			},
+			true,
+		);
 	}
 
 	stop(): void {
 		clearInterval(this.poll);
 		this.poll = undefined;
+		clearInterval(this.watch);
 	}
 
-	private set(health: StoreHealth): void {
-		if (health.state === this.current.state && health.message === this.current.message) {
+	private look(): void {
+		if (this.current.state !== 'ok') {
+			return;
+		}
+		try {
+			this.beforeWrite(0);
+		} catch {
+			// beforeWrite switched to disk_full.
+		}
+	}
+
+	private set(health: StoreHealth, force = false): void {
+		// Called again for every refused write: only a change of state is news (the free MB drift).
+		if (health.state === this.current.state && !force) {
 			return;
 		}
 		this.current = health;
 		this.options.onChange(health);
 		if (health.state === 'ok') {
-			this.stop();
+			clearInterval(this.poll);
+			this.poll = undefined;
 		} else if (this.poll === undefined) {
 			this.poll = setInterval(() => void this.recheck(), this.options.pollMs ?? 1_000);
 			this.poll.unref();

@@ -16,22 +16,13 @@ import type { RpcClient } from '../../core/rpc';
 import { cardBatches } from './dataset';
 import { connect, startHub } from './hubProcess';
 import { Reporter, median, percentile, row } from './report';
+import { chromiumArgs } from '../helpers/chromium';
 
 const quick = process.argv.includes('--quick');
 const size = quick ? 1_000 : 5_000;
 const loads = quick ? 2 : 5;
 const updates = quick ? 20 : 60;
 const scrollFrames = quick ? 60 : 240;
-
-const chromiumArgs = [
-	'--no-sandbox',
-	'--disable-gpu',
-	'--disable-quic',
-	'--no-first-run',
-	'--disable-background-networking',
-	'--disable-component-update',
-	'--disable-sync',
-];
 
 /**
  * Timestamps every hub frame as it reaches the page, before the board's own handler runs (this

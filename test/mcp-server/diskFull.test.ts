@@ -13,10 +13,13 @@ import { mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { chromium } from 'playwright-core';
+
 import { BatonError } from '../../core/errors';
 import type { RpcClient } from '../../core/rpc';
 import { alive, client, ensureBuilt, hubEnv, sleep, startHub, waitFor } from '../helpers/hub';
 import { runBaton } from '../helpers/mcp';
+import { chromiumArgs } from '../helpers/chromium';
 
 const mib = 1024 * 1024;
 
@@ -118,6 +121,16 @@ describe('a full disk', () => {
 			const cli = await runBaton(['hub', 'status'], { dataDir });
 			assert.match(cli.stdout + cli.stderr, /disk.*full/i);
 			assert.ok((await cpuShare(hub.pid)) < 0.5, 'the hub idles while the disk is full');
+			const browser = await chromium.launch({
+				executablePath: '/usr/bin/chromium',
+				headless: true,
+				args: chromiumArgs,
+			});
+			const page = await browser.newPage();
+			await page.goto((await watcher.request('hub/boardTicket', {})).url);
+			const banner = page.locator('.banner-store');
+			await banner.waitFor({ state: 'visible', timeout: 10_000 });
+			assert.match((await banner.textContent()) ?? '', /refuses writes: the disk holding it is full/);
 
 			// Space returns: writes work again within 10 s, nobody touching a process.
 			execFileSync('mount', ['-o', 'remount,size=160m', mount]);
@@ -135,6 +148,8 @@ describe('a full disk', () => {
 			}
 			acknowledged.push(written);
 			await waitFor(() => watcher.store.state === 'ok', 5_000, 'the store notice that space is back');
+			await banner.waitFor({ state: 'hidden', timeout: 5_000 });
+			await browser.close();
 
 			// Nothing acknowledged is lost across a kill -9 and a fresh hub.
 			for (const c of clients) {

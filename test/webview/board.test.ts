@@ -19,19 +19,10 @@ import type { Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import pg from 'pg';
 
+import { chromiumArgs } from '../helpers/chromium';
 import { type HubProcess, client, hubEnv, removeDataDir, repoRoot, startHub, tempDataDir } from '../helpers/hub';
 import { type Agent, startAgent } from '../helpers/mcp';
 import { type Seeded, seedRealisticBoard } from './seed';
-
-export const chromiumArgs = [
-	'--no-sandbox',
-	'--disable-gpu',
-	'--disable-quic',
-	'--no-first-run',
-	'--disable-background-networking',
-	'--disable-component-update',
-	'--disable-sync',
-];
 
 /** Collects CSP violations, page errors and alert dialogs from the moment the page starts. */
 const watchScript = `
