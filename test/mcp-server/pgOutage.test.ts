@@ -2,11 +2,12 @@
  * Team mode while PostgreSQL goes away (issue 16, point 4), on a PostgreSQL this test starts itself
  * (test/helpers/pgCluster.ts), so the shared server is untouched. Two hubs share one schema; four MCP
  * agents (two per hub) create, claim and complete cards while the server is stopped twice (fast, then
- * immediate) and started again. Proven: every face (MCP tool, CLI, hub client) answers `unavailable`
- * "PostgreSQL at 127.0.0.1:PORT refused the connection (retrying)" while it is down, never internal;
- * both hubs survive; every acknowledged create and complete is in the store; no card was claimed
- * while another agent held it; every subscriber got every committed event exactly once; and after
- * the restart a waiting claim on hub B is woken by a create on hub A through LISTEN/NOTIFY.
+ * immediate) and started again. Proven: every face (MCP tools, an agent session started during the
+ * outage, the CLI, hub clients) answers `unavailable` "PostgreSQL at 127.0.0.1:PORT refused the
+ * connection (retrying)" while it is down, never internal; both hubs survive and LISTEN again; every
+ * acknowledged create, claim and complete is in the store; no card was claimed while another agent
+ * held it; every subscriber got every committed event exactly once; and after the restart a waiting
+ * claim on hub B is woken by a create on hub A through LISTEN/NOTIFY.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -200,6 +201,12 @@ describe('PostgreSQL stopped and started under 4 agents on 2 hubs', () => {
 				const cli = await runBaton(['list'], { dataDir: dirs[0]!, env });
 				assert.equal(cli.code, 1, cli.stderr);
 				assert.match(cli.stderr, refusedText());
+				// An agent session that starts now: its hello to the hub cannot register it, and says why.
+				const late = await startAgent(dirs[1]!, { env: { ...env, BATON_AGENT: `late-${mode}` } });
+				agents.push(late);
+				const first = await late.call('list', {});
+				assert.equal(first.isError, true);
+				assert.match(textOf(first), new RegExp(`^unavailable: ${refusedText().source}`));
 				// Every agent meets the outage through its MCP tools before the server comes back.
 				await sleep(Math.max(0, 1_500 - (Date.now() - startedAt)));
 				await pgc.start();
@@ -217,6 +224,8 @@ describe('PostgreSQL stopped and started under 4 agents on 2 hubs', () => {
 				assert.ok(relistenMs < 5_000, `relays back after ${relistenMs} ms`);
 				const after = await doneCount();
 				await waitFor(async () => (await doneCount()) >= after + 20, 20_000, `progress after the ${mode} restart`);
+				// The session that started during the outage works now, without being restarted.
+				await late.json('list', {});
 			}
 		} finally {
 			stopping = true;
