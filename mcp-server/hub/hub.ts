@@ -127,6 +127,9 @@ export class Hub {
 	private readonly wakeListeners = new Set<() => void>();
 	private agentsNoticeTimer: NodeJS.Timeout | undefined;
 	private lastAgentsNotice = 0;
+	/** PostgreSQL unreachable: when a refusal was last logged, and how many since were not. */
+	private downLoggedAt = 0;
+	private downUnlogged = 0;
 
 	constructor(private readonly options: HubOptions) {
 		this.stopped = new Promise(resolve => {
@@ -610,7 +613,16 @@ export class Hub {
 		}
 		const down = this.options.databaseUrl === undefined ? undefined : postgresUnavailable(e, this.options.databaseUrl);
 		if (down !== undefined) {
-			console.error(`baton hub: ${method}: ${down.message}`);
+			// Every request meets the outage while it lasts: one line per 10 s, with how many it stands for.
+			const now = Date.now();
+			if (now - this.downLoggedAt >= 10_000) {
+				const more = this.downUnlogged > 0 ? ` (and ${this.downUnlogged} more requests refused)` : '';
+				console.error(`baton hub: ${method}: ${down.message}${more}`);
+				this.downLoggedAt = now;
+				this.downUnlogged = 0;
+			} else {
+				this.downUnlogged++;
+			}
 			return down;
 		}
 		// Never leak SQL, paths or stacks to clients; the stack goes to the hub's stderr.

@@ -242,6 +242,11 @@ describe('PostgreSQL stopped and started under 4 agents on 2 hubs', () => {
 		for (const h of hubs) {
 			assert.equal(h.proc.exitCode, null, `hub ${h.pid} still runs:\n${h.stderr()}`);
 			assert.doesNotMatch(h.stderr(), /internal error/);
+			// Hundreds of refused requests, a few log lines: one per 10 s of outage (and per component).
+			const lines = h.stderr().split('\n');
+			const refusals = lines.filter(l => l.includes('PostgreSQL at')).length;
+			console.log(`hub ${h.pid}: ${lines.length} log lines, ${refusals} naming the outage`);
+			assert.ok(refusals <= 4, `${refusals} refusal lines`);
 		}
 
 		// The store itself, read directly: acknowledged writes present, claims never overlapping.
