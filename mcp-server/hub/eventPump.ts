@@ -94,6 +94,7 @@ export class EventPump {
 		this.fetching = true;
 		clearTimeout(this.retryTimer);
 		this.retryTimer = undefined;
+		let failed = false;
 		let failure: unknown;
 		try {
 			do {
@@ -103,11 +104,12 @@ export class EventPump {
 				this.lastReadStartedAt = startedAt;
 			} while (this.wantsAnotherRead());
 		} catch (e) {
+			failed = true;
 			failure = e;
 		} finally {
 			this.fetching = false;
 		}
-		if (failure !== undefined) {
+		if (failed) {
 			this.retryLater(failure);
 			return;
 		}
