@@ -43,6 +43,10 @@ export function postgresUnavailable(e: unknown, databaseUrl: string, retrying = 
 	if (what === undefined && serverGone(code)) {
 		what = 'is shutting down or not accepting connections';
 	}
+	// The pool's connectionTimeoutMillis: nothing answered (host gone, packets dropped), not a refusal.
+	if (what === undefined && /connection timeout|timeout expired/.test(message)) {
+		what = 'did not answer';
+	}
 	if (what === undefined && /Connection terminated|Client has encountered a connection error/.test(message)) {
 		what = 'closed the connection';
 	}

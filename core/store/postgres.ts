@@ -1,6 +1,9 @@
 /**
  * PostgreSQL behind the Db interface, through a node-postgres pool (team mode, DESIGN §1). Hot
  * statements run as named prepared statements; each connection pins search_path to the schema.
+ * A server that goes away fails the requests that meet it (pgErrors.ts names it `unavailable`) and
+ * never the process; the pool opens fresh connections once it is back. Nothing here retries a
+ * request whose connection died: its commit may have landed, which only the request's key can tell.
  */
 import pg from 'pg';
 
@@ -13,6 +16,8 @@ export interface PostgresOptions {
 }
 
 const maxRetries = 8;
+/** How long opening a connection may take before the request fails as unavailable. */
+const connectTimeoutMs = 10_000;
 
 /** Quotes an identifier for SQL ("my schema" -> "\"my schema\""). */
 export function quoteIdent(name: string): string {
@@ -36,7 +41,9 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
 	const schema = options.schema;
 	if (schema !== undefined) {
 		// Create the schema once with a throwaway client: search_path is set per pooled connection.
-		const setup = new pg.Client({ connectionString: options.databaseUrl });
+		const setup = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: connectTimeoutMs });
+		// The server going away mid-setup fails the query; the 'error' event must not also end the process.
+		setup.on('error', () => undefined);
 		await setup.connect();
 		try {
 			await setup.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
@@ -59,9 +66,17 @@ export async function openPostgres(options: PostgresOptions): Promise<Db> {
 		connectionString: options.databaseUrl,
 		max: options.poolSize ?? 4,
 		options: settings.join(' '),
+		// A server that does not answer (host gone, packets dropped) fails the request instead of hanging it.
+		connectionTimeoutMillis: connectTimeoutMs,
 	});
 	// An idle client's error (server restart) must not crash the process; the pool drops that client.
 	pool.on('error', () => undefined);
+	// A checked-out client (in a transaction or a script) has no pool listener: when the server goes away
+	// it emits 'error' besides failing its query, and an unheard 'error' ends the process. The query's
+	// rejection is what callers act on (the client is then released as broken), so this only listens.
+	pool.on('connect', client => {
+		client.on('error', () => undefined);
+	});
 	const root = new PgQueryable(pool);
 	return {
 		mode: 'postgres',

@@ -3,6 +3,8 @@
  * arrive through `onCommitted` and go straight out when contiguous; anything else (another hub's
  * write on PostgreSQL, announced by NOTIFY) is read back with `eventsAfter`. On PostgreSQL a seq
  * hole can be a transaction that has not committed yet, so the pump waits briefly before skipping it.
+ * A read that fails (the store unreachable) is retried with backoff and never lets a hole be skipped,
+ * so an outage delays events but never drops one.
  */
 import type { BacklogEvent } from '../../core/protocol';
 
@@ -27,6 +29,12 @@ export class EventPump {
 	private holeSince: number | undefined;
 	private unsubscribe: (() => void) | undefined;
 	private stopped = false;
+	/** When the last read that succeeded began (ms since epoch); a hole is skipped only after such a read. */
+	private lastReadStartedAt = 0;
+	/** Set while reads fail (the store is unreachable): when they began failing. */
+	private failedSince: number | undefined;
+	private retryMs = 0;
+	private retryTimer: NodeJS.Timeout | undefined;
 
 	constructor(
 		private readonly source: EventSource,
@@ -60,6 +68,7 @@ export class EventPump {
 		this.stopped = true;
 		this.unsubscribe?.();
 		clearTimeout(this.holeTimer);
+		clearTimeout(this.retryTimer);
 	}
 
 	private drain(): void {
@@ -83,18 +92,70 @@ export class EventPump {
 			return;
 		}
 		this.fetching = true;
+		clearTimeout(this.retryTimer);
+		this.retryTimer = undefined;
+		let failed = false;
+		let failure: unknown;
 		try {
 			do {
 				this.fetchAgain = false;
+				const startedAt = Date.now();
 				await this.readLog();
+				this.lastReadStartedAt = startedAt;
 			} while (this.wantsAnotherRead());
 		} catch (e) {
-			console.error(`baton hub: reading events failed: ${e instanceof Error ? e.message : String(e)}`);
+			failed = true;
+			failure = e;
 		} finally {
 			this.fetching = false;
 		}
+		if (failed) {
+			this.retryLater(failure);
+			return;
+		}
+		if (this.failedSince !== undefined) {
+			console.error(`baton hub: reading events again after ${Math.round((Date.now() - this.failedSince) / 1000)} s`);
+			this.failedSince = undefined;
+			this.retryMs = 0;
+		}
+		this.skipStaleHole();
 		if (this.pending.size > 0) {
 			this.armHoleTimer();
+		}
+	}
+
+	/**
+	 * The store did not answer (PostgreSQL restarting): read again with backoff until it does. Holes
+	 * are not timed meanwhile: a seq we could not read is not a rolled-back one, and skipping it would
+	 * lose the event for every subscriber and the wake-up it carries.
+	 */
+	private retryLater(e: unknown): void {
+		if (this.stopped) {
+			return;
+		}
+		if (this.failedSince === undefined) {
+			this.failedSince = Date.now();
+			console.error(
+				`baton hub: reading events failed: ${e instanceof Error ? e.message : String(e)}; retrying until the store answers`,
+			);
+		}
+		this.retryMs = Math.min(Math.max(this.retryMs * 2, 100), 2_000);
+		this.retryTimer = setTimeout(() => {
+			this.retryTimer = undefined;
+			void this.fetch();
+		}, this.retryMs);
+	}
+
+	/** A hole that a whole successful read, begun after the hole's wait, still did not fill is skipped. */
+	private skipStaleHole(): void {
+		if (this.pending.size === 0 || this.holeSince === undefined) {
+			return;
+		}
+		if (this.lastReadStartedAt >= this.holeSince + this.options.holeWaitMs) {
+			// The missing seq never committed (a rolled-back transaction took it): skip it.
+			this.delivered = Math.min(...this.pending.keys()) - 1;
+			this.holeSince = undefined;
+			this.drain();
 		}
 	}
 
@@ -143,20 +204,12 @@ export class EventPump {
 		}
 		this.holeSince ??= Date.now();
 		const wait = Math.max(0, this.holeSince + this.options.holeWaitMs - Date.now());
+		// Read again now and then while waiting (the transaction may commit), and once the wait is over:
+		// fetch() skips the hole only when that later read succeeded and still lacks it.
 		this.holeTimer = setTimeout(
 			() => {
 				this.holeTimer = undefined;
-				void this.fetch().then(() => {
-					if (this.pending.size === 0 || this.holeSince === undefined) {
-						return;
-					}
-					if (Date.now() - this.holeSince >= this.options.holeWaitMs) {
-						// The missing seq never committed (a rolled-back transaction took it): skip it.
-						this.delivered = Math.min(...this.pending.keys()) - 1;
-						this.holeSince = undefined;
-						this.drain();
-					}
-				});
+				void this.fetch();
 			},
 			Math.min(wait, 50),
 		);

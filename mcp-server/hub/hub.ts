@@ -136,6 +136,9 @@ export class Hub {
 	private readonly inFlight = new Set<{ conn: Connection; id: number }>();
 	/** Why the store failed, when it did: the hub stops without closing it, and run.ts exits 1. */
 	failure: string | undefined;
+	/** PostgreSQL unreachable or disk full: when a refusal was last logged, and how many since were not. */
+	private downLoggedAt = 0;
+	private downUnlogged = 0;
 
 	constructor(private readonly options: HubOptions) {
 		this.stopped = new Promise(resolve => {
@@ -648,7 +651,16 @@ export class Hub {
 		}
 		const known = this.guard.classify(e);
 		if (known !== undefined) {
-			console.error(`baton hub: ${method}: ${known.message}`);
+			// Every request meets an outage while it lasts: one line per 10 s, with how many it stands for.
+			const now = Date.now();
+			if (now - this.downLoggedAt >= 10_000) {
+				const more = this.downUnlogged > 0 ? ` (and ${this.downUnlogged} more requests refused)` : '';
+				console.error(`baton hub: ${method}: ${known.message}${more}`);
+				this.downLoggedAt = now;
+				this.downUnlogged = 0;
+			} else {
+				this.downUnlogged++;
+			}
 			return known;
 		}
 		// Never leak SQL, paths or stacks to clients; the stack goes to the hub's stderr.

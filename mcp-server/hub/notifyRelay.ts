@@ -8,12 +8,17 @@
  * Safety net: a hub can die between a commit and its NOTIFY, so every `pollMs` the relay also asks
  * the pump to read the log (`eventsAfter` from what it has delivered: one indexed query). Any NOTIFY
  * from any hub has the same effect, so a lost one is usually covered by the next one.
- * Reconnects with backoff if the connection drops, and kicks the pump after reconnecting so nothing
- * written meanwhile is missed.
+ * Reconnects with backoff (200 ms doubling to 2 s) if the connection drops, LISTENs again, and then
+ * kicks the pump so what other hubs wrote meanwhile (their NOTIFYs reached no one) is read from the
+ * log: no wake-up is lost. Its own commits made meanwhile are announced once it is back.
  */
 import pg from 'pg';
 
 export const notifyChannel = 'baton_events';
+
+/** Reconnect backoff: doubles from min to max. The cap bounds how late relaying resumes after an outage. */
+const minRetryMs = 200;
+const maxRetryMs = 2_000;
 
 export interface NotifyRelayOptions {
 	/** Minimum time between two NOTIFYs this hub sends; commits in between share the next one. */
@@ -25,7 +30,9 @@ export interface NotifyRelayOptions {
 export class NotifyRelay {
 	private client: pg.Client | undefined;
 	private closed = false;
-	private retryMs = 200;
+	private retryMs = minRetryMs;
+	/** Reconnect attempts that failed since the connection was lost. */
+	private failedReconnects = 0;
 	private retryTimer: NodeJS.Timeout | undefined;
 	private pollTimer: NodeJS.Timeout | undefined;
 	/** Highest seq committed here and not yet announced (0 = nothing to announce). */
@@ -113,7 +120,13 @@ export class NotifyRelay {
 	}
 
 	private async connect(): Promise<void> {
-		const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'baton hub notify' });
+		const client = new pg.Client({
+			connectionString: this.databaseUrl,
+			application_name: 'baton hub notify',
+			// A server that stops answering (not refusing) must still end in a retry, not a hang.
+			connectionTimeoutMillis: 10_000,
+			keepAlive: true,
+		});
 		client.on('notification', msg => {
 			// Our own announcements come back to us too; our pump already has those events.
 			if (msg.channel === notifyChannel && msg.processId !== (client as { processID?: number }).processID) {
@@ -128,7 +141,9 @@ export class NotifyRelay {
 			}
 		};
 		client.on('error', e => {
-			console.error(`baton hub: notify connection error: ${e.message}`);
+			if (this.client === client) {
+				console.error(`baton hub: notify connection lost (${e.message}); reconnecting with backoff`);
+			}
 			lost();
 		});
 		client.on('end', lost);
@@ -144,7 +159,7 @@ export class NotifyRelay {
 			return;
 		}
 		this.client = client;
-		this.retryMs = 200;
+		this.retryMs = minRetryMs;
 		this.flushAnnounce();
 	}
 
@@ -155,11 +170,26 @@ export class NotifyRelay {
 		this.retryTimer = setTimeout(() => {
 			this.retryTimer = undefined;
 			this.connect().then(
-				// Anything committed while we were not listening is read back from the log now.
-				() => this.onNotify(),
+				() => {
+					if (this.closed) {
+						return;
+					}
+					console.error(
+						`baton hub: notify connection back after ${this.failedReconnects + 1} attempt(s): listening for other hubs again`,
+					);
+					this.failedReconnects = 0;
+					// Anything committed while we were not listening is read back from the log now: a NOTIFY
+					// sent meanwhile reached no one, so this read is what keeps those wake-ups.
+					this.onNotify();
+				},
 				(e: unknown) => {
-					console.error(`baton hub: notify reconnect failed: ${e instanceof Error ? e.message : String(e)}`);
-					this.retryMs = Math.min(this.retryMs * 2, 5_000);
+					// One line per outage, not one per attempt; the hub's requests name the outage meanwhile.
+					if (this.failedReconnects++ === 0) {
+						console.error(
+							`baton hub: notify reconnect failed: ${e instanceof Error ? e.message : String(e)}; retrying with backoff`,
+						);
+					}
+					this.retryMs = Math.min(this.retryMs * 2, maxRetryMs);
 					this.scheduleReconnect();
 				},
 			);

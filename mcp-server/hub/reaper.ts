@@ -15,6 +15,8 @@ export class Reaper {
 	private stopped = false;
 	/** Set when a fire found nothing to reclaim although an expiry had passed (clock skew vs core). */
 	private idleFires = 0;
+	/** Reads of the next expiry that failed in a row (store unreachable). */
+	private readFailures = 0;
 
 	constructor(
 		private readonly backlog: Backlog,
@@ -36,8 +38,18 @@ export class Reaper {
 		this.backlog
 			.nextLeaseExpiry()
 			.then(
-				next => this.arm(next),
-				(e: unknown) => console.error(`baton hub: reaper could not read the next expiry: ${errorText(e)}`),
+				next => {
+					this.readFailures = 0;
+					this.arm(next);
+				},
+				(e: unknown) => {
+					// Store unreachable: without a timer, a lease that expires meanwhile would stay held until
+					// some later write pulls the reaper. Fire again with backoff: a reclaim, then this read.
+					if (this.readFailures++ === 0) {
+						console.error(`baton hub: reaper could not read the next expiry: ${errorText(e)}; retrying`);
+					}
+					this.arm(new Date(Date.now() + Math.min(250 * 2 ** this.readFailures, 5_000)));
+				},
 			)
 			.finally(() => {
 				this.computing = false;
@@ -101,7 +113,10 @@ export class Reaper {
 			}
 		} catch (e) {
 			this.idleFires++;
-			console.error(`baton hub: reaper failed: ${errorText(e)}`);
+			// While the store is unreachable the read in rearm() said so once already.
+			if (this.readFailures === 0) {
+				console.error(`baton hub: reaper failed: ${errorText(e)}`);
+			}
 		}
 		this.rearm();
 	}

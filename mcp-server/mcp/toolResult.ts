@@ -46,6 +46,22 @@ const connectionMessages: Partial<Record<ErrorCode, string>> = {
 	internal: 'Baton hit an internal error.',
 };
 
+/**
+ * The hub's own `unavailable` for PostgreSQL being unreachable (core/store/pgErrors.ts): its sentence
+ * names only host:port, never a path or credentials, and tells the agent what is wrong and that it
+ * passes, so it reaches the agent as it is, like every other face shows it.
+ */
+function namesDatabase(error: BatonError): boolean {
+	const data = error.data;
+	return (
+		error.code === 'unavailable' &&
+		typeof data === 'object' &&
+		data !== null &&
+		'database' in data &&
+		typeof data.database === 'string'
+	);
+}
+
 /** JSON with no whitespace: agents pay per token. */
 export function compactJson(value: unknown): string {
 	return JSON.stringify(value);
@@ -74,7 +90,7 @@ export function toolRefusal(code: ErrorCode, message: string): CallToolResult {
  */
 export function toolFailure(error: unknown, tool: string): CallToolResult {
 	if (BatonError.is(error)) {
-		const fixed = connectionMessages[error.code];
+		const fixed = namesDatabase(error) ? undefined : connectionMessages[error.code];
 		if (fixed !== undefined) {
 			console.error(`[baton mcp] ${tool}: ${error.code}: ${error.message}`);
 			return toolRefusal(error.code, fixed);
