@@ -5,11 +5,13 @@
  * tests run them through `executeCommand`); errors are shown once, with Retry and Show Log.
  */
 import * as vscode from 'vscode';
+import { isClaimable } from '../core/claimable';
 import { BatonError } from '../core/errors';
+import { isLeaseExpired } from '../core/lease';
 import type { Card, CreateCardInput } from '../core/protocol';
 import type { AgentNode } from './agentsTree';
 import type { BacklogNode, BacklogTreeProvider } from './backlogTree';
-import { cardSummary, compareByPriority, isDeferred, isLeaseExpired, isWaiting } from './cardText';
+import { cardSummary, compareByPriority } from './cardText';
 import type { HubConnection } from './hubConnection';
 import type { McpTarget } from './mcpConfig';
 
@@ -101,7 +103,9 @@ function validator(schema: Schema) {
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 	const { hub, log } = ctx;
 	const ttl = () => hub.settings.claimTtlSeconds;
-	const stall = () => hub.thresholds.stallSeconds;
+	/** The card's one-line summary, with its holder's health as this window sees it. */
+	const summary = (card: Card, now: number) =>
+		cardSummary(card, now, hub.thresholds, hub.healthOf(card.claimOwner, now));
 	const known = (id: string): Card => {
 		const card = hub.cards.get(id);
 		if (!card) {
@@ -125,7 +129,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 		const picked = await vscode.window.showQuickPick(
 			cards.map(card => ({
 				label: card.title,
-				description: cardSummary(card, now, stall()),
+				description: summary(card, now),
 				detail: effect(card),
 				card,
 			})),
@@ -218,7 +222,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 			}
 		});
 
-	const claimable = (c: Card) => c.status === 'ready' && !isWaiting(c) && !isDeferred(c, Date.now());
+	const claimable = (c: Card) => isClaimable(c, Date.now());
 	const me = () => hub.me;
 
 	return [
@@ -528,7 +532,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 				const picked = await vscode.window.showQuickPick(
 					all(c => c.id !== card.id && !card.dependsOn.includes(c.id)).map(c => ({
 						label: c.title,
-						description: cardSummary(c, now, stall()),
+						description: summary(c, now),
 						detail: `${card.id} waits until ${c.id} is done${c.status === 'done' ? ' (already done)' : ''}`,
 						id: c.id,
 					})),
