@@ -6,6 +6,14 @@ const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'net', 'htt
 /** What the platform-free protocol files and the webview (which imports them) must never pull in. */
 const hostAndStore = ['vscode', 'ws', 'pg', '@electric-sql/*', 'drizzle-orm', 'drizzle-orm/*', ...nodeBuiltins];
 
+/**
+ * The core files every face may import (docs/architecture.md): the protocol and its client, and the
+ * derived rules (lease expired, health and stalled, claimable) so no face re-writes them. All are
+ * platform-free; the rule modules are zod-free too (types only from protocol.ts).
+ */
+const sharedCore = ['protocol', 'rpc', 'frameSize', 'errors', 'clock', 'lease', 'health', 'claimable'];
+const ruleModules = ['errors', 'clock', 'lease', 'health', 'claimable'];
+
 const restrict = (patterns, message) => ({
 	'no-restricted-imports': ['error', { patterns: [{ group: patterns, message }] }],
 });
@@ -48,25 +56,35 @@ export default tseslint.config(
 		),
 	},
 	{
-		files: ['core/protocol.ts', 'core/rpc.ts', 'core/errors.ts'],
+		files: sharedCore.map(f => `core/${f}.ts`),
 		rules: restrict(
-			[...hostAndStore, './store/*', './client/*', './backlog'],
-			'protocol.ts, rpc.ts and errors.ts are platform-free: the webview imports them (docs/architecture.md).',
+			[...hostAndStore, '../*', './*', ...sharedCore.map(f => `!./${f}`)],
+			`core/{${sharedCore.join(',')}}.ts are platform-free and import only each other: every face imports them (docs/architecture.md).`,
 		),
+	},
+	{
+		files: ruleModules.map(f => `core/${f}.ts`),
+		rules: {
+			'@typescript-eslint/no-restricted-imports': [
+				'error',
+				{
+					patterns: [
+						{
+							group: ['zod', './protocol'],
+							allowTypeImports: true,
+							message:
+								'The derived rules are zod-free: import only types from protocol.ts, so the board and activation never load zod for a rule.',
+						},
+					],
+				},
+			],
+		},
 	},
 	{
 		files: ['webview/**/*.ts'],
 		rules: restrict(
-			[
-				...hostAndStore,
-				'../core/store/*',
-				'../core/client/*',
-				'../core/backlog',
-				'../core/model',
-				'../extension/*',
-				'../mcp-server/*',
-			],
-			'webview/ may import only core/protocol.ts, core/rpc.ts and core/errors.ts (docs/architecture.md).',
+			[...hostAndStore, '../core/*', ...sharedCore.map(f => `!../core/${f}`), '../extension/*', '../mcp-server/*'],
+			`webview/ may import only core/{${sharedCore.join(',')}}.ts (docs/architecture.md).`,
 		),
 	},
 	{

@@ -1,9 +1,19 @@
-/** Pure agent health (DESIGN §2, §5): derived from lastSeen and thresholds; callers pass now. */
-import type { AgentHealth, HealthThresholds } from './protocol';
+/**
+ * Pure agent health and "stalled" (DESIGN §2, §5): the one definition the hub, the extension's trees
+ * and status bar, and the board all call. Derived from lastSeenAt, the card's progress time and the
+ * thresholds; no I/O, no clock reads (callers pass now). Platform-free and zod-free (types only from
+ * protocol.ts), so the webview and the extension import it (docs/architecture.md).
+ */
+import { type Instant, instantMs } from './clock';
+import { isLeaseExpired } from './lease';
+import type { AgentHealth, CardStatus, HealthThresholds } from './protocol';
 
-/** healthy < healthySeconds, late < lateSeconds, stale < staleSeconds, then dead. */
-export function agentHealth(lastSeenAt: Date, now: Date, thresholds: HealthThresholds): AgentHealth {
-	const age = (now.getTime() - lastSeenAt.getTime()) / 1000;
+/**
+ * healthy < healthySeconds, late < lateSeconds, stale < staleSeconds, then dead (each bound belongs
+ * to the worse state). An unparsable lastSeenAt reads as dead.
+ */
+export function agentHealth(lastSeenAt: Instant, now: Instant, thresholds: HealthThresholds): AgentHealth {
+	const age = (instantMs(now) - instantMs(lastSeenAt)) / 1000;
 	if (age < thresholds.healthySeconds) {
 		return 'healthy';
 	}
@@ -16,13 +26,55 @@ export function agentHealth(lastSeenAt: Date, now: Date, thresholds: HealthThres
 	return 'dead';
 }
 
+/** Alive = healthy or late. A stale or dead agent is shown as stale or dead, never as stalled. */
+export function isAlive(health: AgentHealth): boolean {
+	return health === 'healthy' || health === 'late';
+}
+
+/** The part of a card the stall rule reads (a core row or a wire card). */
+export interface StallView {
+	status: CardStatus;
+	progressAt: Instant | null;
+	claimedAt: Instant | null;
+	leaseExpiresAt: Instant | null;
+}
+
 /**
- * Stalled = the card is held and its holder has reported no progress (nor claimed) for stallSeconds.
- * Liveness is not progress: a stalled agent may be perfectly alive; a human decides.
+ * Quiet = held, and no progress reported (nor the claim made, when it never reported) for at least
+ * stallSeconds. The clock half of "stalled"; says nothing about the holder.
  */
-export function isStalled(status: string, progressAt: Date | null, now: Date, thresholds: HealthThresholds): boolean {
-	if (status !== 'claimed' || progressAt === null) {
+export function isQuiet(card: StallView, now: Instant, stallSeconds: number): boolean {
+	if (card.status !== 'claimed') {
 		return false;
 	}
-	return now.getTime() - progressAt.getTime() >= thresholds.stallSeconds * 1000;
+	const since = card.progressAt ?? card.claimedAt;
+	return since !== null && instantMs(now) - instantMs(since) >= stallSeconds * 1000;
+}
+
+/**
+ * Stalled = quiet, the lease still running, and the holder alive: liveness is not progress, so a
+ * stalled agent may be perfectly alive and a human decides. A card whose lease ran out is "expired",
+ * and one held by a stale or dead agent shows that agent's health instead. `holder` undefined means
+ * the holder is not known here (agents not loaded yet): the card alone decides.
+ */
+export function isCardStalled(
+	card: StallView,
+	holder: AgentHealth | undefined,
+	now: Instant,
+	thresholds: HealthThresholds,
+): boolean {
+	if (holder !== undefined && !isAlive(holder)) {
+		return false;
+	}
+	return !isLeaseExpired(card, now) && isQuiet(card, now, thresholds.stallSeconds);
+}
+
+/** An agent is stalled when it is alive and one of the cards it holds is stalled. */
+export function isAgentStalled(
+	health: AgentHealth,
+	held: readonly StallView[],
+	now: Instant,
+	thresholds: HealthThresholds,
+): boolean {
+	return isAlive(health) && held.some(card => isCardStalled(card, health, now, thresholds));
 }

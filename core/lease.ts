@@ -2,7 +2,10 @@
  * Pure lease rules (DESIGN §3): who may act on a claimed card, and when a lease has run out. No I/O,
  * no clock reads: callers pass now. Every refusal names the card, the holder and both epochs, and says
  * what to do next, because the reader is usually an agent deciding its next call.
+ * Platform-free and zod-free (types only from protocol.ts): the extension and the board import
+ * `isLeaseExpired` from here rather than re-writing it (docs/architecture.md).
  */
+import { type Instant, instantMs } from './clock';
 import { BatonError } from './errors';
 import type { CardStatus, Lease } from './protocol';
 
@@ -19,8 +22,13 @@ export function leaseExpiry(now: Date, ttlSeconds: number): Date {
 	return new Date(now.getTime() + ttlSeconds * 1000);
 }
 
-export function isLeaseExpired(card: LeaseView, now: Date): boolean {
-	return card.status === 'claimed' && card.leaseExpiresAt !== null && card.leaseExpiresAt.getTime() <= now.getTime();
+/**
+ * Expired = claimed and the lease's end is at or before now: at the very instant it runs out the lease
+ * is already over (the hub refuses the holder's writes, the reaper may take the card, every face shows
+ * it expired). Takes a core row (Dates) or a wire card (ISO strings) alike.
+ */
+export function isLeaseExpired(card: { status: CardStatus; leaseExpiresAt: Instant | null }, now: Instant): boolean {
+	return card.status === 'claimed' && card.leaseExpiresAt !== null && instantMs(card.leaseExpiresAt) <= instantMs(now);
 }
 
 export function leaseOf(card: LeaseView): Lease | null {

@@ -3,6 +3,7 @@
  * the action is legal and return the patch to apply and the event to log. No I/O and no clock reads;
  * Backlog applies the patch and appends the event in one transaction.
  */
+import { isDeferred } from './claimable';
 import { describeCycle } from './dag';
 import { BatonError } from './errors';
 import { checkLease, leaseExpiry, type LeaseView } from './lease';
@@ -422,7 +423,7 @@ export function checkClaimable(
 			{ cardId: card.id, unmetDeps: card.unmetDeps, waitsOn: unmetIds },
 		);
 	}
-	if (card.deferUntil !== null && card.deferUntil.getTime() > now.getTime()) {
+	if (card.deferUntil !== null && isDeferred(card, now)) {
 		throw new BatonError(
 			'invalid_transition',
 			`Card ${card.id} is deferred until ${card.deferUntil.toISOString()} (retry backoff); claim it after that.`,

@@ -1,33 +1,11 @@
 /**
- * Agent health and "stalled", derived on this side from lastSeenAt and the thresholds (DESIGN §2):
- * a dead agent sends nothing, so only a client-side clock notices it going late, stale and dead.
- * Pure: callers pass now.
+ * An agent as the extension's views show it. The rules behind `health` and `stalled` live in
+ * core/health.ts, shared with the hub and the board; this file only shapes what the trees, the status
+ * bar and the alerts read. Pure types and constants: no vscode, no clock reads.
  */
-import type { Agent, AgentHealth, Card, HealthThresholds } from '../core/protocol';
+import type { Agent, AgentHealth, Card } from '../core/protocol';
 
-export function healthAt(lastSeenAt: string, now: number, t: HealthThresholds): AgentHealth {
-	const ageSeconds = (now - Date.parse(lastSeenAt)) / 1000;
-	if (ageSeconds < t.healthySeconds) {
-		return 'healthy';
-	}
-	if (ageSeconds < t.lateSeconds) {
-		return 'late';
-	}
-	return ageSeconds < t.staleSeconds ? 'stale' : 'dead';
-}
-
-/** Alive (healthy or late) while holding a card with no progress report for stallSeconds. */
-export function isStalled(health: AgentHealth, held: readonly Card[], now: number, t: HealthThresholds): boolean {
-	if (health !== 'healthy' && health !== 'late') {
-		return false;
-	}
-	return held.some(card => {
-		const since = card.progressAt ?? card.claimedAt;
-		return since !== null && (now - Date.parse(since)) / 1000 >= t.stallSeconds;
-	});
-}
-
-/** An agent as the views show it: health recomputed for now. */
+/** An agent as the views show it: health and stalled recomputed for now (core/health.ts). */
 export interface AgentView {
 	agent: Agent;
 	health: AgentHealth;

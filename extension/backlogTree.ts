@@ -5,18 +5,12 @@
  * the user expanded. Reads the cached state only: no request per render.
  */
 import * as vscode from 'vscode';
-import type { Card } from '../core/protocol';
+import { isDeferred, isWaiting } from '../core/claimable';
+import { isCardStalled } from '../core/health';
+import { isLeaseExpired } from '../core/lease';
+import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
 import { isFailed } from './alertRules';
-import {
-	cardSummary,
-	compareByPriority,
-	formatDuration,
-	isCardStalled,
-	isDeferred,
-	isLeaseExpired,
-	isWaiting,
-	leaseText,
-} from './cardText';
+import { cardSummary, compareByPriority, formatDuration, leaseText } from './cardText';
 import type { HubConnection } from './hubConnection';
 
 export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'failed' | 'blocked' | 'done';
@@ -65,7 +59,12 @@ export function cardContextValue(card: Card, me: string): string {
 	return group === 'claimed' ? (card.claimOwner === me ? 'card.claimed.mine' : 'card.claimed.other') : `card.${group}`;
 }
 
-function cardIcon(card: Card, now: number, stallSeconds: number): vscode.ThemeIcon {
+function cardIcon(
+	card: Card,
+	now: number,
+	thresholds: HealthThresholds,
+	holder: AgentHealth | undefined,
+): vscode.ThemeIcon {
 	const color = (id: string) => new vscode.ThemeColor(id);
 	switch (groupOf(card)) {
 		case 'ready':
@@ -78,7 +77,7 @@ function cardIcon(card: Card, now: number, stallSeconds: number): vscode.ThemeIc
 			if (isLeaseExpired(card, now)) {
 				return new vscode.ThemeIcon('warning', color('list.errorForeground'));
 			}
-			return isCardStalled(card, now, stallSeconds)
+			return isCardStalled(card, holder, now, thresholds)
 				? new vscode.ThemeIcon('warning', color('list.warningForeground'))
 				: new vscode.ThemeIcon('play-circle', color('charts.blue'));
 		case 'failed':
@@ -215,8 +214,10 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const card = element.card;
 		const item = new vscode.TreeItem(card.title, vscode.TreeItemCollapsibleState.None);
 		item.id = `card:${card.id}`;
-		item.description = cardSummary(card, now, this.hub.thresholds.stallSeconds);
-		item.iconPath = cardIcon(card, now, this.hub.thresholds.stallSeconds);
+		const thresholds = this.hub.thresholds;
+		const holder = this.hub.healthOf(card.claimOwner, now);
+		item.description = cardSummary(card, now, thresholds, holder);
+		item.iconPath = cardIcon(card, now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
 		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };
 		return item;

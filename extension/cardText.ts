@@ -1,8 +1,13 @@
 /**
  * Short human texts about cards shared by the tree, the quick picks and the notifications: lease
- * countdowns, the stalled/expired flags and the one-line summary. Pure: callers pass now.
+ * countdowns, the stalled/expired flags and the one-line summary. Pure: callers pass now. It words
+ * the rules, it does not define them: expired, stalled, waiting and deferred come from core
+ * (lease.ts, health.ts, claimable.ts), the same functions the hub and the board call.
  */
-import type { Card } from '../core/protocol';
+import { isDeferred, isWaiting } from '../core/claimable';
+import { isCardStalled } from '../core/health';
+import { isLeaseExpired } from '../core/lease';
+import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
 
 /** "4m 05s", "52s", "1h 02m". */
 export function formatDuration(seconds: number): string {
@@ -22,29 +27,7 @@ export function leaseText(card: Card, now: number): string | undefined {
 		return undefined;
 	}
 	const left = (Date.parse(card.leaseExpiresAt) - now) / 1000;
-	return left >= 0 ? `lease ${formatDuration(left)}` : `lease expired ${formatDuration(-left)} ago`;
-}
-
-export function isLeaseExpired(card: Card, now: number): boolean {
-	return card.status === 'claimed' && card.leaseExpiresAt !== null && Date.parse(card.leaseExpiresAt) < now;
-}
-
-/** A held card whose holder has reported no progress for stallSeconds (DESIGN §5). */
-export function isCardStalled(card: Card, now: number, stallSeconds: number): boolean {
-	if (card.status !== 'claimed') {
-		return false;
-	}
-	const since = card.progressAt ?? card.claimedAt;
-	return since !== null && (now - Date.parse(since)) / 1000 >= stallSeconds;
-}
-
-/** A ready card that waits on dependencies (DESIGN §3: not claimable yet). */
-export function isWaiting(card: Card): boolean {
-	return card.status === 'ready' && card.unmetDeps > 0;
-}
-
-export function isDeferred(card: Card, now: number): boolean {
-	return card.status === 'ready' && card.deferUntil !== null && Date.parse(card.deferUntil) > now;
+	return isLeaseExpired(card, now) ? `lease expired ${formatDuration(-left)} ago` : `lease ${formatDuration(left)}`;
 }
 
 /** Priority first, then the oldest (DESIGN §3's claim order). */
@@ -52,8 +35,17 @@ export function compareByPriority(a: Card, b: Card): number {
 	return b.priority - a.priority || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
 }
 
-/** "A4 · P2 · agent-1 · lease 4m 05s · 40%": id, priority, owner, lease and progress. */
-export function cardSummary(card: Card, now: number, stallSeconds: number): string {
+/**
+ * "A4 · P2 · agent-1 · lease 4m 05s · 40%": id, priority, owner, lease and progress. `holder` is the
+ * holder's health as this window sees it (undefined: not known), so a dead agent's card reads as
+ * held by a dead agent (the Agents tree), not as stalled.
+ */
+export function cardSummary(
+	card: Card,
+	now: number,
+	thresholds: HealthThresholds,
+	holder: AgentHealth | undefined,
+): string {
 	const parts: string[] = [card.id];
 	if (card.priority !== 0) {
 		parts.push(`P${card.priority}`);
@@ -71,7 +63,7 @@ export function cardSummary(card: Card, now: number, stallSeconds: number): stri
 	if (card.status === 'claimed' && card.progress !== null) {
 		parts.push(`${card.progress}%`);
 	}
-	if (isCardStalled(card, now, stallSeconds) && !isLeaseExpired(card, now)) {
+	if (isCardStalled(card, holder, now, thresholds)) {
 		parts.push('stalled');
 	}
 	if (isWaiting(card)) {

@@ -8,8 +8,10 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ConnectHubOptions } from '../core/client/connectHub';
 import { BatonError } from '../core/errors';
+import { agentHealth, isAgentStalled } from '../core/health';
 import type {
 	Agent,
+	AgentHealth,
 	BacklogEvent,
 	Card,
 	HealthThresholds,
@@ -19,7 +21,7 @@ import type {
 	StoreHealth,
 } from '../core/protocol';
 import type { ConnectionState, RpcClient } from '../core/rpc';
-import { type AgentView, healthAt, isStalled } from './agentHealth';
+import type { AgentView } from './agentHealth';
 import { type BatonConfig, effectiveThresholds, humanAgent } from './config';
 
 export type HubState = 'connecting' | 'connected' | 'offline';
@@ -53,6 +55,7 @@ export class HubConnection implements vscode.Disposable {
 	private client: RpcClient | undefined;
 	private readonly cardMap = new Map<string, Card>();
 	private agentList: Agent[] = [];
+	private agentById = new Map<string, Agent>();
 	private hubThresholds: HealthThresholds = designThresholds;
 	private stateValue: HubState = 'connecting';
 	private lastErrorValue: string | undefined;
@@ -122,6 +125,15 @@ export class HubConnection implements vscode.Disposable {
 		return this.agentList;
 	}
 
+	/**
+	 * Health of agent `id` at `now` (core/health.ts), or undefined when this window does not know the
+	 * agent: what the tree passes to the card rules, so a dead agent's card is not called stalled.
+	 */
+	healthOf(id: string | null, now = Date.now()): AgentHealth | undefined {
+		const agent = id === null ? undefined : this.agentById.get(id);
+		return agent === undefined ? undefined : agentHealth(agent.lastSeenAt, now, this.thresholds);
+	}
+
 	/** Starts connecting in the background; activation never waits for the hub. */
 	start(): void {
 		const gen = this.generation;
@@ -156,6 +168,7 @@ export class HubConnection implements vscode.Disposable {
 		this.actor = humanAgent(this.config).id;
 		this.cardMap.clear();
 		this.agentList = [];
+		this.agentById = new Map();
 		this.cardsEmitter.fire({ ids: new Set(), reset: true });
 		this.agentsEmitter.fire();
 		this.attached = deferred();
@@ -219,12 +232,12 @@ export class HubConnection implements vscode.Disposable {
 		}
 		return this.agentList
 			.map(agent => {
-				const health = healthAt(agent.lastSeenAt, now, t);
+				const health = agentHealth(agent.lastSeenAt, now, t);
 				const cards = held.get(agent.id) ?? [];
 				return {
 					agent,
 					health,
-					stalled: isStalled(health, cards, now, t),
+					stalled: isAgentStalled(health, cards, now, t),
 					cards,
 					ageSeconds: Math.max(0, (now - Date.parse(agent.lastSeenAt)) / 1000),
 				};
@@ -396,6 +409,7 @@ export class HubConnection implements vscode.Disposable {
 
 	private setAgents(agents: Agent[]): void {
 		this.agentList = agents;
+		this.agentById = new Map(agents.map(a => [a.id, a]));
 		this.healthSignature = '';
 		this.checkHealth();
 	}

@@ -6,12 +6,12 @@
 import * as vscode from 'vscode';
 // First, so its timestamp precedes the evaluation of every other bundled module.
 import { moduleStartedAt, moduleStartedCpu } from './loadClock';
+import { isClaimable } from '../core/claimable';
 import { AgentsTreeProvider } from './agentsTree';
 import { BacklogTreeProvider } from './backlogTree';
 import { BoardPanel } from './boardPanel';
 import { BoardViewProvider } from './boardView';
 import type { BoardHost } from './boardWebview';
-import { isDeferred, isWaiting } from './cardText';
 import { commandIds, registerCommands, viewIds } from './commands';
 import { readConfig } from './config';
 import { HubConnection } from './hubConnection';
@@ -83,7 +83,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 		const now = Date.now();
 		let ready = 0;
 		for (const c of hub.cards.values()) {
-			if (c.status === 'ready' && !isWaiting(c) && !isDeferred(c, now)) {
+			if (isClaimable(c, now)) {
 				ready++;
 			}
 		}

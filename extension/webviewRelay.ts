@@ -3,7 +3,9 @@
  * frame, passed on unchanged; an object message is a ViewMessage. The extension holds the token, so
  * the webview's hello is answered here with the HelloOk of a dedicated connection that acts as the
  * human's agent; requests go to the hub over that connection with their idempotency keys, and its
- * events and agent notices are pushed back. Every inbound message is validated before use.
+ * events and agent notices are pushed back. Every inbound message is validated before use. The
+ * thresholds the board judges health and stalled by are the trees' (`baton.health.*` settings win
+ * over the hub's, key by key), so the two faces apply core/health.ts to the same numbers.
  */
 import type * as vscode from 'vscode';
 import { BatonError, describeIssues } from '../core/errors';
@@ -105,6 +107,8 @@ export class WebviewRelay implements vscode.Disposable {
 				const afterSeq = (params as { afterSeq?: unknown } | undefined)?.afterSeq;
 				const seq = await client.subscribe(typeof afterSeq === 'number' ? afterSeq : undefined);
 				result = { seq };
+			} else if (method === 'agent/list') {
+				result = { ...(await client.request(method, params as never)), thresholds: this.hub.thresholds };
 			} else {
 				result = await client.request(method, params as never, key === undefined ? {} : { key });
 			}
@@ -124,7 +128,7 @@ export class WebviewRelay implements vscode.Disposable {
 		try {
 			const client = await this.connection();
 			const hello = client.hello ?? (await client.start());
-			this.post(JSON.stringify(hello));
+			this.post(JSON.stringify({ ...hello, thresholds: this.hub.thresholds }));
 		} catch (e) {
 			const error = BatonError.is(e) ? e.toBody() : { code: 'unavailable', message: String(e) };
 			this.log.warn(`The board could not connect: ${error.message}`);

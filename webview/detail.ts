@@ -274,7 +274,8 @@ export class DetailPane {
 		if (card.status === 'claimed') {
 			const owner = card.claimOwner ?? '—';
 			const agent = card.claimOwner === null ? undefined : this.host.state.agents.get(card.claimOwner);
-			add('Owner', agent === undefined ? owner : `${agent.name || agent.id} (${agent.health})`);
+			const health = this.host.state.healthOf(card.claimOwner, Date.now());
+			add('Owner', agent === undefined ? owner : `${agent.name || agent.id} (${health ?? agent.health})`);
 			if (card.leaseExpiresAt !== null) {
 				add('Lease', formatRemaining(Date.parse(card.leaseExpiresAt) - Date.now()));
 			}

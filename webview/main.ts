@@ -7,6 +7,7 @@
 import './jitless';
 
 import { BatonError } from '../core/errors';
+import { isAlive } from '../core/health';
 import { type BacklogEvent, type Card, type HelloOk, type StoreHealth, limits } from '../core/protocol';
 import { type ConnectionState, RpcClient } from '../core/rpc';
 import { DetailPane } from './detail';
@@ -255,7 +256,8 @@ function updatePhases(): void {
 
 function updateSummary(): void {
 	const agents = [...state.agents.values()];
-	const alive = agents.filter(a => a.health === 'healthy' || a.health === 'late').length;
+	const now = Date.now();
+	const alive = agents.filter(a => isAlive(state.healthOf(a.id, now) ?? a.health)).length;
 	summary.textContent = `${state.size.toLocaleString()} cards · ${alive} of ${agents.length} agents alive`;
 }
 
@@ -519,12 +521,13 @@ filterInput.addEventListener('input', () => {
 phaseSelect.addEventListener('change', applyFilter);
 blockedSelect?.addEventListener('change', applyFilter);
 
-// Countdowns and stalled/expired markers move with the clock; only rendered rows are touched.
+// Countdowns, agent health and stalled/expired markers move with the clock; only rendered rows are touched.
 window.setInterval(() => {
 	if (loaded) {
 		for (const col of columnIds) {
 			view.columns[col].refreshAll();
 		}
+		updateSummary();
 	}
 }, 1000);
 

@@ -3,6 +3,8 @@
  * to ask the human first, and the optimistic look of the card; or a refusal that says why. Also the
  * priority a card gets when it is dropped between two others in Ready. Pure: no DOM, no transport.
  */
+import { isDeferred, isWaiting } from '../core/claimable';
+import { isLeaseExpired } from '../core/lease';
 import { type Card, type Method, type Params, limits } from '../core/protocol';
 import { type ColumnId, columnOf, columnTitles } from './state';
 
@@ -52,15 +54,15 @@ export function planMove(card: Card, to: ColumnId, ctx: MoveContext): MovePlan {
 		return { kind: 'none' };
 	}
 	const mine = card.claimOwner !== null && card.claimOwner === ctx.actor;
-	const leaseOver = card.leaseExpiresAt !== null && Date.parse(card.leaseExpiresAt) <= ctx.nowMs;
+	const leaseOver = isLeaseExpired(card, ctx.nowMs);
 	const id = card.id;
 	switch (`${from}>${to}`) {
 		case 'ready>inProgress': {
-			if (card.unmetDeps > 0) {
+			if (isWaiting(card)) {
 				const list = ctx.waitingOn.length > 0 ? ctx.waitingOn.join(', ') : `${card.unmetDeps} dependencies`;
 				return { kind: 'refuse', reason: `${id} waits on ${list}; it can be claimed once they are done.` };
 			}
-			if (card.deferUntil !== null && Date.parse(card.deferUntil) > ctx.nowMs) {
+			if (card.deferUntil !== null && isDeferred(card, ctx.nowMs)) {
 				return {
 					kind: 'refuse',
 					reason: `${id} is deferred until ${new Date(card.deferUntil).toLocaleString()} (retry backoff); claim it after that.`,

@@ -4,7 +4,7 @@
  * 50 and an event patches at most one window. Card text is always set with textContent, never HTML,
  * and styles are set through CSSOM (the CSP allows no inline style attributes).
  */
-import type { Agent, Card } from '../core/protocol';
+import type { Card } from '../core/protocol';
 import { type BoardState, type ColumnId, columnIds, columnTitles, formatDuration, formatRemaining } from './state';
 
 /** Height of one card slot (card + gap) in px; the CSS gives .card the same height minus the gap. */
@@ -98,9 +98,11 @@ export interface RenderContext {
 	tabStopId: string | undefined;
 }
 
-function agentLabel(agents: ReadonlyMap<string, Agent>, owner: string): { name: string; health: string } {
-	const a = agents.get(owner);
-	return a === undefined ? { name: owner, health: 'unknown' } : { name: a.name || a.id, health: a.health };
+function agentLabel(state: BoardState, owner: string, nowMs: number): { name: string; health: string } {
+	const a = state.agents.get(owner);
+	return a === undefined
+		? { name: owner, health: 'unknown' }
+		: { name: a.name || a.id, health: state.healthOf(owner, nowMs) ?? 'unknown' };
 }
 
 /** Fills a card element from a card; everything user-supplied goes through textContent. */
@@ -134,7 +136,7 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		labels.push(`phase ${card.phase}`);
 	}
 	if (card.status === 'claimed' && card.claimOwner !== null) {
-		const a = agentLabel(state.agents, card.claimOwner);
+		const a = agentLabel(state, card.claimOwner, ctx.nowMs);
 		owner = a.name;
 		health = a.health;
 		lease = card.leaseExpiresAt === null ? '' : formatRemaining(Date.parse(card.leaseExpiresAt) - ctx.nowMs);

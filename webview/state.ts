@@ -2,10 +2,16 @@
  * The board's state: every card the hub knows, the agents, the filter, and one sorted list per column
  * that is kept up to date incrementally (binary-search insert/remove), so an event touching one card
  * costs O(log n) plus a splice, never a re-sort of 5,000 cards. Pure logic: no DOM, no transport;
- * every mutation returns a Change naming what the renderer must patch.
+ * every mutation returns a Change naming what the renderer must patch. The card and agent rules
+ * (expired, stalled, waiting, deferred, health) are core's (lease.ts, health.ts, claimable.ts), the
+ * same functions the hub and the extension's trees call: never re-written here.
  */
+import { isDeferred, isWaiting } from '../core/claimable';
+import { agentHealth, isCardStalled } from '../core/health';
+import { isLeaseExpired } from '../core/lease';
 import {
 	type Agent,
+	type AgentHealth,
 	type BacklogEvent,
 	type Card,
 	type CardStatus,
@@ -108,7 +114,10 @@ export interface CardMarkers {
 	deferred: boolean;
 	/** Claimed and the lease has run out (the reaper will return it). */
 	expired: boolean;
-	/** Claimed by a live agent that has reported no progress for stallSeconds. */
+	/**
+	 * Claimed, lease running, no progress for stallSeconds, and the holder alive (healthy or late):
+	 * a stale or dead holder shows as such, not as stalled (core/health.ts `isCardStalled`).
+	 */
 	stalled: boolean;
 }
 
@@ -289,21 +298,21 @@ export class BoardState {
 		return out;
 	}
 
+	/**
+	 * Health of agent `id` at `nowMs`, derived from its lastSeenAt (the hub's `health` is as old as
+	 * the last agents notice, and a dead agent sends none); undefined for an agent not known here.
+	 */
+	healthOf(id: string | null, nowMs: number): AgentHealth | undefined {
+		const agent = id === null ? undefined : this.agents.get(id);
+		return agent === undefined ? undefined : agentHealth(agent.lastSeenAt, nowMs, this.thresholds);
+	}
+
 	markers(card: Card, nowMs: number): CardMarkers {
-		const claimed = card.status === 'claimed';
-		const expired = claimed && card.leaseExpiresAt !== null && Date.parse(card.leaseExpiresAt) <= nowMs;
-		let stalled = false;
-		if (claimed && !expired) {
-			const since = card.progressAt ?? card.claimedAt;
-			const owner = card.claimOwner === null ? undefined : this.agents.get(card.claimOwner);
-			stalled =
-				owner?.stalled === true || (since !== null && nowMs - Date.parse(since) > this.thresholds.stallSeconds * 1000);
-		}
 		return {
-			waiting: card.status === 'ready' && card.unmetDeps > 0,
-			deferred: card.status === 'ready' && card.deferUntil !== null && Date.parse(card.deferUntil) > nowMs,
-			expired,
-			stalled,
+			waiting: isWaiting(card),
+			deferred: isDeferred(card, nowMs),
+			expired: isLeaseExpired(card, nowMs),
+			stalled: isCardStalled(card, this.healthOf(card.claimOwner, nowMs), nowMs, this.thresholds),
 		};
 	}
 

@@ -3,6 +3,7 @@
  * shapes (exit 1: refused, exit 2: usage). Writes through injected streams so tests and `baton up`
  * share it; no colour codes, so logs and CI stay readable.
  */
+import { isAlive } from '../../core/health';
 import type { Agent, BacklogEvent, Card } from '../../core/protocol';
 
 export interface Output {
@@ -184,7 +185,8 @@ export function agentTable(agents: readonly Agent[], now: number = Date.now()): 
 		agents.map(a => [
 			a.id,
 			truncate(a.client, 24),
-			a.stalled ? `${a.health} (stalled)` : a.health,
+			// The hub's flag does not look at health; a stale or dead agent is that, not stalled (core/health.ts).
+			a.stalled && isAlive(a.health) ? `${a.health} (stalled)` : a.health,
 			a.status,
 			a.connected ? 'yes' : 'no',
 			a.cards.length === 0 ? '-' : truncate(a.cards.join(','), 30),

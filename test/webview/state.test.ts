@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { type Agent, defaultHealthThresholds } from '../../core/protocol';
 import { type ColumnId, BoardState, columnOrder, formatRemaining } from '../../webview/state';
 import { planMove, priorityForDrop } from '../../webview/moves';
 import { makeCard, makeEvent } from './fixtures';
@@ -192,6 +193,80 @@ describe('BoardState', () => {
 		assert.deepEqual(s.markers(stalled, now), { waiting: false, deferred: false, expired: false, stalled: true });
 		assert.equal(formatRemaining(125_000), '2m 05s left');
 		assert.equal(formatRemaining(-30_000), 'expired 30s ago');
+	});
+
+	// The boundaries core/health.ts and core/lease.ts define, as the board shows them: the Backlog and
+	// Agents trees call the same functions, so the two faces cannot disagree on a card again.
+	describe('markers agree with the core rules', () => {
+		const now = Date.parse('2026-01-01T01:00:00.000Z');
+		const iso = (ms: number) => new Date(now + ms).toISOString();
+		const agent = (id: string, lastSeenAgoMs: number): Agent => ({
+			id,
+			name: id,
+			client: 'mcp',
+			capabilities: [],
+			host: null,
+			pid: null,
+			lastSeenAt: iso(-lastSeenAgoMs),
+			status: 'working',
+			cards: [],
+			health: 'healthy',
+			// What the hub reports: it does not look at health, so the board must not trust it for a card.
+			stalled: true,
+			connected: true,
+		});
+		const held = (id: string, owner: string, quietMs: number, leaseLeftMs = 60_000) =>
+			makeCard({
+				id,
+				status: 'claimed',
+				claimOwner: owner,
+				claimedAt: iso(-quietMs - 1000),
+				progressAt: iso(-quietMs),
+				leaseExpiresAt: iso(leaseLeftMs),
+			});
+		const stallMs = defaultHealthThresholds.stallSeconds * 1000;
+
+		it('is stalled at exactly stallSeconds without progress, not a millisecond before', () => {
+			const s = new BoardState();
+			s.setAgents([agent('live', 0)]);
+			assert.equal(s.markers(held('a', 'live', stallMs), now).stalled, true);
+			assert.equal(s.markers(held('b', 'live', stallMs - 1), now).stalled, false);
+		});
+
+		it('does not call a dead or stale agent’s card stalled, whatever the hub’s agent flag says', () => {
+			const s = new BoardState();
+			const staleMs = defaultHealthThresholds.staleSeconds * 1000;
+			s.setAgents([agent('dead', staleMs), agent('stale', staleMs - 1), agent('late', 30_000)]);
+			assert.equal(s.healthOf('dead', now), 'dead');
+			assert.equal(s.healthOf('stale', now), 'stale');
+			assert.equal(s.markers(held('d', 'dead', stallMs * 2), now).stalled, false);
+			assert.equal(s.markers(held('s', 'stale', stallMs * 2), now).stalled, false);
+			assert.equal(s.markers(held('l', 'late', stallMs * 2), now).stalled, true);
+			// The agent's flag is about some card of it; a card with fresh progress is not stalled.
+			assert.equal(s.markers(held('f', 'late', 10_000), now).stalled, false);
+		});
+
+		it('derives health from lastSeenAt at render time, not from the last agents notice', () => {
+			const s = new BoardState();
+			s.setAgents([agent('a', 0)]);
+			assert.equal(s.healthOf('a', now), 'healthy');
+			assert.equal(s.healthOf('a', now + defaultHealthThresholds.staleSeconds * 1000), 'dead');
+			assert.equal(s.healthOf('unknown', now), undefined);
+		});
+
+		it('is expired at exactly leaseExpiresAt, and an expired card is not also stalled', () => {
+			const s = new BoardState();
+			s.setAgents([agent('live', 0)]);
+			const atEnd = held('e', 'live', stallMs * 2, 0);
+			assert.deepEqual(s.markers(atEnd, now), { waiting: false, deferred: false, expired: true, stalled: false });
+			assert.equal(s.markers(held('e2', 'live', 0, 1), now).expired, false);
+		});
+
+		it('is deferred until exactly deferUntil', () => {
+			const s = new BoardState();
+			assert.equal(s.markers(makeCard({ id: 'x', deferUntil: iso(1) }), now).deferred, true);
+			assert.equal(s.markers(makeCard({ id: 'y', deferUntil: iso(0) }), now).deferred, false);
+		});
 	});
 });
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { CardNode, GroupKey } from '../../../extension/backlogTree';
 import { after, before, describe, it } from './harness';
-import { api, callTool, mcpAgent, uniqueId, waitFor } from './helpers';
+import { agentClient, api, callTool, mcpAgent, uniqueId, waitFor } from './helpers';
 
 type Mcp = Awaited<ReturnType<typeof mcpAgent>>;
 
@@ -91,5 +91,55 @@ describe('Backlog tree', () => {
 			const ready = await rowsIn('ready');
 			return held.every(id => ready.some(r => r.node.card.id === id));
 		});
+	});
+});
+
+// core/health.ts decides "stalled" for both trees and the board: a quiet card of a live agent is
+// stalled; once the agent is dead, the card is held by a dead agent, not stalled.
+describe('stalled in the trees', () => {
+	const config = () => vscode.workspace.getConfiguration('baton');
+	const keys = ['healthySeconds', 'lateSeconds', 'staleSeconds', 'stallSeconds'] as const;
+	const setHealth = async (values: Partial<Record<(typeof keys)[number], number>>) => {
+		for (const k of keys) {
+			await config().update(`health.${k}`, values[k], vscode.ConfigurationTarget.Workspace);
+		}
+	};
+
+	after(async () => {
+		// Back to the hub's thresholds and the fleet notifications for the cases that follow.
+		await setHealth({});
+		await config().update('notifications.fleet', undefined, vscode.ConfigurationTarget.Workspace);
+	});
+
+	it('flags a live agent’s quiet card stalled, and not once that agent is dead', async () => {
+		const baton = await api();
+		await waitFor('the hub connection', () => baton.hub.state === 'connected', 60_000);
+		// The worker will die holding a card: no "agent died" toast over the UI cases that follow.
+		await config().update('notifications.fleet', false, vscode.ConfigurationTarget.Workspace);
+		await setHealth({ healthySeconds: 60, lateSeconds: 120, staleSeconds: 300, stallSeconds: 1 });
+		const workerId = uniqueId('quiet-worker');
+		const worker = await agentClient(workerId);
+		const id = uniqueId('quiet');
+		await worker.request('card/create', { cards: [{ id, title: 'Claimed, then no progress' }] });
+		await worker.request('card/claim', { cardId: id, ttlSeconds: 600 });
+		const row = async () => (await rowsIn('claimed')).find(r => r.node.card.id === id);
+		const view = () => baton.agents.getChildren().find(n => n.view.agent.id === workerId)?.view;
+		await waitFor('the quiet card marked stalled', async () =>
+			String((await row())?.item.description).includes('stalled'),
+		);
+		assert.equal(view()?.stalled, true, 'the Agents tree calls the live agent stalled too');
+
+		worker.close();
+		await setHealth({ healthySeconds: 1, lateSeconds: 2, staleSeconds: 3, stallSeconds: 1 });
+		await waitFor('the worker dead in the Agents tree', () => view()?.health === 'dead');
+		const dead = await row();
+		assert.ok(dead, 'the card is still held (a test client’s claims outlive its connection)');
+		assert.doesNotMatch(String(dead.item.description), /stalled/);
+		assert.equal(view()?.stalled, false);
+
+		await vscode.commands.executeCommand('baton.reclaimCard', id, { confirm: false });
+		await waitFor('the reclaimed card back under Ready', async () =>
+			(await rowsIn('ready')).some(r => r.node.card.id === id),
+		);
 	});
 });

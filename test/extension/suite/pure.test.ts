@@ -1,9 +1,13 @@
-/** The extension's pure rules, table-driven: health, stalled, lease texts, MCP config merging. */
+/**
+ * The extension's pure parts, table-driven: health and stalled as the trees call them (core's rules,
+ * shared with the board), lease texts, MCP config merging.
+ */
 import assert from 'node:assert/strict';
+import { agentHealth, isAgentStalled } from '../../../core/health';
+import { isLeaseExpired } from '../../../core/lease';
 import type { Card } from '../../../core/protocol';
-import { healthAt, isStalled } from '../../../extension/agentHealth';
 import { cardContextValue, groupOf } from '../../../extension/backlogTree';
-import { cardSummary, formatDuration, isLeaseExpired, leaseText } from '../../../extension/cardText';
+import { cardSummary, formatDuration, leaseText } from '../../../extension/cardText';
 import { mergeMcpConfig } from '../../../extension/mcpConfig';
 import { makeCard } from '../../helpers/cards';
 import { describe, it } from './harness';
@@ -29,21 +33,25 @@ describe('pure rules', () => {
 			[86_400, 'dead'],
 		];
 		for (const [age, expected] of cases) {
-			assert.equal(healthAt(ago(age), now, t), expected, `${age} s`);
+			assert.equal(agentHealth(ago(age), now, t), expected, `${age} s`);
 		}
-		assert.equal(healthAt('not a date', now, t), 'dead');
+		assert.equal(agentHealth('not a date', now, t), 'dead');
 	});
 
 	it('flags stalled only for a live agent without progress for stallSeconds', () => {
 		const held = [card({ status: 'claimed', claimedAt: ago(1000), progressAt: ago(950) })];
-		assert.equal(isStalled('healthy', held, now, t), true);
-		assert.equal(isStalled('late', held, now, t), true);
-		assert.equal(isStalled('stale', held, now, t), false, 'a stale agent is stale, not stalled');
+		assert.equal(isAgentStalled('healthy', held, now, t), true);
+		assert.equal(isAgentStalled('late', held, now, t), true);
+		assert.equal(isAgentStalled('stale', held, now, t), false, 'a stale agent is stale, not stalled');
 		assert.equal(
-			isStalled('healthy', [card({ status: 'claimed', claimedAt: ago(1000), progressAt: ago(10) })], now, t),
+			isAgentStalled('healthy', [card({ status: 'claimed', claimedAt: ago(1000), progressAt: ago(10) })], now, t),
 			false,
 		);
-		assert.equal(isStalled('healthy', [], now, t), false);
+		assert.equal(isAgentStalled('healthy', [], now, t), false);
+		// The Backlog tree's summary says the same about the card: stalled for a live holder only.
+		const quiet = card({ status: 'claimed', claimOwner: 'codex-1', claimedAt: ago(1000), progressAt: ago(900) });
+		assert.equal(cardSummary(quiet, now, t, 'healthy'), 'A1 · codex-1 · stalled');
+		assert.equal(cardSummary(quiet, now, t, 'dead'), 'A1 · codex-1');
 	});
 
 	it('describes leases, expiry and groups', () => {
@@ -56,10 +64,14 @@ describe('pure rules', () => {
 			claimedAt: ago(60),
 		});
 		assert.equal(leaseText(claimed, now), 'lease 4m 05s');
-		assert.equal(cardSummary(claimed, now, 900), 'A1 · codex-1 · lease 4m 05s · 40%');
+		assert.equal(cardSummary(claimed, now, t, 'healthy'), 'A1 · codex-1 · lease 4m 05s · 40%');
 		const expired = { ...claimed, leaseExpiresAt: ago(12) };
 		assert.equal(isLeaseExpired(expired, now), true);
 		assert.equal(leaseText(expired, now), 'lease expired 12s ago');
+		// At the very instant the lease ends it is over, in the text as in the rule (core/lease.ts).
+		const atEnd = { ...claimed, leaseExpiresAt: new Date(now).toISOString() };
+		assert.equal(isLeaseExpired(atEnd, now), true);
+		assert.equal(leaseText(atEnd, now), 'lease expired 0s ago');
 		assert.equal(formatDuration(3_720), '1h 02m');
 		assert.equal(groupOf(card({ unmetDeps: 2 })), 'waiting');
 		assert.equal(groupOf(card({})), 'ready');

@@ -1,0 +1,99 @@
+/**
+ * Navigation and views: open the board (panel or editor, optionally at a card), focus the Agents view,
+ * filter and reveal in the Backlog tree, copy a card id, reconnect, show the log. Reads the
+ * connection's cache and moves the UI; never sends a request that changes the backlog.
+ */
+import * as vscode from 'vscode';
+import { BatonError } from '../../core/errors';
+import { commandIds, viewIds } from './ids';
+import { type CommandKit, cardIdOf } from './kit';
+
+export function registerViewCommands(kit: CommandKit): vscode.Disposable[] {
+	const { ctx, hub, log, register } = kit;
+
+	return [
+		register(commandIds.openBoard, async arg => ctx.openBoard(cardIdOf(arg))),
+		register(commandIds.openBoardInEditor, async arg => ctx.openBoardInEditor(cardIdOf(arg))),
+		register(commandIds.openCardOnBoard, async arg => ctx.openBoard(cardIdOf(arg))),
+		register(commandIds.showAgents, async () => vscode.commands.executeCommand(`${viewIds.agents}.focus`)),
+		register(commandIds.filterBacklog, async arg => {
+			if (typeof arg === 'object' && arg !== null) {
+				ctx.backlog.setFilter(arg);
+			} else {
+				await hub.whenAttached();
+				const phases = [
+					...new Set([...hub.cards.values()].map(c => c.phase).filter((p): p is string => p !== null)),
+				].sort();
+				const current = ctx.backlog.filter;
+				const choice = await vscode.window.showQuickPick(
+					[
+						{ label: '$(search) Filter by text…', action: 'text' as const },
+						...phases.map(p => ({ label: `$(tag) ${p}`, description: 'phase', action: 'phase' as const, phase: p })),
+						{ label: '$(clear-all) Show everything', action: 'clear' as const },
+					],
+					{ title: 'Filter the Backlog', placeHolder: ctx.backlog.describeFilter() || 'No filter' },
+				);
+				if (!choice) {
+					return undefined;
+				}
+				if (choice.action === 'clear') {
+					ctx.backlog.setFilter({});
+				} else if (choice.action === 'phase' && 'phase' in choice) {
+					ctx.backlog.setFilter({ ...current, phase: choice.phase });
+				} else {
+					const text = await vscode.window.showInputBox({
+						prompt: 'Show cards whose id, title or body contains',
+						value: current.text ?? '',
+					});
+					if (text === undefined) {
+						return undefined;
+					}
+					ctx.backlog.setFilter({ ...current, text });
+				}
+			}
+			ctx.backlogView.description = ctx.backlog.describeFilter();
+			return ctx.backlog.filter;
+		}),
+		register(commandIds.clearFilter, async () => {
+			ctx.backlog.setFilter({});
+			ctx.backlogView.description = '';
+			return Promise.resolve(ctx.backlog.filter);
+		}),
+		register(commandIds.refresh, async () => {
+			hub.restart();
+			return hub.whenAttached().then(() => undefined);
+		}),
+		register(commandIds.copyCardId, async arg => {
+			const id = cardIdOf(arg);
+			if (id !== undefined) {
+				await vscode.env.clipboard.writeText(id);
+			}
+			return id;
+		}),
+		register(commandIds.revealCard, async arg => {
+			const id = cardIdOf(arg);
+			if (id === undefined) {
+				return undefined;
+			}
+			let node = ctx.backlog.nodeFor(id);
+			if (!node && Object.keys(ctx.backlog.filter).length > 0) {
+				// The filter hides it: showing the card matters more than keeping the filter.
+				ctx.backlog.setFilter({});
+				ctx.backlogView.description = '';
+				node = ctx.backlog.nodeFor(id);
+			}
+			if (!node) {
+				throw new BatonError(
+					'not_found',
+					`Card ${id} is not in the Backlog tree (done cards beyond the recent ones are not listed).`,
+				);
+			}
+			await ctx.backlogView.reveal(node, { select: true, focus: true, expand: true });
+			return id;
+		}),
+		register(commandIds.showLog, async () => {
+			log.show();
+			return Promise.resolve();
+		}),
+	];
+}
