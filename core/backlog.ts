@@ -4,11 +4,11 @@
  * modules; this file only reads, applies and logs. Time comes from the injected clock. Runs unchanged
  * on PGlite and PostgreSQL through the Db interface.
  */
-import { join } from 'node:path';
-
 import { deriveAttempts } from './backlog/attempts';
-import { type HotKey, type HotStatements, type SeqColumns, hotNames, sqlCatalogue } from './backlog/hotSql';
+import type { HotStatements, SqlCatalogue } from './backlog/hotSql';
+import { openStore, type StoreOptions } from './backlog/openStore';
 import { afterInClaimOrder, decodeCursor, page, pageOf } from './backlog/paging';
+import { type Listener, type Mutation, type OpContext, type PendingEvent, UnitOfWork } from './backlog/unitOfWork';
 import { num, present, toDate } from './backlog/values';
 import { checkBody, checkCardId, checkTitle, parseTimestamp } from './cardText';
 import { type Clock, systemClock } from './clock';
@@ -42,49 +42,16 @@ import {
 	decide,
 	describeNothingClaimable,
 } from './rules';
-import type { Db, Queryable, SeqStatement } from './store/db';
+import type { Db, Queryable } from './store/db';
 import { type DumpRows, readDump } from './store/dump';
-import { checkUnmarked, loadMigrations, migrate, schemaVersion } from './store/migrate';
-import { openPglite, sourceStoreDir } from './store/pglite';
-import { openPostgres } from './store/postgres';
+import { schemaVersion } from './store/migrate';
 
-export interface OpContext {
-	/** Agent id of the caller; every change is recorded under it. */
-	actor: string;
-	/** Idempotency key of a mutating request: a repeat returns the stored result. */
-	requestKey?: string | undefined;
-}
-
-export interface BacklogOptions {
-	/** PGlite data directory; omitted (and no databaseUrl) = in-memory. Must be used by PGlite only. */
-	pgliteDir?: string | undefined;
-	/** PostgreSQL via node-postgres (pg.Pool). */
-	databaseUrl?: string | undefined;
-	/** PostgreSQL schema to use (created if missing; tests isolate with it). */
-	schema?: string | undefined;
-	/** PostgreSQL pool size (default 4). */
-	poolSize?: number | undefined;
-	/** Folder with pglite.wasm, initdb.wasm, pglite.data, template.tar.gz and migrations/ (dist/pglite). */
-	assetsDir?: string | undefined;
+export interface BacklogOptions extends StoreOptions {
 	clock?: Clock | undefined;
 	thresholds?: HealthThresholds | undefined;
 	/** Lease length when claim/heartbeat give none (default 300 s). */
 	defaultTtlSeconds?: number | undefined;
 }
-
-/** An event about to be appended: seq, time and actor are added when it is written. */
-interface PendingEvent {
-	cardId: string;
-	type: EventType;
-	data: Record<string, unknown>;
-}
-
-interface Mutation<T> {
-	result: T;
-	events: PendingEvent[];
-}
-
-type Listener = (events: BacklogEvent[]) => void;
 
 const historyLimit = 500;
 const exportPage = 500;
@@ -107,7 +74,6 @@ const patchColumns: Record<keyof CardPatch, string> = {
 	blockedReason: 'blocked_reason',
 	failed: 'failed',
 };
-
 
 /** The rule-facing view of a wire card. */
 export function cardState(card: Card): CardState {
@@ -134,76 +100,57 @@ function notFound(cardId: string): BatonError {
 	return new BatonError('not_found', `Card ${cardId} does not exist. List cards to find the right id.`, { cardId });
 }
 
+export type { OpContext };
+
 export class Backlog {
 	readonly mode: 'pglite' | 'postgres';
 	/** PGlite only: the whole data dir as a gzip tarball (backups). */
 	readonly dumpDataDir?: () => Promise<Blob | File>;
-	private readonly listeners = new Set<Listener>();
+	private readonly uow: UnitOfWork;
 	private readonly clock: Clock;
 	private readonly thresholds: HealthThresholds;
 	private readonly defaultTtl: number;
-	/** PGlite has a single writer, so the next seq is max+1 in the transaction (docs/architecture.md). */
-	private readonly nextSeq: string;
-	private readonly seqBatch: string;
-	private readonly sql: HotStatements;
-	/** PGlite: the hot statements in both forms, with and without the seq as a parameter (Db.querySeq). */
-	private readonly seqStatements: Record<HotKey, SeqStatement<SeqColumns>> | undefined;
 	private closed = false;
 	/** What opening the store did that users should hear of (hub/status, the hub's log). */
 	notices: readonly string[] = [];
 	/** The backlog's stall policy as last read (settings()); only a hint for the reaper's timer. */
 	private stallDefault = defaultSettings.stallReleaseSeconds;
 
-	private constructor(
-		private readonly db: Db,
-		options: BacklogOptions,
-		dump?: () => Promise<Blob | File>,
-	) {
+	/** A backlog on an opened, migrated store (openStore); it closes the store on close(). */
+	constructor(db: Db, options: BacklogOptions = {}, dump?: () => Promise<Blob | File>) {
 		this.mode = db.mode;
 		this.clock = options.clock ?? systemClock;
+		this.uow = new UnitOfWork(db, this.clock);
 		this.thresholds = options.thresholds ?? defaultHealthThresholds;
 		this.defaultTtl = options.defaultTtlSeconds ?? 300;
-		const catalogue = sqlCatalogue(db.mode);
-		this.nextSeq = catalogue.nextSeq;
-		this.seqBatch = catalogue.seqBatch;
-		this.sql = catalogue.sql;
-		this.seqStatements = catalogue.seqStatements;
 		if (dump !== undefined) {
 			this.dumpDataDir = dump;
 		}
 	}
 
+	// The store and the hot statements, read by the store test and test/bench/core.ts (which swaps in a
+	// recording Db) under these names.
+	private get db(): Db {
+		return this.uow.db;
+	}
+
+	private set db(db: Db) {
+		this.uow.db = db;
+	}
+
+	private get sql(): HotStatements {
+		return this.uow.catalogue.sql;
+	}
+
+	private get seqStatements(): SqlCatalogue['seqStatements'] {
+		return this.uow.catalogue.seqStatements;
+	}
+
 	/** Opens (creating and migrating as needed) the store described by `options`. */
 	static async open(options: BacklogOptions = {}): Promise<Backlog> {
-		const migrations = loadMigrations(join(options.assetsDir ?? sourceStoreDir, 'migrations'));
-		if (options.databaseUrl !== undefined) {
-			const db = await openPostgres({
-				databaseUrl: options.databaseUrl,
-				schema: options.schema,
-				poolSize: options.poolSize,
-			});
-			try {
-				await migrate(db, migrations);
-			} catch (e) {
-				await db.close();
-				throw e;
-			}
-			return await new Backlog(db, options).withSettings();
-		}
-		const opened = await openPglite({ dataDir: options.pgliteDir, assetsDir: options.assetsDir });
-		const notices = [...opened.notices];
-		try {
-			if (opened.unmarked) {
-				notices.push(await checkUnmarked(opened.db, options.pgliteDir ?? ''));
-			}
-			await migrate(opened.db, migrations);
-			opened.markReady();
-		} catch (e) {
-			await opened.db.close();
-			throw e;
-		}
-		const backlog = new Backlog(opened.db, options, () => opened.dumpDataDir());
-		backlog.notices = notices;
+		const store = await openStore(options);
+		const backlog = new Backlog(store.db, options, store.dumpDataDir);
+		backlog.notices = store.notices;
 		return backlog.withSettings();
 	}
 
@@ -224,170 +171,7 @@ export class Backlog {
 
 	/** Called after each committed mutation with the events it appended, in seq order. */
 	onCommitted(listener: Listener): () => void {
-		this.listeners.add(listener);
-		return () => this.listeners.delete(listener);
-	}
-
-	// -----------------------------------------------------------------------------------------------
-	// The transaction skeleton every mutation goes through.
-
-	private async mutate<T>(
-		ctx: OpContext,
-		method: string,
-		fn: (tx: Queryable, now: Date) => Promise<Mutation<T>>,
-	): Promise<T> {
-		for (let attempt = 0; ; attempt++) {
-			const now = this.clock.now();
-			try {
-				const { result, logged } = await this.db.transaction(async tx => {
-					if (ctx.requestKey !== undefined) {
-						const stored = await tx.query<{ result: { value: T } }>('SELECT result FROM request_log WHERE key = $1', [
-							ctx.requestKey,
-						]);
-						if (stored[0] !== undefined) {
-							return { result: stored[0].result.value, logged: [] as BacklogEvent[] };
-						}
-					}
-					const out = await fn(tx, now);
-					const events = await this.append(tx, out.events, ctx.actor, now);
-					if (ctx.requestKey !== undefined && !isEmptyClaim(method, out.result)) {
-						await tx.query('INSERT INTO request_log (key, method, result, at) VALUES ($1, $2, $3::json, $4)', [
-							ctx.requestKey,
-							method,
-							JSON.stringify({ value: out.result }),
-							now,
-						]);
-					}
-					// No pg_notify here: a transaction that NOTIFYs takes one database-wide lock at commit, which
-					// serialised every commit. The hub announces after commit instead (notifyRelay.ts).
-					return { result: out.result, logged: events };
-				});
-				this.emit(logged);
-				return result;
-			} catch (e) {
-				// Two requests with the same key at once (PostgreSQL): the loser re-runs and finds the result.
-				if (ctx.requestKey !== undefined && attempt === 0 && sqlStateOf(e) === '23505') {
-					continue;
-				}
-				throw e;
-			}
-		}
-	}
-
-	private async append(tx: Queryable, pending: PendingEvent[], actor: string, now: Date): Promise<BacklogEvent[]> {
-		if (pending.length === 0) {
-			return [];
-		}
-		let seqs: number[];
-		if (pending.length === 1) {
-			const p = present(pending[0]);
-			const rows = await tx.query<{ seq: unknown }>(
-				`INSERT INTO events (seq, at, card_id, actor, type, data) VALUES (${this.nextSeq}, $1, $2, $3, $4, $5::json)
-				 RETURNING seq`,
-				[now, p.cardId, actor, p.type, JSON.stringify(p.data)],
-				`baton_event_${this.mode}`,
-			);
-			seqs = [num(rows[0]?.seq)];
-		} else {
-			// Several events: take their seqs first, so each event knows its own.
-			const rows = await tx.query<{ seq: unknown }>(this.seqBatch, [pending.length]);
-			seqs = rows.map(r => num(r.seq)).sort((a, b) => a - b);
-			await tx.query(
-				`INSERT INTO events (seq, at, card_id, actor, type, data)
-				 SELECT u.seq, $1, u.card_id, $2, u.type, u.data::json
-				 FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) AS u(seq, card_id, type, data)`,
-				[
-					now,
-					actor,
-					seqs,
-					pending.map(p => p.cardId),
-					pending.map(p => p.type),
-					pending.map(p => JSON.stringify(p.data)),
-				],
-			);
-		}
-		const at = now.toISOString();
-		return pending.map((p, i) => ({
-			seq: present(seqs[i]),
-			at,
-			cardId: p.cardId,
-			actor,
-			type: p.type,
-			data: p.data as BacklogEvent['data'],
-		}));
-	}
-
-	/**
-	 * Runs hot statement `key` (prepared under its name in hotNames). On PGlite it goes through
-	 * querySeq, which hands it the next seq when the store knows it (one max(seq) lookup less per event).
-	 */
-	private hot<T extends SeqColumns>(key: HotKey, params: unknown[]): Promise<T[]> {
-		const seqStatement = this.seqStatements?.[key];
-		if (this.db.querySeq !== undefined && seqStatement !== undefined) {
-			return this.db.querySeq<T>(seqStatement, params);
-		}
-		return this.db.query<T>(this.sql[key], params, hotNames[key]);
-	}
-
-	/**
-	 * Runs a hot operation as one autocommitted statement that also logs its event and its request
-	 * key (PERFORMANCE.md §2). Returns undefined when the statement changed nothing, and the caller
-	 * takes the general path, which explains the refusal, replays a known key, or handles the rarer
-	 * case. A repeated key makes the statement fail on request_log's primary key, so nothing is applied
-	 * twice and the common path needs no lookup first.
-	 */
-	private async fast<T>(
-		ctx: OpContext,
-		run: (now: Date, key: string | null) => Promise<{ result: T; events: BacklogEvent[] } | undefined>,
-	): Promise<T | undefined> {
-		for (let attempt = 0; ; attempt++) {
-			try {
-				const out = await run(this.clock.now(), ctx.requestKey ?? null);
-				if (out === undefined) {
-					return undefined;
-				}
-				this.emit(out.events);
-				return out.result;
-			} catch (e) {
-				const state = sqlStateOf(e);
-				// The key is known (23505 on request_log; the statement rolled back whole): answer as before.
-				if (state === '23505' && ctx.requestKey !== undefined) {
-					const stored = await this.db.query<{ result: { value: T } }>(
-						'SELECT result FROM request_log WHERE key = $1',
-						[ctx.requestKey],
-					);
-					if (stored[0] !== undefined) {
-						return stored[0].result.value;
-					}
-				}
-				// A deadlock between completes on PostgreSQL: run it again.
-				if (attempt < 5 && (state === '40P01' || state === '23505')) {
-					continue;
-				}
-				throw e;
-			}
-		}
-	}
-
-	/**
-	 * Hands committed events to the listeners. The change is already committed, so a listener that
-	 * throws must not make the caller believe it failed: its error is reported, not propagated.
-	 */
-	private emit(events: BacklogEvent[]): void {
-		if (events.length === 0) {
-			return;
-		}
-		for (const listener of this.listeners) {
-			try {
-				listener(events);
-			} catch (e) {
-				console.error('baton: an onCommitted listener failed:', e);
-			}
-		}
-	}
-
-	private event(seq: unknown, now: Date, cardId: string, actor: string, type: EventType, data: object): BacklogEvent {
-		return { seq: num(seq), at: now.toISOString(), cardId, actor, type, data: data as BacklogEvent['data'] };
+		return this.uow.onCommitted(listener);
 	}
 
 	// -----------------------------------------------------------------------------------------------
@@ -530,7 +314,7 @@ export class Backlog {
 	}
 
 	async updateSettings(ctx: OpContext, p: ParsedParams<'settings/update'>): Promise<Settings> {
-		return this.mutate(ctx, 'settings/update', async tx => {
+		return this.uow.mutate(ctx, 'settings/update', async tx => {
 			const entries = Object.entries(p).filter(([, v]) => v !== undefined);
 			if (entries.length > 0) {
 				await tx.query(
@@ -563,7 +347,7 @@ export class Backlog {
 	// create / update / get / list / stats
 
 	async create(ctx: OpContext, p: ParsedParams<'card/create'>): Promise<Result<'card/create'>> {
-		return this.mutate(ctx, 'card/create', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/create', async (tx, now) => {
 			const inputs = p.cards;
 			// Idempotent create: a known key returns the existing card and creates nothing.
 			const keys = inputs.map(c => c.idempotencyKey).filter((k): k is string => k !== undefined);
@@ -782,7 +566,7 @@ export class Backlog {
 	}
 
 	async update(ctx: OpContext, p: ParsedParams<'card/update'>): Promise<Result<'card/update'>> {
-		return this.mutate(ctx, 'card/update', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/update', async (tx, now) => {
 			const before = await this.loadCard(tx, p.cardId, true);
 			if (p.version !== undefined && p.version !== before.version) {
 				throw new BatonError(
@@ -997,8 +781,8 @@ export class Backlog {
 			ttl,
 		];
 		if (p.cardId === undefined) {
-			const fast = await this.fast(ctx, async (now, key) => {
-				const rows = await this.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
+			const fast = await this.uow.fast(ctx, async (now, key) => {
+				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
 					key,
 				]);
@@ -1009,14 +793,14 @@ export class Backlog {
 				const card = row.card;
 				return {
 					result: { card, lease: leaseOf(cardState(card)) },
-					events: [this.event(row.seq, now, card.id, ctx.actor, 'claimed', { card, epoch: card.claimEpoch })],
+					events: [this.uow.event(row.seq, now, card.id, ctx.actor, 'claimed', { card, epoch: card.claimEpoch })],
 				};
 			});
 			if (fast !== undefined) {
 				return fast;
 			}
 		}
-		return this.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
+		return this.uow.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
 			if (p.cardId !== undefined) {
 				const before = await this.loadCard(tx, p.cardId, true);
 				const unmetIds =
@@ -1098,8 +882,8 @@ export class Backlog {
 
 	async heartbeat(ctx: OpContext, p: ParsedParams<'card/heartbeat'>): Promise<Result<'card/heartbeat'>> {
 		// The holder's heartbeat: one statement renews the lease, records progress and logs a change.
-		const fast = await this.fast(ctx, async (now, key) => {
-			const rows = await this.hot<{ card: Card; seq: unknown }>('heartbeat', [
+		const fast = await this.uow.fast(ctx, async (now, key) => {
+			const rows = await this.uow.hot<{ card: Card; seq: unknown }>('heartbeat', [
 				now,
 				p.cardId,
 				ctx.actor,
@@ -1117,13 +901,13 @@ export class Backlog {
 			const card = row.card;
 			return {
 				result: { card, lease: present(leaseOf(cardState(card))) },
-				events: row.seq === null ? [] : [this.event(row.seq, now, card.id, ctx.actor, 'heartbeat', { card })],
+				events: row.seq === null ? [] : [this.uow.event(row.seq, now, card.id, ctx.actor, 'heartbeat', { card })],
 			};
 		});
 		if (fast !== undefined) {
 			return fast;
 		}
-		return this.mutate(ctx, 'card/heartbeat', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/heartbeat', async (tx, now) => {
 			const { card, events } = await this.act(
 				tx,
 				p.cardId,
@@ -1167,11 +951,11 @@ export class Backlog {
 		if (p.force !== true) {
 			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
 			// with `next` also claims the next card (one round trip for an agent's whole hand-over).
-			const fast = await this.fast(ctx, async (now, key) => {
+			const fast = await this.uow.fast(ctx, async (now, key) => {
 				if (p.next !== undefined) {
 					return this.completeNextFast(ctx, p, p.next, now, key);
 				}
-				const rows = await this.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
+				const rows = await this.uow.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
 					'complete',
 					completeParams(ctx, p, now, key),
 				);
@@ -1181,14 +965,14 @@ export class Backlog {
 				}
 				return {
 					result: { card: present(row.data.card), unblocked: row.unblocked },
-					events: [this.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)],
+					events: [this.uow.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)],
 				};
 			});
 			if (fast !== undefined) {
 				return fast;
 			}
 		}
-		return this.mutate(ctx, 'card/complete', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
 			const { card, readiness, events } = await this.act(
 				tx,
 				p.cardId,
@@ -1209,7 +993,7 @@ export class Backlog {
 	): Promise<{ result: Result<'card/complete'>; events: BacklogEvent[] } | undefined> {
 		const ttl = next.ttlSeconds ?? this.defaultTtl;
 		const caps = [...new Set(next.capabilities ?? [])];
-		const rows = await this.hot<{
+		const rows = await this.uow.hot<{
 			seq: unknown;
 			data: BacklogEvent['data'];
 			unblocked: string[];
@@ -1226,13 +1010,13 @@ export class Backlog {
 		if (row === undefined) {
 			return undefined;
 		}
-		const events = [this.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)];
+		const events = [this.uow.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)];
 		const result: Result<'card/complete'> = { card: present(row.data.card), unblocked: row.unblocked };
 		const nextCard = row.next_card;
 		if (nextCard !== null) {
 			result.next = { card: nextCard, lease: leaseOf(cardState(nextCard)) };
 			events.push(
-				this.event(row.next_seq, now, nextCard.id, ctx.actor, 'claimed', {
+				this.uow.event(row.next_seq, now, nextCard.id, ctx.actor, 'claimed', {
 					card: nextCard,
 					epoch: nextCard.claimEpoch,
 				}),
@@ -1257,7 +1041,7 @@ export class Backlog {
 	}
 
 	async release(ctx: OpContext, p: ParsedParams<'card/release'>): Promise<Result<'card/release'>> {
-		return this.mutate(ctx, 'card/release', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/release', async (tx, now) => {
 			const { card, events } = await this.act(
 				tx,
 				p.cardId,
@@ -1269,7 +1053,7 @@ export class Backlog {
 	}
 
 	async fail(ctx: OpContext, p: ParsedParams<'card/fail'>): Promise<Result<'card/fail'>> {
-		return this.mutate(ctx, 'card/fail', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/fail', async (tx, now) => {
 			const { card, events } = await this.act(
 				tx,
 				p.cardId,
@@ -1313,7 +1097,7 @@ export class Backlog {
 	 * stall policy releases: no progress for the card's stallReleaseSeconds, else the backlog's.
 	 */
 	async reclaim(ctx: OpContext, p: ParsedParams<'card/reclaim'>): Promise<Result<'card/reclaim'>> {
-		return this.mutate(ctx, 'card/reclaim', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/reclaim', async (tx, now) => {
 			if (p.cardId !== undefined) {
 				const { card, events } = await this.act(
 					tx,
@@ -1368,14 +1152,14 @@ export class Backlog {
 	}
 
 	async block(ctx: OpContext, p: ParsedParams<'card/block'>): Promise<Result<'card/block'>> {
-		return this.mutate(ctx, 'card/block', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/block', async (tx, now) => {
 			const { card, events } = await this.act(tx, p.cardId, { type: 'block', reason: p.reason }, now);
 			return { result: { card }, events };
 		});
 	}
 
 	async unblock(ctx: OpContext, p: ParsedParams<'card/unblock'>): Promise<Result<'card/unblock'>> {
-		return this.mutate(ctx, 'card/unblock', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/unblock', async (tx, now) => {
 			const { card, events } = await this.act(tx, p.cardId, { type: 'unblock' }, now);
 			return { result: { card }, events };
 		});
@@ -1389,7 +1173,7 @@ export class Backlog {
 	 * counted) and each done dependent is flagged in its history; not-yet-done ones simply wait again.
 	 */
 	async reopen(ctx: OpContext, p: ParsedParams<'card/reopen'>): Promise<Result<'card/reopen'>> {
-		return this.mutate(ctx, 'card/reopen', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/reopen', async (tx, now) => {
 			const target = await this.loadCard(tx, p.cardId, true);
 			// Locked before they are read, so a claim committed meanwhile (PostgreSQL) is seen, not missed.
 			const dependents =
@@ -1446,7 +1230,7 @@ export class Backlog {
 
 	async link(ctx: OpContext, p: ParsedParams<'card/link'>): Promise<Result<'card/link'>> {
 		const deps = [...new Set(Array.isArray(p.dependsOn) ? p.dependsOn : [p.dependsOn])];
-		return this.mutate(ctx, 'card/link', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/link', async (tx, now) => {
 			const before = await this.loadCard(tx, p.cardId, true);
 			// FOR SHARE: a reopen of one of them waits for this link, then sees the new edge.
 			const known = await tx.query<{ id: string; status: string }>(
@@ -1511,7 +1295,7 @@ export class Backlog {
 
 	async unlink(ctx: OpContext, p: ParsedParams<'card/unlink'>): Promise<Result<'card/unlink'>> {
 		const deps = [...new Set(Array.isArray(p.dependsOn) ? p.dependsOn : [p.dependsOn])];
-		return this.mutate(ctx, 'card/unlink', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/unlink', async (tx, now) => {
 			const before = await this.loadCard(tx, p.cardId, true);
 			const missing = deps.filter(d => !before.dependsOn.includes(d));
 			if (missing.length > 0) {
@@ -1539,7 +1323,7 @@ export class Backlog {
 	}
 
 	async delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {
-		return this.mutate(ctx, 'card/delete', async tx => {
+		return this.uow.mutate(ctx, 'card/delete', async tx => {
 			const before = await this.loadCard(tx, p.cardId, true);
 			const dependents = await tx.query<{ id: string }>(
 				'SELECT card_id AS id FROM edges WHERE dep_id = $1 ORDER BY card_id LIMIT 20',
@@ -1652,7 +1436,7 @@ export class Backlog {
 
 	/** Force-reclaims every card an agent holds (a human giving up on it). */
 	async reclaimAgent(ctx: OpContext, p: ParsedParams<'agent/reclaim'>): Promise<Result<'agent/reclaim'>> {
-		return this.mutate(ctx, 'agent/reclaim', async (tx, now) => {
+		return this.uow.mutate(ctx, 'agent/reclaim', async (tx, now) => {
 			const held = await tx.query<{ id: string }>(
 				`SELECT id FROM cards WHERE claim_owner = $1 AND status = 'claimed' ORDER BY id FOR UPDATE`,
 				[p.agentId],
@@ -1668,7 +1452,7 @@ export class Backlog {
 
 	/** Releases every claim of an agent that went away (its session closed): event `released`. */
 	async releaseAgent(ctx: OpContext, agentId: string, reason: string): Promise<Card[]> {
-		const out = await this.mutate(ctx, 'agent/release', async (tx, now) => {
+		const out = await this.uow.mutate(ctx, 'agent/release', async (tx, now) => {
 			const held = await tx.query<{ id: string }>(
 				`SELECT id FROM cards WHERE claim_owner = $1 AND status = 'claimed' ORDER BY id FOR UPDATE`,
 				[agentId],
@@ -1734,7 +1518,7 @@ export class Backlog {
 	 * arrive in a later page: its edge is kept and counts as unmet until that card is imported.
 	 */
 	async importCards(ctx: OpContext, p: ParsedParams<'data/import'>): Promise<Result<'data/import'>> {
-		return this.mutate(ctx, 'data/import', async tx => {
+		return this.uow.mutate(ctx, 'data/import', async tx => {
 			const seen = new Set<string>();
 			for (const c of p.cards) {
 				checkCardId(c.id);
@@ -1919,16 +1703,4 @@ function toEvent(r: EventRow): BacklogEvent {
 
 function stripUndefined(data: Record<string, unknown>): Record<string, unknown> {
 	return Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
-}
-
-function sqlStateOf(e: unknown): string | undefined {
-	return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
-}
-/**
- * "Nothing claimable" changes nothing, so its key is not remembered: a re-send after a failover, or a
- * waiting claim's next try under the same key, claims afresh instead of replaying the empty answer,
- * while a claim that did take a card is replayed (never a second card for one request).
- */
-function isEmptyClaim(method: string, result: unknown): boolean {
-	return method === 'card/claim' && (result as { card?: unknown } | null)?.card === null;
 }
