@@ -57,11 +57,7 @@ export class UnitOfWork {
 	}
 
 	/** Runs `fn` in one transaction, appends its events and stores its result under the request key. */
-	async mutate<T>(
-		ctx: OpContext,
-		method: string,
-		fn: (tx: Queryable, now: Date) => Promise<Mutation<T>>,
-	): Promise<T> {
+	async mutate<T>(ctx: OpContext, method: string, fn: (tx: Queryable, now: Date) => Promise<Mutation<T>>): Promise<T> {
 		for (let attempt = 0; ; attempt++) {
 			const now = this.clock.now();
 			try {
