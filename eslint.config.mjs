@@ -50,7 +50,7 @@ export default tseslint.config(
 	{
 		files: ['core/protocol.ts', 'core/rpc.ts', 'core/errors.ts'],
 		rules: restrict(
-			[...hostAndStore, './store/*', './client/*', './backlog'],
+			[...hostAndStore, './store/*', './client/*', './backlog', './backlog/*'],
 			'protocol.ts, rpc.ts and errors.ts are platform-free: the webview imports them (docs/architecture.md).',
 		),
 	},
@@ -62,6 +62,7 @@ export default tseslint.config(
 				'../core/store/*',
 				'../core/client/*',
 				'../core/backlog',
+				'../core/backlog/*',
 				'../core/model',
 				'../extension/*',
 				'../mcp-server/*',
@@ -79,6 +80,7 @@ export default tseslint.config(
 				'pg',
 				'../core/store/*',
 				'../core/backlog',
+				'../core/backlog/*',
 				'../mcp-server/*',
 				'../webview/*',
 			],
