@@ -89,10 +89,10 @@ async function shiftDependents(tx: Queryable, cardId: string, delta: 1 | -1): Pr
 	// Locking dependents in id order keeps two completes on PostgreSQL from deadlocking each other.
 	const rows = await tx.query<{ id: string; unmet_deps: number }>(
 		`WITH locked AS (
-			SELECT c.id FROM cards c JOIN edges e ON e.card_id = c.id WHERE e.dep_id = $1 ORDER BY c.id FOR UPDATE OF c
-		)
-		UPDATE cards SET unmet_deps = unmet_deps + $2 FROM locked WHERE cards.id = locked.id
-		RETURNING cards.id, cards.unmet_deps`,
+				SELECT c.id FROM cards c JOIN edges e ON e.card_id = c.id WHERE e.dep_id = $1 ORDER BY c.id FOR UPDATE OF c
+			)
+			UPDATE cards SET unmet_deps = unmet_deps + $2 FROM locked WHERE cards.id = locked.id
+			RETURNING cards.id, cards.unmet_deps`,
 		[cardId, delta],
 	);
 	return rows.map(r => ({ id: r.id, unmetDeps: num(r.unmet_deps) })).sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -153,7 +153,7 @@ async function explainLostLease(tx: Queryable, cardId: string, e: BatonError): P
 	}
 	const rows = await tx.query<{ type: string; actor: string; reason: string | null }>(
 		`SELECT type, actor, data->>'reason' AS reason FROM events
-		 WHERE card_id = $1 AND data->>'previousEpoch' = $2 ORDER BY seq DESC LIMIT 1`,
+			 WHERE card_id = $1 AND data->>'previousEpoch' = $2 ORDER BY seq DESC LIMIT 1`,
 		[cardId, String(epoch)],
 	);
 	const ended = rows[0];

@@ -37,7 +37,7 @@ export class Feed {
 export async function cardEvents(q: Queryable, cardId: string, limit: number): Promise<BacklogEvent[]> {
 	const rows = await q.query<EventRow>(
 		`SELECT * FROM (SELECT seq, baton_ts(at) AS at, card_id, actor, type, data FROM events
-		 WHERE card_id = $1 ORDER BY seq DESC LIMIT $2) recent ORDER BY seq`,
+			 WHERE card_id = $1 ORDER BY seq DESC LIMIT $2) recent ORDER BY seq`,
 		[cardId, limit],
 	);
 	return rows.map(toEvent);
