@@ -97,6 +97,7 @@ export default tseslint.config(
 				'pg',
 				'../core/store/*',
 				'../core/backlog',
+				'../core/backlog/*',
 				'../mcp-server/*',
 				'../webview/*',
 			],

@@ -1,228 +1,89 @@
 /**
  * The backlog of record (DESIGN §2, §3): one method per protocol operation, each one transaction that
- * changes cards and appends one event per changed card. Decisions come from the pure rules/lease/dag
- * modules; this file only reads, applies and logs. Time comes from the injected clock. Runs unchanged
- * on PGlite and PostgreSQL through the Db interface.
+ * changes cards and appends one event per changed card. A facade: it wires the unit of work and the
+ * operation modules in core/backlog/ around a store it is given (Backlog.open opens one with
+ * openStore) and delegates; it holds no SQL and decides nothing itself. Decisions come from the pure
+ * rules/lease/dag modules, time from the injected clock. Runs unchanged on PGlite and PostgreSQL
+ * through the Db interface.
  */
-import { join } from 'node:path';
-
-import { checkBody, checkCardId, checkTitle, parseTimestamp } from './cardText';
+import { Agents } from './backlog/agents';
+import { Cards } from './backlog/cards';
+import { ClaimCycle } from './backlog/claimCycle';
+import { ClaimEnds } from './backlog/claimEnds';
+import { Dependencies } from './backlog/dependencies';
+import { Feed } from './backlog/feed';
+import type { HotStatements, SqlCatalogue } from './backlog/hotSql';
+import { openStore, type StoreOptions } from './backlog/openStore';
+import { BacklogSettings } from './backlog/settings';
+import { Transfer } from './backlog/transfer';
+import { type Listener, type OpContext, UnitOfWork } from './backlog/unitOfWork';
+import { Upkeep } from './backlog/upkeep';
 import { type Clock, systemClock } from './clock';
-import { type DependencyMap, findAnyCycle, findCycle } from './dag';
-import { BatonError } from './errors';
-import { agentHealth } from './health';
-import { generateCardId } from './ids';
-import { leaseOf } from './lease';
 import {
-	type AgentHealth,
 	type AgentInfo,
-	type Attempt,
 	type BacklogEvent,
 	type Card,
-	type CardRef,
-	type EventType,
 	type HealthThresholds,
 	type ParsedParams,
-	type ReadinessChange,
 	type Result,
 	type Settings,
 	defaultHealthThresholds,
-	defaultSettings,
 } from './protocol';
-import {
-	type Action,
-	type CardPatch,
-	type CardState,
-	type UnclaimableCounts,
-	checkClaimable,
-	cycleError,
-	decide,
-	describeNothingClaimable,
-} from './rules';
-import type { Db, Queryable, SeqStatement } from './store/db';
-import { type DumpRows, readDump } from './store/dump';
-import { checkUnmarked, loadMigrations, migrate, schemaVersion } from './store/migrate';
-import { openPglite, sourceStoreDir } from './store/pglite';
-import { openPostgres } from './store/postgres';
+import type { Db, Queryable } from './store/db';
+import type { DumpRows } from './store/dump';
 
-export interface OpContext {
-	/** Agent id of the caller; every change is recorded under it. */
-	actor: string;
-	/** Idempotency key of a mutating request: a repeat returns the stored result. */
-	requestKey?: string | undefined;
-}
+export type { OpContext };
 
-export interface BacklogOptions {
-	/** PGlite data directory; omitted (and no databaseUrl) = in-memory. Must be used by PGlite only. */
-	pgliteDir?: string | undefined;
-	/** PostgreSQL via node-postgres (pg.Pool). */
-	databaseUrl?: string | undefined;
-	/** PostgreSQL schema to use (created if missing; tests isolate with it). */
-	schema?: string | undefined;
-	/** PostgreSQL pool size (default 4). */
-	poolSize?: number | undefined;
-	/** Folder with pglite.wasm, initdb.wasm, pglite.data, template.tar.gz and migrations/ (dist/pglite). */
-	assetsDir?: string | undefined;
+export interface BacklogOptions extends StoreOptions {
 	clock?: Clock | undefined;
 	thresholds?: HealthThresholds | undefined;
 	/** Lease length when claim/heartbeat give none (default 300 s). */
 	defaultTtlSeconds?: number | undefined;
 }
 
-/** An event about to be appended: seq, time and actor are added when it is written. */
-interface PendingEvent {
-	cardId: string;
-	type: EventType;
-	data: Record<string, unknown>;
-}
-
-interface Mutation<T> {
-	result: T;
-	events: PendingEvent[];
-}
-
-type Listener = (events: BacklogEvent[]) => void;
-
-const historyLimit = 500;
-const exportPage = 500;
-const requestLogDays = 1;
-
-/** Columns a CardPatch may set (camelCase -> snake_case). */
-const patchColumns: Record<keyof CardPatch, string> = {
-	status: 'status',
-	claimOwner: 'claim_owner',
-	claimedAt: 'claimed_at',
-	leaseExpiresAt: 'lease_expires_at',
-	leaseTtlSeconds: 'lease_ttl_seconds',
-	claimEpoch: 'claim_epoch',
-	attempts: 'attempts',
-	deferUntil: 'defer_until',
-	progress: 'progress',
-	progressNote: 'progress_note',
-	progressAt: 'progress_at',
-	result: 'result',
-	blockedReason: 'blocked_reason',
-	failed: 'failed',
-};
-
-const toDate = (iso: string | null): Date | null => (iso === null ? null : new Date(iso));
-
-/** The rule-facing view of a wire card. */
-export function cardState(card: Card): CardState {
-	return {
-		id: card.id,
-		status: card.status,
-		claimOwner: card.claimOwner,
-		claimEpoch: card.claimEpoch,
-		leaseExpiresAt: toDate(card.leaseExpiresAt),
-		attempts: card.attempts,
-		maxAttempts: card.maxAttempts,
-		unmetDeps: card.unmetDeps,
-		deferUntil: toDate(card.deferUntil),
-		requires: card.requires,
-		progress: card.progress,
-		progressNote: card.progressNote,
-		blockedReason: card.blockedReason,
-		failed: card.failed === true,
-		version: card.version,
-	};
-}
-
-function notFound(cardId: string): BatonError {
-	return new BatonError('not_found', `Card ${cardId} does not exist. List cards to find the right id.`, { cardId });
-}
-
-/** Narrows a value the surrounding logic guarantees; a miss is a bug, reported as `internal`. */
-function present<T>(value: T | null | undefined): T {
-	if (value === null || value === undefined) {
-		throw new BatonError('internal', 'Baton lost track of a value it had just read; please report this.');
-	}
-	return value;
-}
-
-/** node-postgres returns bigint as a string, PGlite as a number. */
-const num = (v: unknown): number => Number(v);
-
 export class Backlog {
 	readonly mode: 'pglite' | 'postgres';
 	/** PGlite only: the whole data dir as a gzip tarball (backups). */
 	readonly dumpDataDir?: () => Promise<Blob | File>;
-	private readonly listeners = new Set<Listener>();
-	private readonly clock: Clock;
-	private readonly thresholds: HealthThresholds;
-	private readonly defaultTtl: number;
-	/** PGlite has a single writer, so the next seq is max+1 in the transaction (docs/architecture.md). */
-	private readonly nextSeq: string;
-	private readonly seqBatch: string;
-	private readonly sql: ReturnType<typeof hotStatements>;
-	/** PGlite: the hot statements in both forms, with and without the seq as a parameter (Db.querySeq). */
-	private readonly seqStatements: Record<HotKey, SeqStatement<SeqColumns>> | undefined;
-	private closed = false;
 	/** What opening the store did that users should hear of (hub/status, the hub's log). */
 	notices: readonly string[] = [];
-	/** The backlog's stall policy as last read (settings()); only a hint for the reaper's timer. */
-	private stallDefault = defaultSettings.stallReleaseSeconds;
+	private closed = false;
+	private readonly uow: UnitOfWork;
+	private readonly settingsStore: BacklogSettings;
+	private readonly cards: Cards;
+	private readonly claimCycle: ClaimCycle;
+	private readonly claimEnds: ClaimEnds;
+	private readonly dependencies: Dependencies;
+	private readonly agents: Agents;
+	private readonly feed: Feed;
+	private readonly transfer: Transfer;
+	private readonly upkeep: Upkeep;
 
-	private constructor(
-		private readonly db: Db,
-		options: BacklogOptions,
-		dump?: () => Promise<Blob | File>,
-	) {
+	/** A backlog on an opened, migrated store (openStore); close() closes the store. */
+	constructor(db: Db, options: BacklogOptions = {}, dump?: () => Promise<Blob | File>) {
 		this.mode = db.mode;
-		this.clock = options.clock ?? systemClock;
-		this.thresholds = options.thresholds ?? defaultHealthThresholds;
-		this.defaultTtl = options.defaultTtlSeconds ?? 300;
-		this.nextSeq = db.mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 1 FROM events)' : "nextval('event_seq')";
-		this.seqBatch =
-			db.mode === 'pglite'
-				? 'SELECT (SELECT coalesce(max(seq), 0) FROM events) + g AS seq FROM generate_series(1, $1::int) AS g'
-				: "SELECT nextval('event_seq') AS seq FROM generate_series(1, $1::int)";
 		if (dump !== undefined) {
 			this.dumpDataDir = dump;
 		}
-		// One statement that logs two events (complete with next) reads the same max(seq) twice in PGlite.
-		this.sql = hotStatements(
-			this.nextSeq,
-			db.mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 2 FROM events)' : "nextval('event_seq')",
-			db.mode !== 'pglite',
-		);
-		this.seqStatements =
-			db.mode === 'pglite'
-				? seqStatementsOf(this.sql, hotStatements('$SEQ::bigint', '($SEQ::bigint + 1)', false))
-				: undefined;
+		const thresholds = options.thresholds ?? defaultHealthThresholds;
+		const defaultTtl = options.defaultTtlSeconds ?? 300;
+		this.uow = new UnitOfWork(db, options.clock ?? systemClock);
+		this.settingsStore = new BacklogSettings(this.uow);
+		this.cards = new Cards(this.uow, thresholds);
+		this.claimCycle = new ClaimCycle(this.uow, defaultTtl);
+		this.claimEnds = new ClaimEnds(this.uow, this.settingsStore);
+		this.dependencies = new Dependencies(this.uow);
+		this.agents = new Agents(this.uow, thresholds, defaultTtl);
+		this.feed = new Feed(this.uow);
+		this.transfer = new Transfer(this.uow);
+		this.upkeep = new Upkeep(this.uow);
 	}
 
 	/** Opens (creating and migrating as needed) the store described by `options`. */
 	static async open(options: BacklogOptions = {}): Promise<Backlog> {
-		const migrations = loadMigrations(join(options.assetsDir ?? sourceStoreDir, 'migrations'));
-		if (options.databaseUrl !== undefined) {
-			const db = await openPostgres({
-				databaseUrl: options.databaseUrl,
-				schema: options.schema,
-				poolSize: options.poolSize,
-			});
-			try {
-				await migrate(db, migrations);
-			} catch (e) {
-				await db.close();
-				throw e;
-			}
-			return await new Backlog(db, options).withSettings();
-		}
-		const opened = await openPglite({ dataDir: options.pgliteDir, assetsDir: options.assetsDir });
-		const notices = [...opened.notices];
-		try {
-			if (opened.unmarked) {
-				notices.push(await checkUnmarked(opened.db, options.pgliteDir ?? ''));
-			}
-			await migrate(opened.db, migrations);
-			opened.markReady();
-		} catch (e) {
-			await opened.db.close();
-			throw e;
-		}
-		const backlog = new Backlog(opened.db, options, () => opened.dumpDataDir());
-		backlog.notices = notices;
+		const store = await openStore(options);
+		const backlog = new Backlog(store.db, options, store.dumpDataDir);
+		backlog.notices = store.notices;
 		return backlog.withSettings();
 	}
 
@@ -230,6 +91,24 @@ export class Backlog {
 	private async withSettings(): Promise<this> {
 		await this.settings();
 		return this;
+	}
+
+	// The store and the hot statements, under the names the store test and test/bench/core.ts (which
+	// swaps in a recording Db) reach them by.
+	private get db(): Db {
+		return this.uow.db;
+	}
+
+	private set db(db: Db) {
+		this.uow.db = db;
+	}
+
+	private get sql(): HotStatements {
+		return this.uow.catalogue.sql;
+	}
+
+	private get seqStatements(): SqlCatalogue['seqStatements'] {
+		return this.uow.catalogue.seqStatements;
 	}
 
 	/** Closes the store cleanly (PGlite checkpoints, so the next open needs no WAL replay). */
@@ -243,2086 +122,158 @@ export class Backlog {
 
 	/** Called after each committed mutation with the events it appended, in seq order. */
 	onCommitted(listener: Listener): () => void {
-		this.listeners.add(listener);
-		return () => this.listeners.delete(listener);
+		return this.uow.onCommitted(listener);
 	}
 
-	// -----------------------------------------------------------------------------------------------
-	// The transaction skeleton every mutation goes through.
+	// Settings (backlog/settings.ts)
 
-	private async mutate<T>(
-		ctx: OpContext,
-		method: string,
-		fn: (tx: Queryable, now: Date) => Promise<Mutation<T>>,
-	): Promise<T> {
-		for (let attempt = 0; ; attempt++) {
-			const now = this.clock.now();
-			try {
-				const { result, logged } = await this.db.transaction(async tx => {
-					if (ctx.requestKey !== undefined) {
-						const stored = await tx.query<{ result: { value: T } }>('SELECT result FROM request_log WHERE key = $1', [
-							ctx.requestKey,
-						]);
-						if (stored[0] !== undefined) {
-							return { result: stored[0].result.value, logged: [] as BacklogEvent[] };
-						}
-					}
-					const out = await fn(tx, now);
-					const events = await this.append(tx, out.events, ctx.actor, now);
-					if (ctx.requestKey !== undefined && !isEmptyClaim(method, out.result)) {
-						await tx.query('INSERT INTO request_log (key, method, result, at) VALUES ($1, $2, $3::json, $4)', [
-							ctx.requestKey,
-							method,
-							JSON.stringify({ value: out.result }),
-							now,
-						]);
-					}
-					// No pg_notify here: a transaction that NOTIFYs takes one database-wide lock at commit, which
-					// serialised every commit. The hub announces after commit instead (notifyRelay.ts).
-					return { result: out.result, logged: events };
-				});
-				this.emit(logged);
-				return result;
-			} catch (e) {
-				// Two requests with the same key at once (PostgreSQL): the loser re-runs and finds the result.
-				if (ctx.requestKey !== undefined && attempt === 0 && sqlStateOf(e) === '23505') {
-					continue;
-				}
-				throw e;
-			}
-		}
+	settings(q: Queryable = this.db): Promise<Settings> {
+		return this.settingsStore.read(q);
 	}
 
-	private async append(tx: Queryable, pending: PendingEvent[], actor: string, now: Date): Promise<BacklogEvent[]> {
-		if (pending.length === 0) {
-			return [];
-		}
-		let seqs: number[];
-		if (pending.length === 1) {
-			const p = present(pending[0]);
-			const rows = await tx.query<{ seq: unknown }>(
-				`INSERT INTO events (seq, at, card_id, actor, type, data) VALUES (${this.nextSeq}, $1, $2, $3, $4, $5::json)
-				 RETURNING seq`,
-				[now, p.cardId, actor, p.type, JSON.stringify(p.data)],
-				`baton_event_${this.mode}`,
-			);
-			seqs = [num(rows[0]?.seq)];
-		} else {
-			// Several events: take their seqs first, so each event knows its own.
-			const rows = await tx.query<{ seq: unknown }>(this.seqBatch, [pending.length]);
-			seqs = rows.map(r => num(r.seq)).sort((a, b) => a - b);
-			await tx.query(
-				`INSERT INTO events (seq, at, card_id, actor, type, data)
-				 SELECT u.seq, $1, u.card_id, $2, u.type, u.data::json
-				 FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) AS u(seq, card_id, type, data)`,
-				[
-					now,
-					actor,
-					seqs,
-					pending.map(p => p.cardId),
-					pending.map(p => p.type),
-					pending.map(p => JSON.stringify(p.data)),
-				],
-			);
-		}
-		const at = now.toISOString();
-		return pending.map((p, i) => ({
-			seq: present(seqs[i]),
-			at,
-			cardId: p.cardId,
-			actor,
-			type: p.type,
-			data: p.data as BacklogEvent['data'],
-		}));
+	updateSettings(ctx: OpContext, p: ParsedParams<'settings/update'>): Promise<Settings> {
+		return this.settingsStore.update(ctx, p);
 	}
 
-	/**
-	 * Runs hot statement `key` (prepared under its name in hotNames). On PGlite it goes through
-	 * querySeq, which hands it the next seq when the store knows it (one max(seq) lookup less per event).
-	 */
-	private hot<T extends SeqColumns>(key: HotKey, params: unknown[]): Promise<T[]> {
-		const seqStatement = this.seqStatements?.[key];
-		if (this.db.querySeq !== undefined && seqStatement !== undefined) {
-			return this.db.querySeq<T>(seqStatement, params);
-		}
-		return this.db.query<T>(this.sql[key], params, hotNames[key]);
-	}
-
-	/**
-	 * Runs a hot operation as one autocommitted statement that also logs its event and its request
-	 * key (PERFORMANCE.md §2). Returns undefined when the statement changed nothing, and the caller
-	 * takes the general path, which explains the refusal, replays a known key, or handles the rarer
-	 * case. A repeated key makes the statement fail on request_log's primary key, so nothing is applied
-	 * twice and the common path needs no lookup first.
-	 */
-	private async fast<T>(
-		ctx: OpContext,
-		run: (now: Date, key: string | null) => Promise<{ result: T; events: BacklogEvent[] } | undefined>,
-	): Promise<T | undefined> {
-		for (let attempt = 0; ; attempt++) {
-			try {
-				const out = await run(this.clock.now(), ctx.requestKey ?? null);
-				if (out === undefined) {
-					return undefined;
-				}
-				this.emit(out.events);
-				return out.result;
-			} catch (e) {
-				const state = sqlStateOf(e);
-				// The key is known (23505 on request_log; the statement rolled back whole): answer as before.
-				if (state === '23505' && ctx.requestKey !== undefined) {
-					const stored = await this.db.query<{ result: { value: T } }>(
-						'SELECT result FROM request_log WHERE key = $1',
-						[ctx.requestKey],
-					);
-					if (stored[0] !== undefined) {
-						return stored[0].result.value;
-					}
-				}
-				// A deadlock between completes on PostgreSQL: run it again.
-				if (attempt < 5 && (state === '40P01' || state === '23505')) {
-					continue;
-				}
-				throw e;
-			}
-		}
-	}
-
-	/**
-	 * Hands committed events to the listeners. The change is already committed, so a listener that
-	 * throws must not make the caller believe it failed: its error is reported, not propagated.
-	 */
-	private emit(events: BacklogEvent[]): void {
-		if (events.length === 0) {
-			return;
-		}
-		for (const listener of this.listeners) {
-			try {
-				listener(events);
-			} catch (e) {
-				console.error('baton: an onCommitted listener failed:', e);
-			}
-		}
-	}
-
-	private event(seq: unknown, now: Date, cardId: string, actor: string, type: EventType, data: object): BacklogEvent {
-		return { seq: num(seq), at: now.toISOString(), cardId, actor, type, data: data as BacklogEvent['data'] };
-	}
-
-	// -----------------------------------------------------------------------------------------------
-	// Reading cards
-
-	private async loadCard(q: Queryable, cardId: string, lock: boolean): Promise<Card> {
-		const rows = await q.query<{ card: Card }>(
-			`SELECT baton_card(cards) AS card FROM cards WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-			[cardId],
-		);
-		const row = rows[0];
-		if (row === undefined) {
-			throw notFound(cardId);
-		}
-		return row.card;
-	}
-
-	/** Writes a rule decision's patch; bumps version when the change is visible (logged). */
-	private async applyPatch(
-		tx: Queryable,
-		cardId: string,
-		patch: CardPatch,
-		now: Date,
-		visible: boolean,
-	): Promise<Card> {
-		const sets: string[] = [];
-		const params: unknown[] = [cardId, now];
-		for (const [key, value] of Object.entries(patch) as [keyof CardPatch, unknown][]) {
-			params.push(value);
-			sets.push(`${patchColumns[key]} = $${params.length}`);
-		}
-		sets.push('updated_at = $2');
-		if (visible) {
-			sets.push('version = version + 1');
-		}
-		const rows = await tx.query<{ card: Card }>(
-			`UPDATE cards SET ${sets.join(', ')} WHERE id = $1 RETURNING baton_card(cards) AS card`,
-			params,
-		);
-		return (rows[0] as { card: Card }).card;
-	}
-
-	/** Adds `delta` to the unmet_deps of every card that depends on `cardId`; returns the changes. */
-	private async shiftDependents(tx: Queryable, cardId: string, delta: 1 | -1): Promise<ReadinessChange[]> {
-		// Locking dependents in id order keeps two completes on PostgreSQL from deadlocking each other.
-		const rows = await tx.query<{ id: string; unmet_deps: number }>(
-			`WITH locked AS (
-				SELECT c.id FROM cards c JOIN edges e ON e.card_id = c.id WHERE e.dep_id = $1 ORDER BY c.id FOR UPDATE OF c
-			)
-			UPDATE cards SET unmet_deps = unmet_deps + $2 FROM locked WHERE cards.id = locked.id
-			RETURNING cards.id, cards.unmet_deps`,
-			[cardId, delta],
-		);
-		return rows.map(r => ({ id: r.id, unmetDeps: num(r.unmet_deps) })).sort((a, b) => (a.id < b.id ? -1 : 1));
-	}
-
-	/**
-	 * Runs a rule decision on one card: load under lock, decide, patch, readiness, event. `action` may be
-	 * computed from the locked card (fail reads its backoff policy and earlier reasons that way).
-	 */
-	private async act(
-		tx: Queryable,
-		cardId: string,
-		action: Action | ((before: Card) => Promise<Action>),
-		now: Date,
-		extra: Record<string, unknown> = {},
-	) {
-		const before = await this.loadCard(tx, cardId, true);
-		let decision: ReturnType<typeof decide>;
-		try {
-			decision = decide(cardState(before), typeof action === 'function' ? await action(before) : action, now);
-		} catch (e) {
-			throw BatonError.is(e) && e.code === 'lease_lost' ? await this.explainLostLease(tx, cardId, e) : e;
-		}
-		const card = await this.applyPatch(tx, cardId, decision.patch, now, decision.event !== null);
-		let readiness: ReadinessChange[] = [];
-		if (before.status !== 'done' && card.status === 'done') {
-			readiness = await this.shiftDependents(tx, cardId, -1);
-		} else if (before.status === 'done' && card.status !== 'done') {
-			readiness = await this.shiftDependents(tx, cardId, 1);
-		}
-		const events: PendingEvent[] =
-			decision.event === null
-				? []
-				: [
-						{
-							cardId,
-							type: decision.event,
-							data: {
-								card,
-								...(readiness.length > 0 ? { readiness } : {}),
-								...stripUndefined(decision.data),
-								...extra,
-							},
-						},
-					];
-		return { before, card, readiness, events };
-	}
-
-	/**
-	 * A holder told "lease_lost" also learns what ended its claim (reclaimed by whom and why, released
-	 * because a dependency was reopened, …): the event that recorded its epoch as the previous one.
-	 */
-	private async explainLostLease(tx: Queryable, cardId: string, e: BatonError): Promise<BatonError> {
-		const data = (e.data ?? {}) as Record<string, unknown>;
-		const epoch = data.yourEpoch;
-		if (typeof epoch !== 'number') {
-			return e;
-		}
-		const rows = await tx.query<{ type: string; actor: string; reason: string | null }>(
-			`SELECT type, actor, data->>'reason' AS reason FROM events
-			 WHERE card_id = $1 AND data->>'previousEpoch' = $2 ORDER BY seq DESC LIMIT 1`,
-			[cardId, String(epoch)],
-		);
-		const ended = rows[0];
-		if (ended === undefined) {
-			return e;
-		}
-		const why = ended.reason === null ? '' : `: ${ended.reason}`;
-		return new BatonError('lease_lost', `${e.message} Your claim ended (${ended.type} by ${ended.actor}${why}).`, {
-			...data,
-			endedBy: { type: ended.type, actor: ended.actor, reason: ended.reason },
-		});
-	}
-
-	// -----------------------------------------------------------------------------------------------
-	// Settings (backlog-wide policies, stored in the backlog)
-
-	/** The backlog's settings: stored values over the built-in defaults. */
-	async settings(q: Queryable = this.db): Promise<Settings> {
-		const rows = await q.query<{ key: string; value: unknown }>('SELECT key, value FROM settings');
-		const out: Settings = { ...defaultSettings };
-		for (const r of rows) {
-			if (Object.hasOwn(out, r.key) && typeof r.value === 'number') {
-				out[r.key as keyof Settings] = r.value;
-			}
-		}
-		this.stallDefault = out.stallReleaseSeconds;
-		return out;
-	}
-
-	async updateSettings(ctx: OpContext, p: ParsedParams<'settings/update'>): Promise<Settings> {
-		return this.mutate(ctx, 'settings/update', async tx => {
-			const entries = Object.entries(p).filter(([, v]) => v !== undefined);
-			if (entries.length > 0) {
-				await tx.query(
-					`INSERT INTO settings (key, value) SELECT k, v::json FROM unnest($1::text[], $2::text[]) AS u(k, v)
-					 ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-					[entries.map(([k]) => k), entries.map(([, v]) => JSON.stringify(v))],
-				);
-			}
-			return { result: await this.settings(tx), events: [] };
-		});
-	}
-
-	/**
-	 * When the stall policy would release `card` (ISO), or null: claimed, a policy (the card's or the
-	 * backlog's, as last read) above 0. The reaper arms for it as it does for a lease expiry.
-	 */
 	stallDueAt(card: Card | null | undefined): string | null {
-		if (card?.status !== 'claimed') {
-			return null;
-		}
-		const seconds = card.stallReleaseSeconds ?? this.stallDefault;
-		const since = card.progressAt ?? card.claimedAt;
-		if (seconds <= 0 || since === null) {
-			return null;
-		}
-		return new Date(Date.parse(since) + seconds * 1000).toISOString();
+		return this.settingsStore.stallDueAt(card);
 	}
 
-	// -----------------------------------------------------------------------------------------------
-	// create / update / get / list / stats
+	// Cards (backlog/cards.ts)
 
-	async create(ctx: OpContext, p: ParsedParams<'card/create'>): Promise<Result<'card/create'>> {
-		return this.mutate(ctx, 'card/create', async (tx, now) => {
-			const inputs = p.cards;
-			// Idempotent create: a known key returns the existing card and creates nothing.
-			const keys = inputs.map(c => c.idempotencyKey).filter((k): k is string => k !== undefined);
-			const byKey = new Map<string, Card>();
-			if (keys.length > 0) {
-				const rows = await tx.query<{ card: Card }>(
-					'SELECT baton_card(cards) AS card FROM cards WHERE idempotency_key = ANY($1::text[])',
-					[keys],
-				);
-				for (const r of rows) {
-					byKey.set(present(r.card.idempotencyKey), r.card);
-				}
-			}
-			const fresh = inputs.filter(c => c.idempotencyKey === undefined || !byKey.has(c.idempotencyKey));
-			// The same key twice in one batch creates one card.
-			const seenKeys = new Set<string>();
-			const toCreate = fresh.filter(c => {
-				if (c.idempotencyKey === undefined) {
-					return true;
-				}
-				if (seenKeys.has(c.idempotencyKey)) {
-					return false;
-				}
-				seenKeys.add(c.idempotencyKey);
-				return true;
-			});
-
-			const ids = await this.assignIds(
-				tx,
-				toCreate.map(c => c.id),
-			);
-			const batch = new Map<string, number>();
-			ids.forEach((id, i) => {
-				if (batch.has(id)) {
-					throw new BatonError('invalid_input', `Card id ${id} appears twice in this create; ids must be unique.`, {
-						cardId: id,
-					});
-				}
-				batch.set(id, i);
-			});
-			const supplied = toCreate.map(c => c.id).filter((id): id is string => id !== undefined);
-			if (supplied.length > 0) {
-				const taken = await tx.query<{ id: string }>('SELECT id FROM cards WHERE id = ANY($1::text[])', [supplied]);
-				if (taken.length > 0) {
-					const list = taken.map(r => r.id).join(', ');
-					throw new BatonError(
-						'conflict',
-						`Card ${list} already exists. Pick another id, or pass an idempotencyKey to make re-sends safe.`,
-						{ cardIds: taken.map(r => r.id) },
-					);
-				}
-			}
-
-			toCreate.forEach((c, i) => {
-				const id = present(ids[i]);
-				checkTitle(id, c.title);
-				checkBody(id, c.body ?? '');
-			});
-
-			// Dependencies: in this batch or existing; unknown ids and cycles are refused.
-			const external = new Set<string>();
-			for (const c of toCreate) {
-				for (const d of c.dependsOn ?? []) {
-					if (!batch.has(d)) {
-						external.add(d);
-					}
-				}
-			}
-			const depStatus = new Map<string, string>();
-			if (external.size > 0) {
-				const rows = await tx.query<{ id: string; status: string }>(
-					'SELECT id, status FROM cards WHERE id = ANY($1::text[])',
-					[[...external]],
-				);
-				for (const r of rows) {
-					depStatus.set(r.id, r.status);
-				}
-				const unknown = [...external].filter(d => !depStatus.has(d));
-				if (unknown.length > 0) {
-					throw new BatonError(
-						'not_found',
-						`Unknown dependency ${unknown.length === 1 ? 'id' : 'ids'}: ${unknown.slice(0, 10).join(', ')}. Create ${unknown.length === 1 ? 'it' : 'them'} first or in the same call.`,
-						{ unknown },
-					);
-				}
-			}
-			const graph = new Map<string, string[]>();
-			toCreate.forEach((c, i) => {
-				graph.set(
-					present(ids[i]),
-					(c.dependsOn ?? []).filter(d => batch.has(d)),
-				);
-			});
-			const cycle = findAnyCycle(graph);
-			if (cycle !== null) {
-				throw cycleError(cycle);
-			}
-
-			const records = toCreate.map((c, i) => {
-				const id = present(ids[i]);
-				const deps = [...new Set(c.dependsOn ?? [])].sort();
-				const unmet = deps.filter(d => batch.has(d) || depStatus.get(d) !== 'done').length;
-				return {
-					id,
-					title: c.title,
-					body: c.body ?? '',
-					phase: c.phase ?? null,
-					priority: c.priority ?? 0,
-					status: 'ready',
-					requires: [...new Set(c.requires ?? [])].sort(),
-					depends_on: deps,
-					unmet_deps: unmet,
-					claim_epoch: 0,
-					attempts: 0,
-					max_attempts: c.maxAttempts ?? 3,
-					failed: false,
-					backoff_seconds: c.backoffSeconds ?? null,
-					stall_release_seconds: c.stallReleaseSeconds ?? null,
-					defer_until: c.deferUntil === undefined ? null : parseTimestamp('deferUntil', c.deferUntil).toISOString(),
-					idempotency_key: c.idempotencyKey ?? null,
-					acceptance: c.acceptance ?? [],
-					version: 1,
-					created_at: now.toISOString(),
-					updated_at: now.toISOString(),
-				};
-			});
-			const created = new Map<string, Card>();
-			if (records.length > 0) {
-				const rows = await tx.query<{ card: Card }>(
-					`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)
-					 RETURNING baton_card(cards) AS card`,
-					[JSON.stringify(records)],
-				);
-				for (const r of rows) {
-					created.set(r.card.id, r.card);
-				}
-				const edgeFrom: string[] = [];
-				const edgeTo: string[] = [];
-				for (const r of records) {
-					for (const d of r.depends_on) {
-						edgeFrom.push(r.id);
-						edgeTo.push(d);
-					}
-				}
-				if (edgeFrom.length > 0) {
-					await tx.query('INSERT INTO edges (card_id, dep_id) SELECT * FROM unnest($1::text[], $2::text[])', [
-						edgeFrom,
-						edgeTo,
-					]);
-				}
-			}
-			// Answer in input order: new cards, or the existing card of a repeated idempotency key.
-			const idOf = new Map(toCreate.map((c, i) => [c, present(ids[i])]));
-			const createdByKey = new Map<string, Card>();
-			for (const c of created.values()) {
-				if (c.idempotencyKey !== null) {
-					createdByKey.set(c.idempotencyKey, c);
-				}
-			}
-			const cards = inputs.map(c => {
-				const id = idOf.get(c);
-				if (id !== undefined) {
-					return present(created.get(id));
-				}
-				const key = present(c.idempotencyKey);
-				return present(byKey.get(key) ?? createdByKey.get(key));
-			});
-			return {
-				result: { cards },
-				events: records.map(r => {
-					const card = present(created.get(r.id));
-					return { cardId: r.id, type: 'created' as const, data: { card } };
-				}),
-			};
-		});
+	create(ctx: OpContext, p: ParsedParams<'card/create'>): Promise<Result<'card/create'>> {
+		return this.cards.create(ctx, p);
 	}
 
-	/** Ids for new cards: supplied ones are checked; missing ones are generated, free of collisions. */
-	private async assignIds(tx: Queryable, supplied: readonly (string | undefined)[]): Promise<string[]> {
-		const ids = supplied.map(id => id ?? '');
-		supplied.forEach(id => {
-			if (id !== undefined) {
-				checkCardId(id);
-			}
-		});
-		let length = 5;
-		for (let round = 0; ids.includes(''); round++) {
-			const used = new Set(ids);
-			const candidates: string[] = [];
-			ids.forEach((id, i) => {
-				if (id === '') {
-					let c = generateCardId(length);
-					while (used.has(c)) {
-						c = generateCardId(length);
-					}
-					used.add(c);
-					candidates.push(c);
-					ids[i] = c;
-				}
-			});
-			const taken = new Set(
-				(await tx.query<{ id: string }>('SELECT id FROM cards WHERE id = ANY($1::text[])', [candidates])).map(
-					r => r.id,
-				),
-			);
-			ids.forEach((id, i) => {
-				if (taken.has(id) && supplied[i] === undefined) {
-					ids[i] = '';
-				}
-			});
-			if (round > 2) {
-				length++; // the short id space is filling up
-			}
-		}
-		return ids;
+	update(ctx: OpContext, p: ParsedParams<'card/update'>): Promise<Result<'card/update'>> {
+		return this.cards.update(ctx, p);
 	}
 
-	async update(ctx: OpContext, p: ParsedParams<'card/update'>): Promise<Result<'card/update'>> {
-		return this.mutate(ctx, 'card/update', async (tx, now) => {
-			const before = await this.loadCard(tx, p.cardId, true);
-			if (p.version !== undefined && p.version !== before.version) {
-				throw new BatonError(
-					'conflict',
-					`Card ${p.cardId} is at version ${before.version}; your edit was made on version ${p.version}. Reload the card and apply your change again.`,
-					{ cardId: p.cardId, version: before.version, yourVersion: p.version },
-				);
-			}
-			const sets: string[] = [];
-			const params: unknown[] = [p.cardId, now];
-			const changed: string[] = [];
-			const set = (field: string, column: string, value: unknown, cast = ''): void => {
-				params.push(value);
-				sets.push(`${column} = $${params.length}${cast}`);
-				changed.push(field);
-			};
-			if (p.title !== undefined && p.title !== before.title) {
-				checkTitle(p.cardId, p.title);
-				set('title', 'title', p.title);
-			}
-			if (p.body !== undefined && p.body !== before.body) {
-				checkBody(p.cardId, p.body);
-				set('body', 'body', p.body);
-			}
-			if (p.phase !== undefined && p.phase !== before.phase) {
-				set('phase', 'phase', p.phase);
-			}
-			if (p.priority !== undefined && p.priority !== before.priority) {
-				set('priority', 'priority', p.priority);
-			}
-			if (p.requires !== undefined) {
-				const requires = [...new Set(p.requires)].sort();
-				if (requires.join('\n') !== before.requires.join('\n')) {
-					set('requires', 'requires', requires, '::text[]');
-				}
-			}
-			if (p.acceptance !== undefined && p.acceptance.join('\n') !== before.acceptance.join('\n')) {
-				set('acceptance', 'acceptance', p.acceptance, '::text[]');
-			}
-			if (p.maxAttempts !== undefined && p.maxAttempts !== before.maxAttempts) {
-				set('maxAttempts', 'max_attempts', p.maxAttempts);
-			}
-			if (p.backoffSeconds !== undefined && p.backoffSeconds !== (before.backoffSeconds ?? null)) {
-				set('backoffSeconds', 'backoff_seconds', p.backoffSeconds);
-			}
-			if (p.stallReleaseSeconds !== undefined && p.stallReleaseSeconds !== (before.stallReleaseSeconds ?? null)) {
-				set('stallReleaseSeconds', 'stall_release_seconds', p.stallReleaseSeconds);
-			}
-			if (changed.length === 0) {
-				return { result: { card: before }, events: [] };
-			}
-			const rows = await tx.query<{ card: Card }>(
-				`UPDATE cards SET ${sets.join(', ')}, updated_at = $2, version = version + 1 WHERE id = $1
-				 RETURNING baton_card(cards) AS card`,
-				params,
-			);
-			const card = (rows[0] as { card: Card }).card;
-			return { result: { card }, events: [{ cardId: card.id, type: 'updated', data: { card, changed } }] };
-		});
+	get(ctx: OpContext, p: ParsedParams<'card/get'>): Promise<Result<'card/get'>> {
+		return this.cards.get(ctx, p);
 	}
 
-	async get(_ctx: OpContext, p: ParsedParams<'card/get'>): Promise<Result<'card/get'>> {
-		const card = await this.loadCard(this.db, p.cardId, false);
-		const [dependencies, dependents, history] = await Promise.all([
-			this.db.query<CardRef>(
-				`SELECT e.dep_id AS id, coalesce(c.title, '(missing)') AS title, coalesce(c.status, 'ready') AS status
-				 FROM edges e LEFT JOIN cards c ON c.id = e.dep_id WHERE e.card_id = $1 ORDER BY e.dep_id`,
-				[p.cardId],
-			),
-			this.db.query<CardRef>(
-				`SELECT c.id, c.title, c.status FROM edges e JOIN cards c ON c.id = e.card_id
-				 WHERE e.dep_id = $1 ORDER BY c.id`,
-				[p.cardId],
-			),
-			this.cardEvents(p.cardId, historyLimit),
-		]);
-		return { card, dependencies, dependents, history, attempts: deriveAttempts(history, card) };
+	list(ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {
+		return this.cards.list(ctx, p);
 	}
 
-	private async cardEvents(cardId: string, limit: number): Promise<BacklogEvent[]> {
-		const rows = await this.db.query<EventRow>(
-			`SELECT * FROM (SELECT seq, baton_ts(at) AS at, card_id, actor, type, data FROM events
-			 WHERE card_id = $1 ORDER BY seq DESC LIMIT $2) recent ORDER BY seq`,
-			[cardId, limit],
-		);
-		return rows.map(toEvent);
+	stats(ctx: OpContext, p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
+		return this.cards.stats(ctx, p);
 	}
 
-	async list(_ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {
-		const now = this.clock.now();
-		const limit = p.limit ?? 50;
-		const onlyReady =
-			p.readyOnly === true &&
-			p.status === undefined &&
-			p.phase === undefined &&
-			p.owner === undefined &&
-			p.text === undefined;
-		if (onlyReady) {
-			// The board's and agents' most common page: prepared, reading the claim index in claim order.
-			const cursor = p.cursor === undefined ? null : decodeCursor(p.cursor);
-			const rows = await this.db.query<{ card: Card }>(
-				cursor === null ? this.sql.readyPage : this.sql.readyPageAfter,
-				cursor === null ? [now, limit + 1] : [now, limit + 1, ...cursor],
-				cursor === null ? 'baton_ready_page' : 'baton_ready_page_after',
-			);
-			return page(rows, limit);
-		}
-		const where: string[] = [];
-		const params: unknown[] = [];
-		const param = (v: unknown): string => {
-			params.push(v);
-			return `$${params.length}`;
-		};
-		if (p.status !== undefined) {
-			const statuses = Array.isArray(p.status) ? p.status : [p.status];
-			if (statuses.every(s => s === 'claimed' || s === 'blocked')) {
-				// Claimed and blocked cards are few by nature (one per working agent; those waiting for a
-				// human) and have partial indexes, which only a constant lets PGlite's generic plans use
-				// (plan_cache_mode): 65 ms -> 2-3 ms at 100k cards. Ready and done cards are the bulk, which
-				// the order index serves whatever the statistics say, so they stay a parameter.
-				where.push(`status IN (${statuses.map(s => (s === 'claimed' ? "'claimed'" : "'blocked'")).join(', ')})`);
-			} else {
-				where.push(`status = ANY(${param(statuses)}::text[])`);
-			}
-		}
-		if (p.phase !== undefined) {
-			where.push(`phase = ${param(p.phase)}`);
-		}
-		if (p.owner !== undefined) {
-			where.push(`claim_owner = ${param(p.owner)}`);
-		}
-		if (p.readyOnly === true) {
-			where.push(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= ${param(now)})`);
-		}
-		if (p.text !== undefined && p.text.trim() !== '') {
-			const pattern = param(`%${p.text.trim().replace(/[\\%_]/g, m => `\\${m}`)}%`);
-			where.push(`(id ILIKE ${pattern} OR title ILIKE ${pattern} OR body ILIKE ${pattern})`);
-		}
-		if (p.cursor !== undefined) {
-			const [priority, createdAt, id] = decodeCursor(p.cursor);
-			const pr = param(priority);
-			const at = param(createdAt);
-			const ident = param(id);
-			where.push(
-				p.readyOnly === true
-					? afterInClaimOrder(pr, at, ident)
-					: `(priority < ${pr} OR (priority = ${pr} AND (created_at > ${at} OR (created_at = ${at} AND id > ${ident}))))`,
-			);
-		}
-		const rows = await this.db.query<{ card: Card }>(
-			pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1), p.readyOnly === true),
-			params,
-		);
-		return page(rows, limit);
+	delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {
+		return this.cards.delete(ctx, p);
 	}
 
-	async stats(_ctx: OpContext, _p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
-		const now = this.clock.now();
-		const stallBefore = new Date(now.getTime() - this.thresholds.stallSeconds * 1000);
-		const [row] = await this.db.query<Record<string, unknown>>(
-			`SELECT
-				count(*) FILTER (WHERE status = 'ready') AS ready,
-				count(*) FILTER (WHERE status = 'claimed') AS claimed,
-				count(*) FILTER (WHERE status = 'blocked') AS blocked,
-				count(*) FILTER (WHERE status = 'done') AS done,
-				count(*) FILTER (WHERE status = 'ready' AND unmet_deps > 0) AS waiting,
-				count(*) FILTER (WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
-				count(*) FILTER (WHERE status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)) AS claimable,
-				baton_ts(min(created_at) FILTER (WHERE status = 'ready')) AS oldest_ready,
-				count(*) FILTER (WHERE status = 'claimed' AND lease_expires_at <= $1) AS expired,
-				count(*) FILTER (WHERE status = 'claimed' AND progress_at <= $2) AS stalled,
-				(SELECT coalesce(max(seq), 0) FROM events) AS last_seq
-			 FROM cards`,
-			[now, stallBefore],
-		);
-		const r = present(row);
-		const agents: Record<AgentHealth, number> = { healthy: 0, late: 0, stale: 0, dead: 0 };
-		for (const a of await this.db.query<{ last_seen_at: Date }>('SELECT last_seen_at FROM agents')) {
-			agents[agentHealth(new Date(a.last_seen_at), now, this.thresholds)]++;
-		}
-		const counts = { ready: num(r.ready), claimed: num(r.claimed), blocked: num(r.blocked), done: num(r.done) };
-		const oldest = r.oldest_ready as string | null;
-		return {
-			counts,
-			total: counts.ready + counts.claimed + counts.blocked + counts.done,
-			waiting: num(r.waiting),
-			deferred: num(r.deferred),
-			claimable: num(r.claimable),
-			oldestReadyAt: oldest,
-			oldestReadyAgeSeconds: oldest === null ? null : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000),
-			expiredClaims: num(r.expired),
-			stalledClaims: num(r.stalled),
-			agents,
-			lastSeq: num(r.last_seq),
-		};
+	// The claim cycle (backlog/claimCycle.ts) and how claims end (backlog/claimEnds.ts)
+
+	claim(ctx: OpContext, p: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
+		return this.claimCycle.claim(ctx, p);
 	}
 
-	// -----------------------------------------------------------------------------------------------
-	// The claim cycle
-
-	/** Claims the best claimable card (or `p.cardId`). Ignores waitSeconds: the hub does the waiting. */
-	async claim(ctx: OpContext, p: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
-		const ttl = p.ttlSeconds ?? this.defaultTtl;
-		const caps = [...new Set(p.capabilities ?? [])];
-		// $1–$6 of the claim, the same for the hot statement and the general path's claimBare.
-		const claimParams = (now: Date): unknown[] => [
-			now,
-			caps,
-			p.phase ?? null,
-			ctx.actor,
-			new Date(now.getTime() + ttl * 1000),
-			ttl,
-		];
-		if (p.cardId === undefined) {
-			const fast = await this.fast(ctx, async (now, key) => {
-				const rows = await this.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
-					...claimParams(now),
-					key,
-				]);
-				const row = rows[0];
-				if (row === undefined) {
-					return undefined;
-				}
-				const card = row.card;
-				return {
-					result: { card, lease: leaseOf(cardState(card)) },
-					events: [this.event(row.seq, now, card.id, ctx.actor, 'claimed', { card, epoch: card.claimEpoch })],
-				};
-			});
-			if (fast !== undefined) {
-				return fast;
-			}
-		}
-		return this.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
-			if (p.cardId !== undefined) {
-				const before = await this.loadCard(tx, p.cardId, true);
-				const unmetIds =
-					before.unmetDeps > 0
-						? (
-								await tx.query<{ id: string }>(
-									`SELECT e.dep_id AS id FROM edges e LEFT JOIN cards d ON d.id = e.dep_id
-									 WHERE e.card_id = $1 AND d.status IS DISTINCT FROM 'done' ORDER BY e.dep_id LIMIT 10`,
-									[p.cardId],
-								)
-							).map(r => r.id)
-						: [];
-				checkClaimable(cardState(before), ctx.actor, caps, now, unmetIds);
-				const { card, events } = await this.act(
-					tx,
-					p.cardId,
-					{ type: 'claim', actor: ctx.actor, ttlSeconds: ttl },
-					now,
-				);
-				return { result: { card, lease: leaseOf(cardState(card)) }, events };
-			}
-			// The general path (the fast one found nothing, or lost a race): same statement, plus the reason.
-			const rows = await tx.query<{ card: Card; epoch: number }>(this.sql.claimBare, claimParams(now));
-			const card = rows[0]?.card;
-			if (card === undefined) {
-				return {
-					result: { card: null, lease: null, reason: await this.nothingClaimable(tx, caps, p.phase, now) },
-					events: [],
-				};
-			}
-			return {
-				result: { card, lease: leaseOf(cardState(card)) },
-				events: [{ cardId: card.id, type: 'claimed', data: { card, epoch: card.claimEpoch } }],
-			};
-		});
+	heartbeat(ctx: OpContext, p: ParsedParams<'card/heartbeat'>): Promise<Result<'card/heartbeat'>> {
+		return this.claimCycle.heartbeat(ctx, p);
 	}
 
-	private async nothingClaimable(tx: Queryable, caps: string[], phase: string | undefined, now: Date): Promise<string> {
-		// Counts within the asked-for phase; cards elsewhere are only mentioned when they would be claimable.
-		const [row] = await tx.query<Record<string, unknown>>(
-			`SELECT
-				count(*) FILTER (WHERE mine AND status = 'ready') AS ready_total,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps > 0) AS waiting,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps = 0
-					AND (defer_until IS NULL OR defer_until <= $1) AND NOT requires <@ $2::text[]) AS need_caps,
-				count(*) FILTER (WHERE NOT mine AND status = 'ready' AND unmet_deps = 0
-					AND (defer_until IS NULL OR defer_until <= $1) AND requires <@ $2::text[]) AS other_phase,
-				count(*) FILTER (WHERE mine AND status = 'claimed') AS claimed,
-				count(*) FILTER (WHERE mine AND status = 'blocked') AS blocked
-			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards) c`,
-			[now, caps, phase ?? null],
-		);
-		const r = present(row);
-		const needCaps = num(r.need_caps);
-		const missing =
-			needCaps > 0
-				? (
-						await tx.query<{ cap: string }>(
-							`SELECT DISTINCT cap FROM cards, unnest(requires) AS cap
-							 WHERE status = 'ready' AND unmet_deps = 0 AND ($2::text IS NULL OR phase = $2)
-								AND NOT cap = ANY($1::text[]) ORDER BY cap LIMIT 5`,
-							[caps, phase ?? null],
-						)
-					).map(x => x.cap)
-				: [];
-		const counts: UnclaimableCounts = {
-			readyTotal: num(r.ready_total),
-			waiting: num(r.waiting),
-			deferred: num(r.deferred),
-			claimed: num(r.claimed),
-			blocked: num(r.blocked),
-			needCapabilities: needCaps,
-			missingCapabilities: missing,
-			otherPhase: num(r.other_phase),
-		};
-		return describeNothingClaimable(counts);
+	complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
+		return this.claimCycle.complete(ctx, p);
 	}
 
-	async heartbeat(ctx: OpContext, p: ParsedParams<'card/heartbeat'>): Promise<Result<'card/heartbeat'>> {
-		// The holder's heartbeat: one statement renews the lease, records progress and logs a change.
-		const fast = await this.fast(ctx, async (now, key) => {
-			const rows = await this.hot<{ card: Card; seq: unknown }>('heartbeat', [
-				now,
-				p.cardId,
-				ctx.actor,
-				p.epoch ?? null,
-				p.progress ?? null,
-				p.note ?? null,
-				p.ttlSeconds ?? null,
-				this.defaultTtl,
-				key,
-			]);
-			const row = rows[0];
-			if (row === undefined) {
-				return undefined; // not the holder's live lease: the general path says why
-			}
-			const card = row.card;
-			return {
-				result: { card, lease: present(leaseOf(cardState(card))) },
-				events: row.seq === null ? [] : [this.event(row.seq, now, card.id, ctx.actor, 'heartbeat', { card })],
-			};
-		});
-		if (fast !== undefined) {
-			return fast;
-		}
-		return this.mutate(ctx, 'card/heartbeat', async (tx, now) => {
-			const { card, events } = await this.act(
-				tx,
-				p.cardId,
-				{
-					type: 'heartbeat',
-					actor: ctx.actor,
-					epoch: p.epoch,
-					progress: p.progress,
-					note: p.note,
-					ttlSeconds: p.ttlSeconds ?? (await this.currentTtl(tx, p.cardId)),
-				},
-				now,
-			);
-			return { result: { card, lease: present(leaseOf(cardState(card))) }, events };
-		});
+	release(ctx: OpContext, p: ParsedParams<'card/release'>): Promise<Result<'card/release'>> {
+		return this.claimEnds.release(ctx, p);
 	}
 
-	private async currentTtl(tx: Queryable, cardId: string): Promise<number> {
-		const rows = await tx.query<{ ttl: number | null }>('SELECT lease_ttl_seconds AS ttl FROM cards WHERE id = $1', [
-			cardId,
-		]);
-		return rows[0]?.ttl ?? this.defaultTtl;
+	fail(ctx: OpContext, p: ParsedParams<'card/fail'>): Promise<Result<'card/fail'>> {
+		return this.claimEnds.fail(ctx, p);
 	}
 
-	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		const done = await this.completeOnly(ctx, p);
-		if (p.next === undefined || done.next !== undefined) {
-			return done;
-		}
-		// Nothing was picked in the same statement (none was claimable before this completion, or the
-		// general path ran): claim now, which also sees the cards this completion unblocked and says why
-		// when there is none. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
-		const next = await this.claim(
-			ctx.requestKey === undefined ? ctx : { ...ctx, requestKey: `${ctx.requestKey}#next` },
-			p.next,
-		);
-		return { ...done, next };
+	reclaim(ctx: OpContext, p: ParsedParams<'card/reclaim'>): Promise<Result<'card/reclaim'>> {
+		return this.claimEnds.reclaim(ctx, p);
 	}
 
-	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		if (p.force !== true) {
-			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
-			// with `next` also claims the next card (one round trip for an agent's whole hand-over).
-			const fast = await this.fast(ctx, async (now, key) => {
-				if (p.next !== undefined) {
-					return this.completeNextFast(ctx, p, p.next, now, key);
-				}
-				const rows = await this.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
-					'complete',
-					completeParams(ctx, p, now, key),
-				);
-				const row = rows[0];
-				if (row === undefined) {
-					return undefined; // not the holder, or no such card: the general path says why
-				}
-				return {
-					result: { card: present(row.data.card), unblocked: row.unblocked },
-					events: [this.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)],
-				};
-			});
-			if (fast !== undefined) {
-				return fast;
-			}
-		}
-		return this.mutate(ctx, 'card/complete', async (tx, now) => {
-			const { card, readiness, events } = await this.act(
-				tx,
-				p.cardId,
-				{ type: 'complete', actor: ctx.actor, epoch: p.epoch, result: p.result, force: p.force },
-				now,
-			);
-			const unblocked = await this.nowClaimable(tx, readiness, now);
-			return { result: { card, unblocked }, events };
-		});
+	block(ctx: OpContext, p: ParsedParams<'card/block'>): Promise<Result<'card/block'>> {
+		return this.claimEnds.block(ctx, p);
 	}
 
-	private async completeNextFast(
-		ctx: OpContext,
-		p: ParsedParams<'card/complete'>,
-		next: NonNullable<ParsedParams<'card/complete'>['next']>,
-		now: Date,
-		key: string | null,
-	): Promise<{ result: Result<'card/complete'>; events: BacklogEvent[] } | undefined> {
-		const ttl = next.ttlSeconds ?? this.defaultTtl;
-		const caps = [...new Set(next.capabilities ?? [])];
-		const rows = await this.hot<{
-			seq: unknown;
-			data: BacklogEvent['data'];
-			unblocked: string[];
-			next_card: Card | null;
-			next_seq: unknown;
-		}>(next.phase === undefined ? 'completeNext' : 'completeNextPhase', [
-			...completeParams(ctx, p, now, key),
-			caps,
-			next.phase ?? null,
-			new Date(now.getTime() + ttl * 1000),
-			ttl,
-		]);
-		const row = rows[0];
-		if (row === undefined) {
-			return undefined;
-		}
-		const events = [this.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)];
-		const result: Result<'card/complete'> = { card: present(row.data.card), unblocked: row.unblocked };
-		const nextCard = row.next_card;
-		if (nextCard !== null) {
-			result.next = { card: nextCard, lease: leaseOf(cardState(nextCard)) };
-			events.push(
-				this.event(row.next_seq, now, nextCard.id, ctx.actor, 'claimed', {
-					card: nextCard,
-					epoch: nextCard.claimEpoch,
-				}),
-			);
-			events.sort((a, b) => a.seq - b.seq);
-		}
-		return { result, events };
+	unblock(ctx: OpContext, p: ParsedParams<'card/unblock'>): Promise<Result<'card/unblock'>> {
+		return this.claimEnds.unblock(ctx, p);
 	}
 
-	/** Of the cards whose unmet_deps just changed, those that are claimable now. */
-	private async nowClaimable(tx: Queryable, readiness: ReadinessChange[], now: Date): Promise<string[]> {
-		const zero = readiness.filter(r => r.unmetDeps === 0).map(r => r.id);
-		if (zero.length === 0) {
-			return [];
-		}
-		const rows = await tx.query<{ id: string }>(
-			`SELECT id FROM cards WHERE id = ANY($1::text[]) AND status = 'ready'
-			 AND (defer_until IS NULL OR defer_until <= $2) ORDER BY id`,
-			[zero, now],
-		);
-		return rows.map(r => r.id);
+	// The dependency graph (backlog/dependencies.ts)
+
+	reopen(ctx: OpContext, p: ParsedParams<'card/reopen'>): Promise<Result<'card/reopen'>> {
+		return this.dependencies.reopen(ctx, p);
 	}
 
-	async release(ctx: OpContext, p: ParsedParams<'card/release'>): Promise<Result<'card/release'>> {
-		return this.mutate(ctx, 'card/release', async (tx, now) => {
-			const { card, events } = await this.act(
-				tx,
-				p.cardId,
-				{ type: 'release', actor: ctx.actor, epoch: p.epoch, reason: p.reason, force: p.force },
-				now,
-			);
-			return { result: { card }, events };
-		});
+	link(ctx: OpContext, p: ParsedParams<'card/link'>): Promise<Result<'card/link'>> {
+		return this.dependencies.link(ctx, p);
 	}
 
-	async fail(ctx: OpContext, p: ParsedParams<'card/fail'>): Promise<Result<'card/fail'>> {
-		return this.mutate(ctx, 'card/fail', async (tx, now) => {
-			const { card, events } = await this.act(
-				tx,
-				p.cardId,
-				async before => {
-					const settings = await this.settings(tx);
-					const parks = (p.retry ?? true) && before.attempts >= before.maxAttempts;
-					return {
-						type: 'fail',
-						actor: ctx.actor,
-						epoch: p.epoch,
-						reason: p.reason,
-						retry: p.retry,
-						backoffSeconds: p.backoffSeconds,
-						backoff: {
-							baseSeconds: before.backoffSeconds ?? settings.backoffSeconds,
-							maxSeconds: settings.backoffMaxSeconds,
-						},
-						...(parks ? { earlierReasons: await this.earlierFailures(tx, before.id) } : {}),
-					};
-				},
-				now,
-			);
-			return { result: { card }, events };
-		});
+	unlink(ctx: OpContext, p: ParsedParams<'card/unlink'>): Promise<Result<'card/unlink'>> {
+		return this.dependencies.unlink(ctx, p);
 	}
 
-	/** Reasons of the card's failed or reclaimed attempts since its budget was last reset, newest first. */
-	private async earlierFailures(tx: Queryable, cardId: string): Promise<string[]> {
-		const rows = await tx.query<{ reason: string | null }>(
-			`SELECT data->>'reason' AS reason FROM events
-			 WHERE card_id = $1 AND type IN ('failed', 'reclaimed') AND seq > coalesce(
-				(SELECT max(seq) FROM events WHERE card_id = $1 AND type IN ('unblocked', 'reopened')), 0)
-			 ORDER BY seq DESC LIMIT 4`,
-			[cardId],
-		);
-		return rows.map(r => r.reason).filter((r): r is string => r !== null);
+	// Agents (backlog/agents.ts)
+
+	registerAgent(info: AgentInfo): Promise<void> {
+		return this.agents.registerAgent(info);
 	}
 
-	/**
-	 * Force-reclaims one card, or (the reaper's call) reclaims every expired lease and every claim the
-	 * stall policy releases: no progress for the card's stallReleaseSeconds, else the backlog's.
-	 */
-	async reclaim(ctx: OpContext, p: ParsedParams<'card/reclaim'>): Promise<Result<'card/reclaim'>> {
-		return this.mutate(ctx, 'card/reclaim', async (tx, now) => {
-			if (p.cardId !== undefined) {
-				const { card, events } = await this.act(
-					tx,
-					p.cardId,
-					{ type: 'reclaim', reason: p.reason ?? `reclaimed by ${ctx.actor}` },
-					now,
-					{ forced: true },
-				);
-				return { result: { cards: [card] }, events };
-			}
-			const expired = await tx.query<{ id: string }>(
-				`SELECT id FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1 ORDER BY id FOR UPDATE SKIP LOCKED`,
-				[now],
-			);
-			const out = await this.actOnEach(
-				tx,
-				expired.map(r => r.id),
-				{ type: 'reclaim', reason: p.reason ?? 'lease expired' },
-				now,
-			);
-			const stalled = await tx.query<{ id: string; seconds: number }>(
-				`SELECT id, ${stallSecondsSql} AS seconds FROM cards
-				 WHERE status = 'claimed' AND ${stallSecondsSql} > 0
-					AND coalesce(progress_at, claimed_at) + make_interval(secs => ${stallSecondsSql}) <= $1
-				 ORDER BY id FOR UPDATE SKIP LOCKED`,
-				[now],
-			);
-			for (const { id, seconds } of stalled) {
-				const reason = `no progress for ${seconds} s (stall policy); released for another agent`;
-				const one = await this.act(tx, id, { type: 'reclaim', reason }, now, { stalled: true });
-				out.result.cards.push(one.card);
-				out.events.push(...one.events);
-			}
-			return out;
-		});
+	ping(ctx: OpContext): Promise<Result<'agent/ping'>> {
+		return this.agents.ping(ctx);
 	}
 
-	private async actOnEach(
-		tx: Queryable,
-		ids: string[],
-		action: Action,
-		now: Date,
-	): Promise<Mutation<{ cards: Card[] }>> {
-		const cards: Card[] = [];
-		const events: PendingEvent[] = [];
-		for (const id of ids) {
-			const out = await this.act(tx, id, action, now);
-			cards.push(out.card);
-			events.push(...out.events);
-		}
-		return { result: { cards }, events };
+	listAgents(connected: ReadonlySet<string> = new Set()): Promise<Result<'agent/list'>> {
+		return this.agents.listAgents(connected);
 	}
 
-	async block(ctx: OpContext, p: ParsedParams<'card/block'>): Promise<Result<'card/block'>> {
-		return this.mutate(ctx, 'card/block', async (tx, now) => {
-			const { card, events } = await this.act(tx, p.cardId, { type: 'block', reason: p.reason }, now);
-			return { result: { card }, events };
-		});
+	reclaimAgent(ctx: OpContext, p: ParsedParams<'agent/reclaim'>): Promise<Result<'agent/reclaim'>> {
+		return this.agents.reclaimAgent(ctx, p);
 	}
 
-	async unblock(ctx: OpContext, p: ParsedParams<'card/unblock'>): Promise<Result<'card/unblock'>> {
-		return this.mutate(ctx, 'card/unblock', async (tx, now) => {
-			const { card, events } = await this.act(tx, p.cardId, { type: 'unblock' }, now);
-			return { result: { card }, events };
-		});
+	releaseAgent(ctx: OpContext, agentId: string, reason: string): Promise<Card[]> {
+		return this.agents.releaseAgent(ctx, agentId, reason);
 	}
 
-	/**
-	 * Reopens a done card. Its dependents were built on its result, so the DAG invariant (nothing is
-	 * claimed, completable or done while a dependency is not done) decides: with a dependent claimed or
-	 * done it is refused, naming them, unless forced. Forced, each claimed dependent's claim ends (back
-	 * to the queue, waiting again, its holder fenced out and told why on its next call, the attempt not
-	 * counted) and each done dependent is flagged in its history; not-yet-done ones simply wait again.
-	 */
-	async reopen(ctx: OpContext, p: ParsedParams<'card/reopen'>): Promise<Result<'card/reopen'>> {
-		return this.mutate(ctx, 'card/reopen', async (tx, now) => {
-			const target = await this.loadCard(tx, p.cardId, true);
-			// Locked before they are read, so a claim committed meanwhile (PostgreSQL) is seen, not missed.
-			const dependents =
-				target.status !== 'done'
-					? []
-					: await tx.query<{ id: string; status: string; claim_owner: string | null }>(
-							`SELECT c.id, c.status, c.claim_owner FROM edges e JOIN cards c ON c.id = e.card_id
-							 WHERE e.dep_id = $1 ORDER BY c.id FOR UPDATE OF c`,
-							[p.cardId],
-						);
-			const claimed = dependents.filter(d => d.status === 'claimed');
-			const done = dependents.filter(d => d.status === 'done');
-			if (p.force !== true && claimed.length + done.length > 0) {
-				throw reopenRefusal(p.cardId, claimed, done);
-			}
-			const { card, events } = await this.act(tx, p.cardId, { type: 'reopen', reason: p.reason }, now, {
-				...(p.force === true && claimed.length + done.length > 0 ? { forced: true } : {}),
-			});
-			const because = p.reason === undefined ? '' : ` (${p.reason})`;
-			for (const d of claimed) {
-				const out = await this.act(
-					tx,
-					d.id,
-					{ type: 'requeue', reason: `dependency ${p.cardId} was reopened${because}; it waits for it again` },
-					now,
-				);
-				events.push(...out.events);
-			}
-			for (const d of done) {
-				const flaggedCard = await this.loadCard(tx, d.id, false);
-				events.push({
-					cardId: d.id,
-					type: 'updated',
-					data: {
-						card: flaggedCard,
-						reason: `built on ${p.cardId}, which was reopened${because}`,
-						builtOnReopened: p.cardId,
-					},
-				});
-			}
-			return {
-				result: {
-					card,
-					...(claimed.length > 0 ? { requeued: claimed.map(d => d.id) } : {}),
-					...(done.length > 0 ? { flagged: done.map(d => d.id) } : {}),
-				},
-				events,
-			};
-		});
+	// The event feed (backlog/feed.ts)
+
+	listEvents(p: ParsedParams<'events/list'>): Promise<Result<'events/list'>> {
+		return this.feed.listEvents(p);
 	}
 
-	// -----------------------------------------------------------------------------------------------
-	// The dependency graph
-
-	async link(ctx: OpContext, p: ParsedParams<'card/link'>): Promise<Result<'card/link'>> {
-		const deps = [...new Set(Array.isArray(p.dependsOn) ? p.dependsOn : [p.dependsOn])];
-		return this.mutate(ctx, 'card/link', async (tx, now) => {
-			const before = await this.loadCard(tx, p.cardId, true);
-			// FOR SHARE: a reopen of one of them waits for this link, then sees the new edge.
-			const known = await tx.query<{ id: string; status: string }>(
-				'SELECT id, status FROM cards WHERE id = ANY($1::text[]) ORDER BY id FOR SHARE',
-				[deps],
-			);
-			const unknown = deps.filter(d => !known.some(k => k.id === d));
-			if (unknown.length > 0) {
-				throw new BatonError(
-					'not_found',
-					`Unknown dependency ${unknown.length === 1 ? 'id' : 'ids'}: ${unknown.join(', ')}. Check the ids with list.`,
-					{ unknown },
-				);
-			}
-			const added = deps.filter(d => !before.dependsOn.includes(d));
-			if (added.length === 0) {
-				return { result: { card: before }, events: [] };
-			}
-			const cycle = findCycle(await this.reachableDeps(tx, added), p.cardId, added);
-			if (cycle !== null) {
-				throw cycleError(cycle);
-			}
-			const unmetIds = known.filter(k => added.includes(k.id) && k.status !== 'done').map(k => k.id);
-			const unmet = unmetIds.length;
-			if (unmet > 0 && (before.status === 'claimed' || before.status === 'done')) {
-				throw linkRefusal(before, unmetIds);
-			}
-			await tx.query('INSERT INTO edges (card_id, dep_id) SELECT $1, unnest($2::text[])', [p.cardId, added]);
-			const rows = await tx.query<{ card: Card }>(
-				`UPDATE cards SET depends_on = (SELECT coalesce(array_agg(dep_id ORDER BY dep_id), '{}') FROM edges WHERE card_id = $1),
-					unmet_deps = unmet_deps + $2, version = version + 1, updated_at = $3
-				 WHERE id = $1 RETURNING baton_card(cards) AS card`,
-				[p.cardId, unmet, now],
-			);
-			const card = (rows[0] as { card: Card }).card;
-			return { result: { card }, events: [{ cardId: card.id, type: 'linked', data: { card, dependsOn: added } }] };
-		});
+	eventsAfter(seq: number, limit: number): Promise<BacklogEvent[]> {
+		return this.feed.eventsAfter(seq, limit);
 	}
 
-	/** Every edge reachable from `roots` by following dependencies (what a cycle check must see). */
-	private async reachableDeps(tx: Queryable, roots: string[]): Promise<DependencyMap> {
-		const rows = await tx.query<{ card_id: string; dep_id: string }>(
-			`WITH RECURSIVE reach(id) AS (
-				SELECT unnest($1::text[])
-				UNION
-				SELECT e.dep_id FROM edges e JOIN reach r ON e.card_id = r.id
-			)
-			SELECT e.card_id, e.dep_id FROM edges e JOIN reach r ON e.card_id = r.id`,
-			[roots],
-		);
-		const graph = new Map<string, string[]>();
-		for (const r of rows) {
-			const list = graph.get(r.card_id);
-			if (list === undefined) {
-				graph.set(r.card_id, [r.dep_id]);
-			} else {
-				list.push(r.dep_id);
-			}
-		}
-		return graph;
+	lastSeq(): Promise<number> {
+		return this.feed.lastSeq();
 	}
 
-	async unlink(ctx: OpContext, p: ParsedParams<'card/unlink'>): Promise<Result<'card/unlink'>> {
-		const deps = [...new Set(Array.isArray(p.dependsOn) ? p.dependsOn : [p.dependsOn])];
-		return this.mutate(ctx, 'card/unlink', async (tx, now) => {
-			const before = await this.loadCard(tx, p.cardId, true);
-			const missing = deps.filter(d => !before.dependsOn.includes(d));
-			if (missing.length > 0) {
-				throw new BatonError(
-					'not_found',
-					`Card ${p.cardId} does not depend on ${missing.join(', ')}; its dependencies are [${before.dependsOn.join(', ')}].`,
-					{ cardId: p.cardId, missing },
-				);
-			}
-			const removed = await tx.query<{ status: string | null }>(
-				`WITH gone AS (DELETE FROM edges WHERE card_id = $1 AND dep_id = ANY($2::text[]) RETURNING dep_id)
-				 SELECT c.status FROM gone LEFT JOIN cards c ON c.id = gone.dep_id`,
-				[p.cardId, deps],
-			);
-			const unmet = removed.filter(r => r.status !== 'done').length;
-			const rows = await tx.query<{ card: Card }>(
-				`UPDATE cards SET depends_on = (SELECT coalesce(array_agg(dep_id ORDER BY dep_id), '{}') FROM edges WHERE card_id = $1),
-					unmet_deps = unmet_deps - $2, version = version + 1, updated_at = $3
-				 WHERE id = $1 RETURNING baton_card(cards) AS card`,
-				[p.cardId, unmet, now],
-			);
-			const card = (rows[0] as { card: Card }).card;
-			return { result: { card }, events: [{ cardId: card.id, type: 'unlinked', data: { card, dependsOn: deps } }] };
-		});
+	// Backup, export, import (backlog/transfer.ts)
+
+	dump(): Promise<{ rows: DumpRows; schema: number }> {
+		return this.transfer.dump();
 	}
 
-	async delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {
-		return this.mutate(ctx, 'card/delete', async tx => {
-			const before = await this.loadCard(tx, p.cardId, true);
-			const dependents = await tx.query<{ id: string }>(
-				'SELECT card_id AS id FROM edges WHERE dep_id = $1 ORDER BY card_id LIMIT 20',
-				[p.cardId],
-			);
-			if (dependents.length > 0) {
-				const ids = dependents.map(d => d.id);
-				throw new BatonError(
-					'has_dependents',
-					`Card ${p.cardId} cannot be deleted: ${ids.join(', ')} ${ids.length === 1 ? 'depends' : 'depend'} on it. Unlink ${ids.length === 1 ? 'it' : 'them'} first.`,
-					{ cardId: p.cardId, dependents: ids },
-				);
-			}
-			if (before.status === 'claimed') {
-				throw new BatonError(
-					'invalid_transition',
-					`Card ${p.cardId} is claimed by agent ${before.claimOwner ?? '?'} (epoch ${before.claimEpoch}); release or reclaim it before deleting.`,
-					{ cardId: p.cardId, holder: before.claimOwner, epoch: before.claimEpoch },
-				);
-			}
-			await tx.query('DELETE FROM cards WHERE id = $1', [p.cardId]);
-			return {
-				result: { deleted: p.cardId },
-				events: [{ cardId: p.cardId, type: 'deleted', data: { card: null, previous: before } }],
-			};
-		});
+	exportCards(p: ParsedParams<'data/export'>): Promise<Result<'data/export'>> {
+		return this.transfer.exportCards(p);
 	}
 
-	// -----------------------------------------------------------------------------------------------
-	// Agents
-
-	/** Registers or refreshes an agent (the hub calls it on hello); lastSeen = now. */
-	async registerAgent(info: AgentInfo): Promise<void> {
-		const now = this.clock.now();
-		await this.db.query(
-			`INSERT INTO agents (id, name, client, capabilities, host, pid, last_seen_at, registered_at)
-			 VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $7)
-			 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, client = EXCLUDED.client,
-				capabilities = EXCLUDED.capabilities, host = EXCLUDED.host, pid = EXCLUDED.pid, last_seen_at = EXCLUDED.last_seen_at`,
-			[
-				info.id,
-				info.name ?? info.id,
-				info.client ?? 'unknown',
-				[...new Set(info.capabilities ?? [])].sort(),
-				info.host ?? null,
-				info.pid ?? null,
-				now,
-			],
-		);
+	importCards(ctx: OpContext, p: ParsedParams<'data/import'>): Promise<Result<'data/import'>> {
+		return this.transfer.importCards(ctx, p);
 	}
 
-	/** Liveness: lastSeen = now and every live lease of ctx.actor renewed by its own TTL. Not logged. */
-	async ping(ctx: OpContext): Promise<Result<'agent/ping'>> {
-		const now = this.clock.now();
-		await this.db.query(
-			`INSERT INTO agents (id, name, client, last_seen_at, registered_at) VALUES ($1, $1, 'unknown', $2, $2)
-			 ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at`,
-			[ctx.actor, now],
-		);
-		const rows = await this.db.query<{ id: string }>(
-			`UPDATE cards SET lease_expires_at = $2::timestamptz + make_interval(secs => coalesce(lease_ttl_seconds, $3))
-			 WHERE claim_owner = $1 AND status = 'claimed' AND lease_expires_at > $2 RETURNING id`,
-			[ctx.actor, now, this.defaultTtl],
-		);
-		return { renewed: rows.length };
+	// Timers and upkeep for the hub (backlog/upkeep.ts)
+
+	nextLeaseExpiry(): Promise<Date | null> {
+		return this.upkeep.nextLeaseExpiry();
 	}
 
-	async listAgents(connected: ReadonlySet<string> = new Set()): Promise<Result<'agent/list'>> {
-		const now = this.clock.now();
-		const stallBefore = new Date(now.getTime() - this.thresholds.stallSeconds * 1000);
-		const rows = await this.db.query<{
-			id: string;
-			name: string;
-			client: string;
-			capabilities: string[];
-			host: string | null;
-			pid: number | null;
-			last_seen_at: Date;
-			cards: string[];
-			stalled: boolean | null;
-		}>(
-			`SELECT a.id, a.name, a.client, a.capabilities, a.host, a.pid, a.last_seen_at,
-				coalesce(array_agg(c.id ORDER BY c.id) FILTER (WHERE c.id IS NOT NULL), '{}') AS cards,
-				bool_or(c.progress_at <= $1) AS stalled
-			 FROM agents a LEFT JOIN cards c ON c.claim_owner = a.id AND c.status = 'claimed'
-			 GROUP BY a.id ORDER BY a.id`,
-			[stallBefore],
-		);
-		return {
-			agents: rows.map(r => {
-				const lastSeen = new Date(r.last_seen_at);
-				return {
-					id: r.id,
-					name: r.name,
-					client: r.client,
-					capabilities: r.capabilities,
-					host: r.host,
-					pid: r.pid === null ? null : num(r.pid),
-					lastSeenAt: lastSeen.toISOString(),
-					status: r.cards.length > 0 ? ('working' as const) : ('idle' as const),
-					cards: r.cards,
-					health: agentHealth(lastSeen, now, this.thresholds),
-					stalled: r.stalled === true,
-					connected: connected.has(r.id),
-				};
-			}),
-			thresholds: this.thresholds,
-		};
+	nextDeferredAt(): Promise<Date | null> {
+		return this.upkeep.nextDeferredAt();
 	}
 
-	/** Force-reclaims every card an agent holds (a human giving up on it). */
-	async reclaimAgent(ctx: OpContext, p: ParsedParams<'agent/reclaim'>): Promise<Result<'agent/reclaim'>> {
-		return this.mutate(ctx, 'agent/reclaim', async (tx, now) => {
-			const held = await tx.query<{ id: string }>(
-				`SELECT id FROM cards WHERE claim_owner = $1 AND status = 'claimed' ORDER BY id FOR UPDATE`,
-				[p.agentId],
-			);
-			return this.actOnEach(
-				tx,
-				held.map(r => r.id),
-				{ type: 'reclaim', reason: p.reason ?? `agent ${p.agentId} reclaimed by ${ctx.actor}` },
-				now,
-			);
-		});
+	maintenance(): Promise<void> {
+		return this.upkeep.maintenance();
 	}
-
-	/** Releases every claim of an agent that went away (its session closed): event `released`. */
-	async releaseAgent(ctx: OpContext, agentId: string, reason: string): Promise<Card[]> {
-		const out = await this.mutate(ctx, 'agent/release', async (tx, now) => {
-			const held = await tx.query<{ id: string }>(
-				`SELECT id FROM cards WHERE claim_owner = $1 AND status = 'claimed' ORDER BY id FOR UPDATE`,
-				[agentId],
-			);
-			return this.actOnEach(
-				tx,
-				held.map(r => r.id),
-				{ type: 'disconnect', reason },
-				now,
-			);
-		});
-		return out.cards;
-	}
-
-	// -----------------------------------------------------------------------------------------------
-	// Events
-
-	async listEvents(p: ParsedParams<'events/list'>): Promise<Result<'events/list'>> {
-		const rows = await this.db.query<EventRow>(
-			`SELECT seq, baton_ts(at) AS at, card_id, actor, type, data FROM events
-			 WHERE seq > $1 AND ($2::text IS NULL OR card_id = $2) ORDER BY seq LIMIT $3`,
-			[p.afterSeq ?? 0, p.cardId ?? null, p.limit ?? 100],
-		);
-		return { events: rows.map(toEvent), lastSeq: await this.lastSeq() };
-	}
-
-	async eventsAfter(seq: number, limit: number): Promise<BacklogEvent[]> {
-		const rows = await this.db.query<EventRow>(
-			`SELECT seq, baton_ts(at) AS at, card_id, actor, type, data FROM events WHERE seq > $1 ORDER BY seq LIMIT $2`,
-			[seq, limit],
-			'baton_events_after',
-		);
-		return rows.map(toEvent);
-	}
-
-	async lastSeq(): Promise<number> {
-		const rows = await this.db.query<{ s: unknown }>('SELECT coalesce(max(seq), 0) AS s FROM events');
-		return num(rows[0]?.s ?? 0);
-	}
-
-	// -----------------------------------------------------------------------------------------------
-	// Export / import
-
-	/** Every table in one snapshot, with the schema it was read under: a full backup (core/store/dump.ts). */
-	async dump(): Promise<{ rows: DumpRows; schema: number }> {
-		const schema = await schemaVersion(this.db);
-		return { rows: await readDump(this.db), schema };
-	}
-
-	/** Lossless export in pages of 500, ordered by id. */
-	async exportCards(p: ParsedParams<'data/export'>): Promise<Result<'data/export'>> {
-		const rows = await this.db.query<{ card: Card }>(
-			`SELECT baton_card(cards) AS card FROM cards WHERE ($1::text IS NULL OR id > $1) ORDER BY id LIMIT $2`,
-			[p.cursor ?? null, exportPage + 1],
-		);
-		const cards = rows.slice(0, exportPage).map(r => r.card);
-		const last = cards[cards.length - 1];
-		return rows.length > exportPage && last !== undefined ? { cards, nextCursor: last.id } : { cards };
-	}
-
-	/**
-	 * Imports exported cards with their ids; ids that exist already are skipped. A dependency may
-	 * arrive in a later page: its edge is kept and counts as unmet until that card is imported.
-	 */
-	async importCards(ctx: OpContext, p: ParsedParams<'data/import'>): Promise<Result<'data/import'>> {
-		return this.mutate(ctx, 'data/import', async tx => {
-			const seen = new Set<string>();
-			for (const c of p.cards) {
-				checkCardId(c.id);
-				checkTitle(c.id, c.title);
-				checkBody(c.id, c.body);
-				if (seen.has(c.id)) {
-					throw new BatonError('invalid_input', `Card ${c.id} appears twice in this import.`, { cardId: c.id });
-				}
-				seen.add(c.id);
-				for (const field of ['createdAt', 'updatedAt'] as const) {
-					parseTimestamp(field, c[field]);
-				}
-			}
-			const records = p.cards.map(c => ({
-				id: c.id,
-				title: c.title,
-				body: c.body,
-				phase: c.phase,
-				priority: c.priority,
-				status: c.status,
-				requires: c.requires,
-				depends_on: [...new Set(c.dependsOn)].sort(),
-				unmet_deps: 0,
-				claim_owner: c.claimOwner,
-				claimed_at: c.claimedAt,
-				lease_expires_at: c.leaseExpiresAt,
-				lease_ttl_seconds: c.leaseSeconds ?? null,
-				claim_epoch: c.claimEpoch,
-				attempts: c.attempts,
-				max_attempts: c.maxAttempts,
-				defer_until: c.deferUntil,
-				progress: c.progress,
-				progress_note: c.progressNote,
-				progress_at: c.progressAt,
-				result: c.result,
-				blocked_reason: c.blockedReason,
-				failed: c.failed ?? false,
-				backoff_seconds: c.backoffSeconds ?? null,
-				stall_release_seconds: c.stallReleaseSeconds ?? null,
-				idempotency_key: c.idempotencyKey,
-				acceptance: c.acceptance,
-				version: c.version,
-				created_at: c.createdAt,
-				updated_at: c.updatedAt,
-			}));
-			const inserted = await tx.query<{ id: string }>(
-				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)
-				 ON CONFLICT DO NOTHING RETURNING id`,
-				[JSON.stringify(records)],
-			);
-			const ids = inserted.map(r => r.id);
-			if (ids.length > 0) {
-				await tx.query(
-					`INSERT INTO edges (card_id, dep_id)
-					 SELECT c.id, unnest(c.depends_on) FROM cards c WHERE c.id = ANY($1::text[]) ON CONFLICT DO NOTHING`,
-					[ids],
-				);
-				// Recount readiness for the new cards and for cards whose missing dependency just arrived.
-				await tx.query(
-					`UPDATE cards c SET unmet_deps = (
-						SELECT count(*) FROM edges e LEFT JOIN cards d ON d.id = e.dep_id
-						WHERE e.card_id = c.id AND d.status IS DISTINCT FROM 'done')
-					 WHERE c.id = ANY($1::text[]) OR c.id IN (SELECT card_id FROM edges WHERE dep_id = ANY($1::text[]))`,
-					[ids],
-				);
-			}
-			const cards =
-				ids.length === 0
-					? []
-					: await tx.query<{ card: Card }>(
-							'SELECT baton_card(cards) AS card FROM cards WHERE id = ANY($1::text[]) ORDER BY id',
-							[ids],
-						);
-			return {
-				result: { imported: ids.length, skipped: p.cards.length - ids.length },
-				events: cards.map(r => ({
-					cardId: r.card.id,
-					type: 'created' as const,
-					data: { card: r.card, imported: true },
-				})),
-			};
-		});
-	}
-
-	// -----------------------------------------------------------------------------------------------
-	// Timers and upkeep for the hub
-
-	/**
-	 * When the next lease runs out or the stall policy next releases a claim (the hub's reaper sets an
-	 * exact timer for it).
-	 */
-	async nextLeaseExpiry(): Promise<Date | null> {
-		const rows = await this.db.query<{ at: Date | null }>(
-			`SELECT least(min(lease_expires_at), min(CASE WHEN seconds > 0 THEN since + make_interval(secs => seconds) END)) AS at
-			 FROM (SELECT lease_expires_at, coalesce(progress_at, claimed_at) AS since, ${stallSecondsSql} AS seconds
-				FROM cards WHERE status = 'claimed') c`,
-		);
-		const at = rows[0]?.at ?? null;
-		return at === null ? null : new Date(at);
-	}
-
-	/** When the next deferred card becomes claimable (claim long-polls wait for it). */
-	async nextDeferredAt(): Promise<Date | null> {
-		const rows = await this.db.query<{ at: Date | null }>(
-			`SELECT min(defer_until) AS at FROM cards WHERE status = 'ready' AND defer_until > $1`,
-			[this.clock.now()],
-		);
-		const at = rows[0]?.at ?? null;
-		return at === null ? null : new Date(at);
-	}
-
-	/** VACUUM (ANALYZE) in PGlite (it has no autovacuum) and prunes request_log older than a day. */
-	async maintenance(): Promise<void> {
-		const cutoff = new Date(this.clock.now().getTime() - requestLogDays * 86_400_000);
-		await this.db.query('DELETE FROM request_log WHERE at < $1', [cutoff]);
-		if (this.mode === 'pglite') {
-			await this.db.exec('VACUUM (ANALYZE)');
-		}
-	}
-}
-
-/** Reopening a card others were built on, unforced: names them and says what force would do. */
-function reopenRefusal(
-	cardId: string,
-	claimed: readonly { id: string; claim_owner: string | null }[],
-	done: readonly { id: string }[],
-): BatonError {
-	const names = [
-		...claimed.slice(0, 10).map(d => `${d.id} (claimed by ${d.claim_owner ?? '?'})`),
-		...done.slice(0, 10).map(d => `${d.id} (done)`),
-	];
-	const more = claimed.length + done.length - names.length;
-	return new BatonError(
-		'has_dependents',
-		`Card ${cardId} cannot be reopened: ${names.join(', ')}${more > 0 ? ` and ${more} more` : ''} ` +
-			`${claimed.length + done.length === 1 ? 'was' : 'were'} built on it. Reopen with force to end the claims ` +
-			`(those cards wait for ${cardId} again) and flag the done ones, or create a follow-up card instead.`,
-		{
-			cardId,
-			dependents: [...claimed, ...done].map(d => d.id),
-			claimed: claimed.map(d => d.id),
-			done: done.map(d => d.id),
-		},
-	);
-}
-
-/** A claimed or done card may not start waiting on an unfinished card (the DAG invariant). */
-function linkRefusal(card: Card, unmetIds: readonly string[]): BatonError {
-	const list = unmetIds.join(', ');
-	const what =
-		card.status === 'claimed'
-			? `is claimed by agent ${card.claimOwner ?? '?'}; it cannot start waiting on ${list}, which ${unmetIds.length === 1 ? 'is' : 'are'} not done. Release it first, or link once ${list} ${unmetIds.length === 1 ? 'is' : 'are'} done.`
-			: `is done; it cannot depend on ${list}, which ${unmetIds.length === 1 ? 'is' : 'are'} not done. Reopen it first if it must wait for ${list}.`;
-	return new BatonError('invalid_transition', `Card ${card.id} ${what}`, {
-		cardId: card.id,
-		status: card.status,
-		waitsOn: unmetIds,
-	});
-}
-
-/** A claimed card's stall policy in seconds: its own, else the backlog setting, else the default. */
-const stallSecondsSql = `coalesce(stall_release_seconds,
-	(SELECT (value #>> '{}')::int FROM settings WHERE key = 'stallReleaseSeconds'), ${defaultSettings.stallReleaseSeconds})`;
-
-/** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
-const claimValue = `json_build_object('card', took.card, 'lease',
-	json_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
-
-/**
- * The hot statements (claim, complete, complete with next, heartbeat): each one statement that changes
- * the card(s), frees dependents, appends the events and records the request key, so each is a single
- * round trip. `nextSeq` / `secondSeq` are the seq expressions of a statement's first and second event.
- * `lockPick` adds FOR UPDATE SKIP LOCKED to the pick: PostgreSQL needs it (several connections pick at
- * once); PGlite has a single backend that runs one transaction at a time, where the row lock only wrote
- * a lock record onto the tuple the same statement updates next (0.03–0.04 ms per claim+complete).
- */
-function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
-	/**
-	 * The holder's conditions for card `id`, wrapped in IS TRUE so no index can serve them and the
-	 * card is found by its primary key alone. Statistics taken while no card was held say claim_owner is
-	 * always NULL, which made "claim_owner = $n" look as selective as the id: the plan then read
-	 * cards_owner_idx, walking the dead entry of every card that agent had held before (a 1-worker
-	 * hand-over on PostgreSQL ran at half speed after ANALYZE; docs/benchmarks.md).
-	 */
-	const holds = (actor: string, epoch: string, now: string): string =>
-		`(status = 'claimed' AND claim_owner = ${actor} AND (${epoch}::int IS NULL OR claim_epoch = ${epoch})
-			AND lease_expires_at > ${now}) IS TRUE`;
-	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
-	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
-	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
-	const pickWhere = (now: string, caps: string): string => `status = 'ready' AND unmet_deps = 0
-			AND (defer_until IS NULL OR defer_until <= ${now}) AND requires <@ ${caps}::text[]`;
-	const pickTail = `ORDER BY ${claimOrder} LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
-	const pick = (now: string, caps: string, phase: string, withPhase: boolean): string =>
-		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
-			${pickTail}`;
-	// $ placeholders of the claim: now, actor, lease expiry, ttl.
-	const take = (now: string, actor: string, expiry: string, ttl: string): string =>
-		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claimed_at = ${now}, lease_expires_at = ${expiry},
-			lease_ttl_seconds = ${ttl}, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
-			progress_note = NULL, progress_at = ${now}, defer_until = NULL, version = version + 1, updated_at = ${now}
-		FROM pick WHERE cards.id = pick.id`;
-	/**
-	 * pick → took (the claim) → the `claimed` event, as CTEs named pick, took and `event`, for the
-	 * placeholders given; `guard` is an extra condition on the claiming UPDATE.
-	 */
-	const claimCtes = (o: {
-		now: string;
-		caps: string;
-		phase: string;
-		withPhase: boolean;
-		actor: string;
-		expiry: string;
-		ttl: string;
-		seq: string;
-		event: string;
-		guard?: string;
-	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase)}),
-			took AS (${take(o.now, o.actor, o.expiry, o.ttl)} ${o.guard ?? ''}
-				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
-			${o.event} AS (
-				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${o.seq}, ${o.now}, took.id, ${o.actor}, 'claimed', json_build_object('card', took.card, 'epoch', took.claim_epoch)
-				FROM took RETURNING seq
-			)`;
-	const claimWith = (withPhase: boolean): string => `WITH ${claimCtes({
-		now: '$1',
-		caps: '$2',
-		phase: '$3',
-		withPhase,
-		actor: '$4',
-		expiry: '$5',
-		ttl: '$6',
-		seq: nextSeq,
-		event: 'ev',
-	})},
-			log AS (
-				INSERT INTO request_log (key, method, result, at)
-				SELECT $7, 'card/claim', json_build_object('value', ${claimValue}), $1
-				FROM took WHERE $7::text IS NOT NULL
-			)
-			SELECT took.card, ev.seq FROM took, ev`;
-	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's).
-	const completeCtes = `done AS (
-				UPDATE cards SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
-					lease_ttl_seconds = NULL, result = $4, blocked_reason = NULL, defer_until = NULL,
-					version = version + 1, updated_at = $1
-				WHERE id = $2 AND ${holds('$3', '$5', '$1')}
-				RETURNING cards.id, baton_card(cards) AS card
-			),
-			deps AS (
-				UPDATE cards SET unmet_deps = cards.unmet_deps - 1 FROM edges e, done
-				WHERE e.dep_id = done.id AND cards.id = e.card_id
-				RETURNING cards.id, cards.unmet_deps,
-					(cards.status = 'ready' AND cards.unmet_deps = 0 AND (cards.defer_until IS NULL OR cards.defer_until <= $1)) AS claimable
-			),
-			readiness AS (
-				SELECT count(*) AS n,
-					json_agg(json_build_object('id', id, 'unmetDeps', unmet_deps) ORDER BY id) AS list,
-					coalesce(array_agg(id ORDER BY id) FILTER (WHERE claimable), '{}') AS unblocked
-				FROM deps
-			),
-			ev AS (
-				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${nextSeq}, $1, done.id, $3, 'completed', CASE
-						WHEN readiness.n > 0 AND $4::text IS NOT NULL
-							THEN json_build_object('card', done.card, 'readiness', readiness.list, 'result', $4::text)
-						WHEN readiness.n > 0 THEN json_build_object('card', done.card, 'readiness', readiness.list)
-						WHEN $4::text IS NOT NULL THEN json_build_object('card', done.card, 'result', $4::text)
-						ELSE json_build_object('card', done.card) END
-				FROM done, readiness RETURNING seq, data
-			)`;
-	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
-	/**
-	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
-	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. A card this completion unblocks is not
-	 * among the pick's choices (the pick reads the statement's snapshot, from before the completion; the
-	 * caller claims again when nothing was picked). It claims only when the completion happened.
-	 * PostgreSQL runs the same steps as the function baton_hand_over (migration 0007): one cached plan per
-	 * step instead of one big plan set up afresh on every call, and a snapshot of its own for the pick,
-	 * so it cannot lock cards other workers claimed meanwhile.
-	 */
-	const completeNextWith = (withPhase: boolean): string =>
-		lockPick
-			? `SELECT * FROM baton_hand_over($1::timestamptz, $2::text, $3::text, $4::text, $5::int, $6::text,
-				$7::text[], $8::text, $9::timestamptz, $10::int)`
-			: `WITH ${completeCtes},
-			${claimCtes({
-				now: '$1',
-				caps: '$7',
-				phase: '$8',
-				withPhase,
-				actor: '$3',
-				expiry: '$9',
-				ttl: '$10',
-				seq: secondSeq,
-				event: 'ev2',
-				guard: 'AND EXISTS (SELECT 1 FROM done)',
-			})},
-			log AS (
-				INSERT INTO request_log (key, method, result, at)
-				SELECT $6, 'card/complete', json_build_object('value', CASE WHEN took.id IS NULL
-					THEN json_build_object(${completeValue})
-					ELSE json_build_object(${completeValue}, 'next', ${claimValue}) END), $1
-				FROM done CROSS JOIN readiness LEFT JOIN took ON true WHERE $6::text IS NOT NULL
-			)
-			SELECT ev.seq, ev.data, readiness.unblocked, took.card AS next_card, ev2.seq AS next_seq
-			FROM ev CROSS JOIN readiness LEFT JOIN took ON true LEFT JOIN ev2 ON true`;
-	return {
-		/** Ready cards claimable now, in claim order: $1 now, $2 limit. */
-		readyPage: pageOf(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)`, '$2', true),
-		/** The next page after ($3 priority, $4 createdAt, $5 id). */
-		readyPageAfter: pageOf(
-			`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)
-				AND ${afterInClaimOrder('$3', '$4', '$5')}`,
-			'$2',
-			true,
-		),
-		/** Claim inside the general path's transaction (no event: the caller logs it). */
-		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) ${pickTail})
-			${take('$1', '$4', '$5', '$6')} RETURNING baton_card(cards) AS card`,
-		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key. */
-		claim: claimWith(false),
-		/** The same with $3 a phase. */
-		claimPhase: claimWith(true),
-		/** complete + claim next (see completeNextWith), phase $8 null. */
-		completeNext: completeNextWith(false),
-		/** The same with $8 a phase. */
-		completeNextPhase: completeNextWith(true),
-		/**
-		 * $1 now, $2 card id, $3 actor, $4 epoch (null = the holder's), $5 progress, $6 note, $7 ttl (null =
-		 * the lease's own), $8 default ttl, $9 request key. Logs an event only when progress or note changed.
-		 */
-		heartbeat: `WITH cur AS (
-				SELECT id, progress, progress_note FROM cards
-				WHERE id = $2 AND ${holds('$3', '$4', '$1')}
-				FOR UPDATE
-			),
-			flags AS (
-				SELECT cur.id,
-					($5::int IS NOT NULL AND $5::int IS DISTINCT FROM cur.progress)
-						OR ($6::text IS NOT NULL AND $6::text IS DISTINCT FROM cur.progress_note) AS changed,
-					$5::int IS NOT NULL AND $5::int IS DISTINCT FROM cur.progress AS progress_changed,
-					$6::text IS NOT NULL AND $6::text IS DISTINCT FROM cur.progress_note AS note_changed
-				FROM cur
-			),
-			hb AS (
-				UPDATE cards SET
-					lease_ttl_seconds = coalesce($7::int, cards.lease_ttl_seconds, $8::int),
-					lease_expires_at = $1::timestamptz + make_interval(secs => coalesce($7::int, cards.lease_ttl_seconds, $8::int)),
-					progress = CASE WHEN flags.progress_changed THEN $5::int ELSE cards.progress END,
-					progress_note = CASE WHEN flags.note_changed THEN $6::text ELSE cards.progress_note END,
-					progress_at = CASE WHEN $5::int IS NOT NULL OR $6::text IS NOT NULL THEN $1 ELSE cards.progress_at END,
-					version = cards.version + CASE WHEN flags.changed THEN 1 ELSE 0 END,
-					updated_at = $1
-				FROM flags WHERE cards.id = flags.id
-				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card, flags.changed
-			),
-			ev AS (
-				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${nextSeq}, $1, hb.id, $3, 'heartbeat', json_build_object('card', hb.card) FROM hb WHERE hb.changed
-				RETURNING seq
-			),
-			log AS (
-				INSERT INTO request_log (key, method, result, at)
-				SELECT $9, 'card/heartbeat', json_build_object('value', json_build_object('card', hb.card, 'lease',
-					json_build_object('cardId', hb.id, 'epoch', hb.claim_epoch, 'expiresAt', hb.card->'leaseExpiresAt'))), $1
-				FROM hb WHERE $9::text IS NOT NULL
-			)
-			SELECT hb.card, ev.seq FROM hb LEFT JOIN ev ON true`,
-		/** $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's), $6 request key. */
-		complete: `WITH ${completeCtes},
-			log AS (
-				INSERT INTO request_log (key, method, result, at)
-				SELECT $6, 'card/complete', json_build_object('value', json_build_object(${completeValue})), $1
-				FROM done, readiness WHERE $6::text IS NOT NULL
-			)
-			SELECT ev.seq, ev.data, readiness.unblocked FROM ev, readiness`,
-	};
-}
-
-/** $1–$6 of the holder's complete, the same for complete and complete {next} (completeCtes). */
-function completeParams(ctx: OpContext, p: ParsedParams<'card/complete'>, now: Date, key: string | null): unknown[] {
-	return [now, p.cardId, ctx.actor, p.result ?? null, p.epoch ?? null, key];
-}
-
-type HotKey = 'claim' | 'claimPhase' | 'complete' | 'completeNext' | 'completeNextPhase' | 'heartbeat';
-
-/** The seq columns hot statements return: the first event's and, for complete {next}, the claim's. */
-interface SeqColumns {
-	seq: unknown;
-	next_seq?: unknown;
-}
-
-/** The highest seq a hot statement appended (Db.querySeq), or undefined when it appended none. */
-function appendedSeq(rows: readonly SeqColumns[]): number | undefined {
-	let last: number | undefined;
-	for (const row of rows) {
-		for (const seq of [row.seq, row.next_seq]) {
-			if (seq !== null && seq !== undefined) {
-				last = Math.max(last ?? 0, num(seq));
-			}
-		}
-	}
-	return last;
-}
-
-/** The prepared-statement name of each hot statement. */
-const hotNames: Record<HotKey, string> = {
-	claim: 'baton_claim',
-	claimPhase: 'baton_claim_phase',
-	complete: 'baton_complete',
-	completeNext: 'baton_complete_next',
-	completeNextPhase: 'baton_complete_next_phase',
-	heartbeat: 'baton_heartbeat',
-};
-
-/**
- * Each hot statement in its two forms for Db.querySeq: `inSql` as it is, and `withSeq` from the same
- * statements written with `$SEQ` for the next seq, which becomes one more parameter after the highest
- * they already use.
- */
-function seqStatementsOf(
-	inSql: ReturnType<typeof hotStatements>,
-	withSeq: ReturnType<typeof hotStatements>,
-): Record<HotKey, SeqStatement<SeqColumns>> {
-	const both = (key: HotKey): SeqStatement<SeqColumns> => {
-		const text = withSeq[key];
-		const highest = Math.max(...[...text.matchAll(/\$(\d+)/g)].map(m => Number(m[1])));
-		return {
-			withSeq: { text: text.replaceAll('$SEQ', `$${highest + 1}`), name: `${hotNames[key]}_seq` },
-			inSql: { text: inSql[key], name: hotNames[key] },
-			lastSeqOf: appendedSeq,
-		};
-	};
-	const keys = Object.keys(hotNames) as HotKey[];
-	return Object.fromEntries(keys.map(key => [key, both(key)])) as Record<HotKey, SeqStatement<SeqColumns>>;
-}
-
-interface EventRow {
-	seq: unknown;
-	at: string;
-	card_id: string;
-	actor: string;
-	type: EventType;
-	data: BacklogEvent['data'];
-}
-
-function toEvent(r: EventRow): BacklogEvent {
-	return { seq: num(r.seq), at: r.at, cardId: r.card_id, actor: r.actor, type: r.type, data: r.data };
-}
-
-function stripUndefined(data: Record<string, unknown>): Record<string, unknown> {
-	return Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
-}
-
-function sqlStateOf(e: unknown): string | undefined {
-	return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
-}
-
-/**
- * A list page in claim order. The wire card is built only for the rows of the page: built before the
- * sort (a small table read in full), it cost more than the whole rest of the query. `claimable`: the
- * filter keeps only claimable cards, so the page is ordered by the claim index's key (claimOrder) and
- * read from cards_claim_idx; other lists read cards_order_idx.
- */
-function pageOf(where: string, limit: string, claimable = false): string {
-	const order = claimable ? claimOrder : 'priority DESC, created_at, id';
-	return `SELECT baton_card(p.c) AS card FROM (
-			SELECT cards AS c, priority, created_at, id FROM cards WHERE ${where}
-			ORDER BY ${order} LIMIT ${limit}
-		) p ORDER BY ${claimable ? '-p.priority' : 'p.priority DESC'}, p.created_at, p.id`;
-}
-
-/**
- * The claim order (max priority, then oldest, then id) as the key of cards_claim_idx (migration
- * 0006). It is written with -priority so that only that index serves it: cards_order_idx, which every
- * list uses, holds the same order over all cards, and statistics taken while most cards were ready made
- * the two look alike, so picks read cards_order_idx and stepped over every done card ahead of the
- * first ready one, until the next ANALYZE.
- */
-const claimOrder = '(-priority), created_at, id';
-
-/** Cards after the cursor (priority, createdAt, id placeholders) in claim order, on the claim index's key. */
-function afterInClaimOrder(priority: string, createdAt: string, id: string): string {
-	return `(-priority, created_at, id) > (-${priority}::int, ${createdAt}::timestamptz, ${id}::text)`;
-}
-
-/** One page of a list: `limit` cards and, when there are more, the cursor after the last. */
-function page(rows: readonly { card: Card }[], limit: number): Result<'card/list'> {
-	const cards = rows.slice(0, limit).map(r => r.card);
-	const last = cards[cards.length - 1];
-	return rows.length > limit && last !== undefined ? { cards, nextCursor: encodeCursor(last) } : { cards };
-}
-
-function encodeCursor(card: Card): string {
-	return Buffer.from(JSON.stringify([card.priority, card.createdAt, card.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): [number, string, string] {
-	try {
-		const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-		if (
-			Array.isArray(value) &&
-			value.length === 3 &&
-			typeof value[0] === 'number' &&
-			typeof value[1] === 'string' &&
-			typeof value[2] === 'string'
-		) {
-			return [value[0], value[1], value[2]];
-		}
-	} catch {
-		// fall through to the refusal below
-	}
-	throw new BatonError('invalid_input', 'That cursor is not one this backlog returned; start again without a cursor.', {
-		field: 'cursor',
-	});
-}
-
-/** Each claim of a card and how it ended, from its events (DESIGN §5: the next agent picks up from there). */
-export function deriveAttempts(history: readonly BacklogEvent[], current: Card): Attempt[] {
-	const attempts: Attempt[] = [];
-	let open: Attempt | undefined;
-	const ends: Partial<Record<EventType, string>> = {
-		released: 'released',
-		failed: 'failed',
-		reclaimed: 'reclaimed',
-		completed: 'completed',
-		blocked: 'blocked',
-		deleted: 'deleted',
-	};
-	for (const e of history) {
-		const card = e.data.card;
-		if (e.type === 'claimed' && card !== null) {
-			open = {
-				epoch: card.claimEpoch,
-				owner: card.claimOwner ?? e.actor,
-				claimedAt: e.at,
-				endedAt: null,
-				outcome: 'active',
-				progress: null,
-				progressNote: null,
-				reason: null,
-				result: null,
-			};
-			attempts.push(open);
-		} else if (open !== undefined && e.type === 'heartbeat' && card !== null) {
-			open.progress = card.progress;
-			open.progressNote = card.progressNote;
-		} else if (open !== undefined && ends[e.type] !== undefined) {
-			open.endedAt = e.at;
-			open.outcome = ends[e.type] ?? e.type;
-			open.reason = e.data.reason ?? null;
-			open.result = e.data.result ?? null;
-			open = undefined;
-		}
-	}
-	if (open !== undefined && current.status === 'claimed') {
-		open.progress = current.progress;
-		open.progressNote = current.progressNote;
-	}
-	return attempts;
-}
-
-/**
- * "Nothing claimable" changes nothing, so its key is not remembered: a re-send after a failover, or a
- * waiting claim's next try under the same key, claims afresh instead of replaying the empty answer,
- * while a claim that did take a card is replayed (never a second card for one request).
- */
-function isEmptyClaim(method: string, result: unknown): boolean {
-	return method === 'card/claim' && (result as { card?: unknown } | null)?.card === null;
 }

@@ -1,0 +1,293 @@
+/**
+ * The agent's loop: claim the best card (or one by id), heartbeat it, complete it, and complete {next}
+ * (the hand-over in one call). The holder's common case is one hot statement (hotSql.ts); when it
+ * changes nothing the general path runs in a transaction and explains why. Decisions come from the
+ * pure rules; this module holds no SQL catalogue of its own and never waits (the hub does).
+ */
+import { leaseOf } from '../lease';
+import type { BacklogEvent, Card, ParsedParams, ReadinessChange, Result } from '../protocol';
+import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../rules';
+import type { Queryable } from '../store/db';
+import { act, cardState, loadCard } from './cardActions';
+import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
+import { num, present } from './values';
+
+export class ClaimCycle {
+	constructor(
+		private readonly uow: UnitOfWork,
+		private readonly defaultTtl: number,
+	) {}
+
+	/** Claims the best claimable card (or `p.cardId`). Ignores waitSeconds: the hub does the waiting. */
+	async claim(ctx: OpContext, p: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
+		const ttl = p.ttlSeconds ?? this.defaultTtl;
+		const caps = [...new Set(p.capabilities ?? [])];
+		// $1–$6 of the claim, the same for the hot statement and the general path's claimBare.
+		const claimParams = (now: Date): unknown[] => [
+			now,
+			caps,
+			p.phase ?? null,
+			ctx.actor,
+			new Date(now.getTime() + ttl * 1000),
+			ttl,
+		];
+		if (p.cardId === undefined) {
+			const fast = await this.uow.fast(ctx, async (now, key) => {
+				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
+					...claimParams(now),
+					key,
+				]);
+				const row = rows[0];
+				if (row === undefined) {
+					return undefined;
+				}
+				const card = row.card;
+				return {
+					result: { card, lease: leaseOf(cardState(card)) },
+					events: [this.uow.event(row.seq, now, card.id, ctx.actor, 'claimed', { card, epoch: card.claimEpoch })],
+				};
+			});
+			if (fast !== undefined) {
+				return fast;
+			}
+		}
+		return this.uow.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
+			if (p.cardId !== undefined) {
+				const before = await loadCard(tx, p.cardId, true);
+				const unmetIds =
+					before.unmetDeps > 0
+						? (
+								await tx.query<{ id: string }>(
+									`SELECT e.dep_id AS id FROM edges e LEFT JOIN cards d ON d.id = e.dep_id
+									 WHERE e.card_id = $1 AND d.status IS DISTINCT FROM 'done' ORDER BY e.dep_id LIMIT 10`,
+									[p.cardId],
+								)
+							).map(r => r.id)
+						: [];
+				checkClaimable(cardState(before), ctx.actor, caps, now, unmetIds);
+				const { card, events } = await act(tx, p.cardId, { type: 'claim', actor: ctx.actor, ttlSeconds: ttl }, now);
+				return { result: { card, lease: leaseOf(cardState(card)) }, events };
+			}
+			// The general path (the fast one found nothing, or lost a race): same statement, plus the reason.
+			const rows = await tx.query<{ card: Card; epoch: number }>(this.uow.catalogue.sql.claimBare, claimParams(now));
+			const card = rows[0]?.card;
+			if (card === undefined) {
+				return {
+					result: { card: null, lease: null, reason: await this.nothingClaimable(tx, caps, p.phase, now) },
+					events: [],
+				};
+			}
+			return {
+				result: { card, lease: leaseOf(cardState(card)) },
+				events: [{ cardId: card.id, type: 'claimed', data: { card, epoch: card.claimEpoch } }],
+			};
+		});
+	}
+
+	private async nothingClaimable(tx: Queryable, caps: string[], phase: string | undefined, now: Date): Promise<string> {
+		// Counts within the asked-for phase; cards elsewhere are only mentioned when they would be claimable.
+		const [row] = await tx.query<Record<string, unknown>>(
+			`SELECT
+				count(*) FILTER (WHERE mine AND status = 'ready') AS ready_total,
+				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps > 0) AS waiting,
+				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
+				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps = 0
+					AND (defer_until IS NULL OR defer_until <= $1) AND NOT requires <@ $2::text[]) AS need_caps,
+				count(*) FILTER (WHERE NOT mine AND status = 'ready' AND unmet_deps = 0
+					AND (defer_until IS NULL OR defer_until <= $1) AND requires <@ $2::text[]) AS other_phase,
+				count(*) FILTER (WHERE mine AND status = 'claimed') AS claimed,
+				count(*) FILTER (WHERE mine AND status = 'blocked') AS blocked
+			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards) c`,
+			[now, caps, phase ?? null],
+		);
+		const r = present(row);
+		const needCaps = num(r.need_caps);
+		const missing =
+			needCaps > 0
+				? (
+						await tx.query<{ cap: string }>(
+							`SELECT DISTINCT cap FROM cards, unnest(requires) AS cap
+							 WHERE status = 'ready' AND unmet_deps = 0 AND ($2::text IS NULL OR phase = $2)
+								AND NOT cap = ANY($1::text[]) ORDER BY cap LIMIT 5`,
+							[caps, phase ?? null],
+						)
+					).map(x => x.cap)
+				: [];
+		const counts: UnclaimableCounts = {
+			readyTotal: num(r.ready_total),
+			waiting: num(r.waiting),
+			deferred: num(r.deferred),
+			claimed: num(r.claimed),
+			blocked: num(r.blocked),
+			needCapabilities: needCaps,
+			missingCapabilities: missing,
+			otherPhase: num(r.other_phase),
+		};
+		return describeNothingClaimable(counts);
+	}
+
+	async heartbeat(ctx: OpContext, p: ParsedParams<'card/heartbeat'>): Promise<Result<'card/heartbeat'>> {
+		// The holder's heartbeat: one statement renews the lease, records progress and logs a change.
+		const fast = await this.uow.fast(ctx, async (now, key) => {
+			const rows = await this.uow.hot<{ card: Card; seq: unknown }>('heartbeat', [
+				now,
+				p.cardId,
+				ctx.actor,
+				p.epoch ?? null,
+				p.progress ?? null,
+				p.note ?? null,
+				p.ttlSeconds ?? null,
+				this.defaultTtl,
+				key,
+			]);
+			const row = rows[0];
+			if (row === undefined) {
+				return undefined; // not the holder's live lease: the general path says why
+			}
+			const card = row.card;
+			return {
+				result: { card, lease: present(leaseOf(cardState(card))) },
+				events: row.seq === null ? [] : [this.uow.event(row.seq, now, card.id, ctx.actor, 'heartbeat', { card })],
+			};
+		});
+		if (fast !== undefined) {
+			return fast;
+		}
+		return this.uow.mutate(ctx, 'card/heartbeat', async (tx, now) => {
+			const { card, events } = await act(
+				tx,
+				p.cardId,
+				{
+					type: 'heartbeat',
+					actor: ctx.actor,
+					epoch: p.epoch,
+					progress: p.progress,
+					note: p.note,
+					ttlSeconds: p.ttlSeconds ?? (await this.currentTtl(tx, p.cardId)),
+				},
+				now,
+			);
+			return { result: { card, lease: present(leaseOf(cardState(card))) }, events };
+		});
+	}
+
+	private async currentTtl(tx: Queryable, cardId: string): Promise<number> {
+		const rows = await tx.query<{ ttl: number | null }>('SELECT lease_ttl_seconds AS ttl FROM cards WHERE id = $1', [
+			cardId,
+		]);
+		return rows[0]?.ttl ?? this.defaultTtl;
+	}
+
+	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
+		const done = await this.completeOnly(ctx, p);
+		if (p.next === undefined || done.next !== undefined) {
+			return done;
+		}
+		// Nothing was picked in the same statement (none was claimable before this completion, or the
+		// general path ran): claim now, which also sees the cards this completion unblocked and says why
+		// when there is none. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
+		const next = await this.claim(
+			ctx.requestKey === undefined ? ctx : { ...ctx, requestKey: `${ctx.requestKey}#next` },
+			p.next,
+		);
+		return { ...done, next };
+	}
+
+	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
+		if (p.force !== true) {
+			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
+			// with `next` also claims the next card (one round trip for an agent's whole hand-over).
+			const fast = await this.uow.fast(ctx, async (now, key) => {
+				if (p.next !== undefined) {
+					return this.completeNextFast(ctx, p, p.next, now, key);
+				}
+				const rows = await this.uow.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
+					'complete',
+					completeParams(ctx, p, now, key),
+				);
+				const row = rows[0];
+				if (row === undefined) {
+					return undefined; // not the holder, or no such card: the general path says why
+				}
+				return {
+					result: { card: present(row.data.card), unblocked: row.unblocked },
+					events: [this.uow.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)],
+				};
+			});
+			if (fast !== undefined) {
+				return fast;
+			}
+		}
+		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
+			const { card, readiness, events } = await act(
+				tx,
+				p.cardId,
+				{ type: 'complete', actor: ctx.actor, epoch: p.epoch, result: p.result, force: p.force },
+				now,
+			);
+			const unblocked = await this.nowClaimable(tx, readiness, now);
+			return { result: { card, unblocked }, events };
+		});
+	}
+
+	private async completeNextFast(
+		ctx: OpContext,
+		p: ParsedParams<'card/complete'>,
+		next: NonNullable<ParsedParams<'card/complete'>['next']>,
+		now: Date,
+		key: string | null,
+	): Promise<{ result: Result<'card/complete'>; events: BacklogEvent[] } | undefined> {
+		const ttl = next.ttlSeconds ?? this.defaultTtl;
+		const caps = [...new Set(next.capabilities ?? [])];
+		const rows = await this.uow.hot<{
+			seq: unknown;
+			data: BacklogEvent['data'];
+			unblocked: string[];
+			next_card: Card | null;
+			next_seq: unknown;
+		}>(next.phase === undefined ? 'completeNext' : 'completeNextPhase', [
+			...completeParams(ctx, p, now, key),
+			caps,
+			next.phase ?? null,
+			new Date(now.getTime() + ttl * 1000),
+			ttl,
+		]);
+		const row = rows[0];
+		if (row === undefined) {
+			return undefined;
+		}
+		const events = [this.uow.event(row.seq, now, p.cardId, ctx.actor, 'completed', row.data)];
+		const result: Result<'card/complete'> = { card: present(row.data.card), unblocked: row.unblocked };
+		const nextCard = row.next_card;
+		if (nextCard !== null) {
+			result.next = { card: nextCard, lease: leaseOf(cardState(nextCard)) };
+			events.push(
+				this.uow.event(row.next_seq, now, nextCard.id, ctx.actor, 'claimed', {
+					card: nextCard,
+					epoch: nextCard.claimEpoch,
+				}),
+			);
+			events.sort((a, b) => a.seq - b.seq);
+		}
+		return { result, events };
+	}
+
+	/** Of the cards whose unmet_deps just changed, those that are claimable now. */
+	private async nowClaimable(tx: Queryable, readiness: ReadinessChange[], now: Date): Promise<string[]> {
+		const zero = readiness.filter(r => r.unmetDeps === 0).map(r => r.id);
+		if (zero.length === 0) {
+			return [];
+		}
+		const rows = await tx.query<{ id: string }>(
+			`SELECT id FROM cards WHERE id = ANY($1::text[]) AND status = 'ready'
+			 AND (defer_until IS NULL OR defer_until <= $2) ORDER BY id`,
+			[zero, now],
+		);
+		return rows.map(r => r.id);
+	}
+}
+
+/** $1–$6 of the holder's complete, the same for complete and complete {next} (completeCtes). */
+function completeParams(ctx: OpContext, p: ParsedParams<'card/complete'>, now: Date, key: string | null): unknown[] {
+	return [now, p.cardId, ctx.actor, p.result ?? null, p.epoch ?? null, key];
+}

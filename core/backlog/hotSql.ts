@@ -1,0 +1,311 @@
+/**
+ * The SQL catalogue of the hot paths: the claim, the holder's complete (and complete {next}), the
+ * holder's heartbeat and the ready page, each one prepared statement, in the form each store runs them
+ * (docs/architecture.md, "Hot paths are one statement"). Text only: it runs nothing and decides nothing;
+ * the unit of work sends these (cards.ts the ready page) and the claim cycle reads their rows.
+ */
+import type { SeqStatement } from '../store/db';
+import { afterInClaimOrder, claimOrder, pageOf } from './paging';
+import { num } from './values';
+
+/** A store's statements and seq expressions (PGlite: max(seq)+1 in the statement; PostgreSQL: a sequence). */
+export interface SqlCatalogue {
+	/** The next event seq inside a statement or transaction. */
+	nextSeq: string;
+	/** `$1` seqs for a transaction that appends several events. */
+	seqBatch: string;
+	sql: HotStatements;
+	/** PGlite: the hot statements in both forms, with and without the seq as a parameter (Db.querySeq). */
+	seqStatements: Record<HotKey, SeqStatement<SeqColumns>> | undefined;
+}
+
+/** The statements and seq expressions for a store of this mode (docs/architecture.md, Seqs). */
+export function sqlCatalogue(mode: 'pglite' | 'postgres'): SqlCatalogue {
+	/** PGlite has a single writer, so the next seq is max+1 in the transaction (docs/architecture.md). */
+	const nextSeq = mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 1 FROM events)' : "nextval('event_seq')";
+	const seqBatch =
+		mode === 'pglite'
+			? 'SELECT (SELECT coalesce(max(seq), 0) FROM events) + g AS seq FROM generate_series(1, $1::int) AS g'
+			: "SELECT nextval('event_seq') AS seq FROM generate_series(1, $1::int)";
+	// One statement that logs two events (complete with next) reads the same max(seq) twice in PGlite.
+	const sql = hotStatements(
+		nextSeq,
+		mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 2 FROM events)' : "nextval('event_seq')",
+		mode !== 'pglite',
+	);
+	const seqStatements =
+		mode === 'pglite' ? seqStatementsOf(sql, hotStatements('$SEQ::bigint', '($SEQ::bigint + 1)', false)) : undefined;
+	return { nextSeq, seqBatch, sql, seqStatements };
+}
+
+export type HotStatements = ReturnType<typeof hotStatements>;
+
+/** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
+const claimValue = `json_build_object('card', took.card, 'lease',
+	json_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
+
+/**
+ * The hot statements (claim, complete, complete with next, heartbeat): each one statement that changes
+ * the card(s), frees dependents, appends the events and records the request key, so each is a single
+ * round trip. `nextSeq` / `secondSeq` are the seq expressions of a statement's first and second event.
+ * `lockPick` adds FOR UPDATE SKIP LOCKED to the pick: PostgreSQL needs it (several connections pick at
+ * once); PGlite has a single backend that runs one transaction at a time, where the row lock only wrote
+ * a lock record onto the tuple the same statement updates next (0.03–0.04 ms per claim+complete).
+ */
+function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
+	/**
+	 * The holder's conditions for card `id`, wrapped in IS TRUE so no index can serve them and the
+	 * card is found by its primary key alone. Statistics taken while no card was held say claim_owner is
+	 * always NULL, which made "claim_owner = $n" look as selective as the id: the plan then read
+	 * cards_owner_idx, walking the dead entry of every card that agent had held before (a 1-worker
+	 * hand-over on PostgreSQL ran at half speed after ANALYZE; docs/benchmarks.md).
+	 */
+	const holds = (actor: string, epoch: string, now: string): string =>
+		`(status = 'claimed' AND claim_owner = ${actor} AND (${epoch}::int IS NULL OR claim_epoch = ${epoch})
+			AND lease_expires_at > ${now}) IS TRUE`;
+	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
+	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
+	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
+	const pickWhere = (now: string, caps: string): string => `status = 'ready' AND unmet_deps = 0
+			AND (defer_until IS NULL OR defer_until <= ${now}) AND requires <@ ${caps}::text[]`;
+	const pickTail = `ORDER BY ${claimOrder} LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
+	const pick = (now: string, caps: string, phase: string, withPhase: boolean): string =>
+		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
+			${pickTail}`;
+	// $ placeholders of the claim: now, actor, lease expiry, ttl.
+	const take = (now: string, actor: string, expiry: string, ttl: string): string =>
+		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claimed_at = ${now}, lease_expires_at = ${expiry},
+			lease_ttl_seconds = ${ttl}, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
+			progress_note = NULL, progress_at = ${now}, defer_until = NULL, version = version + 1, updated_at = ${now}
+		FROM pick WHERE cards.id = pick.id`;
+	/**
+	 * pick → took (the claim) → the `claimed` event, as CTEs named pick, took and `event`, for the
+	 * placeholders given; `guard` is an extra condition on the claiming UPDATE.
+	 */
+	const claimCtes = (o: {
+		now: string;
+		caps: string;
+		phase: string;
+		withPhase: boolean;
+		actor: string;
+		expiry: string;
+		ttl: string;
+		seq: string;
+		event: string;
+		guard?: string;
+	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase)}),
+			took AS (${take(o.now, o.actor, o.expiry, o.ttl)} ${o.guard ?? ''}
+				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
+			${o.event} AS (
+				INSERT INTO events (seq, at, card_id, actor, type, data)
+				SELECT ${o.seq}, ${o.now}, took.id, ${o.actor}, 'claimed', json_build_object('card', took.card, 'epoch', took.claim_epoch)
+				FROM took RETURNING seq
+			)`;
+	const claimWith = (withPhase: boolean): string => `WITH ${claimCtes({
+		now: '$1',
+		caps: '$2',
+		phase: '$3',
+		withPhase,
+		actor: '$4',
+		expiry: '$5',
+		ttl: '$6',
+		seq: nextSeq,
+		event: 'ev',
+	})},
+			log AS (
+				INSERT INTO request_log (key, method, result, at)
+				SELECT $7, 'card/claim', json_build_object('value', ${claimValue}), $1
+				FROM took WHERE $7::text IS NOT NULL
+			)
+			SELECT took.card, ev.seq FROM took, ev`;
+	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's).
+	const completeCtes = `done AS (
+				UPDATE cards SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
+					lease_ttl_seconds = NULL, result = $4, blocked_reason = NULL, defer_until = NULL,
+					version = version + 1, updated_at = $1
+				WHERE id = $2 AND ${holds('$3', '$5', '$1')}
+				RETURNING cards.id, baton_card(cards) AS card
+			),
+			deps AS (
+				UPDATE cards SET unmet_deps = cards.unmet_deps - 1 FROM edges e, done
+				WHERE e.dep_id = done.id AND cards.id = e.card_id
+				RETURNING cards.id, cards.unmet_deps,
+					(cards.status = 'ready' AND cards.unmet_deps = 0 AND (cards.defer_until IS NULL OR cards.defer_until <= $1)) AS claimable
+			),
+			readiness AS (
+				SELECT count(*) AS n,
+					json_agg(json_build_object('id', id, 'unmetDeps', unmet_deps) ORDER BY id) AS list,
+					coalesce(array_agg(id ORDER BY id) FILTER (WHERE claimable), '{}') AS unblocked
+				FROM deps
+			),
+			ev AS (
+				INSERT INTO events (seq, at, card_id, actor, type, data)
+				SELECT ${nextSeq}, $1, done.id, $3, 'completed', CASE
+						WHEN readiness.n > 0 AND $4::text IS NOT NULL
+							THEN json_build_object('card', done.card, 'readiness', readiness.list, 'result', $4::text)
+						WHEN readiness.n > 0 THEN json_build_object('card', done.card, 'readiness', readiness.list)
+						WHEN $4::text IS NOT NULL THEN json_build_object('card', done.card, 'result', $4::text)
+						ELSE json_build_object('card', done.card) END
+				FROM done, readiness RETURNING seq, data
+			)`;
+	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
+	/**
+	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
+	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. A card this completion unblocks is not
+	 * among the pick's choices (the pick reads the statement's snapshot, from before the completion; the
+	 * caller claims again when nothing was picked). It claims only when the completion happened.
+	 * PostgreSQL runs the same steps as the function baton_hand_over (migration 0007): one cached plan per
+	 * step instead of one big plan set up afresh on every call, and a snapshot of its own for the pick,
+	 * so it cannot lock cards other workers claimed meanwhile.
+	 */
+	const completeNextWith = (withPhase: boolean): string =>
+		lockPick
+			? `SELECT * FROM baton_hand_over($1::timestamptz, $2::text, $3::text, $4::text, $5::int, $6::text,
+				$7::text[], $8::text, $9::timestamptz, $10::int)`
+			: `WITH ${completeCtes},
+			${claimCtes({
+				now: '$1',
+				caps: '$7',
+				phase: '$8',
+				withPhase,
+				actor: '$3',
+				expiry: '$9',
+				ttl: '$10',
+				seq: secondSeq,
+				event: 'ev2',
+				guard: 'AND EXISTS (SELECT 1 FROM done)',
+			})},
+			log AS (
+				INSERT INTO request_log (key, method, result, at)
+				SELECT $6, 'card/complete', json_build_object('value', CASE WHEN took.id IS NULL
+					THEN json_build_object(${completeValue})
+					ELSE json_build_object(${completeValue}, 'next', ${claimValue}) END), $1
+				FROM done CROSS JOIN readiness LEFT JOIN took ON true WHERE $6::text IS NOT NULL
+			)
+			SELECT ev.seq, ev.data, readiness.unblocked, took.card AS next_card, ev2.seq AS next_seq
+			FROM ev CROSS JOIN readiness LEFT JOIN took ON true LEFT JOIN ev2 ON true`;
+	return {
+		/** Ready cards claimable now, in claim order: $1 now, $2 limit. */
+		readyPage: pageOf(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)`, '$2', true),
+		/** The next page after ($3 priority, $4 createdAt, $5 id). */
+		readyPageAfter: pageOf(
+			`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)
+				AND ${afterInClaimOrder('$3', '$4', '$5')}`,
+			'$2',
+			true,
+		),
+		/** Claim inside the general path's transaction (no event: the caller logs it). */
+		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) ${pickTail})
+			${take('$1', '$4', '$5', '$6')} RETURNING baton_card(cards) AS card`,
+		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key. */
+		claim: claimWith(false),
+		/** The same with $3 a phase. */
+		claimPhase: claimWith(true),
+		/** complete + claim next (see completeNextWith), phase $8 null. */
+		completeNext: completeNextWith(false),
+		/** The same with $8 a phase. */
+		completeNextPhase: completeNextWith(true),
+		/**
+		 * $1 now, $2 card id, $3 actor, $4 epoch (null = the holder's), $5 progress, $6 note, $7 ttl (null =
+		 * the lease's own), $8 default ttl, $9 request key. Logs an event only when progress or note changed.
+		 */
+		heartbeat: `WITH cur AS (
+				SELECT id, progress, progress_note FROM cards
+				WHERE id = $2 AND ${holds('$3', '$4', '$1')}
+				FOR UPDATE
+			),
+			flags AS (
+				SELECT cur.id,
+					($5::int IS NOT NULL AND $5::int IS DISTINCT FROM cur.progress)
+						OR ($6::text IS NOT NULL AND $6::text IS DISTINCT FROM cur.progress_note) AS changed,
+					$5::int IS NOT NULL AND $5::int IS DISTINCT FROM cur.progress AS progress_changed,
+					$6::text IS NOT NULL AND $6::text IS DISTINCT FROM cur.progress_note AS note_changed
+				FROM cur
+			),
+			hb AS (
+				UPDATE cards SET
+					lease_ttl_seconds = coalesce($7::int, cards.lease_ttl_seconds, $8::int),
+					lease_expires_at = $1::timestamptz + make_interval(secs => coalesce($7::int, cards.lease_ttl_seconds, $8::int)),
+					progress = CASE WHEN flags.progress_changed THEN $5::int ELSE cards.progress END,
+					progress_note = CASE WHEN flags.note_changed THEN $6::text ELSE cards.progress_note END,
+					progress_at = CASE WHEN $5::int IS NOT NULL OR $6::text IS NOT NULL THEN $1 ELSE cards.progress_at END,
+					version = cards.version + CASE WHEN flags.changed THEN 1 ELSE 0 END,
+					updated_at = $1
+				FROM flags WHERE cards.id = flags.id
+				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card, flags.changed
+			),
+			ev AS (
+				INSERT INTO events (seq, at, card_id, actor, type, data)
+				SELECT ${nextSeq}, $1, hb.id, $3, 'heartbeat', json_build_object('card', hb.card) FROM hb WHERE hb.changed
+				RETURNING seq
+			),
+			log AS (
+				INSERT INTO request_log (key, method, result, at)
+				SELECT $9, 'card/heartbeat', json_build_object('value', json_build_object('card', hb.card, 'lease',
+					json_build_object('cardId', hb.id, 'epoch', hb.claim_epoch, 'expiresAt', hb.card->'leaseExpiresAt'))), $1
+				FROM hb WHERE $9::text IS NOT NULL
+			)
+			SELECT hb.card, ev.seq FROM hb LEFT JOIN ev ON true`,
+		/** $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's), $6 request key. */
+		complete: `WITH ${completeCtes},
+			log AS (
+				INSERT INTO request_log (key, method, result, at)
+				SELECT $6, 'card/complete', json_build_object('value', json_build_object(${completeValue})), $1
+				FROM done, readiness WHERE $6::text IS NOT NULL
+			)
+			SELECT ev.seq, ev.data, readiness.unblocked FROM ev, readiness`,
+	};
+}
+
+export type HotKey = 'claim' | 'claimPhase' | 'complete' | 'completeNext' | 'completeNextPhase' | 'heartbeat';
+
+/** The seq columns hot statements return: the first event's and, for complete {next}, the claim's. */
+export interface SeqColumns {
+	seq: unknown;
+	next_seq?: unknown;
+}
+
+/** The highest seq a hot statement appended (Db.querySeq), or undefined when it appended none. */
+function appendedSeq(rows: readonly SeqColumns[]): number | undefined {
+	let last: number | undefined;
+	for (const row of rows) {
+		for (const seq of [row.seq, row.next_seq]) {
+			if (seq !== null && seq !== undefined) {
+				last = Math.max(last ?? 0, num(seq));
+			}
+		}
+	}
+	return last;
+}
+
+/** The prepared-statement name of each hot statement. */
+export const hotNames: Record<HotKey, string> = {
+	claim: 'baton_claim',
+	claimPhase: 'baton_claim_phase',
+	complete: 'baton_complete',
+	completeNext: 'baton_complete_next',
+	completeNextPhase: 'baton_complete_next_phase',
+	heartbeat: 'baton_heartbeat',
+};
+
+/**
+ * Each hot statement in its two forms for Db.querySeq: `inSql` as it is, and `withSeq` from the same
+ * statements written with `$SEQ` for the next seq, which becomes one more parameter after the highest
+ * they already use.
+ */
+function seqStatementsOf(
+	inSql: ReturnType<typeof hotStatements>,
+	withSeq: ReturnType<typeof hotStatements>,
+): Record<HotKey, SeqStatement<SeqColumns>> {
+	const both = (key: HotKey): SeqStatement<SeqColumns> => {
+		const text = withSeq[key];
+		const highest = Math.max(...[...text.matchAll(/\$(\d+)/g)].map(m => Number(m[1])));
+		return {
+			withSeq: { text: text.replaceAll('$SEQ', `$${highest + 1}`), name: `${hotNames[key]}_seq` },
+			inSql: { text: inSql[key], name: hotNames[key] },
+			lastSeqOf: appendedSeq,
+		};
+	};
+	const keys = Object.keys(hotNames) as HotKey[];
+	return Object.fromEntries(keys.map(key => [key, both(key)])) as Record<HotKey, SeqStatement<SeqColumns>>;
+}

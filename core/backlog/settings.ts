@@ -1,0 +1,62 @@
+/**
+ * The backlog's settings (backlog-wide policies stored in the `settings` table, so hubs sharing a
+ * store agree) and the stall policy derived from them. Reads and writes settings only; what a
+ * setting means for a card is decided where it is applied (rules.ts, the reaper).
+ */
+import { type Card, type ParsedParams, type Settings, defaultSettings } from '../protocol';
+import type { Queryable } from '../store/db';
+import type { OpContext, UnitOfWork } from './unitOfWork';
+
+/** A claimed card's stall policy in seconds: its own, else the backlog setting, else the default. */
+export const stallSecondsSql = `coalesce(stall_release_seconds,
+	(SELECT (value #>> '{}')::int FROM settings WHERE key = 'stallReleaseSeconds'), ${defaultSettings.stallReleaseSeconds})`;
+
+export class BacklogSettings {
+	/** The backlog's stall policy as last read (read()); only a hint for the reaper's timer. */
+	private stallDefault = defaultSettings.stallReleaseSeconds;
+
+	constructor(private readonly uow: UnitOfWork) {}
+
+	/** The backlog's settings: stored values over the built-in defaults. */
+	async read(q: Queryable = this.uow.db): Promise<Settings> {
+		const rows = await q.query<{ key: string; value: unknown }>('SELECT key, value FROM settings');
+		const out: Settings = { ...defaultSettings };
+		for (const r of rows) {
+			if (Object.hasOwn(out, r.key) && typeof r.value === 'number') {
+				out[r.key as keyof Settings] = r.value;
+			}
+		}
+		this.stallDefault = out.stallReleaseSeconds;
+		return out;
+	}
+
+	async update(ctx: OpContext, p: ParsedParams<'settings/update'>): Promise<Settings> {
+		return this.uow.mutate(ctx, 'settings/update', async tx => {
+			const entries = Object.entries(p).filter(([, v]) => v !== undefined);
+			if (entries.length > 0) {
+				await tx.query(
+					`INSERT INTO settings (key, value) SELECT k, v::json FROM unnest($1::text[], $2::text[]) AS u(k, v)
+					 ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+					[entries.map(([k]) => k), entries.map(([, v]) => JSON.stringify(v))],
+				);
+			}
+			return { result: await this.read(tx), events: [] };
+		});
+	}
+
+	/**
+	 * When the stall policy would release `card` (ISO), or null: claimed, a policy (the card's or the
+	 * backlog's, as last read) above 0. The reaper arms for it as it does for a lease expiry.
+	 */
+	stallDueAt(card: Card | null | undefined): string | null {
+		if (card?.status !== 'claimed') {
+			return null;
+		}
+		const seconds = card.stallReleaseSeconds ?? this.stallDefault;
+		const since = card.progressAt ?? card.claimedAt;
+		if (seconds <= 0 || since === null) {
+			return null;
+		}
+		return new Date(Date.parse(since) + seconds * 1000).toISOString();
+	}
+}

@@ -1,0 +1,124 @@
+/**
+ * Moving a backlog in and out: the full backup (every table in one snapshot), the lossless card
+ * export in pages, and the import of exported cards with their ids. Restoring a backup into a store is
+ * the CLI's and store's business (mcp-server/cli/restore.ts, core/store/dump.ts), not this module's.
+ */
+import { checkBody, checkCardId, checkTitle, parseTimestamp } from '../cardText';
+import { BatonError } from '../errors';
+import type { Card, ParsedParams, Result } from '../protocol';
+import { type DumpRows, readDump } from '../store/dump';
+import { schemaVersion } from '../store/migrate';
+import type { OpContext, UnitOfWork } from './unitOfWork';
+
+const exportPage = 500;
+
+export class Transfer {
+	constructor(private readonly uow: UnitOfWork) {}
+
+	/** Every table in one snapshot, with the schema it was read under: a full backup (core/store/dump.ts). */
+	async dump(): Promise<{ rows: DumpRows; schema: number }> {
+		const schema = await schemaVersion(this.uow.db);
+		return { rows: await readDump(this.uow.db), schema };
+	}
+
+	/** Lossless export in pages of 500, ordered by id. */
+	async exportCards(p: ParsedParams<'data/export'>): Promise<Result<'data/export'>> {
+		const rows = await this.uow.db.query<{ card: Card }>(
+			`SELECT baton_card(cards) AS card FROM cards WHERE ($1::text IS NULL OR id > $1) ORDER BY id LIMIT $2`,
+			[p.cursor ?? null, exportPage + 1],
+		);
+		const cards = rows.slice(0, exportPage).map(r => r.card);
+		const last = cards[cards.length - 1];
+		return rows.length > exportPage && last !== undefined ? { cards, nextCursor: last.id } : { cards };
+	}
+
+	/**
+	 * Imports exported cards with their ids; ids that exist already are skipped. A dependency may
+	 * arrive in a later page: its edge is kept and counts as unmet until that card is imported.
+	 */
+	async importCards(ctx: OpContext, p: ParsedParams<'data/import'>): Promise<Result<'data/import'>> {
+		return this.uow.mutate(ctx, 'data/import', async tx => {
+			const seen = new Set<string>();
+			for (const c of p.cards) {
+				checkCardId(c.id);
+				checkTitle(c.id, c.title);
+				checkBody(c.id, c.body);
+				if (seen.has(c.id)) {
+					throw new BatonError('invalid_input', `Card ${c.id} appears twice in this import.`, { cardId: c.id });
+				}
+				seen.add(c.id);
+				for (const field of ['createdAt', 'updatedAt'] as const) {
+					parseTimestamp(field, c[field]);
+				}
+			}
+			const records = p.cards.map(c => ({
+				id: c.id,
+				title: c.title,
+				body: c.body,
+				phase: c.phase,
+				priority: c.priority,
+				status: c.status,
+				requires: c.requires,
+				depends_on: [...new Set(c.dependsOn)].sort(),
+				unmet_deps: 0,
+				claim_owner: c.claimOwner,
+				claimed_at: c.claimedAt,
+				lease_expires_at: c.leaseExpiresAt,
+				lease_ttl_seconds: c.leaseSeconds ?? null,
+				claim_epoch: c.claimEpoch,
+				attempts: c.attempts,
+				max_attempts: c.maxAttempts,
+				defer_until: c.deferUntil,
+				progress: c.progress,
+				progress_note: c.progressNote,
+				progress_at: c.progressAt,
+				result: c.result,
+				blocked_reason: c.blockedReason,
+				failed: c.failed ?? false,
+				backoff_seconds: c.backoffSeconds ?? null,
+				stall_release_seconds: c.stallReleaseSeconds ?? null,
+				idempotency_key: c.idempotencyKey,
+				acceptance: c.acceptance,
+				version: c.version,
+				created_at: c.createdAt,
+				updated_at: c.updatedAt,
+			}));
+			const inserted = await tx.query<{ id: string }>(
+				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)
+				 ON CONFLICT DO NOTHING RETURNING id`,
+				[JSON.stringify(records)],
+			);
+			const ids = inserted.map(r => r.id);
+			if (ids.length > 0) {
+				await tx.query(
+					`INSERT INTO edges (card_id, dep_id)
+					 SELECT c.id, unnest(c.depends_on) FROM cards c WHERE c.id = ANY($1::text[]) ON CONFLICT DO NOTHING`,
+					[ids],
+				);
+				// Recount readiness for the new cards and for cards whose missing dependency just arrived.
+				await tx.query(
+					`UPDATE cards c SET unmet_deps = (
+						SELECT count(*) FROM edges e LEFT JOIN cards d ON d.id = e.dep_id
+						WHERE e.card_id = c.id AND d.status IS DISTINCT FROM 'done')
+					 WHERE c.id = ANY($1::text[]) OR c.id IN (SELECT card_id FROM edges WHERE dep_id = ANY($1::text[]))`,
+					[ids],
+				);
+			}
+			const cards =
+				ids.length === 0
+					? []
+					: await tx.query<{ card: Card }>(
+							'SELECT baton_card(cards) AS card FROM cards WHERE id = ANY($1::text[]) ORDER BY id',
+							[ids],
+						);
+			return {
+				result: { imported: ids.length, skipped: p.cards.length - ids.length },
+				events: cards.map(r => ({
+					cardId: r.card.id,
+					type: 'created' as const,
+					data: { card: r.card, imported: true },
+				})),
+			};
+		});
+	}
+}

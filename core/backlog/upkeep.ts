@@ -1,0 +1,46 @@
+/**
+ * The hub's timers and housekeeping: when the next lease runs out or the stall policy next releases a
+ * claim (the reaper), when the next deferred card becomes claimable (waiting claims), and the periodic
+ * clean-up. Reads and prunes only; reclaiming is claimEnds.ts's.
+ */
+import { stallSecondsSql } from './settings';
+import type { UnitOfWork } from './unitOfWork';
+
+const requestLogDays = 1;
+
+export class Upkeep {
+	constructor(private readonly uow: UnitOfWork) {}
+
+	/**
+	 * When the next lease runs out or the stall policy next releases a claim (the hub's reaper sets an
+	 * exact timer for it).
+	 */
+	async nextLeaseExpiry(): Promise<Date | null> {
+		const rows = await this.uow.db.query<{ at: Date | null }>(
+			`SELECT least(min(lease_expires_at), min(CASE WHEN seconds > 0 THEN since + make_interval(secs => seconds) END)) AS at
+			 FROM (SELECT lease_expires_at, coalesce(progress_at, claimed_at) AS since, ${stallSecondsSql} AS seconds
+				FROM cards WHERE status = 'claimed') c`,
+		);
+		const at = rows[0]?.at ?? null;
+		return at === null ? null : new Date(at);
+	}
+
+	/** When the next deferred card becomes claimable (claim long-polls wait for it). */
+	async nextDeferredAt(): Promise<Date | null> {
+		const rows = await this.uow.db.query<{ at: Date | null }>(
+			`SELECT min(defer_until) AS at FROM cards WHERE status = 'ready' AND defer_until > $1`,
+			[this.uow.clock.now()],
+		);
+		const at = rows[0]?.at ?? null;
+		return at === null ? null : new Date(at);
+	}
+
+	/** VACUUM (ANALYZE) in PGlite (it has no autovacuum) and prunes request_log older than a day. */
+	async maintenance(): Promise<void> {
+		const cutoff = new Date(this.uow.clock.now().getTime() - requestLogDays * 86_400_000);
+		await this.uow.db.query('DELETE FROM request_log WHERE at < $1', [cutoff]);
+		if (this.uow.db.mode === 'pglite') {
+			await this.uow.db.exec('VACUUM (ANALYZE)');
+		}
+	}
+}
