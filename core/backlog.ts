@@ -19,6 +19,7 @@ import { Transfer } from './backlog/transfer';
 import { type Listener, type OpContext, UnitOfWork } from './backlog/unitOfWork';
 import { Upkeep } from './backlog/upkeep';
 import { type Clock, systemClock } from './clock';
+import { type Logger, createLogger } from './log';
 import {
 	type AgentInfo,
 	type BacklogEvent,
@@ -39,6 +40,8 @@ export interface BacklogOptions extends StoreOptions {
 	thresholds?: HealthThresholds | undefined;
 	/** Lease length when claim/heartbeat give none (default 300 s). */
 	defaultTtlSeconds?: number | undefined;
+	/** The owner's logger (the hub's); default a `backlog` logger on stderr. */
+	log?: Logger | undefined;
 }
 
 export class Backlog {
@@ -67,7 +70,7 @@ export class Backlog {
 		}
 		const thresholds = options.thresholds ?? defaultHealthThresholds;
 		const defaultTtl = options.defaultTtlSeconds ?? 300;
-		this.uow = new UnitOfWork(db, options.clock ?? systemClock);
+		this.uow = new UnitOfWork(db, options.clock ?? systemClock, options.log ?? createLogger('backlog'));
 		this.settingsStore = new BacklogSettings(this.uow);
 		this.cards = new Cards(this.uow, thresholds);
 		this.claimCycle = new ClaimCycle(this.uow, defaultTtl);

@@ -3,7 +3,9 @@
  * timestamp, the level and the component (`2026-11-25T09:00:00.000Z warn  hub: …`), written to stderr
  * (the detached hub's stderr is run/hub.log; `baton mcp`'s stdout is the protocol, so never stdout).
  * `BATON_LOG_LEVEL` (debug, info, warn, error; default info) drops what is below it. Node only: the
- * extension logs to its output channel and the webview to the console, neither imports this.
+ * extension logs to its output channel and the webview to the console; the core client code the
+ * extension bundles (core/client/) writes its few diagnostics here, to the extension host's stderr.
+ * Diagnostics only: what a command prints for its user is not a log line.
  */
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -55,10 +57,23 @@ export function createLogger(component: string, options: LoggerOptions = {}): Lo
 	};
 }
 
-/** An Error's stack (it starts with the message), anything else as text. */
+/**
+ * An Error's stack (it starts with the message), anything else as text. Never throws: it runs in
+ * catch blocks (a failing listener's error), where a throw would turn a reported fault into a new one.
+ */
 function describe(error: unknown): string {
 	if (error instanceof Error) {
 		return error.stack ?? error.message;
 	}
-	return typeof error === 'string' ? error : JSON.stringify(error);
+	if (typeof error === 'string') {
+		return error;
+	}
+	try {
+		// undefined for functions and symbols, whatever lib.d.ts says.
+		const text = JSON.stringify(error) as string | undefined;
+		return text ?? String(error);
+	} catch {
+		// Circular objects and bigints.
+		return String(error);
+	}
 }

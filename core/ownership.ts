@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Backlog } from './backlog';
 import { type OwnerAnnouncement, probeOwner } from './client/ownerProbe';
 import { BatonError } from './errors';
+import { type Logger, createLogger } from './log';
 import { type HubPaths, hubPaths, socketPathProblem } from './paths';
 
 export interface Ownership {
@@ -23,6 +24,8 @@ export interface Ownership {
 export interface AcquireOptions {
 	/** How a refused opener should call us, e.g. "baton hub". */
 	role?: string;
+	/** The owner's logger, for faults of the owner socket while held; default an `ownership` logger. */
+	log?: Logger | undefined;
 }
 
 const lockWaitMs = 3_000;
@@ -34,6 +37,7 @@ const lockWaitMs = 3_000;
 export async function acquireOwnership(dataDir: string, options: AcquireOptions = {}): Promise<Ownership> {
 	const paths = hubPaths(dataDir);
 	const role = options.role ?? 'baton hub';
+	const log = options.log ?? createLogger('ownership');
 	const tooLong = socketPathProblem(paths);
 	if (tooLong !== undefined) {
 		throw new BatonError('invalid_input', tooLong);
@@ -42,7 +46,7 @@ export async function acquireOwnership(dataDir: string, options: AcquireOptions 
 	ensurePrivateDir(paths.runDir, 0o700, true);
 	for (let attempt = 0; attempt < 10; attempt++) {
 		const announcement: OwnerAnnouncement = { baton: 'owner', pid: process.pid, role };
-		const server = await tryBind(paths.ownerSocket, `${JSON.stringify(announcement)}\n`);
+		const server = await tryBind(paths.ownerSocket, `${JSON.stringify(announcement)}\n`, log);
 		if (server) {
 			return makeOwnership(paths, server);
 		}
@@ -74,7 +78,7 @@ export async function openOwnedBacklog(
 	options: Omit<Parameters<typeof Backlog.open>[0], 'pgliteDir'> & AcquireOptions = {},
 ): Promise<OwnedBacklog> {
 	const { role, ...openOptions } = options;
-	const ownership = await acquireOwnership(dataDir, role === undefined ? {} : { role });
+	const ownership = await acquireOwnership(dataDir, { ...(role === undefined ? {} : { role }), log: openOptions.log });
 	let backlog: Backlog;
 	try {
 		backlog = await Backlog.open({ ...openOptions, pgliteDir: ownership.paths.pgdata });
@@ -107,7 +111,7 @@ function ownedError(dataDir: string, probe: { pid: number | undefined; role: str
 	);
 }
 
-function tryBind(path: string, announcement: string): Promise<Server | undefined> {
+function tryBind(path: string, announcement: string, log: Logger): Promise<Server | undefined> {
 	return new Promise((resolve, reject) => {
 		const server = createServer(socket => {
 			// A prober may hang up at once; its reset must not crash the owner.
@@ -125,7 +129,7 @@ function tryBind(path: string, announcement: string): Promise<Server | undefined
 		server.once('error', onError);
 		server.listen(path, () => {
 			server.off('error', onError);
-			server.on('error', e => console.error(`baton: owner socket error: ${e.message}`));
+			server.on('error', e => log.error(`owner socket error: ${e.message}`));
 			resolve(server);
 		});
 	});

@@ -6,6 +6,7 @@
  * beyond events and request_log.
  */
 import type { Clock } from '../clock';
+import type { Logger } from '../log';
 import type { BacklogEvent, EventType } from '../protocol';
 import type { Db, Queryable } from '../store/db';
 import { type HotKey, type SeqColumns, type SqlCatalogue, hotNames, sqlCatalogue } from './hotSql';
@@ -45,6 +46,8 @@ export class UnitOfWork {
 	constructor(
 		db: Db,
 		readonly clock: Clock,
+		/** Where faults no caller can be told of go (a listener that threw after the commit). */
+		private readonly log: Logger,
 	) {
 		this.db = db;
 		this.catalogue = sqlCatalogue(db.mode);
@@ -203,7 +206,7 @@ export class UnitOfWork {
 			try {
 				listener(events);
 			} catch (e) {
-				console.error('baton: an onCommitted listener failed:', e);
+				this.log.error('an onCommitted listener failed', e);
 			}
 		}
 	}

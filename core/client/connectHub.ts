@@ -10,10 +10,14 @@ import { BatonError } from '../errors';
 import { diskFullError, freeBytes, startReserveBytes } from '../diskSpace';
 import { type AgentInfo, type ClientKind, type Hello, protocolVersion } from '../protocol';
 import { type Connector, RpcClient, type Transport } from '../rpc';
+import { createLogger } from '../log';
 import { type HubPaths, hubPaths, resolveDataDir, socketPathProblem } from '../paths';
 import { diagnoseHub } from './hubDiagnosis';
 import { probeOwner } from './ownerProbe';
 import { connectFailure, openWsTransport, unixSocketUrl } from './wsTransport';
+
+/** Diagnostics only: whoever called connectHub reports its failures to the user. */
+const clientLog = createLogger('client');
 
 /** Hubs one connect attempt may start (each exits at once when another owns the data dir). */
 const maxSpawns = 5;
@@ -265,7 +269,7 @@ function spawnHubProcess(paths: HubPaths, command: SpawnHubCommand): SpawnedHub 
 		});
 		child.on('error', e => {
 			state.exited = true;
-			console.error(`baton: could not start the hub: ${e.message}`);
+			clientLog.error(`could not start the hub: ${e.message}`);
 		});
 		child.on('exit', () => {
 			state.exited = true;

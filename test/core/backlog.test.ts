@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
+import { createLogger } from '../../core/log';
 import { type Card, type ErrorCode, CreateCardInput, UpdateParams, limits } from '../../core/protocol';
 import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
 
@@ -64,9 +65,12 @@ for (const kind of storeKinds) {
 		let t: TestBacklog;
 		let b: Backlog;
 		const clock = new ManualClock('2026-03-01T09:00:00.000Z');
+		/** What the backlog logged (its diagnostics: a listener that threw). */
+		const logged: string[] = [];
+		const log = createLogger('backlog', { write: line => logged.push(line) });
 
 		before(async () => {
-			t = await openTestBacklog(kind, { clock, defaultTtlSeconds: 120 });
+			t = await openTestBacklog(kind, { clock, defaultTtlSeconds: 120, log });
 			b = t.backlog;
 		});
 		after(async () => {
@@ -1070,20 +1074,21 @@ for (const kind of storeKinds) {
 				const off = b.onCommitted(() => {
 					throw new Error('listener bug');
 				});
-				const logged = console.error;
-				const reported: unknown[] = [];
-				console.error = (...args: unknown[]) => reported.push(args);
+				const before = logged.length;
 				try {
 					const { cards } = await b.create(alice, { cards: [{ id: `${p}a`, title: 'a' }] });
 					assert.equal(cards[0]?.id, `${p}a`);
 					const c = await b.claim(alice, { cardId: `${p}a` });
 					await b.complete(alice, { cardId: `${p}a`, epoch: c.lease?.epoch ?? -1 });
 				} finally {
-					console.error = logged;
 					off();
 				}
 				assert.equal((await b.get(human, { cardId: `${p}a` })).card.status, 'done');
+				const reported = logged.slice(before);
 				assert.equal(reported.length, 3);
+				for (const line of reported) {
+					assert.match(line, / error backlog: an onCommitted listener failed: Error: listener bug\n/);
+				}
 			});
 
 			it('keeps seqs gap-free and increasing', async () => {
