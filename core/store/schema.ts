@@ -1,12 +1,17 @@
 /**
- * The tables as drizzle sees them (camelCase keys, snake_case columns via `casing: 'snake_case'`),
- * for typed row shapes and drizzle-kit. The SQL migrations are the source of truth that runs;
- * test/core/schema.test.ts checks that this file and the migrated database agree column by column.
+ * The tables declared in drizzle (camelCase keys, snake_case columns via `casing: 'snake_case'`): a
+ * reviewed, typed picture of what the SQL migrations build. The migrations are the source of truth
+ * that runs; test/core/schema.test.ts has drizzle-kit render this file as DDL and checks that it builds
+ * the same columns, defaults, indexes and constraints, names included. Nothing at run time imports
+ * this file or drizzle (both are devDependencies; eslint refuses the import): the backlog's SQL is
+ * hand-written and shared by both drivers (docs/architecture.md, the store).
  */
 import { sql } from 'drizzle-orm';
 import {
 	bigint,
 	boolean,
+	check,
+	foreignKey,
 	index,
 	integer,
 	json,
@@ -77,9 +82,10 @@ export const cards = pgTable(
 		index('cards_claim_phase_idx')
 			.on(t.phase, sql`(-priority)`, t.createdAt, t.id)
 			.where(sql`status = 'ready' AND unmet_deps = 0 AND phase IS NOT NULL`),
-		index('cards_order_idx').on(t.priority.desc(), t.createdAt, t.id),
+		// PostgreSQL's DESC is NULLS FIRST; drizzle's desc() alone would write NULLS LAST.
+		index('cards_order_idx').on(t.priority.desc().nullsFirst(), t.createdAt, t.id),
 		index('cards_blocked_idx')
-			.on(t.priority.desc(), t.createdAt, t.id)
+			.on(t.priority.desc().nullsFirst(), t.createdAt, t.id)
 			.where(sql`status = 'blocked'`),
 		index('cards_lease_idx')
 			.on(t.leaseExpiresAt)
@@ -93,6 +99,7 @@ export const cards = pgTable(
 		uniqueIndex('cards_idempotency_key_idx')
 			.on(t.idempotencyKey)
 			.where(sql`idempotency_key IS NOT NULL`),
+		check('cards_status_check', sql`status IN ('ready', 'claimed', 'blocked', 'done')`),
 	],
 );
 
@@ -100,12 +107,15 @@ export const cards = pgTable(
 export const edges = pgTable(
 	'edges',
 	{
-		cardId: text()
-			.notNull()
-			.references(() => cards.id, { onDelete: 'cascade' }),
+		cardId: text().notNull(),
 		depId: text().notNull(),
 	},
-	t => [primaryKey({ columns: [t.cardId, t.depId] }), index('edges_dep_idx').on(t.depId)],
+	// Named as PostgreSQL named the migration's inline constraints (drizzle would name them otherwise).
+	t => [
+		primaryKey({ name: 'edges_pkey', columns: [t.cardId, t.depId] }),
+		foreignKey({ name: 'edges_card_id_fkey', columns: [t.cardId], foreignColumns: [cards.id] }).onDelete('cascade'),
+		index('edges_dep_idx').on(t.depId),
+	],
 );
 
 export const events = pgTable(
@@ -159,7 +169,3 @@ export const settings = pgTable('settings', {
 });
 
 export const tables = { cards, edges, events, agents, requestLog, batonMigrations, settings } as const;
-
-export type CardRow = typeof cards.$inferSelect;
-export type AgentRow = typeof agents.$inferSelect;
-export type EventRow = typeof events.$inferSelect;

@@ -1,13 +1,17 @@
 /**
- * The drizzle schema (core/store/schema.ts) and the SQL migrations describe the same tables: every
- * column with its type and nullability, and every named index, checked against a migrated PGlite
- * and a migrated PostgreSQL schema.
+ * The drizzle schema (core/store/schema.ts) and the SQL migrations describe the same tables. drizzle-kit
+ * renders schema.ts as DDL; that DDL builds one empty schema and the migrations another, and the two
+ * catalogues must agree on every column (type, nullability, default), every index (its whole
+ * definition: columns, order, predicate, uniqueness) and every constraint (name and definition:
+ * primary and foreign keys, checks), on PGlite and on PostgreSQL. This is the drizzle-kit check:
+ * `drizzle-kit check` itself only validates the snapshots drizzle-kit writes beside migrations it
+ * generates, and ours are hand-written, so it had nothing to look at.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { toSnakeCase } from 'drizzle-orm/casing';
-import { getTableConfig } from 'drizzle-orm/pg-core';
+import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
+import { getTableName } from 'drizzle-orm';
 
 import type { Db } from '../../core/store/db';
 import { loadMigrations, migrate } from '../../core/store/migrate';
@@ -16,79 +20,113 @@ import { openPostgres } from '../../core/store/postgres';
 import { tables } from '../../core/store/schema';
 import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 
-type Columns = Record<string, string>;
+const migrations = loadMigrations(join(sourceStoreDir, 'migrations'));
 
-/** table -> column -> "type null|not null", as drizzle declares them. */
-function declared(): Record<string, Columns> {
-	const out: Record<string, Columns> = {};
-	for (const table of Object.values(tables)) {
-		const config = getTableConfig(table);
-		out[config.name] = Object.fromEntries(
-			config.columns.map(c => [toSnakeCase(c.name), `${c.getSQLType()} ${c.notNull ? 'not null' : 'null'}`]),
-		);
-	}
-	return out;
+/**
+ * The part of a drizzle-kit snapshot this test touches. drizzle-kit declares its snapshots with zod 3's
+ * types, which do not resolve against our zod 4, so they arrive untyped.
+ */
+interface Snapshot {
+	id: string;
 }
 
-async function live(db: Db, schema: string): Promise<Record<string, Columns>> {
-	const rows = await db.query<{
+/** schema.ts as drizzle-kit would create it, unqualified so it lands in the session's schema. */
+async function declaredDdl(): Promise<string> {
+	const empty = generateDrizzleJson({}, undefined, undefined, 'snake_case') as unknown as Snapshot;
+	const declared = generateDrizzleJson(tables, empty.id, undefined, 'snake_case') as unknown as Snapshot;
+	const statements = await generateMigration(empty, declared);
+	return statements.join('\n').replaceAll('"public".', '');
+}
+
+interface Catalogue {
+	columns: string[];
+	indexes: string[];
+	constraints: string[];
+}
+
+/** One schema's tables as sorted lines, with the schema name taken out so two schemas compare. */
+async function catalogue(db: Db, schema: string): Promise<Catalogue> {
+	const local = (definition: string): string => definition.replaceAll(`${schema}.`, '');
+	const columns = await db.query<{
 		table_name: string;
 		column_name: string;
 		data_type: string;
 		udt_name: string;
 		is_nullable: string;
+		column_default: string | null;
 	}>(
-		`SELECT table_name, column_name, data_type, udt_name, is_nullable FROM information_schema.columns
-		 WHERE table_schema = $1 ORDER BY table_name, ordinal_position`,
+		`SELECT table_name, column_name, data_type, udt_name, is_nullable, column_default
+		 FROM information_schema.columns WHERE table_schema = $1`,
 		[schema],
 	);
-	const out: Record<string, Columns> = {};
-	for (const r of rows) {
-		const type = r.data_type === 'ARRAY' ? `${r.udt_name.slice(1)}[]` : r.data_type;
-		(out[r.table_name] ??= {})[r.column_name] = `${type} ${r.is_nullable === 'YES' ? 'null' : 'not null'}`;
-	}
-	return out;
-}
-
-async function liveIndexes(db: Db, schema: string): Promise<string[]> {
-	const rows = await db.query<{ indexname: string }>(
-		`SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key'
-		 ORDER BY indexname`,
+	// Indexes of their own; those behind a primary key or unique constraint are compared as constraints.
+	const indexes = await db.query<{ name: string; definition: string }>(
+		`SELECT i.relname AS name, pg_get_indexdef(i.oid) AS definition
+		 FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_namespace n ON n.oid = i.relnamespace
+		 WHERE n.nspname = $1
+		   AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.oid AND k.contype IN ('p', 'u', 'x'))`,
 		[schema],
 	);
-	return rows.map(r => r.indexname);
+	const constraints = await db.query<{ table_name: string; name: string; definition: string }>(
+		`SELECT c.relname AS table_name, k.conname AS name, pg_get_constraintdef(k.oid) AS definition
+		 FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = k.connamespace
+		 WHERE n.nspname = $1`,
+		[schema],
+	);
+	return {
+		columns: columns
+			.map(c => {
+				const type = c.data_type === 'ARRAY' ? `${c.udt_name.slice(1)}[]` : c.data_type;
+				const nullable = c.is_nullable === 'YES' ? 'null' : 'not null';
+				return `${c.table_name}.${c.column_name} ${type} ${nullable} default ${c.column_default ?? 'none'}`;
+			})
+			.sort(),
+		indexes: indexes.map(i => `${i.name}: ${local(i.definition)}`).sort(),
+		constraints: constraints.map(k => `${k.table_name} ${k.name}: ${local(k.definition)}`).sort(),
+	};
 }
 
-function declaredIndexes(): string[] {
-	return Object.values(tables)
-		.flatMap(t => getTableConfig(t).indexes.map(i => i.config.name ?? ''))
-		.sort();
+function assertSame(migrated: Catalogue, declared: Catalogue): void {
+	// Every table schema.ts declares is there, and the lists are not trivially equal.
+	assert.deepEqual(
+		[...new Set(declared.columns.map(c => c.split('.')[0]))].sort(),
+		Object.values(tables)
+			.map(t => getTableName(t))
+			.sort(),
+	);
+	assert.deepEqual(migrated.columns, declared.columns);
+	assert.deepEqual(migrated.indexes, declared.indexes);
+	assert.deepEqual(migrated.constraints, declared.constraints);
 }
-
-const migrations = loadMigrations(join(sourceStoreDir, 'migrations'));
 
 describe('drizzle schema matches the migrations', () => {
 	it('on PGlite', async () => {
 		const { db } = await openPglite({});
 		try {
 			await migrate(db, migrations);
-			assert.deepEqual(await live(db, 'public'), declared());
-			assert.deepEqual(await liveIndexes(db, 'public'), declaredIndexes());
+			await db.exec(
+				`CREATE SCHEMA declared; SET search_path TO declared;\n${await declaredDdl()}\nSET search_path TO public;`,
+			);
+			assertSame(await catalogue(db, 'public'), await catalogue(db, 'declared'));
 		} finally {
 			await db.close();
 		}
 	});
 
 	it('on PostgreSQL', async () => {
-		const schema = uniqueSchema();
-		const db = await openPostgres({ databaseUrl: testDatabaseUrl, schema });
+		const migratedSchema = uniqueSchema();
+		const declaredSchema = uniqueSchema();
+		const migrated = await openPostgres({ databaseUrl: testDatabaseUrl, schema: migratedSchema });
+		const declared = await openPostgres({ databaseUrl: testDatabaseUrl, schema: declaredSchema });
 		try {
-			await migrate(db, migrations);
-			assert.deepEqual(await live(db, schema), declared());
-			assert.deepEqual(await liveIndexes(db, schema), declaredIndexes());
+			await migrate(migrated, migrations);
+			await declared.exec(await declaredDdl());
+			assertSame(await catalogue(migrated, migratedSchema), await catalogue(declared, declaredSchema));
 		} finally {
-			await db.close();
-			await dropSchema(schema);
+			await migrated.close();
+			await declared.close();
+			await dropSchema(migratedSchema);
+			await dropSchema(declaredSchema);
 		}
 	});
 });
