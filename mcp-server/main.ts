@@ -2,7 +2,7 @@
  * Entry point of the `baton` program (dist/baton.js): routes the first argument to the hub, the MCP
  * server or the CLI. Only wiring lives here. Each face is imported on demand: esbuild keeps a
  * dynamically imported module's top level lazy, so `baton mcp` and the CLI never evaluate the store
- * (PGlite, drizzle, pg) that only the hub needs — a measurable part of `baton mcp`'s start-up.
+ * (PGlite, pg) that only the hub needs — a measurable part of `baton mcp`'s start-up.
  */
 
 async function main(argv: string[]): Promise<number> {
