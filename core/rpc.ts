@@ -90,7 +90,7 @@ export class RpcClient {
 	private connecting: Promise<HelloOk> | undefined;
 	private offlineSince: number | undefined;
 	private readonly backoff: Backoff;
-	private reconnectScheduled = false;
+	private reconnectTimer: Timer | undefined;
 	private readonly keyPrefix: string;
 	private keyCounter = 0;
 	private readonly clock: Clock;
@@ -215,6 +215,9 @@ export class RpcClient {
 
 	close(): void {
 		this.setState('closed');
+		// A closed client neither reconnects nor keeps a node process alive with a pending attempt.
+		this.clock.clearTimer(this.reconnectTimer);
+		this.reconnectTimer = undefined;
 		for (const [id, p] of this.pending) {
 			this.clock.clearTimer(p.timer);
 			p.reject(new BatonError('unavailable', 'The Baton client was closed before the hub answered.'));
@@ -363,7 +366,7 @@ export class RpcClient {
 	}
 
 	private scheduleReconnect(): void {
-		if (this.state === 'closed' || this.reconnectScheduled) {
+		if (this.state === 'closed' || this.reconnectTimer !== undefined) {
 			return;
 		}
 		const max = this.options.maxOfflineMs;
@@ -372,9 +375,8 @@ export class RpcClient {
 			this.setState('offline');
 			return;
 		}
-		this.reconnectScheduled = true;
-		this.clock.setTimeout(() => {
-			this.reconnectScheduled = false;
+		this.reconnectTimer = this.clock.setTimeout(() => {
+			this.reconnectTimer = undefined;
 			this.start().catch(() => {
 				if (this.state !== 'connected') {
 					this.setState('offline');

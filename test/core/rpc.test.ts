@@ -117,6 +117,19 @@ describe('RpcClient reconnects', () => {
 		}
 	});
 
+	it('stops reconnecting once closed', async () => {
+		const { clock, hub, client } = clientOn();
+		await client.start();
+		hub.stop();
+		await clock.tick(150);
+		assert.equal(clock.pendingTimers, 1, 'the next attempt is armed');
+		client.close();
+		assert.equal(clock.pendingTimers, 0);
+		await clock.tick(10_000);
+		assert.deepEqual(hub.connectsAt, [0, 100]);
+		assert.equal(client.connectionState, 'closed');
+	});
+
 	it('gives up after maxOfflineMs and fails what was pending', async () => {
 		const { clock, hub, client } = clientOn({ maxOfflineMs: 5_000 });
 		try {
