@@ -7,12 +7,13 @@ const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'net', 'htt
 const hostAndStore = ['vscode', 'ws', 'pg', '@electric-sql/*', 'drizzle-orm', 'drizzle-orm/*', ...nodeBuiltins];
 
 /**
- * The core files every face may import (docs/architecture.md): the protocol and its client, and the
- * derived rules (lease expired, health and stalled, claimable) so no face re-writes them. All are
- * platform-free; the rule modules are zod-free too (types only from protocol.ts).
+ * The core files every face may import (docs/architecture.md): the protocol and its client, the
+ * derived rules (lease expired, health and stalled, claimable) so no face re-writes them, and the
+ * clock and the retry policy every connection shares. All are platform-free; the rule modules are
+ * zod-free too (types only from protocol.ts).
  */
-const sharedCore = ['protocol', 'rpc', 'frameSize', 'errors', 'clock', 'lease', 'health', 'claimable'];
-const ruleModules = ['errors', 'clock', 'lease', 'health', 'claimable'];
+const sharedCore = ['protocol', 'rpc', 'frameSize', 'errors', 'clock', 'backoff', 'lease', 'health', 'claimable'];
+const ruleModules = ['errors', 'clock', 'backoff', 'lease', 'health', 'claimable'];
 
 /**
  * drizzle is a devDependency: core/store/schema.ts declares the tables in it for

@@ -4,6 +4,8 @@
  * duplicate), and re-sending of in-flight requests with their idempotency keys after a failover.
  * Platform-free: no node, no DOM; transports live in core/client/ (node) and webview/ (browser).
  */
+import { Backoff, type BackoffPolicy, reconnectBackoff } from './backoff';
+import { type Clock, type Timer, systemClock } from './clock';
 import { BatonError, describeIssues } from './errors';
 import { checkFrameSize } from './frameSize';
 import {
@@ -44,13 +46,12 @@ export interface RpcClientOptions {
 	explainTimeout?: () => Promise<string>;
 	/** Reconnect after the transport closes (default true). */
 	reconnect?: boolean;
-	/** Backoff between reconnect attempts: min and max in ms (default 100 → 2,000). */
-	backoffMs?: { min: number; max: number };
+	/** Backoff between reconnect attempts (default core/backoff.ts `reconnectBackoff`: 100 ms → 2 s). */
+	backoff?: BackoffPolicy;
 	/** Give up reconnecting after this long offline (default: never). */
 	maxOfflineMs?: number;
-	/** Injected for tests and the webview; defaults to the global timer functions. */
-	setTimer?: (fn: () => void, ms: number) => unknown;
-	clearTimer?: (handle: unknown) => void;
+	/** Time and timers (request timeouts, reconnects); tests pass a ManualClock. Default systemClock. */
+	clock?: Clock;
 	/** Source of randomness for idempotency keys (defaults to crypto.randomUUID). */
 	randomId?: () => string;
 }
@@ -66,7 +67,7 @@ interface Pending {
 	frame: string;
 	resolve: (value: unknown) => void;
 	reject: (error: BatonError) => void;
-	timer: unknown;
+	timer: Timer;
 }
 
 type Listener<T> = (value: T) => void;
@@ -88,17 +89,15 @@ export class RpcClient {
 	private storeHealth: StoreHealth = { state: 'ok' };
 	private connecting: Promise<HelloOk> | undefined;
 	private offlineSince: number | undefined;
-	private backoff: number;
-	private reconnectScheduled = false;
+	private readonly backoff: Backoff;
+	private reconnectTimer: Timer | undefined;
 	private readonly keyPrefix: string;
 	private keyCounter = 0;
-	private readonly setTimer: (fn: () => void, ms: number) => unknown;
-	private readonly clearTimer: (handle: unknown) => void;
+	private readonly clock: Clock;
 
 	constructor(private readonly options: RpcClientOptions) {
-		this.setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
-		this.clearTimer = options.clearTimer ?? (h => clearTimeout(h as ReturnType<typeof setTimeout>));
-		this.backoff = options.backoffMs?.min ?? 100;
+		this.clock = options.clock ?? systemClock;
+		this.backoff = new Backoff(options.backoff ?? reconnectBackoff);
 		this.keyPrefix = (options.randomId ?? (() => globalThis.crypto.randomUUID()))();
 	}
 
@@ -143,7 +142,7 @@ export class RpcClient {
 		checkFrameSize(method, params, frame);
 		const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 15_000;
 		const raw = await new Promise<unknown>((resolve, reject) => {
-			const timer = this.setTimer(() => {
+			const timer = this.clock.setTimeout(() => {
 				this.pending.delete(id);
 				const base = `The Baton hub did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`;
 				const explain = this.options.explainTimeout;
@@ -216,8 +215,11 @@ export class RpcClient {
 
 	close(): void {
 		this.setState('closed');
+		// A closed client neither reconnects nor keeps a node process alive with a pending attempt.
+		this.clock.clearTimer(this.reconnectTimer);
+		this.reconnectTimer = undefined;
 		for (const [id, p] of this.pending) {
-			this.clearTimer(p.timer);
+			this.clock.clearTimer(p.timer);
 			p.reject(new BatonError('unavailable', 'The Baton client was closed before the hub answered.'));
 			this.pending.delete(id);
 		}
@@ -289,7 +291,7 @@ export class RpcClient {
 			);
 		}
 		this.helloOk = hello;
-		this.backoff = this.options.backoffMs?.min ?? 100;
+		this.backoff.reset();
 		this.offlineSince = undefined;
 		this.setStore(hello.store ?? { state: 'ok' });
 		this.setState('connected');
@@ -336,7 +338,7 @@ export class RpcClient {
 				return;
 			}
 			this.pending.delete(frame.id);
-			this.clearTimer(p.timer);
+			this.clock.clearTimer(p.timer);
 			if ('error' in frame) {
 				p.reject(BatonError.fromBody(frame.error));
 			} else {
@@ -355,7 +357,7 @@ export class RpcClient {
 			return;
 		}
 		this.setState('offline');
-		this.offlineSince ??= Date.now();
+		this.offlineSince ??= this.clock.now().getTime();
 		if (this.options.reconnect === false) {
 			this.failPending('unavailable', 'The connection to the Baton hub was lost.');
 			return;
@@ -364,32 +366,29 @@ export class RpcClient {
 	}
 
 	private scheduleReconnect(): void {
-		if (this.state === 'closed' || this.reconnectScheduled) {
+		if (this.state === 'closed' || this.reconnectTimer !== undefined) {
 			return;
 		}
 		const max = this.options.maxOfflineMs;
-		if (max !== undefined && this.offlineSince !== undefined && Date.now() - this.offlineSince > max) {
+		if (max !== undefined && this.offlineSince !== undefined && this.clock.now().getTime() - this.offlineSince > max) {
 			this.failPending('unavailable', `The Baton hub has been unreachable for ${Math.round(max / 1000)} s.`);
 			this.setState('offline');
 			return;
 		}
-		const delay = this.backoff;
-		this.backoff = Math.min(this.backoff * 2, this.options.backoffMs?.max ?? 2_000);
-		this.reconnectScheduled = true;
-		this.setTimer(() => {
-			this.reconnectScheduled = false;
+		this.reconnectTimer = this.clock.setTimeout(() => {
+			this.reconnectTimer = undefined;
 			this.start().catch(() => {
 				if (this.state !== 'connected') {
 					this.setState('offline');
 					this.scheduleReconnect();
 				}
 			});
-		}, delay);
+		}, this.backoff.next());
 	}
 
 	private failPending(code: 'unavailable', message: string): void {
 		for (const [id, p] of this.pending) {
-			this.clearTimer(p.timer);
+			this.clock.clearTimer(p.timer);
 			p.reject(new BatonError(code, message));
 			this.pending.delete(id);
 		}

@@ -6,7 +6,9 @@
  */
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { Backoff, firstConnectBackoff } from '../core/backoff';
 import type { ConnectHubOptions } from '../core/client/connectHub';
+import { type Clock, type Timer, sleep, systemClock } from '../core/clock';
 import { BatonError } from '../core/errors';
 import { agentHealth, isAgentStalled } from '../core/health';
 import type {
@@ -64,7 +66,7 @@ export class HubConnection implements vscode.Disposable {
 	/** Bumped by restart(): a connect loop of an older generation stops and closes what it opened. */
 	private generation = 0;
 	private attached: { promise: Promise<RpcClient>; resolve: (c: RpcClient) => void };
-	private readonly timers: ReturnType<typeof setInterval>[] = [];
+	private readonly timers: Timer[] = [];
 	private readonly unsubscribe: (() => void)[] = [];
 	private healthSignature = '';
 
@@ -81,6 +83,8 @@ export class HubConnection implements vscode.Disposable {
 		private readonly extensionPath: string,
 		private readonly log: vscode.LogOutputChannel,
 		private config: BatonConfig,
+		/** Time and timers (connect retries, pings, health ticks); the connection's client uses it too. */
+		private readonly clock: Clock = systemClock,
 	) {
 		this.actor = humanAgent(config).id;
 		this.attached = deferred();
@@ -129,7 +133,7 @@ export class HubConnection implements vscode.Disposable {
 	 * Health of agent `id` at `now` (core/health.ts), or undefined when this window does not know the
 	 * agent: what the tree passes to the card rules, so a dead agent's card is not called stalled.
 	 */
-	healthOf(id: string | null, now = Date.now()): AgentHealth | undefined {
+	healthOf(id: string | null, now = this.clock.now().getTime()): AgentHealth | undefined {
 		const agent = id === null ? undefined : this.agentById.get(id);
 		return agent === undefined ? undefined : agentHealth(agent.lastSeenAt, now, this.thresholds);
 	}
@@ -139,10 +143,10 @@ export class HubConnection implements vscode.Disposable {
 		const gen = this.generation;
 		void this.connectLoop(gen);
 		this.timers.push(
-			setInterval(() => {
+			this.clock.setInterval(() => {
 				void this.ping();
 			}, pingIntervalMs),
-			setInterval(() => this.checkHealth(), healthTickMs),
+			this.clock.setInterval(() => this.checkHealth(), healthTickMs),
 		);
 	}
 
@@ -190,12 +194,12 @@ export class HubConnection implements vscode.Disposable {
 		if (this.client) {
 			return this.client;
 		}
-		let timer: ReturnType<typeof setTimeout> | undefined;
+		let timer: Timer | undefined;
 		try {
 			return await Promise.race([
 				this.attached.promise,
 				new Promise<never>((_resolve, reject) => {
-					timer = setTimeout(() => {
+					timer = this.clock.setTimeout(() => {
 						reject(
 							new BatonError(
 								'unavailable',
@@ -206,7 +210,7 @@ export class HubConnection implements vscode.Disposable {
 				}),
 			]);
 		} finally {
-			clearTimeout(timer);
+			this.clock.clearTimer(timer);
 		}
 	}
 
@@ -220,7 +224,7 @@ export class HubConnection implements vscode.Disposable {
 	}
 
 	/** Agents with health and stalled derived for `now` (DESIGN §2), most recently seen first. */
-	agentViews(now = Date.now()): AgentView[] {
+	agentViews(now = this.clock.now().getTime()): AgentView[] {
 		const t = this.thresholds;
 		const held = new Map<string, Card[]>();
 		for (const card of this.cardMap.values()) {
@@ -249,7 +253,7 @@ export class HubConnection implements vscode.Disposable {
 		this.disposed = true;
 		this.generation++;
 		for (const t of this.timers) {
-			clearInterval(t);
+			this.clock.clearTimer(t);
 		}
 		this.detach();
 		this.cardsEmitter.dispose();
@@ -265,6 +269,7 @@ export class HubConnection implements vscode.Disposable {
 		return {
 			dataDir: this.config.dataDir,
 			client: 'extension',
+			clock: this.clock,
 			agent: humanAgent(this.config),
 			// VS Code's own runtime runs the hub as plain Node, so users need no separate Node (DESIGN §1).
 			spawnHub: {
@@ -276,13 +281,13 @@ export class HubConnection implements vscode.Disposable {
 	}
 
 	private async connectLoop(gen: number): Promise<void> {
-		let delay = 500;
+		const retry = new Backoff(firstConnectBackoff);
 		// 'connecting' until the first attempt fails; retries then stay 'offline' until one succeeds,
 		// so the status bar does not flicker on every attempt.
 		while (!this.isStale(gen)) {
 			let client: RpcClient | undefined;
 			try {
-				const t0 = Date.now();
+				const t0 = this.clock.now().getTime();
 				const { connectHub } = await loadClient();
 				client = await connectHub(this.connectOptions());
 				if (this.isStale(gen)) {
@@ -290,7 +295,8 @@ export class HubConnection implements vscode.Disposable {
 					return;
 				}
 				await this.attach(client);
-				this.log.info(`Connected to the Baton hub for ${this.config.dataDir} in ${Date.now() - t0} ms.`);
+				const took = this.clock.now().getTime() - t0;
+				this.log.info(`Connected to the Baton hub for ${this.config.dataDir} in ${took} ms.`);
 				return;
 			} catch (e) {
 				client?.close();
@@ -299,10 +305,10 @@ export class HubConnection implements vscode.Disposable {
 					return;
 				}
 				this.lastErrorValue = e instanceof Error ? e.message : String(e);
+				const delay = retry.next();
 				this.log.warn(`Cannot reach the Baton hub (retrying in ${delay} ms): ${this.lastErrorValue}`);
 				this.setState('offline');
-				await new Promise(r => setTimeout(r, delay));
-				delay = Math.min(delay * 2, 10_000);
+				await sleep(this.clock, delay);
 			}
 		}
 	}

@@ -158,8 +158,6 @@ const client = new RpcClient({
 		host === 'browser'
 			? { client: 'board', agent: { id: boardAgentId(), name: 'Board user', client: 'board' } }
 			: { client: 'board' },
-	setTimer: (fn, ms) => window.setTimeout(fn, ms),
-	clearTimer: h => window.clearTimeout(h as number),
 	// crypto.randomUUID exists only in secure contexts; getRandomValues works everywhere.
 	randomId: () => randomHex(16),
 });

@@ -6,6 +6,8 @@
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { Backoff, hubStartBackoff } from '../backoff';
+import { type Clock, sleep, systemClock } from '../clock';
 import { BatonError } from '../errors';
 import { diskFullError, freeBytes, startReserveBytes } from '../diskSpace';
 import { type AgentInfo, type ClientKind, type Hello, protocolVersion } from '../protocol';
@@ -51,6 +53,8 @@ export interface ConnectHubOptions {
 	openTimeoutMs?: number;
 	/** Give up an upgrade the hub does not answer within this many ms (default 5 s). */
 	handshakeTimeoutMs?: number;
+	/** Time and timers of the client and of the wait for a spawned hub. Default systemClock. */
+	clock?: Clock;
 }
 
 /** Connects (hello done) or throws a BatonError saying what to do. Reconnects and respawns later. */
@@ -81,6 +85,7 @@ export async function connectHub(options: ConnectHubOptions): Promise<RpcClient>
 		explainTimeout: async () => (await diagnoseHub(paths)).sentence,
 		...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
 		...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
+		...(options.clock === undefined ? {} : { clock: options.clock }),
 	});
 	try {
 		await client.start();
@@ -103,10 +108,12 @@ export function defaultSpawnCommand(dataDir: string): SpawnHubCommand {
 async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Promise<Transport> {
 	const startTimeoutMs = options.startTimeoutMs ?? 30_000;
 	const handshakeTimeoutMs = options.handshakeTimeoutMs ?? 5_000;
+	const clock = options.clock ?? systemClock;
+	const elapsed = (since: number): number => clock.now().getTime() - since;
+	const poll = new Backoff(hubStartBackoff);
 	let spawnedAt: number | undefined;
 	let child: SpawnedHub | undefined;
 	let spawns = 0;
-	let delay = 25;
 	for (;;) {
 		checkHubProtocol(paths);
 		try {
@@ -125,9 +132,9 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 				);
 			}
 			if (spawnedAt === undefined) {
-				spawnedAt = Date.now();
-			} else if (Date.now() - spawnedAt > startTimeoutMs) {
-				await stillOpening(paths, Date.now() - spawnedAt, startTimeoutMs, options.openTimeoutMs ?? 10 * 60_000);
+				spawnedAt = clock.now().getTime();
+			} else if (elapsed(spawnedAt) > startTimeoutMs) {
+				await stillOpening(paths, elapsed(spawnedAt), startTimeoutMs, options.openTimeoutMs ?? 10 * 60_000);
 			}
 			if (child?.exited === true) {
 				throwRefusal(paths, child.pid);
@@ -145,8 +152,7 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 					spawns++;
 				}
 			}
-			await sleep(delay);
-			delay = Math.min(delay * 2, 250);
+			await sleep(clock, poll.next());
 		}
 	}
 }
@@ -300,8 +306,4 @@ function ensureDir(dir: string): void {
 		mkdirSync(dir, { recursive: true, mode: 0o700 });
 		chmodSync(dir, 0o700);
 	}
-}
-
-function sleep(ms: number): Promise<void> {
-	return new Promise(resolve => setTimeout(resolve, ms));
 }

@@ -6,6 +6,8 @@
  * A read that fails (the store unreachable) is retried with backoff and never lets a hole be skipped,
  * so an outage delays events but never drops one.
  */
+import { Backoff, reconnectBackoff } from '../../core/backoff';
+import { type Clock, type Timer, systemClock } from '../../core/clock';
 import type { BacklogEvent } from '../../core/protocol';
 
 export interface EventSource {
@@ -18,6 +20,8 @@ export interface EventPumpOptions {
 	/** How long a seq hole may hold back later events before it is skipped (rolled-back sequence value). */
 	holeWaitMs: number;
 	pageSize?: number;
+	/** Time and timers (hole waits, read retries); tests pass a ManualClock. Default systemClock. */
+	clock?: Clock;
 }
 
 export class EventPump {
@@ -25,7 +29,7 @@ export class EventPump {
 	private readonly pending = new Map<number, BacklogEvent>();
 	private fetching = false;
 	private fetchAgain = false;
-	private holeTimer: NodeJS.Timeout | undefined;
+	private holeTimer: Timer | undefined;
 	private holeSince: number | undefined;
 	private unsubscribe: (() => void) | undefined;
 	private stopped = false;
@@ -33,14 +37,17 @@ export class EventPump {
 	private lastReadStartedAt = 0;
 	/** Set while reads fail (the store is unreachable): when they began failing. */
 	private failedSince: number | undefined;
-	private retryMs = 0;
-	private retryTimer: NodeJS.Timeout | undefined;
+	private readonly retry = new Backoff(reconnectBackoff);
+	private retryTimer: Timer | undefined;
+	private readonly clock: Clock;
 
 	constructor(
 		private readonly source: EventSource,
 		private readonly deliver: (events: BacklogEvent[]) => void,
 		private readonly options: EventPumpOptions,
-	) {}
+	) {
+		this.clock = options.clock ?? systemClock;
+	}
 
 	/** Highest seq handed to `deliver`; subscribers replay from the log up to here, then go live. */
 	get seq(): number {
@@ -67,8 +74,8 @@ export class EventPump {
 	stop(): void {
 		this.stopped = true;
 		this.unsubscribe?.();
-		clearTimeout(this.holeTimer);
-		clearTimeout(this.retryTimer);
+		this.clock.clearTimer(this.holeTimer);
+		this.clock.clearTimer(this.retryTimer);
 	}
 
 	private drain(): void {
@@ -77,7 +84,7 @@ export class EventPump {
 			// A gap before what we hold: fetch from the log, and if it stays, time the hole.
 			void this.fetch();
 		} else {
-			clearTimeout(this.holeTimer);
+			this.clock.clearTimer(this.holeTimer);
 			this.holeTimer = undefined;
 			this.holeSince = undefined;
 		}
@@ -92,14 +99,14 @@ export class EventPump {
 			return;
 		}
 		this.fetching = true;
-		clearTimeout(this.retryTimer);
+		this.clock.clearTimer(this.retryTimer);
 		this.retryTimer = undefined;
 		let failed = false;
 		let failure: unknown;
 		try {
 			do {
 				this.fetchAgain = false;
-				const startedAt = Date.now();
+				const startedAt = this.clock.now().getTime();
 				await this.readLog();
 				this.lastReadStartedAt = startedAt;
 			} while (this.wantsAnotherRead());
@@ -114,9 +121,10 @@ export class EventPump {
 			return;
 		}
 		if (this.failedSince !== undefined) {
-			console.error(`baton hub: reading events again after ${Math.round((Date.now() - this.failedSince) / 1000)} s`);
+			const away = this.clock.now().getTime() - this.failedSince;
+			console.error(`baton hub: reading events again after ${Math.round(away / 1000)} s`);
 			this.failedSince = undefined;
-			this.retryMs = 0;
+			this.retry.reset();
 		}
 		this.skipStaleHole();
 		if (this.pending.size > 0) {
@@ -134,16 +142,15 @@ export class EventPump {
 			return;
 		}
 		if (this.failedSince === undefined) {
-			this.failedSince = Date.now();
+			this.failedSince = this.clock.now().getTime();
 			console.error(
 				`baton hub: reading events failed: ${e instanceof Error ? e.message : String(e)}; retrying until the store answers`,
 			);
 		}
-		this.retryMs = Math.min(Math.max(this.retryMs * 2, 100), 2_000);
-		this.retryTimer = setTimeout(() => {
+		this.retryTimer = this.clock.setTimeout(() => {
 			this.retryTimer = undefined;
 			void this.fetch();
-		}, this.retryMs);
+		}, this.retry.next());
 	}
 
 	/** A hole that a whole successful read, begun after the hole's wait, still did not fill is skipped. */
@@ -202,11 +209,12 @@ export class EventPump {
 		if (this.holeTimer !== undefined || this.stopped) {
 			return;
 		}
-		this.holeSince ??= Date.now();
-		const wait = Math.max(0, this.holeSince + this.options.holeWaitMs - Date.now());
+		const now = this.clock.now().getTime();
+		this.holeSince ??= now;
+		const wait = Math.max(0, this.holeSince + this.options.holeWaitMs - now);
 		// Read again now and then while waiting (the transaction may commit), and once the wait is over:
 		// fetch() skips the hole only when that later read succeeded and still lacks it.
-		this.holeTimer = setTimeout(
+		this.holeTimer = this.clock.setTimeout(
 			() => {
 				this.holeTimer = undefined;
 				void this.fetch();

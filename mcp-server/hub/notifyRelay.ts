@@ -8,40 +8,41 @@
  * Safety net: a hub can die between a commit and its NOTIFY, so every `pollMs` the relay also asks
  * the pump to read the log (`eventsAfter` from what it has delivered: one indexed query). Any NOTIFY
  * from any hub has the same effect, so a lost one is usually covered by the next one.
- * Reconnects with backoff (200 ms doubling to 2 s) if the connection drops, LISTENs again, and then
- * kicks the pump so what other hubs wrote meanwhile (their NOTIFYs reached no one) is read from the
- * log: no wake-up is lost. Its own commits made meanwhile are announced once it is back.
+ * Reconnects with backoff (core/backoff.ts `reconnectBackoff`: 100 ms doubling to 2 s) if the
+ * connection drops, LISTENs again, and then kicks the pump so what other hubs wrote meanwhile (their
+ * NOTIFYs reached no one) is read from the log: no wake-up is lost. Its own commits made meanwhile
+ * are announced once it is back.
  */
 import pg from 'pg';
+import { Backoff, reconnectBackoff } from '../../core/backoff';
+import { type Clock, type Timer, systemClock } from '../../core/clock';
 
 export const notifyChannel = 'baton_events';
-
-/** Reconnect backoff: doubles from min to max. The cap bounds how late relaying resumes after an outage. */
-const minRetryMs = 200;
-const maxRetryMs = 2_000;
 
 export interface NotifyRelayOptions {
 	/** Minimum time between two NOTIFYs this hub sends; commits in between share the next one. */
 	announceGapMs?: number;
 	/** How often to read the log even without a NOTIFY (a hub that died before announcing). */
 	pollMs?: number;
+	/** Time and timers (reconnects, the poll, the announce gap). Default systemClock. */
+	clock?: Clock;
 }
 
 export class NotifyRelay {
 	private client: pg.Client | undefined;
 	private closed = false;
-	private retryMs = minRetryMs;
-	/** Reconnect attempts that failed since the connection was lost. */
-	private failedReconnects = 0;
-	private retryTimer: NodeJS.Timeout | undefined;
-	private pollTimer: NodeJS.Timeout | undefined;
+	/** Reconnect attempts since the connection was lost. */
+	private readonly retry = new Backoff(reconnectBackoff);
+	private retryTimer: Timer | undefined;
+	private pollTimer: Timer | undefined;
 	/** Highest seq committed here and not yet announced (0 = nothing to announce). */
 	private unannounced = 0;
 	private announcing = false;
-	private announceTimer: NodeJS.Timeout | undefined;
+	private announceTimer: Timer | undefined;
 	private lastAnnounceAt = -Infinity;
 	private readonly announceGapMs: number;
 	private readonly pollMs: number;
+	private readonly clock: Clock;
 
 	constructor(
 		private readonly databaseUrl: string,
@@ -50,21 +51,21 @@ export class NotifyRelay {
 	) {
 		this.announceGapMs = options.announceGapMs ?? 5;
 		this.pollMs = options.pollMs ?? 3_000;
+		this.clock = options.clock ?? systemClock;
 	}
 
 	async start(): Promise<void> {
 		await this.connect();
 		if (this.pollMs > 0) {
-			this.pollTimer = setInterval(() => this.onNotify(), this.pollMs);
-			this.pollTimer.unref();
+			this.pollTimer = this.clock.setInterval(() => this.onNotify(), this.pollMs, { unref: true });
 		}
 	}
 
 	async close(): Promise<void> {
 		this.closed = true;
-		clearTimeout(this.retryTimer);
-		clearTimeout(this.announceTimer);
-		clearInterval(this.pollTimer);
+		this.clock.clearTimer(this.retryTimer);
+		this.clock.clearTimer(this.announceTimer);
+		this.clock.clearTimer(this.pollTimer);
 		const client = this.client;
 		this.client = undefined;
 		if (client !== undefined && this.unannounced > 0) {
@@ -85,9 +86,10 @@ export class NotifyRelay {
 		if (this.closed || this.unannounced === 0 || this.announcing || this.announceTimer !== undefined) {
 			return;
 		}
-		const wait = this.lastAnnounceAt + this.announceGapMs - performance.now();
+		// Capped at the gap, so a wall clock set back never holds an announcement for longer.
+		const wait = Math.min(this.lastAnnounceAt + this.announceGapMs - this.clock.now().getTime(), this.announceGapMs);
 		if (wait > 0) {
-			this.announceTimer = setTimeout(() => {
+			this.announceTimer = this.clock.setTimeout(() => {
 				this.announceTimer = undefined;
 				this.flushAnnounce();
 			}, wait);
@@ -101,7 +103,7 @@ export class NotifyRelay {
 		const seq = this.unannounced;
 		this.unannounced = 0;
 		this.announcing = true;
-		this.lastAnnounceAt = performance.now();
+		this.lastAnnounceAt = this.clock.now().getTime();
 		client.query('SELECT pg_notify($1, $2)', [notifyChannel, String(seq)]).then(
 			() => {
 				this.announcing = false;
@@ -159,7 +161,6 @@ export class NotifyRelay {
 			return;
 		}
 		this.client = client;
-		this.retryMs = minRetryMs;
 		this.flushAnnounce();
 	}
 
@@ -167,7 +168,7 @@ export class NotifyRelay {
 		if (this.closed || this.retryTimer !== undefined) {
 			return;
 		}
-		this.retryTimer = setTimeout(() => {
+		this.retryTimer = this.clock.setTimeout(() => {
 			this.retryTimer = undefined;
 			this.connect().then(
 				() => {
@@ -175,24 +176,23 @@ export class NotifyRelay {
 						return;
 					}
 					console.error(
-						`baton hub: notify connection back after ${this.failedReconnects + 1} attempt(s): listening for other hubs again`,
+						`baton hub: notify connection back after ${this.retry.failures} attempt(s): listening for other hubs again`,
 					);
-					this.failedReconnects = 0;
+					this.retry.reset();
 					// Anything committed while we were not listening is read back from the log now: a NOTIFY
 					// sent meanwhile reached no one, so this read is what keeps those wake-ups.
 					this.onNotify();
 				},
 				(e: unknown) => {
 					// One line per outage, not one per attempt; the hub's requests name the outage meanwhile.
-					if (this.failedReconnects++ === 0) {
+					if (this.retry.failures === 1) {
 						console.error(
 							`baton hub: notify reconnect failed: ${e instanceof Error ? e.message : String(e)}; retrying with backoff`,
 						);
 					}
-					this.retryMs = Math.min(this.retryMs * 2, maxRetryMs);
 					this.scheduleReconnect();
 				},
 			);
-		}, this.retryMs);
+		}, this.retry.next());
 	}
 }

@@ -4,10 +4,15 @@
  * pulled earlier by every lease a mutation hands out (`consider`), so writes cost no extra query.
  * Reclaim with no card id reclaims every expired lease (epoch++ happens in core).
  */
+import { Backoff, type BackoffPolicy, backoffDelay, reconnectBackoff } from '../../core/backoff';
 import type { Backlog } from '../../core/backlog';
+import { type Clock, type Timer, systemClock } from '../../core/clock';
+
+/** A fire that found nothing although an expiry had passed (clock skew vs core): wait longer each time. */
+const skewBackoff: BackoffPolicy = { minMs: 50, maxMs: 1_000 };
 
 export class Reaper {
-	private timer: NodeJS.Timeout | undefined;
+	private timer: Timer | undefined;
 	/** When the armed timer fires (ms since epoch). */
 	private armedFor: number | undefined;
 	private computing = false;
@@ -16,13 +21,14 @@ export class Reaper {
 	/** Set when a fire found nothing to reclaim although an expiry had passed (clock skew vs core). */
 	private idleFires = 0;
 	/** Reads of the next expiry that failed in a row (store unreachable). */
-	private readFailures = 0;
+	private readonly readRetry = new Backoff(reconnectBackoff);
 
 	constructor(
 		private readonly backlog: Backlog,
 		private readonly onReclaimed: (count: number) => void = () => undefined,
 		/** False while the disk is full: try again later (with the idle back-off) instead of writing. */
 		private readonly canWrite: () => boolean = () => true,
+		private readonly clock: Clock = systemClock,
 	) {}
 
 	/** Recomputes the next expiry; cheap to call often (coalesced to one query in flight). */
@@ -39,16 +45,16 @@ export class Reaper {
 			.nextLeaseExpiry()
 			.then(
 				next => {
-					this.readFailures = 0;
+					this.readRetry.reset();
 					this.arm(next);
 				},
 				(e: unknown) => {
 					// Store unreachable: without a timer, a lease that expires meanwhile would stay held until
 					// some later write pulls the reaper. Fire again with backoff: a reclaim, then this read.
-					if (this.readFailures++ === 0) {
+					if (this.readRetry.failures === 0) {
 						console.error(`baton hub: reaper could not read the next expiry: ${errorText(e)}; retrying`);
 					}
-					this.arm(new Date(Date.now() + Math.min(250 * 2 ** this.readFailures, 5_000)));
+					this.arm(new Date(this.clock.now().getTime() + this.readRetry.next()));
 				},
 			)
 			.finally(() => {
@@ -74,24 +80,25 @@ export class Reaper {
 
 	stop(): void {
 		this.stopped = true;
-		clearTimeout(this.timer);
+		this.clock.clearTimer(this.timer);
 	}
 
 	private arm(next: Date | null): void {
-		clearTimeout(this.timer);
+		this.clock.clearTimer(this.timer);
 		this.timer = undefined;
 		this.armedFor = undefined;
 		if (next === null || this.stopped) {
 			return;
 		}
-		if (next.getTime() > Date.now()) {
+		const now = this.clock.now().getTime();
+		if (next.getTime() > now) {
 			this.idleFires = 0;
 		}
 		// A few ms past the expiry so core's `expires < now` holds; back off if core still disagrees.
-		const backoff = this.idleFires === 0 ? 0 : Math.min(1_000, 25 * 2 ** this.idleFires);
-		const delay = Math.max(next.getTime() - Date.now() + 5, backoff);
-		this.armedFor = Date.now() + delay;
-		this.timer = setTimeout(() => void this.fire(), delay);
+		const backoff = this.idleFires === 0 ? 0 : backoffDelay(skewBackoff, this.idleFires);
+		const delay = Math.max(next.getTime() - now + 5, backoff);
+		this.armedFor = now + delay;
+		this.timer = this.clock.setTimeout(() => void this.fire(), delay);
 	}
 
 	private async fire(): Promise<void> {
@@ -114,7 +121,7 @@ export class Reaper {
 		} catch (e) {
 			this.idleFires++;
 			// While the store is unreachable the read in rearm() said so once already.
-			if (this.readFailures === 0) {
+			if (this.readRetry.failures === 0) {
 				console.error(`baton hub: reaper failed: ${errorText(e)}`);
 			}
 		}

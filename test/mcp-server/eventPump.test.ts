@@ -2,13 +2,13 @@
  * The hub's event pump when the store cannot be read (PostgreSQL restarting), on a fake event source:
  * a seq hole is not skipped while reads fail (the event exists, it just cannot be read yet), failed
  * reads are retried without waiting for a kick, and a real hole (a rolled-back seq) is still skipped
- * once a read succeeds after the wait.
+ * once a read succeeds after the wait. Timing runs on the test clock.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ManualClock } from '../../core/clock';
 import type { BacklogEvent } from '../../core/protocol';
 import { EventPump, type EventSource } from '../../mcp-server/hub/eventPump';
-import { sleep, waitFor } from '../helpers/hub';
 
 function event(seq: number): BacklogEvent {
 	return {
@@ -55,51 +55,60 @@ class FakeSource implements EventSource {
 	}
 }
 
-function pumpOn(source: FakeSource): { pump: EventPump; delivered: number[] } {
+function pumpOn(source: FakeSource): { pump: EventPump; delivered: number[]; clock: ManualClock } {
 	const delivered: number[] = [];
-	const pump = new EventPump(source, events => delivered.push(...events.map(e => e.seq)), { holeWaitMs: 100 });
-	return { pump, delivered };
+	const clock = new ManualClock();
+	const pump = new EventPump(source, events => delivered.push(...events.map(e => e.seq)), {
+		holeWaitMs: 100,
+		clock,
+	});
+	return { pump, delivered, clock };
 }
 
 describe('EventPump while the store cannot be read', () => {
 	it('keeps a hole it could not read past the wait, and delivers it once the store answers', async () => {
 		const source = new FakeSource();
-		const { pump, delivered } = pumpOn(source);
+		const { pump, delivered, clock } = pumpOn(source);
 		await pump.start();
 		source.down = true;
 		// Seq 1 was committed by another hub; this hub's seq 2 arrives while nothing can be read.
 		source.log.push(event(1));
 		source.commitHere(2);
-		await sleep(500);
+		await clock.tick(500);
 		assert.deepEqual(delivered, [], 'seq 1 is not skipped as rolled back while reads fail');
-		const failedReads = source.reads;
-		assert.ok(failedReads >= 2 && failedReads <= 6, `retried with backoff: ${failedReads} reads in 500 ms`);
+		assert.equal(source.reads, 3, 'retried with backoff: reads at 0, 100 and 300 ms');
 		source.down = false;
-		await waitFor(() => delivered.length === 2, 5_000, 'both events');
+		// The next retry is due 400 ms after the last one, at 700 ms.
+		await clock.tick(199);
+		assert.deepEqual(delivered, []);
+		await clock.tick(1);
 		assert.deepEqual(delivered, [1, 2]);
 		pump.stop();
 	});
 
 	it('retries a failed read without another kick', async () => {
 		const source = new FakeSource();
-		const { pump, delivered } = pumpOn(source);
+		const { pump, delivered, clock } = pumpOn(source);
 		await pump.start();
 		source.down = true;
 		source.log.push(event(1));
 		pump.kick();
-		await sleep(150);
+		await clock.tick(150);
 		source.down = false;
-		await waitFor(() => delivered.length === 1, 5_000, 'the event written while reads failed');
+		await clock.tick(2_000);
+		assert.deepEqual(delivered, [1], 'the event written while reads failed');
 		pump.stop();
 	});
 
 	it('still skips a rolled-back seq once a read after the wait succeeds', async () => {
 		const source = new FakeSource();
-		const { pump, delivered } = pumpOn(source);
+		const { pump, delivered, clock } = pumpOn(source);
 		await pump.start();
 		source.commitHere(2);
-		await waitFor(() => delivered.length === 1, 5_000, 'seq 2 past the hole');
-		assert.deepEqual(delivered, [2]);
+		await clock.tick(99);
+		assert.deepEqual(delivered, [], 'held back while the hole may still commit');
+		await clock.tick(1);
+		assert.deepEqual(delivered, [2], 'seq 2 past the hole');
 		assert.equal(pump.seq, 2);
 		pump.stop();
 	});

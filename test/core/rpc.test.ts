@@ -1,0 +1,174 @@
+/**
+ * RpcClient's connection lifecycle on the test clock and an in-memory hub: reconnects with the one
+ * backoff policy (core/backoff.ts), stays 'offline' through failed attempts (no 'connecting' flicker),
+ * re-sends what was pending once back, and times requests out on its clock. Nothing here sleeps.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import { ManualClock } from '../../core/clock';
+import { BatonError } from '../../core/errors';
+import type { HelloOk } from '../../core/protocol';
+import { type ConnectionState, RpcClient, type Transport } from '../../core/rpc';
+
+const helloOk: HelloOk = {
+	hello: 'ok',
+	protocol: 1,
+	hubPid: 4242,
+	seq: 0,
+	actor: 'cli:1',
+	thresholds: { healthySeconds: 30, lateSeconds: 100, staleSeconds: 300, stallSeconds: 900 },
+};
+
+/** A hub in memory: answers the hello, and `events/subscribe` with `{seq}` unless `silent`. */
+class FakeHub {
+	up = true;
+	silent = false;
+	readonly connectsAt: number[] = [];
+	readonly requests: string[] = [];
+	private open: Transport | undefined;
+
+	constructor(private readonly clock: ManualClock) {}
+
+	connect = (): Promise<Transport> => {
+		this.connectsAt.push(this.clock.now().getTime() % 100_000);
+		if (!this.up) {
+			return Promise.reject(new Error('connect ECONNREFUSED hub.sock'));
+		}
+		const transport: Transport = {
+			send: raw => {
+				const frame = JSON.parse(raw) as { hello?: string; id?: number; method?: string };
+				const reply = (answer: unknown): void => {
+					queueMicrotask(() => transport.onmessage?.(JSON.stringify(answer)));
+				};
+				if (frame.hello === 'baton') {
+					reply(helloOk);
+				} else if (frame.method !== undefined) {
+					this.requests.push(frame.method);
+					if (!this.silent) {
+						reply({ id: frame.id, result: { seq: 7 } });
+					}
+				}
+			},
+			close: () => undefined,
+		};
+		this.open = transport;
+		return Promise.resolve(transport);
+	};
+
+	/** The hub goes away: the open connection closes and new ones are refused. */
+	stop(): void {
+		this.up = false;
+		this.open?.onclose?.('hub stopped');
+		this.open = undefined;
+	}
+}
+
+function clientOn(options: { maxOfflineMs?: number } = {}) {
+	const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+	const hub = new FakeHub(clock);
+	const client = new RpcClient({ connect: hub.connect, hello: { client: 'cli' }, clock, ...options });
+	const states: ConnectionState[] = [];
+	client.onState(s => states.push(s));
+	return { clock, hub, client, states };
+}
+
+describe('RpcClient reconnects', () => {
+	it('retries with backoff, staying offline until an attempt succeeds', async () => {
+		const { clock, hub, client, states } = clientOn();
+		try {
+			await client.start();
+			hub.stop();
+			await clock.tick(1_000);
+			// Backoff 100, 200, 400 ms: attempts at 100, 300 and 700 ms.
+			assert.deepEqual(hub.connectsAt, [0, 100, 300, 700]);
+			assert.equal(client.connectionState, 'offline');
+			hub.up = true;
+			await clock.tick(499);
+			assert.equal(client.connectionState, 'offline');
+			await clock.tick(1);
+			assert.deepEqual(hub.connectsAt, [0, 100, 300, 700, 1_500]);
+			assert.deepEqual(states, ['connecting', 'connected', 'offline', 'connected'], 'no connecting flicker');
+			// A success starts the backoff over.
+			hub.stop();
+			await clock.tick(100);
+			assert.equal(hub.connectsAt.at(-1), 1_600);
+		} finally {
+			client.close();
+		}
+	});
+
+	it('sends a request made while offline once the hub is back', async () => {
+		const { clock, hub, client } = clientOn();
+		try {
+			await client.start();
+			hub.stop();
+			let answer: { seq: number } | undefined;
+			const asked = client.request('events/subscribe', { afterSeq: 0 }).then(r => (answer = r));
+			await clock.tick(1_000);
+			assert.equal(answer, undefined);
+			hub.up = true;
+			await clock.tick(2_000);
+			await asked;
+			assert.deepEqual(answer, { seq: 7 });
+			assert.deepEqual(hub.requests, ['events/subscribe']);
+		} finally {
+			client.close();
+		}
+	});
+
+	it('stops reconnecting once closed', async () => {
+		const { clock, hub, client } = clientOn();
+		await client.start();
+		hub.stop();
+		await clock.tick(150);
+		assert.equal(clock.pendingTimers, 1, 'the next attempt is armed');
+		client.close();
+		assert.equal(clock.pendingTimers, 0);
+		await clock.tick(10_000);
+		assert.deepEqual(hub.connectsAt, [0, 100]);
+		assert.equal(client.connectionState, 'closed');
+	});
+
+	it('gives up after maxOfflineMs and fails what was pending', async () => {
+		const { clock, hub, client } = clientOn({ maxOfflineMs: 5_000 });
+		try {
+			await client.start();
+			hub.stop();
+			const asked = client.request('events/subscribe', { afterSeq: 0 }, { timeoutMs: 60_000 });
+			const failed = assert.rejects(
+				asked,
+				(e: unknown) => BatonError.is(e, 'unavailable') && e.message.includes('5 s'),
+			);
+			await clock.tick(8_000);
+			await failed;
+			const attempts = hub.connectsAt.length;
+			await clock.tick(60_000);
+			assert.equal(hub.connectsAt.length, attempts, 'no more attempts');
+			assert.equal(clock.pendingTimers, 0);
+		} finally {
+			client.close();
+		}
+	});
+});
+
+describe('RpcClient timeouts', () => {
+	it('fails a request the hub does not answer, on the client clock', async () => {
+		const { clock, hub, client } = clientOn();
+		try {
+			await client.start();
+			hub.silent = true;
+			const asked = client.request('events/subscribe', { afterSeq: 0 }, { timeoutMs: 2_000 });
+			const timedOut = assert.rejects(
+				asked,
+				(e: unknown) => BatonError.is(e, 'timeout') && e.message.includes('within 2 s'),
+			);
+			await clock.tick(1_999);
+			assert.equal(clock.pendingTimers, 1);
+			await clock.tick(1);
+			await timedOut;
+		} finally {
+			client.close();
+		}
+	});
+});
