@@ -8,6 +8,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 import packageJson from '../../package.json';
 import { BatonError } from '../../core/errors';
+import { createLogger } from '../../core/log';
 import { AgentId, type AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { adminCommands } from './adminCommands';
@@ -19,6 +20,8 @@ import { openHub } from './hubClient';
 import { policyCommands } from './policyCommands';
 import { type Output, UsageError, printJson, processOutput } from './output';
 import { upCommand } from './up';
+
+const log = createLogger('cli');
 
 export const commands: readonly Command[] = [
 	...cardCommands,
@@ -218,7 +221,8 @@ export async function runCli(
 			? error
 			: new BatonError('internal', `Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
 		if (!BatonError.is(error)) {
-			console.error(error);
+			// A bug, not a refusal: the stack is for whoever reports it; the user gets the line below.
+			log.error(`baton ${command.name} failed unexpectedly`, error);
 		}
 		if (jsonWanted) {
 			printJson(output, { error: baton.toBody() });
