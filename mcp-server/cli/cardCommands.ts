@@ -21,8 +21,9 @@ import {
 	ReleaseParams,
 	UpdateParams,
 } from '../../core/protocol';
+import type { RpcClient } from '../../core/rpc';
 import { type Command, type CommandContext, arg, show } from './command';
-import { type FieldFlag, cliFlags, paramFlags } from './flags';
+import { type FieldFlag, type Flags, cliFlags, paramFlags } from './flags';
 import { policyFieldFlags } from './policyCommands';
 import { UsageError, cardTable, describeCard, eventTable, formatTable, truncate } from './output';
 
@@ -34,6 +35,31 @@ function statusLine(card: Card): string {
 
 function cardChange(ctx: CommandContext, result: { card: Card }): void {
 	show(ctx, result, () => statusLine(result.card));
+}
+
+/**
+ * A command on the card ID with its flags, answered with the card after the change. The flags are
+ * read before the hub is opened, so a bad value never starts one.
+ */
+function cardChangeCommand<V>(
+	name: string,
+	summary: string,
+	flags: Flags<V>,
+	send: (hub: RpcClient, cardId: string, params: V) => Promise<{ card: Card }>,
+): Command {
+	return {
+		name,
+		summary,
+		args: 'ID',
+		minArgs: 1,
+		maxArgs: 1,
+		options: flags.options,
+		async run(ctx) {
+			const params = flags.read(ctx.values);
+			cardChange(ctx, await send(await ctx.hub(), arg(ctx, 0), params));
+			return 0;
+		},
+	};
 }
 
 function readStdin(): string {
@@ -370,21 +396,9 @@ const complete: Command = {
 
 const releaseFlags = paramFlags(ReleaseParams, { epoch: {}, reason: { value: 'TEXT' }, force: {} });
 
-const release: Command = {
-	name: 'release',
-	summary: 'Hand a card you hold back to ready',
-	args: 'ID',
-	minArgs: 1,
-	maxArgs: 1,
-	options: releaseFlags.options,
-	async run(ctx) {
-		const params = releaseFlags.read(ctx.values);
-		const hub = await ctx.hub();
-		const r = await hub.request('card/release', { cardId: arg(ctx, 0), ...params });
-		cardChange(ctx, r);
-		return 0;
-	},
-};
+const release = cardChangeCommand('release', 'Hand a card you hold back to ready', releaseFlags, (hub, cardId, p) =>
+	hub.request('card/release', { cardId, ...p }),
+);
 
 const failFlags = paramFlags(FailParams, {
 	reason: { value: 'TEXT' },
@@ -393,21 +407,9 @@ const failFlags = paramFlags(FailParams, {
 	backoffSeconds: { flag: 'backoff', value: 'SECONDS' },
 });
 
-const fail: Command = {
-	name: 'fail',
-	summary: 'Report that work on a card you hold failed',
-	args: 'ID',
-	minArgs: 1,
-	maxArgs: 1,
-	options: failFlags.options,
-	async run(ctx) {
-		const params = failFlags.read(ctx.values);
-		const hub = await ctx.hub();
-		const r = await hub.request('card/fail', { cardId: arg(ctx, 0), ...params });
-		cardChange(ctx, r);
-		return 0;
-	},
-};
+const fail = cardChangeCommand('fail', 'Report that work on a card you hold failed', failFlags, (hub, cardId, p) =>
+	hub.request('card/fail', { cardId, ...p }),
+);
 
 const reclaimFlags = paramFlags(ReclaimParams, { reason: { value: 'TEXT' } });
 /** --from names an agent: agent/reclaim instead of card/reclaim (optional here: ID is the other way). */
@@ -443,34 +445,12 @@ const reclaim: Command = {
 
 const blockFlags = paramFlags(BlockParams, { reason: { value: 'TEXT' } });
 
-const block: Command = {
-	name: 'block',
-	summary: 'Park a card in blocked (releases any claim)',
-	args: 'ID',
-	minArgs: 1,
-	maxArgs: 1,
-	options: blockFlags.options,
-	async run(ctx) {
-		const params = blockFlags.read(ctx.values);
-		const hub = await ctx.hub();
-		cardChange(ctx, await hub.request('card/block', { cardId: arg(ctx, 0), ...params }));
-		return 0;
-	},
-};
-
-const unblock: Command = {
-	name: 'unblock',
-	summary: 'Return a blocked card to ready',
-	args: 'ID',
-	minArgs: 1,
-	maxArgs: 1,
-	options: {},
-	async run(ctx) {
-		const hub = await ctx.hub();
-		cardChange(ctx, await hub.request('card/unblock', { cardId: arg(ctx, 0) }));
-		return 0;
-	},
-};
+const block = cardChangeCommand('block', 'Park a card in blocked (releases any claim)', blockFlags, (hub, cardId, p) =>
+	hub.request('card/block', { cardId, ...p }),
+);
+const unblock = cardChangeCommand('unblock', 'Return a blocked card to ready', cliFlags({}), (hub, cardId) =>
+	hub.request('card/unblock', { cardId }),
+);
 
 function linkCommand(name: 'link' | 'unlink', summary: string): Command {
 	return {
