@@ -329,13 +329,13 @@ export const UpdateParams = z
 	.object({
 		cardId: CardId,
 		version: z.number().int().optional().describe('Refuse with conflict unless the card is at this version'),
-		title: Title.optional(),
-		body: Body.optional(),
-		phase: Phase.nullable().optional(),
-		priority: Priority.optional(),
-		requires: Capabilities.optional(),
-		acceptance: Acceptance.optional(),
-		maxAttempts: z.number().int().min(1).max(100).optional(),
+		title: Title.optional().describe('New title'),
+		body: Body.optional().describe('Markdown description (≤ 64 KiB)'),
+		phase: Phase.nullable().optional().describe('Lane or milestone label; null removes it'),
+		priority: Priority.optional().describe('Higher is sooner'),
+		requires: Capabilities.optional().describe('Capabilities a claimer must advertise'),
+		acceptance: Acceptance.optional().describe('Acceptance criteria'),
+		maxAttempts: z.number().int().min(1).max(100).optional().describe('Claims before it parks in blocked'),
 		backoffSeconds: BackoffSeconds.nullable().optional().describe('null = the backlog setting'),
 		stallReleaseSeconds: StallSeconds.nullable().optional().describe('null = the backlog setting'),
 	})
@@ -353,9 +353,12 @@ export const GetResult = z.object({
 
 export const ListParams = z
 	.object({
-		status: z.union([CardStatus, z.array(CardStatus).max(4)]).optional(),
-		phase: Phase.optional(),
-		owner: z.string().max(limits.agentIdLength).optional(),
+		status: z
+			.union([CardStatus, z.array(CardStatus).max(4)])
+			.optional()
+			.describe('Only cards with these statuses'),
+		phase: Phase.optional().describe('Only cards in this phase'),
+		owner: z.string().max(limits.agentIdLength).optional().describe('Only cards held by this agent'),
 		readyOnly: z.boolean().optional().describe('Only cards claimable now (ready, dependencies done, not deferred)'),
 		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
@@ -403,9 +406,9 @@ export type ClaimResult = z.infer<typeof ClaimResult>;
 export const HeartbeatParams = z
 	.object({
 		...leaseParams,
-		progress: Progress.optional().describe('Percent done, 0–100'),
+		progress: Progress.optional().describe('Percent done'),
 		note: Note.optional().describe('What you are doing now'),
-		ttlSeconds: z.number().int().min(5).max(3600).optional(),
+		ttlSeconds: z.number().int().min(5).max(3600).optional().describe('New lease length'),
 	})
 	.strict();
 export const LeaseResult = z.object({ card: Card, lease: Lease });
@@ -431,7 +434,7 @@ export const CompleteResult = z.object({
 export const ReleaseParams = z
 	.object({
 		...leaseParams,
-		reason: Reason.optional(),
+		reason: Reason.optional().describe('Why'),
 		force: z.boolean().optional().describe('Human override: release even if another agent holds it'),
 	})
 	.strict();
@@ -448,16 +451,16 @@ export const FailParams = z
 export const ReclaimParams = z
 	.object({
 		cardId: CardId.optional().describe('Force-reclaim this card; omitted reclaims every expired lease'),
-		reason: Reason.optional(),
+		reason: Reason.optional().describe('Why'),
 	})
 	.strict();
 
-export const BlockParams = z.object({ cardId: CardId, reason: Reason }).strict();
+export const BlockParams = z.object({ cardId: CardId, reason: Reason.describe('Why') }).strict();
 export const UnblockParams = z.object({ cardId: CardId }).strict();
 export const ReopenParams = z
 	.object({
 		cardId: CardId,
-		reason: Reason.optional(),
+		reason: Reason.optional().describe('Why'),
 		force: z
 			.boolean()
 			.optional()
@@ -496,13 +499,18 @@ export const AgentListParams = z.object({}).strict();
 export const AgentListResult = z.object({ agents: z.array(Agent), thresholds: HealthThresholds });
 export const AgentPingParams = z.object({}).strict();
 export const AgentPingResult = z.object({ renewed: z.number().int() });
-export const AgentReclaimParams = z.object({ agentId: AgentId, reason: Reason.optional() }).strict();
+export const AgentReclaimParams = z
+	.object({
+		agentId: AgentId.describe("Reclaim all of this agent's cards"),
+		reason: Reason.optional().describe('Why'),
+	})
+	.strict();
 
 export const EventsListParams = z
 	.object({
-		afterSeq: Seq.optional(),
-		cardId: CardId.optional(),
-		limit: z.number().int().min(1).max(limits.listLimit).optional(),
+		afterSeq: Seq.optional().describe('Only events after this seq'),
+		cardId: CardId.optional().describe('Only events of this card'),
+		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('At most this many'),
 	})
 	.strict();
 export const EventsListResult = z.object({ events: z.array(BacklogEvent), lastSeq: Seq });
@@ -561,9 +569,13 @@ export const ImportResult = z.object({ imported: z.number().int(), skipped: z.nu
  */
 export const Settings = z
 	.object({
-		backoffSeconds: BackoffSeconds.describe('First retry delay after a failed attempt; doubles per attempt'),
-		backoffMaxSeconds: BackoffSeconds.describe('Cap of the retry delay'),
-		stallReleaseSeconds: StallSeconds.describe('Release a claim after this long without progress; 0 = never'),
+		backoffSeconds: BackoffSeconds.describe(
+			'First retry delay after a failed attempt; doubles per attempt; default 30',
+		),
+		backoffMaxSeconds: BackoffSeconds.describe('Cap of the retry delay; default 3600'),
+		stallReleaseSeconds: StallSeconds.describe(
+			'Release a claim after this long without progress; 0 = never (the default)',
+		),
 	})
 	.strict();
 export type Settings = z.infer<typeof Settings>;

@@ -4,6 +4,7 @@
  * dynamically imported module's top level lazy, so `baton mcp` and the CLI never evaluate the store
  * (PGlite, pg) that only the hub needs — a measurable part of `baton mcp`'s start-up.
  */
+import { createLogger } from '../core/log';
 
 async function main(argv: string[]): Promise<number> {
 	const [command, ...rest] = argv;
@@ -25,7 +26,7 @@ main(process.argv.slice(2)).then(
 		process.exitCode = code;
 	},
 	(error: unknown) => {
-		console.error(error instanceof Error ? error.message : String(error));
+		createLogger('baton').error(error instanceof Error ? error.message : String(error));
 		process.exitCode = 1;
 	},
 );

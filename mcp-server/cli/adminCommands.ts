@@ -6,8 +6,9 @@ import { spawn } from 'node:child_process';
 
 import { BatonError } from '../../core/errors';
 import { hubPaths, resolveDataDir } from '../../core/paths';
-import type { BacklogEvent } from '../../core/protocol';
-import { type Command, type CommandContext, show, flag, intOpt, stringOpt } from './command';
+import { type BacklogEvent, EventsListParams } from '../../core/protocol';
+import { type Command, type CommandContext, show } from './command';
+import { cliFlags, paramFlags } from './flags';
 import { forceStopHub } from './hubStop';
 import { agentTable, eventLine, eventTable, formatTable } from './output';
 
@@ -46,33 +47,37 @@ const stats: Command = {
 	},
 };
 
+const eventsFlags = paramFlags(EventsListParams, {
+	afterSeq: { flag: 'after', value: 'SEQ' },
+	cardId: { flag: 'card', value: 'ID' },
+	limit: { description: 'At most this many (default 50 newest with no --after)' },
+});
+const followFlag = cliFlags({
+	follow: {
+		type: 'boolean',
+		short: 'f',
+		description: 'Keep printing new events until Ctrl-C (JSON lines with --json)',
+	},
+});
+
 const events: Command = {
 	name: 'events',
 	summary: 'The audit log: every change, in order; --follow to keep watching',
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {
-		after: { type: 'string', value: 'SEQ', description: 'Only events after this seq' },
-		card: { type: 'string', value: 'ID', description: 'Only events of this card' },
-		limit: { type: 'string', value: 'N', description: 'At most this many (default 50 newest with no --after)' },
-		follow: {
-			type: 'boolean',
-			short: 'f',
-			description: 'Keep printing new events until Ctrl-C (JSON lines with --json)',
-		},
-	},
+	options: { ...eventsFlags.options, ...followFlag.options },
 	async run(ctx) {
+		const { afterSeq, cardId, limit } = eventsFlags.read(ctx.values);
+		const { follow } = followFlag.read(ctx.values);
 		const hub = await ctx.hub();
-		const cardId = stringOpt(ctx, 'card');
-		const limit = intOpt(ctx, 'limit');
-		let after = intOpt(ctx, 'after');
-		if (after === undefined && !flag(ctx, 'follow')) {
+		let after = afterSeq;
+		if (after === undefined && !follow) {
 			// Without --after, show the newest page rather than the oldest.
 			const { lastSeq } = await hub.request('events/list', { limit: 1 });
 			after = Math.max(0, lastSeq - (limit ?? 50));
 		}
-		if (flag(ctx, 'follow')) {
+		if (follow) {
 			const print = (e: BacklogEvent): void => {
 				if (cardId === undefined || e.cardId === cardId) {
 					ctx.output.out(ctx.json ? JSON.stringify(e) : eventLine(e));
@@ -145,20 +150,22 @@ const hubStatus: Command = {
 	},
 };
 
+const forceFlag = cliFlags({
+	force: {
+		type: 'boolean',
+		description: 'End a hub that does not answer: SIGTERM, then SIGKILL after 3 s (nothing acknowledged is lost)',
+	},
+});
+
 const hubStop: Command = {
 	name: 'hub stop',
 	summary: 'Stop the hub cleanly (clients start a new one when needed)',
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {
-		force: {
-			type: 'boolean',
-			description: 'End a hub that does not answer: SIGTERM, then SIGKILL after 3 s (nothing acknowledged is lost)',
-		},
-	},
+	options: forceFlag.options,
 	async run(ctx) {
-		if (flag(ctx, 'force')) {
+		if (forceFlag.read(ctx.values).force) {
 			const r = await forceStopHub(hubPaths(ctx.dataDir ?? resolveDataDir()));
 			show(ctx, { ok: true, running: r.how !== 'not running', ...r }, () =>
 				r.how === 'not running'
@@ -195,19 +202,21 @@ function openInBrowser(url: string, output: CommandContext['output']): void {
 	}
 }
 
+const noOpenFlag = cliFlags({ noOpen: { type: 'boolean', description: 'Only print the link' } });
+
 const board: Command = {
 	name: 'board',
 	summary: 'Print a one-time link to the browser board and open it',
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: { 'no-open': { type: 'boolean', description: 'Only print the link' } },
+	options: noOpenFlag.options,
 	notes: 'The link carries a ticket valid for 60 s and one use; the token never appears in it.',
 	async run(ctx) {
 		const hub = await ctx.hub();
 		const { url } = await hub.request('hub/boardTicket', {});
 		show(ctx, { url }, () => url);
-		if (!flag(ctx, 'no-open')) {
+		if (!noOpenFlag.read(ctx.values).noOpen) {
 			openInBrowser(url, ctx.output);
 		}
 		return 0;

@@ -1,25 +1,30 @@
 /**
  * CLI subcommands that act on cards: create, list, show, edit, claim, heartbeat, complete, release,
- * fail, reclaim, block, unblock, link, unlink, delete (reopen is in policyCommands.ts). Each is one hub request; the hub
- * validates with the protocol schemas, so the CLI refuses exactly what the MCP tools and board refuse.
+ * fail, reclaim, block, unblock, link, unlink, delete (reopen is in policyCommands.ts). Each is one
+ * hub request whose flags are bound to its params schema (flags.ts), so the CLI refuses exactly what
+ * the hub, the MCP tools and the board refuse.
  */
 import { readFileSync } from 'node:fs';
 
-import type { Card, CardStatus, CreateCardInput } from '../../core/protocol';
 import {
-	type Command,
-	type CommandContext,
-	arg,
-	defined,
-	epochOption,
-	flag,
-	intOpt,
-	listOpt,
-	repeatedOpt,
-	show,
-	stringOpt,
-} from './command';
-import { policyFields, policyOpt } from './policyCommands';
+	AgentReclaimParams,
+	BlockParams,
+	type Card,
+	ClaimParams,
+	CompleteParams,
+	CreateCardInput,
+	FailParams,
+	HeartbeatParams,
+	ListParams,
+	NextClaim,
+	ReclaimParams,
+	ReleaseParams,
+	UpdateParams,
+} from '../../core/protocol';
+import type { RpcClient } from '../../core/rpc';
+import { type Command, type CommandContext, arg, show } from './command';
+import { type FieldFlag, type Flags, cliFlags, paramFlags } from './flags';
+import { policyFieldFlags } from './policyCommands';
 import { UsageError, cardTable, describeCard, eventTable, formatTable, truncate } from './output';
 
 function statusLine(card: Card): string {
@@ -30,6 +35,31 @@ function statusLine(card: Card): string {
 
 function cardChange(ctx: CommandContext, result: { card: Card }): void {
 	show(ctx, result, () => statusLine(result.card));
+}
+
+/**
+ * A command on the card ID with its flags, answered with the card after the change. The flags are
+ * read before the hub is opened, so a bad value never starts one.
+ */
+function cardChangeCommand<V>(
+	name: string,
+	summary: string,
+	flags: Flags<V>,
+	send: (hub: RpcClient, cardId: string, params: V) => Promise<{ card: Card }>,
+): Command {
+	return {
+		name,
+		summary,
+		args: 'ID',
+		minArgs: 1,
+		maxArgs: 1,
+		options: flags.options,
+		async run(ctx) {
+			const params = flags.read(ctx.values);
+			cardChange(ctx, await send(await ctx.hub(), arg(ctx, 0), params));
+			return 0;
+		},
+	};
 }
 
 function readStdin(): string {
@@ -59,25 +89,24 @@ function readPlan(path: string): unknown[] {
 	throw new UsageError(`${path} must hold an array of cards or {"cards": [...]}.`);
 }
 
-const cardFields = {
-	body: { type: 'string', value: 'TEXT', description: 'Markdown description' },
-	'body-file': { type: 'string', value: 'PATH', description: 'Read the body from a file ("-" for stdin)' },
-	phase: { type: 'string', value: 'NAME', description: 'Lane or milestone label' },
-	priority: { type: 'string', value: 'N', description: 'Higher is sooner (default 0)' },
-	requires: {
-		type: 'string',
-		multiple: true,
-		value: 'CAPS',
-		description: 'Capabilities a claimer needs (comma-separated)',
-	},
-	acceptance: { type: 'string', multiple: true, value: 'TEXT', description: 'An acceptance criterion (repeatable)' },
-	'max-attempts': { type: 'string', value: 'N', description: 'Claims before it parks in blocked (default 3)' },
-	...policyFields,
-} as const;
+/** The flags create and edit share: the same fields of CreateCardInput and UpdateParams. */
+const cardFieldFlags = {
+	body: { value: 'TEXT' },
+	// Not the wire's 'null removes it': edit has --clear-phase for that.
+	phase: { value: 'NAME', description: 'Lane or milestone label' },
+	priority: {},
+	requires: { value: 'CAPS' },
+	acceptance: { value: 'TEXT', whole: true, description: 'An acceptance criterion' },
+	maxAttempts: {},
+	...policyFieldFlags,
+} as const satisfies Record<string, FieldFlag>;
 
-function bodyOf(ctx: CommandContext): string | undefined {
-	const file = stringOpt(ctx, 'body-file');
-	const body = stringOpt(ctx, 'body');
+const bodyFileFlag = cliFlags({
+	bodyFile: { type: 'string', value: 'PATH', description: 'Read the body from a file ("-" for stdin)' },
+});
+
+/** --body, or the text of --body-file. */
+function bodyOf(body: string | undefined, file: string | undefined): string | undefined {
 	if (file !== undefined && body !== undefined) {
 		throw new UsageError('Use --body or --body-file, not both.');
 	}
@@ -91,31 +120,31 @@ function bodyOf(ctx: CommandContext): string | undefined {
 	}
 }
 
+const createFlags = paramFlags(CreateCardInput, {
+	id: { value: 'ID' },
+	...cardFieldFlags,
+	dependsOn: { value: 'IDS' },
+	deferUntil: { value: 'ISO' },
+	idempotencyKey: { value: 'KEY' },
+});
+const planFlag = cliFlags({
+	file: {
+		type: 'string',
+		value: 'PATH',
+		description: 'Create every card in a JSON file: [...] or {"cards": [...]} ("-" for stdin)',
+	},
+});
+
 const create: Command = {
 	name: 'create',
 	summary: 'Create a card, or a whole plan from a JSON file',
 	args: '[TITLE]',
 	minArgs: 0,
 	maxArgs: 1,
-	options: {
-		id: { type: 'string', value: 'ID', description: 'Your own id (generated when omitted)' },
-		...cardFields,
-		'depends-on': { type: 'string', multiple: true, value: 'IDS', description: 'Ids that must be done first' },
-		'defer-until': { type: 'string', value: 'ISO', description: 'Not claimable before this time' },
-		'idempotency-key': {
-			type: 'string',
-			value: 'KEY',
-			description: 'A repeated create with this key returns the same card',
-		},
-		file: {
-			type: 'string',
-			value: 'PATH',
-			description: 'Create every card in a JSON file: [...] or {"cards": [...]} ("-" for stdin)',
-		},
-	},
+	options: { ...createFlags.options, ...bodyFileFlag.options, ...planFlag.options },
 	notes: 'Cards in a plan file may depend on ids defined earlier in the same file.',
 	async run(ctx) {
-		const file = stringOpt(ctx, 'file');
+		const { file } = planFlag.read(ctx.values);
 		let cards: unknown[];
 		if (file !== undefined) {
 			if (ctx.positionals.length > 0) {
@@ -127,26 +156,12 @@ const create: Command = {
 			if (title === undefined) {
 				throw new UsageError('Missing TITLE (or --file PATH for a plan).');
 			}
-			cards = [
-				defined({
-					id: stringOpt(ctx, 'id'),
-					title,
-					body: bodyOf(ctx),
-					phase: stringOpt(ctx, 'phase'),
-					priority: intOpt(ctx, 'priority'),
-					dependsOn: listOpt(ctx, 'depends-on'),
-					requires: listOpt(ctx, 'requires'),
-					acceptance: repeatedOpt(ctx, 'acceptance'),
-					maxAttempts: intOpt(ctx, 'max-attempts'),
-					backoffSeconds: policyOpt(ctx, 'backoff-seconds') ?? undefined,
-					stallReleaseSeconds: policyOpt(ctx, 'stall-release-seconds') ?? undefined,
-					deferUntil: stringOpt(ctx, 'defer-until'),
-					idempotencyKey: stringOpt(ctx, 'idempotency-key'),
-				}),
-			];
+			const fields = createFlags.read(ctx.values);
+			const body = bodyOf(fields.body, bodyFileFlag.read(ctx.values).bodyFile);
+			cards = [{ ...fields, title, ...(body === undefined ? {} : { body }) }];
 		}
 		const hub = await ctx.hub();
-		// The hub validates every card with the protocol schema; the cast only hands it over.
+		// The hub validates every card of a plan file with the protocol schema; the cast only hands it over.
 		const result = await hub.request('card/create', { cards: cards as CreateCardInput[] });
 		show(
 			ctx,
@@ -157,36 +172,29 @@ const create: Command = {
 	},
 };
 
+const listFlags = paramFlags(ListParams, {
+	status: { value: 'S' },
+	phase: { value: 'NAME' },
+	owner: { value: 'AGENT' },
+	readyOnly: { flag: 'ready' },
+	text: { value: 'TEXT' },
+	limit: {},
+	cursor: { value: 'C' },
+});
+const allFlag = cliFlags({ all: { type: 'boolean', description: 'Follow nextCursor and list everything' } });
+
 const list: Command = {
 	name: 'list',
 	summary: 'List cards',
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {
-		status: { type: 'string', value: 'S', description: 'ready, claimed, blocked, done (comma-separated)' },
-		phase: { type: 'string', value: 'NAME', description: 'Only this phase' },
-		owner: { type: 'string', value: 'AGENT', description: 'Only cards held by this agent' },
-		ready: { type: 'boolean', description: 'Only cards claimable now' },
-		text: { type: 'string', value: 'TEXT', description: 'Match in id, title or body' },
-		limit: { type: 'string', value: 'N', description: 'Page size (default 50)' },
-		cursor: { type: 'string', value: 'C', description: 'Continue from a previous nextCursor' },
-		all: { type: 'boolean', description: 'Follow nextCursor and list everything' },
-	},
+	options: { ...listFlags.options, ...allFlag.options },
 	async run(ctx) {
-		const statuses = listOpt(ctx, 'status') as CardStatus[] | undefined;
-		const params = defined({
-			status: statuses === undefined ? undefined : statuses.length === 1 ? statuses[0] : statuses,
-			phase: stringOpt(ctx, 'phase'),
-			owner: stringOpt(ctx, 'owner'),
-			readyOnly: flag(ctx, 'ready') ? true : undefined,
-			text: stringOpt(ctx, 'text'),
-			limit: intOpt(ctx, 'limit'),
-			cursor: stringOpt(ctx, 'cursor'),
-		});
+		const params = listFlags.read(ctx.values);
 		const hub = await ctx.hub();
 		let result = await hub.request('card/list', params);
-		if (flag(ctx, 'all')) {
+		if (allFlag.read(ctx.values).all) {
 			const cards = [...result.cards];
 			while (result.nextCursor !== undefined) {
 				result = await hub.request('card/list', { ...params, cursor: result.nextCursor });
@@ -248,42 +256,49 @@ const showCommand: Command = {
 	},
 };
 
+const editFlags = paramFlags(UpdateParams, {
+	title: { value: 'TEXT' },
+	...cardFieldFlags,
+	version: { description: 'Refuse unless the card is still at this version' },
+});
+const clearPhaseFlag = cliFlags({ clearPhase: { type: 'boolean', description: 'Remove the phase' } });
+
 const edit: Command = {
 	name: 'edit',
 	summary: "Change a card's title, body, phase, priority, requirements or criteria",
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
-	options: {
-		title: { type: 'string', value: 'TEXT', description: 'New title' },
-		...cardFields,
-		'clear-phase': { type: 'boolean', description: 'Remove the phase' },
-		version: { type: 'string', value: 'N', description: 'Refuse unless the card is still at this version' },
-	},
+	options: { ...editFlags.options, ...bodyFileFlag.options, ...clearPhaseFlag.options },
 	async run(ctx) {
-		if (flag(ctx, 'clear-phase') && stringOpt(ctx, 'phase') !== undefined) {
+		const { clearPhase } = clearPhaseFlag.read(ctx.values);
+		const fields = editFlags.read(ctx.values);
+		if (clearPhase && fields.phase !== undefined) {
 			throw new UsageError('Use --phase or --clear-phase, not both.');
 		}
+		const body = bodyOf(fields.body, bodyFileFlag.read(ctx.values).bodyFile);
 		const hub = await ctx.hub();
 		const result = await hub.request('card/update', {
 			cardId: arg(ctx, 0),
-			...defined({
-				title: stringOpt(ctx, 'title'),
-				body: bodyOf(ctx),
-				phase: flag(ctx, 'clear-phase') ? null : stringOpt(ctx, 'phase'),
-				priority: intOpt(ctx, 'priority'),
-				requires: listOpt(ctx, 'requires'),
-				acceptance: repeatedOpt(ctx, 'acceptance'),
-				maxAttempts: intOpt(ctx, 'max-attempts'),
-				backoffSeconds: policyOpt(ctx, 'backoff-seconds'),
-				stallReleaseSeconds: policyOpt(ctx, 'stall-release-seconds'),
-				version: intOpt(ctx, 'version'),
-			}),
+			...fields,
+			...(body === undefined ? {} : { body }),
+			...(clearPhase ? { phase: null } : {}),
 		});
 		cardChange(ctx, result);
 		return 0;
 	},
 };
+
+/** claim's flags, and complete's for its --next claim. */
+const claimFieldFlags = {
+	phase: { value: 'NAME' },
+	capabilities: { value: 'CAPS', description: 'Capabilities you have' },
+	ttlSeconds: { flag: 'ttl', value: 'SECONDS' },
+} as const satisfies Record<string, FieldFlag>;
+const claimFlags = paramFlags(ClaimParams, {
+	...claimFieldFlags,
+	waitSeconds: { flag: 'wait', value: 'SECONDS' },
+});
 
 const claim: Command = {
 	name: 'claim',
@@ -291,26 +306,16 @@ const claim: Command = {
 	args: '[ID]',
 	minArgs: 0,
 	maxArgs: 1,
-	options: {
-		phase: { type: 'string', value: 'NAME', description: 'Only cards in this phase' },
-		capabilities: { type: 'string', value: 'CAPS', description: 'Capabilities you have (comma-separated)' },
-		ttl: { type: 'string', value: 'SECONDS', description: 'Lease length (default 300)' },
-		wait: { type: 'string', value: 'SECONDS', description: 'Wait up to this long (≤ 60) for a card' },
-	},
+	options: claimFlags.options,
 	notes: 'A CLI agent keeps its lease alive with explicit "baton heartbeat" calls.',
 	async run(ctx) {
-		const wait = intOpt(ctx, 'wait');
+		const params = claimFlags.read(ctx.values);
+		const cardId = ctx.positionals[0];
 		const hub = await ctx.hub();
 		const r = await hub.request(
 			'card/claim',
-			defined({
-				cardId: ctx.positionals[0],
-				phase: stringOpt(ctx, 'phase'),
-				capabilities: listOpt(ctx, 'capabilities'),
-				ttlSeconds: intOpt(ctx, 'ttl'),
-				waitSeconds: wait,
-			}),
-			{ timeoutMs: (wait ?? 0) * 1000 + 15_000 },
+			{ ...params, ...(cardId === undefined ? {} : { cardId }) },
+			{ timeoutMs: (params.waitSeconds ?? 0) * 1000 + 15_000 },
 		);
 		show(ctx, r, () =>
 			r.card === null || r.lease === null
@@ -322,33 +327,38 @@ const claim: Command = {
 	},
 };
 
+const heartbeatFlags = paramFlags(HeartbeatParams, {
+	epoch: {},
+	progress: { value: 'PCT' },
+	note: { value: 'TEXT' },
+	ttlSeconds: { flag: 'ttl', value: 'SECONDS' },
+});
+
 const heartbeat: Command = {
 	name: 'heartbeat',
 	summary: 'Report progress on a card you hold and renew its lease',
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
-	options: {
-		epoch: epochOption,
-		progress: { type: 'string', value: 'PCT', description: 'Percent done, 0-100' },
-		note: { type: 'string', value: 'TEXT', description: 'What you are doing now' },
-		ttl: { type: 'string', value: 'SECONDS', description: 'New lease length' },
-	},
+	options: heartbeatFlags.options,
 	async run(ctx) {
+		const params = heartbeatFlags.read(ctx.values);
 		const hub = await ctx.hub();
-		const r = await hub.request('card/heartbeat', {
-			cardId: arg(ctx, 0),
-			...defined({
-				epoch: intOpt(ctx, 'epoch'),
-				progress: intOpt(ctx, 'progress'),
-				note: stringOpt(ctx, 'note'),
-				ttlSeconds: intOpt(ctx, 'ttl'),
-			}),
-		});
+		const r = await hub.request('card/heartbeat', { cardId: arg(ctx, 0), ...params });
 		show(ctx, r, () => `Lease on ${r.card.id} renewed until ${r.lease.expiresAt} (epoch ${r.lease.epoch}).`);
 		return 0;
 	},
 };
+
+const completeFlags = paramFlags(CompleteParams, { epoch: {}, result: { value: 'TEXT' }, force: {} });
+const nextFlag = cliFlags({
+	next: { type: 'boolean', description: 'Also claim the next best card in the same step' },
+});
+const nextClaimFlags = paramFlags(NextClaim, {
+	phase: { ...claimFieldFlags.phase, description: 'With --next: only cards in this phase' },
+	capabilities: { ...claimFieldFlags.capabilities, description: 'With --next: capabilities you have' },
+	ttlSeconds: { ...claimFieldFlags.ttlSeconds, description: 'With --next: lease length; default 300' },
+});
 
 const complete: Command = {
 	name: 'complete',
@@ -356,35 +366,19 @@ const complete: Command = {
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
-	options: {
-		epoch: epochOption,
-		result: { type: 'string', value: 'TEXT', description: 'Summary, commit, links' },
-		force: { type: 'boolean', description: 'Human override: complete even if another agent holds it' },
-		next: { type: 'boolean', description: 'Also claim the next best card in the same step' },
-		phase: { type: 'string', value: 'NAME', description: 'With --next: only cards in this phase' },
-		capabilities: { type: 'string', value: 'CAPS', description: 'With --next: capabilities you have' },
-		ttl: { type: 'string', value: 'SECONDS', description: 'With --next: lease length (default 300)' },
-	},
+	options: { ...completeFlags.options, ...nextFlag.options, ...nextClaimFlags.options },
 	async run(ctx) {
-		if (!flag(ctx, 'next') && ['phase', 'capabilities', 'ttl'].some(o => ctx.values[o] !== undefined)) {
+		const { next } = nextFlag.read(ctx.values);
+		const nextClaim = nextClaimFlags.read(ctx.values);
+		if (!next && Object.keys(nextClaim).length > 0) {
 			throw new UsageError('--phase, --capabilities and --ttl apply to the next card: add --next, or drop them.');
 		}
-		const next = flag(ctx, 'next')
-			? defined({
-					phase: stringOpt(ctx, 'phase'),
-					capabilities: listOpt(ctx, 'capabilities'),
-					ttlSeconds: intOpt(ctx, 'ttl'),
-				})
-			: undefined;
+		const params = completeFlags.read(ctx.values);
 		const hub = await ctx.hub();
 		const r = await hub.request('card/complete', {
 			cardId: arg(ctx, 0),
-			...defined({
-				epoch: intOpt(ctx, 'epoch'),
-				result: stringOpt(ctx, 'result'),
-				force: flag(ctx, 'force') ? true : undefined,
-				next,
-			}),
+			...params,
+			...(next ? { next: nextClaim } : {}),
 		});
 		show(ctx, r, () => {
 			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`;
@@ -400,63 +394,26 @@ const complete: Command = {
 	},
 };
 
-const release: Command = {
-	name: 'release',
-	summary: 'Hand a card you hold back to ready',
-	args: 'ID',
-	minArgs: 1,
-	maxArgs: 1,
-	options: {
-		epoch: epochOption,
-		reason: { type: 'string', value: 'TEXT', description: 'Why' },
-		force: { type: 'boolean', description: 'Human override: release even if another agent holds it' },
-	},
-	async run(ctx) {
-		const hub = await ctx.hub();
-		const r = await hub.request('card/release', {
-			cardId: arg(ctx, 0),
-			...defined({
-				epoch: intOpt(ctx, 'epoch'),
-				reason: stringOpt(ctx, 'reason'),
-				force: flag(ctx, 'force') ? true : undefined,
-			}),
-		});
-		cardChange(ctx, r);
-		return 0;
-	},
-};
+const releaseFlags = paramFlags(ReleaseParams, { epoch: {}, reason: { value: 'TEXT' }, force: {} });
 
-const fail: Command = {
-	name: 'fail',
-	summary: 'Report that work on a card you hold failed',
-	args: 'ID',
-	minArgs: 1,
-	maxArgs: 1,
-	options: {
-		reason: { type: 'string', value: 'TEXT', description: 'What went wrong (required)' },
-		epoch: epochOption,
-		'no-retry': { type: 'boolean', description: 'Park it in blocked instead of returning it to ready' },
-		backoff: { type: 'string', value: 'SECONDS', description: 'Not claimable again for this long' },
-	},
-	async run(ctx) {
-		const reason = stringOpt(ctx, 'reason');
-		if (reason === undefined) {
-			throw new UsageError('--reason is required: say what went wrong.');
-		}
-		const hub = await ctx.hub();
-		const r = await hub.request('card/fail', {
-			cardId: arg(ctx, 0),
-			reason,
-			...defined({
-				epoch: intOpt(ctx, 'epoch'),
-				retry: flag(ctx, 'no-retry') ? false : undefined,
-				backoffSeconds: intOpt(ctx, 'backoff'),
-			}),
-		});
-		cardChange(ctx, r);
-		return 0;
-	},
-};
+const release = cardChangeCommand('release', 'Hand a card you hold back to ready', releaseFlags, (hub, cardId, p) =>
+	hub.request('card/release', { cardId, ...p }),
+);
+
+const failFlags = paramFlags(FailParams, {
+	reason: { value: 'TEXT' },
+	epoch: {},
+	retry: { flag: 'no-retry', negate: true, description: 'Park it in blocked instead of returning it to ready' },
+	backoffSeconds: { flag: 'backoff', value: 'SECONDS' },
+});
+
+const fail = cardChangeCommand('fail', 'Report that work on a card you hold failed', failFlags, (hub, cardId, p) =>
+	hub.request('card/fail', { cardId, ...p }),
+);
+
+const reclaimFlags = paramFlags(ReclaimParams, { reason: { value: 'TEXT' } });
+/** --from names an agent: agent/reclaim instead of card/reclaim (optional here: ID is the other way). */
+const fromFlag = paramFlags(AgentReclaimParams.partial(), { agentId: { flag: 'from', value: 'AGENT' } });
 
 const reclaim: Command = {
 	name: 'reclaim',
@@ -464,22 +421,19 @@ const reclaim: Command = {
 	args: '[ID]',
 	minArgs: 0,
 	maxArgs: 1,
-	options: {
-		from: { type: 'string', value: 'AGENT', description: "Reclaim all of this agent's cards" },
-		reason: { type: 'string', value: 'TEXT', description: 'Why' },
-	},
+	options: { ...reclaimFlags.options, ...fromFlag.options },
 	async run(ctx) {
-		const from = stringOpt(ctx, 'from');
+		const { agentId } = fromFlag.read(ctx.values);
 		const cardId = ctx.positionals[0];
-		if (from !== undefined && cardId !== undefined) {
+		if (agentId !== undefined && cardId !== undefined) {
 			throw new UsageError('Give a card ID or --from AGENT, not both.');
 		}
-		const reason = stringOpt(ctx, 'reason');
+		const params = reclaimFlags.read(ctx.values);
 		const hub = await ctx.hub();
 		const r =
-			from === undefined
-				? await hub.request('card/reclaim', defined({ cardId, reason }))
-				: await hub.request('agent/reclaim', { agentId: from, ...defined({ reason }) });
+			agentId === undefined
+				? await hub.request('card/reclaim', { ...params, ...(cardId === undefined ? {} : { cardId }) })
+				: await hub.request('agent/reclaim', { agentId, ...params });
 		show(ctx, r, () =>
 			r.cards.length === 0
 				? 'Nothing to reclaim.'
@@ -489,38 +443,14 @@ const reclaim: Command = {
 	},
 };
 
-function simple(
-	name: string,
-	summary: string,
-	method: 'card/block' | 'card/unblock',
-	reason: 'required' | 'optional' | 'none',
-): Command {
-	return {
-		name,
-		summary,
-		args: 'ID',
-		minArgs: 1,
-		maxArgs: 1,
-		options:
-			reason === 'none'
-				? {}
-				: { reason: { type: 'string', value: 'TEXT', description: reason === 'required' ? 'Why (required)' : 'Why' } },
-		async run(ctx) {
-			const r = stringOpt(ctx, 'reason');
-			if (reason === 'required' && r === undefined) {
-				throw new UsageError('--reason is required.');
-			}
-			const hub = await ctx.hub();
-			const cardId = arg(ctx, 0);
-			const result =
-				method === 'card/block'
-					? await hub.request(method, { cardId, reason: r ?? '' })
-					: await hub.request(method, { cardId });
-			cardChange(ctx, result);
-			return 0;
-		},
-	};
-}
+const blockFlags = paramFlags(BlockParams, { reason: { value: 'TEXT' } });
+
+const block = cardChangeCommand('block', 'Park a card in blocked (releases any claim)', blockFlags, (hub, cardId, p) =>
+	hub.request('card/block', { cardId, ...p }),
+);
+const unblock = cardChangeCommand('unblock', 'Return a blocked card to ready', cliFlags({}), (hub, cardId) =>
+	hub.request('card/unblock', { cardId }),
+);
 
 function linkCommand(name: 'link' | 'unlink', summary: string): Command {
 	return {
@@ -566,8 +496,8 @@ export const cardCommands: readonly Command[] = [
 	release,
 	fail,
 	reclaim,
-	simple('block', 'Park a card in blocked (releases any claim)', 'card/block', 'required'),
-	simple('unblock', 'Return a blocked card to ready', 'card/unblock', 'none'),
+	block,
+	unblock,
 	linkCommand('link', 'Make ID wait until every DEP is done'),
 	linkCommand('unlink', 'Stop ID waiting on each DEP'),
 	deleteCommand,

@@ -1,7 +1,8 @@
 /**
- * The shape of a CLI subcommand and the argument helpers they share. A command declares its flags
- * (for node:util parseArgs and for its --help) and gets a context with parsed values, the output
- * streams and a lazily opened hub connection. Value errors are UsageErrors (exit 2).
+ * The shape of a CLI subcommand and the helpers they share. A command declares its flags (for
+ * node:util parseArgs and for its --help; flags.ts derives them from the protocol's schemas and reads
+ * them typed) and gets a context with parsed values, the output streams and a lazily opened hub
+ * connection. Value errors are UsageErrors (exit 2).
  */
 import type { AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
@@ -49,50 +50,6 @@ export interface Command {
 	run(ctx: CommandContext): Promise<number | undefined>;
 }
 
-export function stringOpt(ctx: CommandContext, name: string): string | undefined {
-	const v = ctx.values[name];
-	return typeof v === 'string' ? v : undefined;
-}
-
-export function flag(ctx: CommandContext, name: string): boolean {
-	return ctx.values[name] === true;
-}
-
-/** Integer flag; "abc" or "1.5" is a usage error naming the flag. */
-export function intOpt(ctx: CommandContext, name: string): number | undefined {
-	const v = stringOpt(ctx, name);
-	if (v === undefined) {
-		return undefined;
-	}
-	if (!/^-?\d+$/.test(v.trim())) {
-		throw new UsageError(`--${name} must be a whole number, got "${v}".`);
-	}
-	return Number.parseInt(v, 10);
-}
-
-/** Comma-separated and/or repeated flag -> list ("--requires a,b --requires c" -> [a, b, c]). */
-export function listOpt(ctx: CommandContext, name: string): string[] | undefined {
-	const v = ctx.values[name];
-	if (v === undefined) {
-		return undefined;
-	}
-	const raw = Array.isArray(v) ? v : [v];
-	return raw
-		.filter((x): x is string => typeof x === 'string')
-		.flatMap(x => x.split(','))
-		.map(x => x.trim())
-		.filter(x => x !== '');
-}
-
-/** Repeated flag kept whole (acceptance criteria may contain commas). */
-export function repeatedOpt(ctx: CommandContext, name: string): string[] | undefined {
-	const v = ctx.values[name];
-	if (v === undefined) {
-		return undefined;
-	}
-	return (Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string');
-}
-
 export function arg(ctx: CommandContext, index: number): string {
 	const v = ctx.positionals[index];
 	if (v === undefined) {
@@ -100,23 +57,6 @@ export function arg(ctx: CommandContext, index: number): string {
 	}
 	return v;
 }
-
-/** Adds `key: value` only when value is defined (exactOptionalPropertyTypes-friendly). */
-export function defined<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
-	const out: Record<string, unknown> = {};
-	for (const [k, v] of Object.entries(fields)) {
-		if (v !== undefined) {
-			out[k] = v;
-		}
-	}
-	return out as { [K in keyof T]?: Exclude<T[K], undefined> };
-}
-
-export const epochOption: OptionSpec = {
-	type: 'string',
-	value: 'N',
-	description: 'Lease epoch from claim (default: the lease this agent holds)',
-};
 
 /** Prints a command's result: `json` under --json, else the human text. */
 export function show(ctx: CommandContext, json: unknown, human: () => string): void {

@@ -11,7 +11,8 @@ import { BatonError } from '../../core/errors';
 import { collectExport, formatExport, importBatches, writeExportFile, writeFileAtomic } from '../../core/exportFormat';
 import { hubPaths, resolveDataDir } from '../../core/paths';
 import { pgliteAssetsDir } from '../hub/run';
-import { type Command, type CommandContext, flag, show, stringOpt } from './command';
+import { type Command, type CommandContext, show } from './command';
+import { cliFlags } from './flags';
 import { UsageError } from './output';
 import { readRestorable, restore, restoreMigrations } from './restore';
 
@@ -23,23 +24,25 @@ function readInput(file: string): Buffer {
 	}
 }
 
+const exportFlags = cliFlags({
+	out: { type: 'string', short: 'o', value: 'PATH', description: 'Write to this file (gzip if it ends in .gz)' },
+	withHistory: {
+		type: 'boolean',
+		description: 'The whole store: cards, events, attempts, agents, settings (for baton restore)',
+	},
+});
+
 const exportCommand: Command = {
 	name: 'export',
 	summary: 'Write every card as JSONL (header line + one card per line); to stdout unless --out',
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {
-		out: { type: 'string', short: 'o', value: 'PATH', description: 'Write to this file (gzip if it ends in .gz)' },
-		'with-history': {
-			type: 'boolean',
-			description: 'The whole store: cards, events, attempts, agents, settings (for baton restore)',
-		},
-	},
+	options: exportFlags.options,
 	notes: 'A --with-history export is a full backup: `baton restore FILE` brings a data dir back to it.',
 	async run(ctx) {
-		const out = stringOpt(ctx, 'out');
-		if (flag(ctx, 'with-history')) {
+		const { out, withHistory } = exportFlags.read(ctx.values);
+		if (withHistory) {
 			return exportWithHistory(ctx, out);
 		}
 		const hub = await ctx.hub();

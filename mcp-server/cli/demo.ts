@@ -12,7 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import type { BacklogEvent, CreateCardInput } from '../../core/protocol';
-import { type Command, type CommandContext, flag } from './command';
+import type { Command, CommandContext } from './command';
+import { cliFlags } from './flags';
 import { batonScript, openHub } from './hubClient';
 import { UsageError } from './output';
 
@@ -119,15 +120,17 @@ async function runAgent(
 	}
 }
 
+const keepFlag = cliFlags({
+	keep: { type: 'boolean', description: 'Keep the data dir and its hub afterwards (to open the board)' },
+});
+
 export const demoCommand: Command = {
 	name: 'demo',
 	summary: 'Watch three simulated agents work a sample plan through MCP, with a crash and a recovery',
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {
-		keep: { type: 'boolean', description: 'Keep the data dir and its hub afterwards (to open the board)' },
-	},
+	options: keepFlag.options,
 	notes: 'Uses a fresh temporary data dir unless --data-dir names an empty or new one.',
 	async run(ctx) {
 		let dataDir: string;
@@ -143,7 +146,7 @@ export const demoCommand: Command = {
 			dataDir = mkdtempSync(join(tmpdir().length > 40 ? '/tmp' : tmpdir(), 'baton-demo-'));
 			madeTemp = true;
 		}
-		const keep = flag(ctx, 'keep');
+		const { keep } = keepFlag.read(ctx.values);
 		const narrator = new Narrator(ctx);
 		narrator.say('demo', `fresh data dir ${dataDir}; starting its hub`);
 		const hub = await openHub({ dataDir, client: 'cli', agent: { id: 'demo', name: 'demo narrator', client: 'cli' } });

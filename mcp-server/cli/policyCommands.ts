@@ -4,38 +4,27 @@
  * per-card policy flags that create and edit share. Each is one hub request; the hub validates.
  * Must not hold policy logic of its own: core/rules.ts and core/backlog.ts decide.
  */
-import type { Settings } from '../../core/protocol';
-import { type Command, type CommandContext, type OptionSpec, arg, defined, flag, stringOpt } from './command';
-import { UsageError, printJson } from './output';
+import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
+import { type Command, arg } from './command';
+import { type FieldFlag, paramFlags } from './flags';
+import { printJson } from './output';
 
-/** Flags create and edit take for a card's own policies; "default" (edit) returns it to the setting. */
-export const policyFields = {
-	'backoff-seconds': {
-		type: 'string',
-		value: 'N',
-		description: 'First retry delay after a fail, doubling per attempt (default: the backlog setting)',
+/**
+ * Flags create and edit take for a card's own policies. "default" returns the card to the backlog
+ * setting (null on edit; on create it is what an absent flag means anyway).
+ */
+export const policyFieldFlags = {
+	backoffSeconds: {
+		nullWord: 'default',
+		description: 'First retry delay after a fail, doubling per attempt; "default" = the backlog setting',
 	},
-	'stall-release-seconds': {
-		type: 'string',
-		value: 'N',
-		description: 'Release the claim after N s without progress; 0 = never (default: the setting)',
+	stallReleaseSeconds: {
+		nullWord: 'default',
+		description: 'Release the claim after N s without progress; 0 = never; "default" = the backlog setting',
 	},
-} as const satisfies Record<string, OptionSpec>;
+} as const satisfies Record<string, FieldFlag>;
 
-/** A per-card policy flag: a whole number, "default" (null: use the backlog setting), or absent. */
-export function policyOpt(ctx: CommandContext, name: keyof typeof policyFields): number | null | undefined {
-	const v = stringOpt(ctx, name)?.trim();
-	if (v === undefined) {
-		return undefined;
-	}
-	if (v === 'default') {
-		return null;
-	}
-	if (!/^\d+$/.test(v)) {
-		throw new UsageError(`--${name} must be a whole number of seconds or "default", got "${v}".`);
-	}
-	return Number.parseInt(v, 10);
-}
+const reopenFlags = paramFlags(ReopenParams, { reason: { value: 'TEXT' }, force: {} });
 
 const reopen: Command = {
 	name: 'reopen',
@@ -43,23 +32,15 @@ const reopen: Command = {
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
-	options: {
-		reason: { type: 'string', value: 'TEXT', description: 'Why' },
-		force: {
-			type: 'boolean',
-			description: 'Reopen although dependents were built on it: their claims end, done ones are flagged',
-		},
-	},
+	options: reopenFlags.options,
 	notes:
 		'A card whose dependents are claimed or done is refused (exit 1) naming them: they were built on its\n' +
 		'result. With --force, claimed dependents go back to the queue and wait for it again (their holders\n' +
 		"are told on their next call), and done ones get a 'built on a card that was reopened' entry in their history.",
 	async run(ctx) {
+		const params = reopenFlags.read(ctx.values);
 		const hub = await ctx.hub();
-		const r = await hub.request('card/reopen', {
-			cardId: arg(ctx, 0),
-			...defined({ reason: stringOpt(ctx, 'reason'), force: flag(ctx, 'force') || undefined }),
-		});
+		const r = await hub.request('card/reopen', { cardId: arg(ctx, 0), ...params });
 		if (ctx.json) {
 			printJson(ctx.output, r);
 			return 0;
@@ -76,11 +57,11 @@ const reopen: Command = {
 	},
 };
 
-const settingFlags: Record<keyof Settings, string> = {
-	backoffSeconds: 'backoff-seconds',
-	backoffMaxSeconds: 'backoff-max-seconds',
-	stallReleaseSeconds: 'stall-release-seconds',
-};
+const settingFlags = paramFlags(SettingsUpdateParams, {
+	backoffSeconds: {},
+	backoffMaxSeconds: {},
+	stallReleaseSeconds: {},
+});
 
 const settings: Command = {
 	name: 'settings',
@@ -88,29 +69,12 @@ const settings: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {
-		'backoff-seconds': { type: 'string', value: 'N', description: 'First retry delay after a fail (default 30)' },
-		'backoff-max-seconds': { type: 'string', value: 'N', description: 'Cap of the doubling delay (default 3600)' },
-		'stall-release-seconds': {
-			type: 'string',
-			value: 'N',
-			description: 'Release a claim after N s without progress; 0 = never (default)',
-		},
-	},
+	options: settingFlags.options,
 	notes:
 		"Settings live in the backlog, so every hub and every backup agree. A card's own --backoff-seconds or\n" +
 		'--stall-release-seconds (create, edit) overrides them.',
 	async run(ctx) {
-		const patch: Partial<Settings> = {};
-		for (const [key, name] of Object.entries(settingFlags) as [keyof Settings, string][]) {
-			const v = stringOpt(ctx, name)?.trim();
-			if (v !== undefined) {
-				if (!/^\d+$/.test(v)) {
-					throw new UsageError(`--${name} must be a whole number of seconds, got "${v}".`);
-				}
-				patch[key] = Number.parseInt(v, 10);
-			}
-		}
+		const patch = settingFlags.read(ctx.values);
 		const hub = await ctx.hub();
 		const r =
 			Object.keys(patch).length === 0

@@ -8,6 +8,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 import packageJson from '../../package.json';
 import { BatonError } from '../../core/errors';
+import { createLogger } from '../../core/log';
 import { AgentId, type AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { adminCommands } from './adminCommands';
@@ -15,10 +16,13 @@ import { cardCommands } from './cardCommands';
 import { dataCommands } from './dataCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
+import { cliFlags } from './flags';
 import { openHub } from './hubClient';
 import { policyCommands } from './policyCommands';
 import { type Output, UsageError, printJson, processOutput } from './output';
 import { upCommand } from './up';
+
+const log = createLogger('cli');
 
 export const commands: readonly Command[] = [
 	...cardCommands,
@@ -29,16 +33,16 @@ export const commands: readonly Command[] = [
 	demoCommand,
 ];
 
-const globalOptions: Record<string, OptionSpec> = {
+const globalFlags = cliFlags({
 	json: { type: 'boolean', description: 'Machine-readable JSON on stdout' },
 	agent: { type: 'string', value: 'NAME', description: 'Act as this agent (default: BATON_AGENT, else cli:<user>)' },
-	'data-dir': {
+	dataDir: {
 		type: 'string',
 		value: 'DIR',
 		description: 'Backlog data dir (default: BATON_DATA_DIR, else ~/.config/baton/backlog)',
 	},
 	help: { type: 'boolean', short: 'h', description: 'Show help' },
-};
+});
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
 	const rows = Object.entries(options).map(([name, o]) => {
@@ -56,7 +60,7 @@ export function commandHelp(command: Command): string {
 		command.summary,
 		'',
 		'Options:',
-		...optionLines({ ...command.options, ...globalOptions }),
+		...optionLines({ ...command.options, ...globalFlags.options }),
 	];
 	if (command.notes !== undefined) {
 		lines.push('', command.notes);
@@ -112,7 +116,7 @@ export function cliAgent(flagValue: string | undefined, env: NodeJS.ProcessEnv):
 
 function parse(command: Command, argv: string[]): ReturnType<typeof parseArgs> {
 	const options: NonNullable<ParseArgsConfig['options']> = {};
-	for (const [name, o] of Object.entries({ ...command.options, ...globalOptions })) {
+	for (const [name, o] of Object.entries({ ...command.options, ...globalFlags.options })) {
 		options[name] = {
 			type: o.type,
 			...(o.short === undefined ? {} : { short: o.short }),
@@ -174,7 +178,8 @@ export async function runCli(
 	let hub: RpcClient | undefined;
 	try {
 		const { values, positionals } = parse(command, rest);
-		if (values.help === true) {
+		const global = globalFlags.read(values);
+		if (global.help) {
 			output.out(commandHelp(command));
 			return 0;
 		}
@@ -185,13 +190,13 @@ export async function runCli(
 					: `Too many arguments: baton ${command.name} ${command.args}`.trimEnd(),
 			);
 		}
-		const dataDir = typeof values['data-dir'] === 'string' ? values['data-dir'] : undefined;
-		const agent = cliAgent(typeof values.agent === 'string' ? values.agent : undefined, env);
+		const { dataDir } = global;
+		const agent = cliAgent(global.agent, env);
 		let hubPromise: Promise<RpcClient> | undefined;
 		const ctx: CommandContext = {
 			values,
 			positionals,
-			json: values.json === true,
+			json: global.json,
 			output,
 			dataDir,
 			agent,
@@ -218,7 +223,8 @@ export async function runCli(
 			? error
 			: new BatonError('internal', `Unexpected error: ${error instanceof Error ? error.message : String(error)}`);
 		if (!BatonError.is(error)) {
-			console.error(error);
+			// A bug, not a refusal: the stack is for whoever reports it; the user gets the line below.
+			log.error(`baton ${command.name} failed unexpectedly`, error);
 		}
 		if (jsonWanted) {
 			printJson(output, { error: baton.toBody() });

@@ -5,7 +5,8 @@
  */
 import { resolveDataDir } from '../../core/paths';
 import type { Agent } from '../../core/protocol';
-import { type Command, flag } from './command';
+import type { Command } from './command';
+import { cliFlags } from './flags';
 import { batonScript } from './hubClient';
 import { eventLine, printJson } from './output';
 
@@ -44,15 +45,17 @@ function shellQuote(s: string): string {
 	return /^[A-Za-z0-9_./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+const onceFlag = cliFlags({
+	once: { type: 'boolean', description: 'Print the setup and exit instead of following activity' },
+});
+
 export const upCommand: Command = {
 	name: 'up',
 	summary: 'Start or attach to the hub, print MCP setup for your agents and the board link, then show live activity',
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {
-		once: { type: 'boolean', description: 'Print the setup and exit instead of following activity' },
-	},
+	options: onceFlag.options,
 	notes: 'With --json, prints the setup as one JSON object, then (unless --once) one JSON event per line.',
 	async run(ctx) {
 		const dataDir = ctx.dataDir ?? resolveDataDir(process.env);
@@ -102,7 +105,7 @@ export const upCommand: Command = {
 				].join('\n'),
 			);
 		}
-		if (flag(ctx, 'once')) {
+		if (onceFlag.read(ctx.values).once) {
 			return 0;
 		}
 		if (!ctx.json) {

@@ -3,7 +3,10 @@
  * long model call never makes a live agent look dead (each ping renews the agent's leases). Failed
  * pings are logged and retried on the next tick; the client itself reconnects.
  */
+import { createLogger } from '../../core/log';
 import type { RpcClient } from '../../core/rpc';
+
+const log = createLogger('mcp').child('keepAlive');
 
 export const pingIntervalMs = 10_000;
 
@@ -18,7 +21,7 @@ export function startKeepAlive(hub: RpcClient, intervalMs = pingIntervalMs): () 
 		hub
 			.request('agent/ping', {})
 			.catch((error: unknown) => {
-				console.error(`[baton mcp] liveness ping failed: ${error instanceof Error ? error.message : String(error)}`);
+				log.warn(`liveness ping failed: ${error instanceof Error ? error.message : String(error)}`);
 			})
 			.finally(() => {
 				inFlight = false;

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 
 import { BatonError } from '../../core/errors';
+import { createLogger } from '../../core/log';
 import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { openHub } from '../cli/hubClient';
@@ -15,6 +16,8 @@ import { ToolContext } from './context';
 import { startKeepAlive } from './keepAlive';
 import { createMcpServer } from './server';
 import { LineStdioTransport } from './stdioTransport';
+
+const log = createLogger('mcp');
 
 export const mcpUsage = `Usage: baton mcp [--agent NAME] [--capabilities a,b] [--data-dir DIR]
 
@@ -83,6 +86,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 	try {
 		options = parseMcpArgs(argv, process.env);
 	} catch (error) {
+		// Usage errors and --help are this command's own output (stderr: stdout is the protocol), not log lines.
 		console.error(`baton mcp: ${error instanceof Error ? error.message : String(error)}\n\n${mcpUsage}`);
 		return 2;
 	}
@@ -114,7 +118,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 			};
 			const hub = await openHub({ dataDir, client: 'mcp', agent: info, reconnect: true });
 			stopKeepAlive = startKeepAlive(hub);
-			console.error(`[baton mcp] connected to the hub as agent ${id}`);
+			log.info(`connected to the hub as agent ${id}`);
 			return hub;
 		})();
 		hubPromise = attempt;
@@ -137,9 +141,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 		const client = server.server.getClientVersion();
 		// Connect as soon as the identity is known, so the first tool call does not pay for it.
 		connect(client?.name, client?.version).catch((error: unknown) => {
-			console.error(
-				`[baton mcp] cannot reach the Baton hub: ${error instanceof Error ? error.message : String(error)}`,
-			);
+			log.warn(`cannot reach the Baton hub: ${error instanceof Error ? error.message : String(error)}`);
 			hubPromise = undefined;
 		});
 	};
@@ -148,11 +150,9 @@ export async function runMcp(argv: string[]): Promise<number> {
 	// schema accepts can exceed; such a request must reach the hub client and be refused as too_large.
 	const transport = new LineStdioTransport();
 	await server.connect(transport);
-	console.error(`[baton mcp] serving over stdio (pid ${process.pid})`);
+	log.info(`serving over stdio (pid ${process.pid})`);
 	if (process.stdin.isTTY) {
-		console.error(
-			'[baton mcp] this speaks MCP on stdin/stdout for an agent\'s MCP client; run "baton up" to see how to configure one.',
-		);
+		log.info('this speaks MCP on stdin/stdout for an agent\'s MCP client; run "baton up" to see how to configure one.');
 	}
 
 	await new Promise<void>(resolve => {
@@ -162,7 +162,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 				return;
 			}
 			done = true;
-			console.error(`[baton mcp] ${why}; closing the hub connection`);
+			log.info(`${why}; closing the hub connection`);
 			resolve();
 		};
 		process.stdin.once('end', () => finish('stdin closed'));

@@ -4,12 +4,16 @@
  * buffer and re-scans it for a newline on every 64 KB chunk (5.6 s for one 12 MB line on this
  * machine) and ends the session on a line over 10 MB. Here chunks are kept until their line ends, only
  * the new chunk is scanned, and a line too long to be any request the schema accepts is dropped up to
- * its newline with a note on stderr — the session goes on. Message semantics stay the SDK's.
+ * its newline with a warning in the log (stderr) — the session goes on. Message semantics stay the SDK's.
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Readable, Writable } from 'node:stream';
+
+import { createLogger } from '../../core/log';
+
+const log = createLogger('mcp').child('stdio');
 
 /** Longest line read: above the largest request the schema accepts (1,000 cards of ~90 KB: ~100 MB). */
 export const stdioMaxLineBytes = 128 * 1024 * 1024;
@@ -83,7 +87,7 @@ export class LineStdioTransport implements Transport {
 			this.skipping = true;
 			this.chunks = [];
 			this.length = 0;
-			console.error(`[baton mcp] dropped an MCP message over ${this.maxLineBytes} bytes`);
+			log.warn(`dropped an MCP message over ${this.maxLineBytes} bytes`);
 			return;
 		}
 		this.chunks.push(part);

@@ -5,7 +5,9 @@
  * one "invalid_input: field: problem. Next step." shape. tools/list is answered here from each tool's
  * lean listing schema (leanSchema.ts) without `$schema` and `execution: {taskSupport: 'forbidden'}`
  * (the MCP default when absent): the SDK's own listing of the full schemas was 13.4 KB against the
- * 6 KB budget of issue 3.
+ * 6 KB budget of issue 3 (7.5 KB for at most 14 tools since issue 12). Every tool declares a title and
+ * all four annotation hints; the listing leaves out a hint that equals the MCP default, which means
+ * the same to every client and saves about 40 bytes a tool.
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
@@ -17,6 +19,50 @@ import {
 import { z } from 'zod';
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+/** The four hints, each stated on purpose (the MCP defaults assume a destructive, open-world tool). */
+export type ToolHints = Required<
+	Pick<ToolAnnotations, 'readOnlyHint' | 'destructiveHint' | 'idempotentHint' | 'openWorldHint'>
+>;
+
+/** Reads the backlog and changes nothing. Every Baton tool acts on the backlog only: a closed world. */
+export const readOnlyTool: ToolHints = {
+	readOnlyHint: true,
+	destructiveHint: false,
+	idempotentHint: true,
+	openWorldHint: false,
+};
+
+/** Changes the backlog by adding to it or moving a card along; a repeat call acts again (or is refused). */
+export const updatingTool: ToolHints = {
+	readOnlyHint: false,
+	destructiveHint: false,
+	idempotentHint: false,
+	openWorldHint: false,
+};
+
+/** The values a client assumes for an absent hint (MCP schema, ToolAnnotations). */
+const hintDefaults: ToolHints = {
+	readOnlyHint: false,
+	destructiveHint: true,
+	idempotentHint: false,
+	openWorldHint: true,
+};
+
+/**
+ * The hints as listed: only those that differ from the default, and for a read-only tool not the
+ * destructive and idempotent ones, which the schema calls meaningful only when readOnlyHint is false.
+ */
+export function listedHints(hints: ToolHints): ToolAnnotations {
+	const out: ToolAnnotations = {};
+	for (const key of Object.keys(hintDefaults) as (keyof ToolHints)[]) {
+		const meaningless = hints.readOnlyHint && (key === 'destructiveHint' || key === 'idempotentHint');
+		if (hints[key] !== hintDefaults[key] && !meaningless) {
+			out[key] = hints[key];
+		}
+	}
+	return out;
+}
 
 export interface ListedTool {
 	registered: RegisteredTool;
@@ -30,15 +76,16 @@ const passThroughInput = z.looseObject({});
 export function registerListedTool(
 	server: McpServer,
 	name: string,
-	config: { description: string; listing: AnyObject; annotations?: ToolAnnotations },
+	config: { title: string; description: string; listing: AnyObject; annotations: ToolHints },
 	handler: (args: unknown, extra?: { signal?: AbortSignal }) => Promise<CallToolResult>,
 ): ListedTool {
 	const registered = server.registerTool(
 		name,
 		{
+			title: config.title,
 			description: config.description,
 			inputSchema: passThroughInput,
-			...(config.annotations === undefined ? {} : { annotations: config.annotations }),
+			annotations: config.annotations,
 		},
 		handler,
 	);
@@ -53,7 +100,9 @@ export function listingOf(name: string, tool: ListedTool): Tool {
 		...(registered.title === undefined ? {} : { title: registered.title }),
 		...(registered.description === undefined ? {} : { description: registered.description }),
 		inputSchema: inputSchema as Tool['inputSchema'],
-		...(registered.annotations === undefined ? {} : { annotations: registered.annotations }),
+		...(registered.annotations === undefined
+			? {}
+			: { annotations: listedHints({ ...hintDefaults, ...registered.annotations }) }),
 	};
 }
 

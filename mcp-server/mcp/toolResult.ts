@@ -8,7 +8,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 import { BatonError, describeIssues } from '../../core/errors';
+import { createLogger } from '../../core/log';
 import type { ErrorCode } from '../../core/protocol';
+
+const log = createLogger('mcp').child('tools');
 
 /** What an agent should do next after each kind of refusal, when the message does not say it already. */
 const nextSteps: Record<ErrorCode, string> = {
@@ -92,12 +95,12 @@ export function toolFailure(error: unknown, tool: string): CallToolResult {
 	if (BatonError.is(error)) {
 		const fixed = namesDatabase(error) ? undefined : connectionMessages[error.code];
 		if (fixed !== undefined) {
-			console.error(`[baton mcp] ${tool}: ${error.code}: ${error.message}`);
+			log.warn(`${tool}: ${error.code}: ${error.message}`);
 			return toolRefusal(error.code, fixed);
 		}
 		return toolRefusal(error.code, error.message);
 	}
-	console.error(`[baton mcp] ${tool} failed unexpectedly:`, error);
+	log.error(`${tool} failed unexpectedly`, error);
 	return toolRefusal('internal', connectionMessages.internal ?? 'Baton hit an internal error.');
 }
 

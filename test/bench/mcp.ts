@@ -227,7 +227,7 @@ async function main(): Promise<void> {
 					'tools/list size (JSON of the result)',
 					toolsBytes / 1024,
 					'KB',
-					{ max: 6 },
+					{ max: 7.5 },
 					`${tools.tools.length} tools, ${toolsBytes} bytes`,
 				),
 			);

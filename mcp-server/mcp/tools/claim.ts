@@ -5,7 +5,7 @@ import { ClaimParams } from '../../../core/protocol';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 /** Head room over waitSeconds so a long-poll that ends empty is not mistaken for a dead hub. */
@@ -21,6 +21,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 		server,
 		'claim',
 		{
+			title: 'Claim a card',
 			description:
 				'Claim the best ready card you can do, or cardId; waitSeconds waits for one. ' +
 				'Returns {card, lease}, or card null with a reason. Work, heartbeat at milestones, then complete, release or fail.',
@@ -31,6 +32,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				ttlSeconds: 'Lease seconds (300)',
 				waitSeconds: 'Wait ≤ 60 s for one',
 			}),
+			annotations: updatingTool,
 		},
 		toolHandler('claim', ClaimParams, async (args, signal) => {
 			const capabilities = args.capabilities ?? (ctx.capabilities.length > 0 ? [...ctx.capabilities] : undefined);

@@ -8,7 +8,7 @@ import { CompleteParams, NextClaim } from '../../../core/protocol';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 // Agents never force: that is the human override on the board. `next` is a flag here: the next card is
@@ -26,6 +26,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 		server,
 		'complete',
 		{
+			title: 'Complete a card',
 			description:
 				'Mark a card you hold done. Returns {card, unblocked}. next: true also claims your next card in this call: next {card, lease}.',
 			listing: leanObject(CompleteToolParams, {
@@ -36,6 +37,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 				phase: 'For next',
 				ttlSeconds: 'For next',
 			}),
+			annotations: updatingTool,
 		},
 		toolHandler('complete', CompleteToolParams, async args => {
 			const { next, phase, ttlSeconds, ...rest } = args;

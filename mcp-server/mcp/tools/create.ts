@@ -7,7 +7,7 @@ import { CreateCardInput, limits } from '../../../core/protocol';
 import { createdCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 /**
@@ -76,9 +76,11 @@ export function registerCreateTool(server: McpServer, ctx: ToolContext): ListedT
 		server,
 		'create',
 		{
+			title: 'Create cards',
 			description:
 				'Create one card from its fields, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards} without bodies.',
 			listing: createListing,
+			annotations: updatingTool,
 		},
 		toolHandler('create', CreateToolParams, async args => {
 			const result = await ctx.request('card/create', { cards: toCards(args) });

@@ -5,7 +5,7 @@ import { FailParams } from '../../../core/protocol';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 export function registerFailTool(server: McpServer, ctx: ToolContext): ListedTool {
@@ -13,6 +13,7 @@ export function registerFailTool(server: McpServer, ctx: ToolContext): ListedToo
 		server,
 		'fail',
 		{
+			title: 'Report a failure',
 			description:
 				'Report failed work on a card you hold: back to ready (after backoffSeconds), or blocked if retry is false or attempts run out. ' +
 				'Returns {card}. Then claim other work.',
@@ -23,6 +24,7 @@ export function registerFailTool(server: McpServer, ctx: ToolContext): ListedToo
 				retry: 'Retry later (true)',
 				backoffSeconds: 'Wait before retry',
 			}),
+			annotations: updatingTool,
 		},
 		toolHandler('fail', FailParams, async args => {
 			const epoch = ctx.epochFor(args.cardId, args.epoch);

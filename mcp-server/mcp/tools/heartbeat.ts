@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { HeartbeatParams } from '../../../core/protocol';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 const HeartbeatToolParams = HeartbeatParams.extend({
@@ -17,6 +17,7 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 		server,
 		'heartbeat',
 		{
+			title: 'Report progress',
 			description:
 				'Report progress on a card you hold; renews its lease. Returns {lease}. On lease_lost, stop and claim again.',
 			listing: leanObject(HeartbeatToolParams, {
@@ -26,6 +27,7 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 				note: 'What you are doing',
 				ttlSeconds: 'New lease seconds',
 			}),
+			annotations: updatingTool,
 		},
 		toolHandler('heartbeat', HeartbeatToolParams, async args => {
 			const epoch = ctx.epochFor(args.cardId, args.epoch);

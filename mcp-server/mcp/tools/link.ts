@@ -6,7 +6,7 @@ import { CardId, LinkParams, limits } from '../../../core/protocol';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 /** Shared with `unlink`. */
@@ -22,8 +22,10 @@ export function registerLinkTool(server: McpServer, ctx: ToolContext): ListedToo
 		server,
 		'link',
 		{
+			title: 'Add dependencies',
 			description: 'Make cardId wait until the dependsOn cards are done; cycles are refused. Returns {card}.',
 			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id or ids it waits on' }),
+			annotations: { ...updatingTool, idempotentHint: true },
 		},
 		toolHandler('link', LinkToolParams, async args => ({
 			card: compactCard((await ctx.request('card/link', args)).card),

@@ -5,7 +5,7 @@ import { CardStatus, ListParams, Phase } from '../../../core/protocol';
 import { compactCards } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, readOnlyTool, registerListedTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 const ListToolParams = ListParams.pick({ readyOnly: true, limit: true, cursor: true })
@@ -20,6 +20,7 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 		server,
 		'list',
 		{
+			title: 'List cards',
 			description:
 				'List cards by status or phase, or readyOnly (claimable now). Returns {cards, nextCursor?}; pass it as cursor for more.',
 			listing: leanObject(ListToolParams, {
@@ -29,7 +30,7 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 				limit: 'Page size (50)',
 				cursor: 'From nextCursor',
 			}),
-			annotations: { readOnlyHint: true },
+			annotations: readOnlyTool,
 		},
 		toolHandler('list', ListToolParams, async args => {
 			const result = await ctx.request('card/list', args);

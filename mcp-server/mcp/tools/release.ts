@@ -5,7 +5,7 @@ import { Reason, ReleaseParams } from '../../../core/protocol';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 const ReleaseToolParams = ReleaseParams.omit({ force: true })
@@ -17,12 +17,14 @@ export function registerReleaseTool(server: McpServer, ctx: ToolContext): Listed
 		server,
 		'release',
 		{
+			title: 'Release a card',
 			description: 'Hand a card you hold back to ready, not as a failure. Returns {card}. Then claim other work.',
 			listing: leanObject(ReleaseToolParams, {
 				cardId: 'Card id',
 				epoch: 'Optional; from claim',
 				reason: 'Why',
 			}),
+			annotations: updatingTool,
 		},
 		toolHandler('release', ReleaseToolParams, async args => {
 			const epoch = ctx.epochFor(args.cardId, args.epoch);

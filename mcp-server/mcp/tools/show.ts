@@ -5,7 +5,7 @@ import { GetParams } from '../../../core/protocol';
 import { compactAttempt, compactCard, compactEvent } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, readOnlyTool, registerListedTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 export function registerShowTool(server: McpServer, ctx: ToolContext): ListedTool {
@@ -13,11 +13,12 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 		server,
 		'show',
 		{
+			title: 'Show a card',
 			description:
 				'A card with its dependencies, dependents, history and earlier attempts. ' +
 				'Returns {card, dependencies, dependents, history, attempts}; read attempts before resuming work.',
 			listing: leanObject(GetParams, { cardId: 'Card id' }),
-			annotations: { readOnlyHint: true },
+			annotations: readOnlyTool,
 		},
 		toolHandler('show', GetParams, async args => {
 			const result = await ctx.request('card/get', args);

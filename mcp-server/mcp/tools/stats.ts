@@ -5,7 +5,7 @@ import { StatsParams } from '../../../core/protocol';
 import { dropEmpty } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, readOnlyTool, registerListedTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
 export function registerStatsTool(server: McpServer, ctx: ToolContext): ListedTool {
@@ -13,10 +13,11 @@ export function registerStatsTool(server: McpServer, ctx: ToolContext): ListedTo
 		server,
 		'stats',
 		{
+			title: 'Backlog stats',
 			description:
 				'Backlog counts by status, claimable now, waiting, agent health. Returns {counts, claimable, waiting, ...}.',
 			listing: leanObject(StatsParams),
-			annotations: { readOnlyHint: true },
+			annotations: readOnlyTool,
 		},
 		toolHandler('stats', StatsParams, async () => dropEmpty(await ctx.request('card/stats', {}))),
 	);

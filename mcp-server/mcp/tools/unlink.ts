@@ -4,7 +4,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
-import { type ListedTool, registerListedTool } from '../toolListing';
+import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 import { LinkToolParams } from './link';
 
@@ -13,8 +13,10 @@ export function registerUnlinkTool(server: McpServer, ctx: ToolContext): ListedT
 		server,
 		'unlink',
 		{
+			title: 'Remove dependencies',
 			description: 'Stop cardId waiting on the dependsOn cards. Returns {card}.',
 			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id or ids it waits on' }),
+			annotations: { ...updatingTool, destructiveHint: true, idempotentHint: true },
 		},
 		toolHandler('unlink', LinkToolParams, async args => ({
 			card: compactCard((await ctx.request('card/unlink', args)).card),
