@@ -555,11 +555,16 @@ export class Hub {
 		const deadline = Date.now() + (params.waitSeconds ?? 0) * 1000;
 		for (;;) {
 			const generation = this.wakeGeneration;
+			// Only the final answer says why nothing is claimable: the explanation counts the whole table.
+			const final = Date.now() >= deadline;
 			// Every try uses the request's own key: the backlog does not remember "nothing claimable", so a
 			// retry claims afresh, and a re-send after a failover replays the card a try already took.
-			const result = await this.options.backlog.claim(ctx, params);
-			if (result.card !== null || Date.now() >= deadline || conn.closed || this.stopping) {
+			const result = await this.options.backlog.claim(ctx, params, { explain: final });
+			if (result.card !== null || final || conn.closed || this.stopping) {
 				return result;
+			}
+			if (Date.now() >= deadline) {
+				continue; // the wait ran out during this try: one more, which explains
 			}
 			if (generation !== this.wakeGeneration) {
 				continue;
