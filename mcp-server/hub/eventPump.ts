@@ -6,7 +6,10 @@
  * A read that fails (the store unreachable) is retried with backoff and never lets a hole be skipped,
  * so an outage delays events but never drops one.
  */
+import { createLogger, errorText } from '../../core/log';
 import type { BacklogEvent } from '../../core/protocol';
+
+const log = createLogger('hub').child('events');
 
 export interface EventSource {
 	onCommitted(listener: (events: BacklogEvent[]) => void): () => void;
@@ -114,7 +117,7 @@ export class EventPump {
 			return;
 		}
 		if (this.failedSince !== undefined) {
-			console.error(`baton hub: reading events again after ${Math.round((Date.now() - this.failedSince) / 1000)} s`);
+			log.info(`reading events again after ${Math.round((Date.now() - this.failedSince) / 1000)} s`);
 			this.failedSince = undefined;
 			this.retryMs = 0;
 		}
@@ -135,9 +138,7 @@ export class EventPump {
 		}
 		if (this.failedSince === undefined) {
 			this.failedSince = Date.now();
-			console.error(
-				`baton hub: reading events failed: ${e instanceof Error ? e.message : String(e)}; retrying until the store answers`,
-			);
+			log.warn(`reading events failed: ${errorText(e)}; retrying until the store answers`);
 		}
 		this.retryMs = Math.min(Math.max(this.retryMs * 2, 100), 2_000);
 		this.retryTimer = setTimeout(() => {

@@ -13,8 +13,11 @@
  * log: no wake-up is lost. Its own commits made meanwhile are announced once it is back.
  */
 import pg from 'pg';
+import { createLogger, errorText } from '../../core/log';
 
 export const notifyChannel = 'baton_events';
+
+const log = createLogger('hub').child('notify');
 
 /** Reconnect backoff: doubles from min to max. The cap bounds how late relaying resumes after an outage. */
 const minRetryMs = 200;
@@ -109,7 +112,7 @@ export class NotifyRelay {
 			},
 			(e: unknown) => {
 				// Keep it for the next attempt (after a reconnect, if the connection was lost).
-				console.error(`baton hub: notify failed: ${e instanceof Error ? e.message : String(e)}`);
+				log.warn(`notify failed: ${errorText(e)}`);
 				this.unannounced = Math.max(this.unannounced, seq);
 				this.announcing = false;
 				if (this.client === client) {
@@ -142,7 +145,7 @@ export class NotifyRelay {
 		};
 		client.on('error', e => {
 			if (this.client === client) {
-				console.error(`baton hub: notify connection lost (${e.message}); reconnecting with backoff`);
+				log.warn(`notify connection lost (${e.message}); reconnecting with backoff`);
 			}
 			lost();
 		});
@@ -174,8 +177,8 @@ export class NotifyRelay {
 					if (this.closed) {
 						return;
 					}
-					console.error(
-						`baton hub: notify connection back after ${this.failedReconnects + 1} attempt(s): listening for other hubs again`,
+					log.info(
+						`notify connection back after ${this.failedReconnects + 1} attempt(s): listening for other hubs again`,
 					);
 					this.failedReconnects = 0;
 					// Anything committed while we were not listening is read back from the log now: a NOTIFY
@@ -185,9 +188,7 @@ export class NotifyRelay {
 				(e: unknown) => {
 					// One line per outage, not one per attempt; the hub's requests name the outage meanwhile.
 					if (this.failedReconnects++ === 0) {
-						console.error(
-							`baton hub: notify reconnect failed: ${e instanceof Error ? e.message : String(e)}; retrying with backoff`,
-						);
+						log.warn(`notify reconnect failed: ${errorText(e)}; retrying with backoff`);
 					}
 					this.retryMs = Math.min(this.retryMs * 2, maxRetryMs);
 					this.scheduleReconnect();

@@ -5,6 +5,9 @@
  * Reclaim with no card id reclaims every expired lease (epoch++ happens in core).
  */
 import type { Backlog } from '../../core/backlog';
+import { createLogger, errorText } from '../../core/log';
+
+const log = createLogger('hub').child('reaper');
 
 export class Reaper {
 	private timer: NodeJS.Timeout | undefined;
@@ -46,7 +49,7 @@ export class Reaper {
 					// Store unreachable: without a timer, a lease that expires meanwhile would stay held until
 					// some later write pulls the reaper. Fire again with backoff: a reclaim, then this read.
 					if (this.readFailures++ === 0) {
-						console.error(`baton hub: reaper could not read the next expiry: ${errorText(e)}; retrying`);
+						log.warn(`reaper could not read the next expiry: ${errorText(e)}; retrying`);
 					}
 					this.arm(new Date(Date.now() + Math.min(250 * 2 ** this.readFailures, 5_000)));
 				},
@@ -115,13 +118,9 @@ export class Reaper {
 			this.idleFires++;
 			// While the store is unreachable the read in rearm() said so once already.
 			if (this.readFailures === 0) {
-				console.error(`baton hub: reaper failed: ${errorText(e)}`);
+				log.error(`reaper failed: ${errorText(e)}`);
 			}
 		}
 		this.rearm();
 	}
-}
-
-function errorText(e: unknown): string {
-	return e instanceof Error ? e.message : String(e);
 }
