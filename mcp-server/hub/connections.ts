@@ -1,16 +1,16 @@
 /**
  * The hub's connections (DESIGN §7): the two listeners (hub.sock and 127.0.0.1:<port>), the TCP
  * upgrade's checks (Host, Origin, then token or board cookie), each websocket's hello (protocol,
- * token, agent registration), its frames up to a well-formed request, and its close (the last
- * connection of an MCP agent releases that agent's claims); also the throttled agents notice. It
- * never runs a request (requests.ts does) and never pushes events (subscriptions.ts does).
+ * token, agent registration), its frames up to a well-formed request, and its close; which agents
+ * are connected is agentPresence.ts's. It never runs a request (requests.ts does) and never pushes
+ * events (subscriptions.ts does).
  */
 import { type IncomingMessage, type Server, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Backlog } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
-import { createLogger, errorText } from '../../core/log';
+import { createLogger } from '../../core/log';
 import {
 	type ClientKind,
 	type HealthThresholds,
@@ -20,6 +20,7 @@ import {
 	limits,
 	protocolVersion,
 } from '../../core/protocol';
+import { AgentPresence } from './agentPresence';
 import { BoardSessions, bearerToken, hostAllowed, originAllowed, tokenMatches } from './auth';
 import { handleHttp } from './boardRoute';
 import type { StoreGuard } from './storeGuard';
@@ -61,21 +62,25 @@ export interface ConnectionsOptions {
 }
 
 const helloTimeoutMs = 10_000;
-const agentsNoticeMinMs = 250;
 
 export class Connections {
 	private readonly wss: WebSocketServer;
 	private readonly unixServer: Server;
 	private readonly tcpServer: Server;
 	private readonly all = new Set<Connection>();
-	private readonly agentConnections = new Map<string, Set<Connection>>();
 	private readonly sessions = new BoardSessions();
 	private nextConnectionId = 1;
 	private tcpPort = 0;
-	private agentsNoticeTimer: NodeJS.Timeout | undefined;
-	private lastAgentsNotice = 0;
+	/** Which agents are connected; the agents notice. */
+	readonly agents: AgentPresence;
 
 	constructor(private readonly options: ConnectionsOptions) {
+		this.agents = new AgentPresence({
+			backlog: options.backlog,
+			guard: options.guard,
+			stopping: options.stopping,
+			broadcast: frame => this.broadcast(frame),
+		});
 		this.wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayload, perMessageDeflate: false });
 		this.wss.on('error', e => log.error(`websocket server error: ${e.message}`));
 		this.unixServer = createServer((_req, res) => {
@@ -119,11 +124,6 @@ export class Connections {
 		return this.all[Symbol.iterator]();
 	}
 
-	/** Agents with at least one open connection. */
-	agentIds(): Set<string> {
-		return new Set(this.agentConnections.keys());
-	}
-
 	/** A one-time link to the board for `baton board` (the token never appears in it). */
 	boardTicketUrl(): string {
 		return `http://127.0.0.1:${this.tcpPort}/board?ticket=${this.sessions.issueTicket()}`;
@@ -140,7 +140,7 @@ export class Connections {
 
 	/** Closes every connection and both listeners; clients that do not finish the close are cut off. */
 	async close(): Promise<void> {
-		clearTimeout(this.agentsNoticeTimer);
+		this.agents.stop();
 		for (const conn of this.all) {
 			conn.ws.close(1001, 'hub stopping');
 		}
@@ -153,22 +153,6 @@ export class Connections {
 		}, 1_000);
 		await Promise.all(closing);
 		clearTimeout(kill);
-	}
-
-	/** Tells every client the agents' state, at most 4 times a second however many agents ping. */
-	scheduleAgentsNotice(): void {
-		if (this.agentsNoticeTimer !== undefined || this.options.stopping()) {
-			return;
-		}
-		const wait = Math.max(0, this.lastAgentsNotice + agentsNoticeMinMs - Date.now());
-		this.agentsNoticeTimer = setTimeout(() => {
-			this.agentsNoticeTimer = undefined;
-			this.lastAgentsNotice = Date.now();
-			this.options.backlog.listAgents(this.agentIds()).then(
-				({ agents }) => this.broadcast({ notice: 'agents', agents }),
-				(e: unknown) => log.error(`listing agents failed: ${errorText(e)}`),
-			);
-		}, wait);
 	}
 
 	private upgradeTcp(req: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -300,17 +284,11 @@ export class Connections {
 			}
 		}
 		if (hello.agent) {
-			conn.agentId = hello.agent.id;
-			let set = this.agentConnections.get(hello.agent.id);
-			if (!set) {
-				set = new Set();
-				this.agentConnections.set(hello.agent.id, set);
-			}
-			set.add(conn);
+			this.agents.attach(conn, hello.agent.id);
 		}
 		if (conn.closed) {
 			// Closed while the agent was being registered: onClose ran before agentId was set.
-			this.detachAgent(conn);
+			this.agents.detach(conn);
 			return;
 		}
 		const ok: HelloOk = {
@@ -324,7 +302,7 @@ export class Connections {
 		};
 		send(conn, ok);
 		if (hello.agent) {
-			this.scheduleAgentsNotice();
+			this.agents.scheduleNotice();
 		}
 	}
 
@@ -334,29 +312,8 @@ export class Connections {
 		}
 		conn.closed = true;
 		clearTimeout(conn.helloTimer);
-		this.detachAgent(conn);
+		this.agents.detach(conn);
 		this.options.onCountChanged();
-	}
-
-	/** Forgets a closed connection's agent; the last connection of an MCP agent releases its claims. */
-	private detachAgent(conn: Connection): void {
-		const agentId = conn.agentId;
-		if (agentId === undefined) {
-			return;
-		}
-		conn.agentId = undefined;
-		const set = this.agentConnections.get(agentId);
-		set?.delete(conn);
-		if (set?.size === 0) {
-			this.agentConnections.delete(agentId);
-			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
-			if (conn.client === 'mcp' && !this.options.stopping() && this.options.guard.smallWritesOk) {
-				this.options.backlog
-					.releaseAgent({ actor: agentId }, agentId, 'agent disconnected')
-					.catch((e: unknown) => log.error(`releasing ${agentId}'s claims failed: ${errorText(e)}`));
-			}
-		}
-		this.scheduleAgentsNotice();
 	}
 }
 

@@ -66,12 +66,12 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/link': ({ ctx, params }) => b.link(ctx, params),
 		'card/unlink': ({ ctx, params }) => b.unlink(ctx, params),
 		'card/delete': ({ ctx, params }) => b.delete(ctx, params),
-		'agent/list': () => b.listAgents(hub.connections.agentIds()),
+		'agent/list': () => b.listAgents(hub.connections.agents.ids()),
 		'agent/ping': async ({ ctx }) => {
 			// A ping renews leases: a small write, allowed down to the small-write reserve.
 			hub.guard.beforeSmallWrite();
 			const result = await b.ping(ctx);
-			hub.connections.scheduleAgentsNotice();
+			hub.connections.agents.scheduleNotice();
 			return result;
 		},
 		'agent/reclaim': ({ ctx, params }) => b.reclaimAgent(ctx, params),
