@@ -8,7 +8,7 @@
  */
 import { Agents } from './backlog/agents';
 import { Cards } from './backlog/cards';
-import { ClaimCycle } from './backlog/claimCycle';
+import { ClaimCycle, type ClaimOptions } from './backlog/claimCycle';
 import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
@@ -33,7 +33,7 @@ import {
 import type { Db, Queryable } from './store/db';
 import type { DumpRows } from './store/dump';
 
-export type { OpContext };
+export type { ClaimOptions, OpContext };
 
 export interface BacklogOptions extends StoreOptions {
 	clock?: Clock | undefined;
@@ -170,8 +170,8 @@ export class Backlog {
 
 	// The claim cycle (backlog/claimCycle.ts) and how claims end (backlog/claimEnds.ts)
 
-	claim(ctx: OpContext, p: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
-		return this.claimCycle.claim(ctx, p);
+	claim(ctx: OpContext, p: ParsedParams<'card/claim'>, options?: ClaimOptions): Promise<Result<'card/claim'>> {
+		return this.claimCycle.claim(ctx, p, options);
 	}
 
 	heartbeat(ctx: OpContext, p: ParsedParams<'card/heartbeat'>): Promise<Result<'card/heartbeat'>> {

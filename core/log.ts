@@ -77,3 +77,8 @@ function describe(error: unknown): string {
 		return String(error);
 	}
 }
+
+/** An error's message alone (no stack), for a one-line entry such as `backup failed: <message>`. */
+export function errorText(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}

@@ -586,39 +586,43 @@ export const SettingsUpdateParams = Settings.partial().strict();
 export const BoardTicketParams = z.object({}).strict();
 export const BoardTicketResult = z.object({ url: z.string() });
 
-/** Every request the hub serves: method -> params and result schemas. */
+/**
+ * Every request the hub serves: method -> params and result schemas, and whether it changes state
+ * (`mutating`: clients tag it with an idempotency key and re-send it after a failover; the hub lets it
+ * run only with room on the store's disk).
+ */
 export const methods = {
-	'card/create': { params: CreateParams, result: CardsResult },
-	'card/update': { params: UpdateParams, result: CardResult },
-	'card/get': { params: GetParams, result: GetResult },
-	'card/list': { params: ListParams, result: ListResult },
-	'card/stats': { params: StatsParams, result: StatsResult },
-	'card/claim': { params: ClaimParams, result: ClaimResult },
-	'card/heartbeat': { params: HeartbeatParams, result: LeaseResult },
-	'card/complete': { params: CompleteParams, result: CompleteResult },
-	'card/release': { params: ReleaseParams, result: CardResult },
-	'card/fail': { params: FailParams, result: CardResult },
-	'card/reclaim': { params: ReclaimParams, result: CardsResult },
-	'card/block': { params: BlockParams, result: CardResult },
-	'card/unblock': { params: UnblockParams, result: CardResult },
-	'card/reopen': { params: ReopenParams, result: ReopenResult },
-	'card/link': { params: LinkParams, result: CardResult },
-	'card/unlink': { params: LinkParams, result: CardResult },
-	'card/delete': { params: DeleteParams, result: DeleteResult },
-	'agent/list': { params: AgentListParams, result: AgentListResult },
-	'agent/ping': { params: AgentPingParams, result: AgentPingResult },
-	'agent/reclaim': { params: AgentReclaimParams, result: CardsResult },
-	'events/list': { params: EventsListParams, result: EventsListResult },
-	'events/subscribe': { params: SubscribeParams, result: SubscribeResult },
-	'hub/status': { params: HubStatusParams, result: HubStatusResult },
-	'hub/stop': { params: HubStopParams, result: OkResult },
-	'hub/backup': { params: BackupParams, result: BackupResult },
-	'hub/boardTicket': { params: BoardTicketParams, result: BoardTicketResult },
-	'settings/get': { params: SettingsGetParams, result: Settings },
-	'settings/update': { params: SettingsUpdateParams, result: Settings },
-	'data/export': { params: ExportParams, result: ExportResult },
-	'data/import': { params: ImportParams, result: ImportResult },
-} as const satisfies Record<string, { params: z.ZodType; result: z.ZodType }>;
+	'card/create': { params: CreateParams, result: CardsResult, mutating: true },
+	'card/update': { params: UpdateParams, result: CardResult, mutating: true },
+	'card/get': { params: GetParams, result: GetResult, mutating: false },
+	'card/list': { params: ListParams, result: ListResult, mutating: false },
+	'card/stats': { params: StatsParams, result: StatsResult, mutating: false },
+	'card/claim': { params: ClaimParams, result: ClaimResult, mutating: true },
+	'card/heartbeat': { params: HeartbeatParams, result: LeaseResult, mutating: true },
+	'card/complete': { params: CompleteParams, result: CompleteResult, mutating: true },
+	'card/release': { params: ReleaseParams, result: CardResult, mutating: true },
+	'card/fail': { params: FailParams, result: CardResult, mutating: true },
+	'card/reclaim': { params: ReclaimParams, result: CardsResult, mutating: true },
+	'card/block': { params: BlockParams, result: CardResult, mutating: true },
+	'card/unblock': { params: UnblockParams, result: CardResult, mutating: true },
+	'card/reopen': { params: ReopenParams, result: ReopenResult, mutating: true },
+	'card/link': { params: LinkParams, result: CardResult, mutating: true },
+	'card/unlink': { params: LinkParams, result: CardResult, mutating: true },
+	'card/delete': { params: DeleteParams, result: DeleteResult, mutating: true },
+	'agent/list': { params: AgentListParams, result: AgentListResult, mutating: false },
+	'agent/ping': { params: AgentPingParams, result: AgentPingResult, mutating: false },
+	'agent/reclaim': { params: AgentReclaimParams, result: CardsResult, mutating: true },
+	'events/list': { params: EventsListParams, result: EventsListResult, mutating: false },
+	'events/subscribe': { params: SubscribeParams, result: SubscribeResult, mutating: false },
+	'hub/status': { params: HubStatusParams, result: HubStatusResult, mutating: false },
+	'hub/stop': { params: HubStopParams, result: OkResult, mutating: false },
+	'hub/backup': { params: BackupParams, result: BackupResult, mutating: false },
+	'hub/boardTicket': { params: BoardTicketParams, result: BoardTicketResult, mutating: false },
+	'settings/get': { params: SettingsGetParams, result: Settings, mutating: false },
+	'settings/update': { params: SettingsUpdateParams, result: Settings, mutating: true },
+	'data/export': { params: ExportParams, result: ExportResult, mutating: false },
+	'data/import': { params: ImportParams, result: ImportResult, mutating: true },
+} as const satisfies Record<string, { params: z.ZodType; result: z.ZodType; mutating: boolean }>;
 
 export type Methods = typeof methods;
 export type Method = keyof Methods;
@@ -628,26 +632,8 @@ export type Result<M extends Method> = z.output<Methods[M]['result']>;
 export const methodNames = Object.keys(methods) as Method[];
 export const isMethod = (name: string): name is Method => Object.hasOwn(methods, name);
 
-/** Methods that change state: clients re-send them after a failover with their idempotency key. */
-export const mutatingMethods: ReadonlySet<Method> = new Set<Method>([
-	'card/create',
-	'card/update',
-	'card/claim',
-	'card/heartbeat',
-	'card/complete',
-	'card/release',
-	'card/fail',
-	'card/reclaim',
-	'card/block',
-	'card/unblock',
-	'card/reopen',
-	'card/link',
-	'card/unlink',
-	'card/delete',
-	'agent/reclaim',
-	'data/import',
-	'settings/update',
-]);
+/** Methods that change state (`mutating` in the table): clients re-send them after a failover with their key. */
+export const mutatingMethods: ReadonlySet<Method> = new Set(methodNames.filter(m => methods[m].mutating));
 
 // ---------------------------------------------------------------------------------------------------
 // Frames

@@ -12,6 +12,15 @@ import { act, cardState, loadCard } from './cardActions';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
+/** How a claim answers when nothing is claimable. */
+export interface ClaimOptions {
+	/**
+	 * Say why nothing is claimable (default true). The explanation counts the whole table, so a
+	 * waiting claim's retries pass false and only its final answer explains (the hub's waitingClaims.ts).
+	 */
+	explain?: boolean;
+}
+
 export class ClaimCycle {
 	constructor(
 		private readonly uow: UnitOfWork,
@@ -19,7 +28,11 @@ export class ClaimCycle {
 	) {}
 
 	/** Claims the best claimable card (or `p.cardId`). Ignores waitSeconds: the hub does the waiting. */
-	async claim(ctx: OpContext, p: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
+	async claim(
+		ctx: OpContext,
+		p: ParsedParams<'card/claim'>,
+		options: ClaimOptions = {},
+	): Promise<Result<'card/claim'>> {
 		const ttl = p.ttlSeconds ?? this.defaultTtl;
 		const caps = [...new Set(p.capabilities ?? [])];
 		// $1–$6 of the claim, the same for the hot statement and the general path's claimBare.
@@ -72,6 +85,9 @@ export class ClaimCycle {
 			const rows = await tx.query<{ card: Card; epoch: number }>(this.uow.catalogue.sql.claimBare, claimParams(now));
 			const card = rows[0]?.card;
 			if (card === undefined) {
+				if (options.explain === false) {
+					return { result: { card: null, lease: null }, events: [] };
+				}
 				return {
 					result: { card: null, lease: null, reason: await this.nothingClaimable(tx, caps, p.phase, now) },
 					events: [],

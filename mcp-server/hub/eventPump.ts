@@ -8,7 +8,10 @@
  */
 import { Backoff, reconnectBackoff } from '../../core/backoff';
 import { type Clock, type Timer, systemClock } from '../../core/clock';
+import { createLogger, errorText } from '../../core/log';
 import type { BacklogEvent } from '../../core/protocol';
+
+const log = createLogger('hub').child('events');
 
 export interface EventSource {
 	onCommitted(listener: (events: BacklogEvent[]) => void): () => void;
@@ -122,7 +125,7 @@ export class EventPump {
 		}
 		if (this.failedSince !== undefined) {
 			const away = this.clock.now().getTime() - this.failedSince;
-			console.error(`baton hub: reading events again after ${Math.round(away / 1000)} s`);
+			log.info(`reading events again after ${Math.round(away / 1000)} s`);
 			this.failedSince = undefined;
 			this.retry.reset();
 		}
@@ -143,9 +146,7 @@ export class EventPump {
 		}
 		if (this.failedSince === undefined) {
 			this.failedSince = this.clock.now().getTime();
-			console.error(
-				`baton hub: reading events failed: ${e instanceof Error ? e.message : String(e)}; retrying until the store answers`,
-			);
+			log.warn(`reading events failed: ${errorText(e)}; retrying until the store answers`);
 		}
 		this.retryTimer = this.clock.setTimeout(() => {
 			this.retryTimer = undefined;

@@ -17,7 +17,11 @@ import pg from 'pg';
 import { Backoff, reconnectBackoff } from '../../core/backoff';
 import { type Clock, type Timer, systemClock } from '../../core/clock';
 
+import { createLogger, errorText } from '../../core/log';
+
 export const notifyChannel = 'baton_events';
+
+const log = createLogger('hub').child('notify');
 
 export interface NotifyRelayOptions {
 	/** Minimum time between two NOTIFYs this hub sends; commits in between share the next one. */
@@ -111,7 +115,7 @@ export class NotifyRelay {
 			},
 			(e: unknown) => {
 				// Keep it for the next attempt (after a reconnect, if the connection was lost).
-				console.error(`baton hub: notify failed: ${e instanceof Error ? e.message : String(e)}`);
+				log.warn(`notify failed: ${errorText(e)}`);
 				this.unannounced = Math.max(this.unannounced, seq);
 				this.announcing = false;
 				if (this.client === client) {
@@ -144,7 +148,7 @@ export class NotifyRelay {
 		};
 		client.on('error', e => {
 			if (this.client === client) {
-				console.error(`baton hub: notify connection lost (${e.message}); reconnecting with backoff`);
+				log.warn(`notify connection lost (${e.message}); reconnecting with backoff`);
 			}
 			lost();
 		});
@@ -175,9 +179,7 @@ export class NotifyRelay {
 					if (this.closed) {
 						return;
 					}
-					console.error(
-						`baton hub: notify connection back after ${this.retry.failures} attempt(s): listening for other hubs again`,
-					);
+					log.info(`notify connection back after ${this.retry.failures} attempt(s): listening for other hubs again`);
 					this.retry.reset();
 					// Anything committed while we were not listening is read back from the log now: a NOTIFY
 					// sent meanwhile reached no one, so this read is what keeps those wake-ups.
@@ -186,9 +188,7 @@ export class NotifyRelay {
 				(e: unknown) => {
 					// One line per outage, not one per attempt; the hub's requests name the outage meanwhile.
 					if (this.retry.failures === 1) {
-						console.error(
-							`baton hub: notify reconnect failed: ${e instanceof Error ? e.message : String(e)}; retrying with backoff`,
-						);
+						log.warn(`notify reconnect failed: ${errorText(e)}; retrying with backoff`);
 					}
 					this.scheduleReconnect();
 				},

@@ -8,6 +8,10 @@ import { Backoff, type BackoffPolicy, backoffDelay, reconnectBackoff } from '../
 import type { Backlog } from '../../core/backlog';
 import { type Clock, type Timer, systemClock } from '../../core/clock';
 
+import { createLogger, errorText } from '../../core/log';
+
+const log = createLogger('hub').child('reaper');
+
 /** A fire that found nothing although an expiry had passed (clock skew vs core): wait longer each time. */
 const skewBackoff: BackoffPolicy = { minMs: 50, maxMs: 1_000 };
 
@@ -52,7 +56,7 @@ export class Reaper {
 					// Store unreachable: without a timer, a lease that expires meanwhile would stay held until
 					// some later write pulls the reaper. Fire again with backoff: a reclaim, then this read.
 					if (this.readRetry.failures === 0) {
-						console.error(`baton hub: reaper could not read the next expiry: ${errorText(e)}; retrying`);
+						log.warn(`reaper could not read the next expiry: ${errorText(e)}; retrying`);
 					}
 					this.arm(new Date(this.clock.now().getTime() + this.readRetry.next()));
 				},
@@ -122,13 +126,9 @@ export class Reaper {
 			this.idleFires++;
 			// While the store is unreachable the read in rearm() said so once already.
 			if (this.readRetry.failures === 0) {
-				console.error(`baton hub: reaper failed: ${errorText(e)}`);
+				log.error(`reaper failed: ${errorText(e)}`);
 			}
 		}
 		this.rearm();
 	}
-}
-
-function errorText(e: unknown): string {
-	return e instanceof Error ? e.message : String(e);
 }

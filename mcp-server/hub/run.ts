@@ -10,6 +10,7 @@ import { Backlog } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { postgresUnavailable } from '../../core/store/pgErrors';
 import { checkFreeSpace, startReserveBytes } from '../../core/diskSpace';
+import { createLogger, errorText } from '../../core/log';
 import { type Ownership, acquireOwnership } from '../../core/ownership';
 import { type HubPaths, hubPaths, resolveDataDir, stalePgliteDataDir } from '../../core/paths';
 import { type HealthThresholds, defaultHealthThresholds, protocolVersion } from '../../core/protocol';
@@ -17,6 +18,8 @@ import packageJson from '../../package.json';
 import { ensureToken } from './auth';
 import { Hub } from './hub';
 import { Watchdog } from './watchdog';
+
+const log = createLogger('hub');
 
 const usage = `Usage: baton hub [--data-dir DIR] [--ttl SECONDS] [--idle-minutes N | --idle-seconds N] [--backup-minutes N]
 Serves one Baton data dir to every client (normally started on demand by clients).
@@ -38,7 +41,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 		thresholds = thresholdsFromEnv(env);
 	} catch (e) {
 		if (BatonError.is(e)) {
-			console.error(`baton hub: ${e.message}\n${usage}`);
+			log.error(`${e.message}\n${usage}`);
 			return 2;
 		}
 		throw e;
@@ -49,10 +52,10 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 		ownership = await acquireOwnership(paths.dataDir, { role: 'baton hub' });
 	} catch (e) {
 		if (BatonError.is(e, 'conflict')) {
-			console.error(`baton hub: ${e.message}`);
+			log.warn(e.message);
 			return 3;
 		}
-		console.error(`baton hub: ${errorText(e)}`);
+		log.error(errorText(e));
 		return 1;
 	}
 	let hub: Hub | undefined;
@@ -75,11 +78,11 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			...(flags.ttlSeconds === undefined ? {} : { defaultTtlSeconds: flags.ttlSeconds }),
 			thresholds,
 		});
-		console.error(`baton hub: opened the ${backlog.mode} store in ${Date.now() - started} ms`);
+		log.info(`opened the ${backlog.mode} store in ${Date.now() - started} ms`);
 		const stale = stalePgliteDataDir(paths.dataDir, env);
 		const notices = stale === undefined ? [] : [stale];
 		for (const notice of [...backlog.notices, ...notices]) {
-			console.error(`baton hub: notice: ${notice}`);
+			log.warn(`notice: ${notice}`);
 		}
 		hub = new Hub({
 			paths,
@@ -100,12 +103,12 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 		}
 		writeHubJson(paths, hub.tcpPort);
 		rmSync(paths.refusal, { force: true });
-		console.error(
-			`baton hub: pid ${process.pid} serving ${paths.dataDir} on ${paths.socket} and 127.0.0.1:${hub.tcpPort} (protocol ${protocolVersion})`,
+		log.info(
+			`pid ${process.pid} serving ${paths.dataDir} on ${paths.socket} and 127.0.0.1:${hub.tcpPort} (protocol ${protocolVersion})`,
 		);
 	} catch (caught) {
 		const e = (databaseUrl === undefined ? undefined : postgresUnavailable(caught, databaseUrl, false)) ?? caught;
-		console.error(`baton hub: could not start: ${errorText(e)}`);
+		log.error(`could not start: ${errorText(e)}`);
 		if (
 			BatonError.is(e, 'store_refused') ||
 			BatonError.is(e, 'store_too_new') ||
@@ -119,7 +122,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 					mode: 0o600,
 				});
 			} catch (writeError) {
-				console.error(`baton hub: could not write ${paths.refusal}: ${errorText(writeError)}`);
+				log.error(`could not write ${paths.refusal}: ${errorText(writeError)}`);
 			}
 		}
 		if (hub) {
@@ -146,12 +149,12 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 	removeHubJson(paths);
 	await ownership.release();
 	if (running.failure !== undefined) {
-		console.error(`baton hub: stopped because the store failed (${running.failure})`);
+		log.error(`stopped because the store failed (${running.failure})`);
 		// Whatever the broken store still holds open must not keep this process alive.
 		setTimeout(() => process.exit(1), 2_000).unref();
 		return 1;
 	}
-	console.error('baton hub: stopped');
+	log.info('stopped');
 	return 0;
 }
 
@@ -244,8 +247,4 @@ function removeHubJson(paths: HubPaths): void {
 	} catch {
 		// Missing or not ours: leave it.
 	}
-}
-
-function errorText(e: unknown): string {
-	return e instanceof Error ? e.message : String(e);
 }

@@ -7,6 +7,7 @@
  */
 import { BatonError } from '../../core/errors';
 import { bytesNeededToWrite, diskFullError, freeBytes, startReserveBytes } from '../../core/diskSpace';
+import { errorText } from '../../core/log';
 import { postgresUnavailable } from '../../core/store/pgErrors';
 import type { StoreHealth } from '../../core/protocol';
 
@@ -217,8 +218,4 @@ export function fatalReason(e: unknown, mode: 'pglite' | 'postgres'): string | u
 function sqlState(e: unknown): string | undefined {
 	const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
 	return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-}
-
-function errorText(e: unknown): string {
-	return e instanceof Error ? e.message : String(e);
 }

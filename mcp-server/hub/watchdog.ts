@@ -10,6 +10,9 @@
  */
 import { Worker } from 'node:worker_threads';
 import { startReserveBytes } from '../../core/diskSpace';
+import { createLogger } from '../../core/log';
+
+const log = createLogger('hub').child('watchdog');
 
 export interface WatchdogOptions {
 	/** The store's directory: its filesystem's free space is read by the worker. */
@@ -50,7 +53,7 @@ setInterval(() => {
 		? 'the disk holding the store is full (' + Math.round(free / 1048576) + ' MB free)'
 		: 'no progress for ' + Math.round(stuck / 1000) + ' s';
 	try {
-		fs.writeSync(2, new Date().toISOString() + ' baton hub: the store has been stuck for ' + Math.round(stuck / 1000) + ' s and ' + why + '; ending the hub (pid ' + process.pid + ') so a fresh one can recover from the WAL\\n');
+		fs.writeSync(2, new Date().toISOString() + ' error hub/watchdog: the store has been stuck for ' + Math.round(stuck / 1000) + ' s and ' + why + '; ending the hub (pid ' + process.pid + ') so a fresh one can recover from the WAL\\n');
 	} catch {}
 	process.kill(process.pid, 'SIGKILL');
 }, 500);
@@ -73,7 +76,7 @@ export class Watchdog {
 			},
 		});
 		this.worker.unref();
-		this.worker.on('error', e => console.error(`baton hub: the store watchdog failed: ${e.message}`));
+		this.worker.on('error', e => log.error(`the store watchdog failed: ${e.message}`));
 		this.timer = setInterval(() => Atomics.add(this.ticks, 0, 1), tickMs);
 		this.timer.unref();
 	}

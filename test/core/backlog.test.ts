@@ -11,6 +11,7 @@ import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import { type Card, type ErrorCode, CreateCardInput, UpdateParams, limits } from '../../core/protocol';
+import type { Db, Queryable } from '../../core/store/db';
 import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
 
 const alice: OpContext = { actor: 'alice' };
@@ -54,6 +55,35 @@ async function refusedWithoutChange(
 	const beforeState = await snapshot(b);
 	await refused(op(), code, text);
 	assert.deepEqual(await snapshot(b), beforeState, 'a refused operation changed the store');
+}
+
+/** Runs `claim` with the backlog's store wrapped and counts the "nothing claimable" counting query it sent. */
+async function explainingQueries<T>(b: Backlog, claim: () => Promise<T>): Promise<{ result: T; count: number }> {
+	const holder = b as unknown as { db: Db };
+	const db = holder.db;
+	let count = 0;
+	const recording = (tx: Queryable): Queryable => ({
+		query: (text, params, name) => {
+			if (text.includes('ready_total')) {
+				count++;
+			}
+			return tx.query(text, params, name);
+		},
+	});
+	holder.db = new Proxy(db, {
+		get(target, prop) {
+			if (prop === 'transaction') {
+				return <R>(fn: (tx: Queryable) => Promise<R>) => target.transaction(tx => fn(recording(tx)));
+			}
+			const value: unknown = Reflect.get(target, prop, target);
+			return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+		},
+	});
+	try {
+		return { result: await claim(), count };
+	} finally {
+		holder.db = db;
+	}
 }
 
 let counter = 0;
@@ -296,6 +326,27 @@ for (const kind of storeKinds) {
 				);
 				const got = await b.claim(bob, { phase, capabilities: ['lang:rust', 'os:linux', 'lang:ts'] });
 				assert.equal(got.card?.id, `${p}rust`);
+			});
+
+			it('explains "nothing claimable" only when asked: a waiting claim\'s retries skip the count', async () => {
+				const p = prefix();
+				const phase = `${p}phase`;
+				await b.create(alice, {
+					cards: [
+						{ id: `${p}a`, title: 'a', phase: `${p}other` },
+						{ id: `${p}b`, title: 'b', phase, dependsOn: [`${p}a`] },
+					],
+				});
+				const retry = await explainingQueries(b, () => b.claim(bob, { phase }, { explain: false }));
+				assert.deepEqual(retry.result, { card: null, lease: null });
+				assert.equal(retry.count, 0, 'a retry runs no explaining query');
+				const final = await explainingQueries(b, () => b.claim(bob, { phase }));
+				assert.equal(final.result.card, null);
+				assert.match(final.result.reason ?? '', /Nothing claimable/);
+				assert.equal(final.count, 1, 'the final answer explains once');
+				// Asked not to explain, a claim still takes a card when there is one.
+				const got = await b.claim(bob, { phase: `${p}other` }, { explain: false });
+				assert.equal(got.card?.id, `${p}a`);
 			});
 
 			it('claims a given card by id and refuses a card someone holds', async () => {

@@ -122,6 +122,7 @@ describe('hub events and timers', () => {
 		assert.ok(woke < 500, `woken after ${woke} ms`);
 		const none = await waiter.request('card/claim', { phase: 'wait-test', waitSeconds: 1 });
 		assert.equal(none.card, null, 'times out empty-handed after waitSeconds');
+		assert.match(none.reason ?? '', /Nothing claimable/, 'the final answer says why');
 		waiter.close();
 		creator.close();
 	});

@@ -1,0 +1,87 @@
+/**
+ * Which agents are connected (DESIGN §5): a connection is attached to its hello's agent and
+ * detached when it closes; the last connection of an MCP agent releases that agent's claims at once
+ * (not after the TTL). Every change is told to all clients in a `{notice: 'agents'}`, at most 4 a
+ * second. It registers no agent (the hello does, in connections.ts) and reads no frame.
+ */
+import type { Backlog } from '../../core/backlog';
+import { createLogger, errorText } from '../../core/log';
+import type { Connection } from './connections';
+import type { StoreGuard } from './storeGuard';
+
+const log = createLogger('hub').child('agents');
+
+export interface AgentPresenceOptions {
+	backlog: Backlog;
+	guard: StoreGuard;
+	stopping: () => boolean;
+	/** Sends a frame to every connection that said hello. */
+	broadcast: (frame: object) => void;
+}
+
+const noticeMinMs = 250;
+
+export class AgentPresence {
+	private readonly byAgent = new Map<string, Set<Connection>>();
+	private noticeTimer: NodeJS.Timeout | undefined;
+	private lastNotice = 0;
+
+	constructor(private readonly options: AgentPresenceOptions) {}
+
+	/** Agents with at least one open connection. */
+	ids(): Set<string> {
+		return new Set(this.byAgent.keys());
+	}
+
+	attach(conn: Connection, agentId: string): void {
+		conn.agentId = agentId;
+		let set = this.byAgent.get(agentId);
+		if (!set) {
+			set = new Set();
+			this.byAgent.set(agentId, set);
+		}
+		set.add(conn);
+	}
+
+	/** Forgets a closed connection's agent; the last connection of an MCP agent releases its claims. */
+	detach(conn: Connection): void {
+		const agentId = conn.agentId;
+		if (agentId === undefined) {
+			return;
+		}
+		conn.agentId = undefined;
+		const set = this.byAgent.get(agentId);
+		set?.delete(conn);
+		if (set?.size === 0) {
+			this.byAgent.delete(agentId);
+			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
+			if (conn.client === 'mcp' && !this.options.stopping() && this.options.guard.smallWritesOk) {
+				this.options.backlog
+					.releaseAgent({ actor: agentId }, agentId, 'agent disconnected')
+					.catch((e: unknown) => log.error(`releasing ${agentId}'s claims failed: ${errorText(e)}`));
+			}
+		}
+		this.scheduleNotice();
+	}
+
+	/** Tells every client the agents' state, at most 4 times a second however many agents ping. */
+	scheduleNotice(): void {
+		if (this.noticeTimer !== undefined || this.options.stopping()) {
+			return;
+		}
+		const wait = Math.max(0, this.lastNotice + noticeMinMs - Date.now());
+		this.noticeTimer = setTimeout(() => {
+			this.noticeTimer = undefined;
+			this.lastNotice = Date.now();
+			this.options.backlog.listAgents(this.ids()).then(
+				({ agents }) => this.options.broadcast({ notice: 'agents', agents }),
+				(e: unknown) => log.error(`listing agents failed: ${errorText(e)}`),
+			);
+		}, wait);
+	}
+
+	/** No more notices (the hub is stopping). */
+	stop(): void {
+		clearTimeout(this.noticeTimer);
+	}
+}

@@ -1,0 +1,101 @@
+/**
+ * The hub's handler table: one entry per protocol method, typed so that a missing or an extra
+ * method fails to compile and each entry returns its own method's Result. Most entries call the
+ * backlog; the others ask the hub's parts (waiting claims, subscriptions, status, stop, backups,
+ * board tickets). Parsing, the disk gate of mutating methods, the answer and error mapping are
+ * requests.ts's; a handler may add its own gate (agent/ping, hub/backup write without `mutating`).
+ */
+import type { Backlog, OpContext } from '../../core/backlog';
+import type { Method, ParsedParams, Result } from '../../core/protocol';
+import type { Backups } from './backups';
+import type { Connection, Connections } from './connections';
+import type { Reaper } from './reaper';
+import type { StoreGuard } from './storeGuard';
+import type { Subscriptions } from './subscriptions';
+import type { WaitingClaims } from './waitingClaims';
+
+export interface HandlerRequest<M extends Method> {
+	conn: Connection;
+	ctx: OpContext;
+	params: ParsedParams<M>;
+	/** The request frame's length (the disk gate reserves room for it). */
+	bytes: number;
+}
+
+export type Handler<M extends Method> = (request: HandlerRequest<M>) => Promise<Result<M>>;
+
+export type Handlers = { [M in Method]: Handler<M> };
+
+/** What the handlers reach besides the backlog. */
+export interface HubParts {
+	backlog: Backlog;
+	guard: StoreGuard;
+	reaper: Reaper;
+	backups: Backups;
+	connections: Connections;
+	subscriptions: Subscriptions;
+	waitingClaims: WaitingClaims;
+	/** The last seq the event pump delivered. */
+	seq: () => number;
+	status: () => Result<'hub/status'>;
+	stop: (reason: string) => void;
+}
+
+export function createHandlers(hub: HubParts): Handlers {
+	const b = hub.backlog;
+	return {
+		'card/create': ({ ctx, params }) => b.create(ctx, params),
+		'card/update': ({ ctx, params }) => b.update(ctx, params),
+		'card/get': ({ ctx, params }) => b.get(ctx, params),
+		'card/list': ({ ctx, params }) => b.list(ctx, params),
+		'card/stats': ({ ctx, params }) => b.stats(ctx, params),
+		'card/claim': ({ conn, ctx, params }) => hub.waitingClaims.claim(conn, ctx, params),
+		'card/heartbeat': async ({ ctx, params }) => {
+			const result = await b.heartbeat(ctx, params);
+			// A renewal without progress logs no event, yet may shorten the lease (a smaller ttl).
+			hub.reaper.consider(result.lease.expiresAt);
+			return result;
+		},
+		'card/complete': ({ ctx, params }) => b.complete(ctx, params),
+		'card/release': ({ ctx, params }) => b.release(ctx, params),
+		'card/fail': ({ ctx, params }) => b.fail(ctx, params),
+		'card/reclaim': ({ ctx, params }) => b.reclaim(ctx, params),
+		'card/block': ({ ctx, params }) => b.block(ctx, params),
+		'card/unblock': ({ ctx, params }) => b.unblock(ctx, params),
+		'card/reopen': ({ ctx, params }) => b.reopen(ctx, params),
+		'card/link': ({ ctx, params }) => b.link(ctx, params),
+		'card/unlink': ({ ctx, params }) => b.unlink(ctx, params),
+		'card/delete': ({ ctx, params }) => b.delete(ctx, params),
+		'agent/list': () => b.listAgents(hub.connections.agents.ids()),
+		'agent/ping': async ({ ctx }) => {
+			// A ping renews leases: a small write, allowed down to the small-write reserve.
+			hub.guard.beforeSmallWrite();
+			const result = await b.ping(ctx);
+			hub.connections.agents.scheduleNotice();
+			return result;
+		},
+		'agent/reclaim': ({ ctx, params }) => b.reclaimAgent(ctx, params),
+		'events/list': ({ params }) => b.listEvents(params),
+		'events/subscribe': ({ conn, params }) => hub.subscriptions.subscribe(conn, params.afterSeq ?? hub.seq()),
+		'hub/status': () => Promise.resolve(hub.status()),
+		'hub/stop': ({ conn }) => {
+			// Answer first, then stop: the caller learns the stop was accepted.
+			setImmediate(() => hub.stop(`hub/stop from ${conn.actor}`));
+			return Promise.resolve({ ok: true as const });
+		},
+		'hub/backup': ({ bytes }) => {
+			// Not mutating (nothing to re-send), but it writes a file next to the store.
+			hub.guard.beforeWrite(bytes);
+			return hub.backups.run();
+		},
+		'hub/boardTicket': () => Promise.resolve({ url: hub.connections.boardTicketUrl() }),
+		'data/export': ({ params }) => b.exportCards(params),
+		'data/import': ({ ctx, params }) => b.importCards(ctx, params),
+		'settings/get': () => b.settings(),
+		'settings/update': async ({ ctx, params }) => {
+			const settings = await b.updateSettings(ctx, params);
+			hub.reaper.rearm(); // the stall policy may now be due sooner (or never)
+			return settings;
+		},
+	};
+}

@@ -1,0 +1,79 @@
+/**
+ * Events to subscribers (DESIGN §4): `events/subscribe` replays the log after the client's seq in
+ * pages up to what the event pump has delivered, then switches the connection to live in the same
+ * tick, so nothing falls between and nothing comes twice; `deliver` pushes each pumped batch to the
+ * live connections. It reads the log through the backlog and never writes; it wakes no claim.
+ */
+import type { Backlog } from '../../core/backlog';
+import type { BacklogEvent, Result } from '../../core/protocol';
+import { type Connection, send } from './connections';
+
+export interface Subscription {
+	/** Highest seq sent to this connection. */
+	sent: number;
+	/** False while the replay from the log runs; live events are then skipped (the replay covers them). */
+	live: boolean;
+}
+
+const replayPage = 500;
+
+export class Subscriptions {
+	constructor(
+		private readonly backlog: Backlog,
+		/** The event pump: the last seq it delivered. */
+		private readonly pump: { readonly seq: number },
+	) {}
+
+	/** Replays the log after `afterSeq` in pages, then switches the connection to live pushes. */
+	async subscribe(conn: Connection, afterSeq: number): Promise<Result<'events/subscribe'>> {
+		const sub: Subscription = { sent: afterSeq, live: false };
+		conn.subscription = sub;
+		for (;;) {
+			const target = this.pump.seq;
+			if (sub.sent >= target) {
+				break;
+			}
+			const page = await this.backlog.eventsAfter(sub.sent, replayPage);
+			if (conn.subscription !== sub || conn.closed) {
+				return { seq: sub.sent };
+			}
+			let progressed = false;
+			for (const event of page) {
+				if (event.seq > sub.sent && event.seq <= this.pump.seq) {
+					sendEvent(conn, event);
+					sub.sent = event.seq;
+					progressed = true;
+				}
+			}
+			if (!progressed || page.length < replayPage) {
+				// Nothing more in the log up to what the pump has delivered (holes are rolled-back seqs).
+				if (sub.sent < target) {
+					sub.sent = Math.max(sub.sent, Math.min(target, this.pump.seq));
+				}
+			}
+		}
+		// Synchronous from the last check to here: no pump delivery can slip between replay and live.
+		sub.live = true;
+		return { seq: sub.sent };
+	}
+
+	/** Pushes a pumped batch to every live subscriber, each event once. */
+	deliver(connections: Iterable<Connection>, events: readonly BacklogEvent[]): void {
+		for (const conn of connections) {
+			const sub = conn.subscription;
+			if (!sub?.live) {
+				continue;
+			}
+			for (const event of events) {
+				if (event.seq > sub.sent) {
+					sendEvent(conn, event);
+					sub.sent = event.seq;
+				}
+			}
+		}
+	}
+}
+
+function sendEvent(conn: Connection, event: BacklogEvent): void {
+	send(conn, { event: event.type, seq: event.seq, data: event });
+}

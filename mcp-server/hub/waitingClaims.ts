@@ -1,0 +1,88 @@
+/**
+ * Waiting claims (`card/claim` with waitSeconds, DESIGN §4): retry when a delivered event could have
+ * made a card claimable, or when the next deferred card comes due, up to the deadline; woken by
+ * events, never by polling. Only the final answer asks the backlog why nothing is claimable (a
+ * count over the whole table). It decides nothing about cards: every try is a plain backlog claim.
+ */
+import type { Backlog, OpContext } from '../../core/backlog';
+import type { BacklogEvent, EventType, ParsedParams, Result } from '../../core/protocol';
+import type { Connection } from './connections';
+
+/** Events that can make a card claimable; a waiting claim retries on them. */
+const wakingEvents: ReadonlySet<EventType> = new Set<EventType>([
+	'created',
+	'updated',
+	'released',
+	'failed',
+	'reclaimed',
+	'completed',
+	'unblocked',
+	'reopened',
+	'unlinked',
+	'deleted',
+]);
+
+export class WaitingClaims {
+	/** Bumped on each waking event; a claim that saw no card re-checks it before waiting. */
+	private wakeGeneration = 0;
+	private readonly wakeListeners = new Set<() => void>();
+
+	constructor(
+		private readonly backlog: Backlog,
+		private readonly stopping: () => boolean,
+	) {}
+
+	async claim(conn: Connection, ctx: OpContext, params: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
+		const deadline = Date.now() + (params.waitSeconds ?? 0) * 1000;
+		for (;;) {
+			const generation = this.wakeGeneration;
+			// Only the final answer says why nothing is claimable: the explanation counts the whole table.
+			const final = Date.now() >= deadline;
+			// Every try uses the request's own key: the backlog does not remember "nothing claimable", so a
+			// retry claims afresh, and a re-send after a failover replays the card a try already took.
+			const result = await this.backlog.claim(ctx, params, { explain: final });
+			if (result.card !== null || final || conn.closed || this.stopping()) {
+				return result;
+			}
+			if (Date.now() >= deadline) {
+				continue; // the wait ran out during this try: one more, which explains
+			}
+			if (generation !== this.wakeGeneration) {
+				continue;
+			}
+			const deferredAt = await this.backlog.nextDeferredAt();
+			if (generation !== this.wakeGeneration) {
+				continue;
+			}
+			await this.waitForWake(deadline, deferredAt);
+		}
+	}
+
+	/** Wakes every waiting claim when the batch holds an event that can free a card. */
+	onEvents(events: readonly BacklogEvent[]): void {
+		if (events.some(e => wakingEvents.has(e.type))) {
+			this.wakeGeneration++;
+			this.wakeAll();
+		}
+	}
+
+	/** Wakes every waiting claim (also at stop, so each answers at once). */
+	wakeAll(): void {
+		for (const wake of [...this.wakeListeners]) {
+			wake();
+		}
+	}
+
+	private waitForWake(deadline: number, deferredAt: Date | null): Promise<void> {
+		return new Promise(resolve => {
+			const until = deferredAt === null ? deadline : Math.min(deadline, deferredAt.getTime() + 5);
+			const done = (): void => {
+				clearTimeout(timer);
+				this.wakeListeners.delete(done);
+				resolve();
+			};
+			const timer = setTimeout(done, Math.max(0, until - Date.now()));
+			this.wakeListeners.add(done);
+		});
+	}
+}
