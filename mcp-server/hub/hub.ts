@@ -6,6 +6,7 @@
  * It handles no frame and no request itself: connections.ts, requests.ts and handlers.ts do.
  */
 import type { Backlog } from '../../core/backlog';
+import { type Clock, systemClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import type { HubPaths } from '../../core/paths';
@@ -50,6 +51,8 @@ export interface HubOptions {
 	notices?: readonly string[];
 	/** PGlite mode: the store's directory, whose filesystem's free space gates writes. */
 	pgliteDir?: string;
+	/** The clock of the reaper, event pump and notify relay (default the system's; tests pass a ManualClock). */
+	clock?: Clock;
 }
 
 export class Hub {
@@ -77,8 +80,10 @@ export class Hub {
 		const backlog = options.backlog;
 		const stopping = (): boolean => this.stopping !== undefined;
 		const stop = (reason: string): void => void this.stop(reason);
+		const clock = options.clock ?? systemClock;
 		this.pump = new EventPump(backlog, events => this.onEvents(events), {
 			holeWaitMs: backlog.mode === 'postgres' ? 1_000 : 100,
+			clock,
 		});
 		this.guard = new StoreGuard({
 			pgliteDir: options.pgliteDir,
@@ -86,7 +91,7 @@ export class Hub {
 			probe: () => backlog.lastSeq(),
 			onChange: health => this.onStoreHealth(health),
 		});
-		this.reaper = new Reaper(backlog, undefined, () => this.guard.smallWritesOk);
+		this.reaper = new Reaper(backlog, undefined, () => this.guard.smallWritesOk, clock);
 		const backups = new Backups(options.paths.backups, () => backlog.dump());
 		this.subscriptions = new Subscriptions(backlog, this.pump);
 		this.waitingClaims = new WaitingClaims(backlog, stopping);
@@ -136,7 +141,9 @@ export class Hub {
 	async start(): Promise<void> {
 		await this.pump.start();
 		if (this.options.databaseUrl !== undefined) {
-			const relay = new NotifyRelay(this.options.databaseUrl, () => this.pump.kick());
+			const relay = new NotifyRelay(this.options.databaseUrl, () => this.pump.kick(), {
+				clock: this.options.clock ?? systemClock,
+			});
 			this.relay = relay;
 			await relay.start();
 			// The backlog does not NOTIFY inside its transactions (that serialises commits): we announce

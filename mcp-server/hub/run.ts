@@ -49,7 +49,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 	const paths = hubPaths(flags.dataDir);
 	let ownership: Ownership;
 	try {
-		ownership = await acquireOwnership(paths.dataDir, { role: 'baton hub' });
+		ownership = await acquireOwnership(paths.dataDir, { role: 'baton hub', log: log.child('ownership') });
 	} catch (e) {
 		if (BatonError.is(e, 'conflict')) {
 			log.warn(e.message);
@@ -72,6 +72,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 		const assetsDir = pgliteAssetsDir();
 		const started = Date.now();
 		backlog = await Backlog.open({
+			log: log.child('backlog'),
 			...(databaseUrl === undefined ? { pgliteDir: paths.pgdata } : { databaseUrl }),
 			...(env.BATON_PG_SCHEMA === undefined ? {} : { schema: env.BATON_PG_SCHEMA }),
 			...(assetsDir === undefined ? {} : { assetsDir }),
