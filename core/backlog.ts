@@ -12,6 +12,7 @@ import { ClaimCycle, type ClaimOptions } from './backlog/claimCycle';
 import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
+import { Messages } from './backlog/messages';
 import type { HotStatements, SqlCatalogue } from './backlog/hotSql';
 import { openStore, type StoreOptions } from './backlog/openStore';
 import { BacklogSettings } from './backlog/settings';
@@ -59,6 +60,7 @@ export class Backlog {
 	private readonly dependencies: Dependencies;
 	private readonly agents: Agents;
 	private readonly feed: Feed;
+	private readonly messages: Messages;
 	private readonly transfer: Transfer;
 	private readonly upkeep: Upkeep;
 
@@ -78,6 +80,7 @@ export class Backlog {
 		this.dependencies = new Dependencies(this.uow);
 		this.agents = new Agents(this.uow, thresholds, defaultTtl);
 		this.feed = new Feed(this.uow);
+		this.messages = new Messages(this.uow);
 		this.transfer = new Transfer(this.uow);
 		this.upkeep = new Upkeep(this.uow);
 	}
@@ -214,6 +217,12 @@ export class Backlog {
 
 	unlink(ctx: OpContext, p: ParsedParams<'card/unlink'>): Promise<Result<'card/unlink'>> {
 		return this.dependencies.unlink(ctx, p);
+	}
+
+	// Messages on a card (backlog/messages.ts)
+
+	comment(ctx: OpContext, p: ParsedParams<'card/comment'>): Promise<Result<'card/comment'>> {
+		return this.messages.post(ctx, p);
 	}
 
 	// Agents (backlog/agents.ts)

@@ -23,6 +23,8 @@ export const limits = {
 	noteLength: 1000,
 	reasonLength: 1000,
 	resultLength: 16 * 1024,
+	/** A message on a card, in UTF-8 bytes (4 KiB). */
+	messageBytes: 4 * 1024,
 	dependsOn: 100,
 	createBatch: 1000,
 	listLimit: 1000,
@@ -81,6 +83,12 @@ export const Timestamp = z.string();
 export const Reason = z.string().min(1).max(limits.reasonLength);
 export const Note = z.string().max(limits.noteLength);
 export const ResultText = z.string().max(limits.resultLength);
+export const MessageText = z
+	.string()
+	.refine(s => s.trim().length > 0, { message: 'text must not be empty' })
+	.refine(s => utf8Length(s) <= limits.messageBytes, {
+		message: `text is larger than ${limits.messageBytes} bytes`,
+	});
 export const Progress = z.number().int().min(0).max(100);
 /** Retry backoff seconds (the first delay; later ones double up to the backlog's cap). */
 export const BackoffSeconds = z.number().int().min(0).max(86_400);
@@ -227,8 +235,21 @@ export const EventType = z.enum([
 	'unlinked',
 	'reopened',
 	'deleted',
+	'commented',
 ]);
 export type EventType = z.infer<typeof EventType>;
+
+/** A message posted on a card (`card/comment`); `id` numbers the card's messages 1, 2, 3… */
+export const Message = z.object({
+	id: z.number().int().positive(),
+	cardId: CardId,
+	/** Who posted it: the poster's agent id. */
+	from: z.string(),
+	text: z.string(),
+	question: z.boolean(),
+	at: Timestamp,
+});
+export type Message = z.infer<typeof Message>;
 
 /** A change of another card's readiness caused by this event (complete, reopen, link, delete…). */
 export const ReadinessChange = z.object({ id: CardId, unmetDeps: z.number().int() });
@@ -252,6 +273,8 @@ export const EventData = z
 		forced: z.boolean().optional(),
 		/** On a done card's `updated` event: the reopened dependency it was built on. */
 		builtOnReopened: z.string().optional(),
+		/** On a `commented` event: the message posted. */
+		message: Message.optional(),
 	})
 	.loose();
 export type EventData = z.infer<typeof EventData>;
@@ -349,7 +372,18 @@ export const GetResult = z.object({
 	dependents: z.array(CardRef),
 	history: z.array(BacklogEvent),
 	attempts: z.array(Attempt),
+	/** The card's messages, oldest first (newest last). */
+	messages: z.array(Message),
 });
+
+export const CommentParams = z
+	.object({
+		cardId: CardId,
+		text: MessageText.describe('Markdown, ≤ 4 KiB'),
+		question: z.boolean().optional().describe('Asks a human for an answer'),
+	})
+	.strict();
+export const CommentResult = z.object({ message: Message, card: Card });
 
 export const ListParams = z
 	.object({
@@ -609,6 +643,7 @@ export const methods = {
 	'card/link': { params: LinkParams, result: CardResult, mutating: true },
 	'card/unlink': { params: LinkParams, result: CardResult, mutating: true },
 	'card/delete': { params: DeleteParams, result: DeleteResult, mutating: true },
+	'card/comment': { params: CommentParams, result: CommentResult, mutating: true },
 	'agent/list': { params: AgentListParams, result: AgentListResult, mutating: false },
 	'agent/ping': { params: AgentPingParams, result: AgentPingResult, mutating: false },
 	'agent/reclaim': { params: AgentReclaimParams, result: CardsResult, mutating: true },

@@ -23,6 +23,7 @@ import {
 	externalDeps,
 } from './createPlan';
 import { cardEvents } from './feed';
+import { cardMessages } from './messages';
 import { afterInClaimOrder, decodeCursor, page, pageOf } from './paging';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
@@ -220,7 +221,7 @@ export class Cards {
 
 	async get(_ctx: OpContext, p: ParsedParams<'card/get'>): Promise<Result<'card/get'>> {
 		const card = await loadCard(this.uow.db, p.cardId, false);
-		const [dependencies, dependents, history] = await Promise.all([
+		const [dependencies, dependents, history, messages] = await Promise.all([
 			this.uow.db.query<CardRef>(
 				`SELECT e.dep_id AS id, coalesce(c.title, '(missing)') AS title, coalesce(c.status, 'ready') AS status
 				 FROM edges e LEFT JOIN cards c ON c.id = e.dep_id WHERE e.card_id = $1 ORDER BY e.dep_id`,
@@ -232,8 +233,9 @@ export class Cards {
 				[p.cardId],
 			),
 			cardEvents(this.uow.db, p.cardId, historyLimit),
+			cardMessages(this.uow.db, p.cardId),
 		]);
-		return { card, dependencies, dependents, history, attempts: deriveAttempts(history, card) };
+		return { card, dependencies, dependents, history, attempts: deriveAttempts(history, card), messages };
 	}
 
 	async list(_ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {

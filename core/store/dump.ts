@@ -17,6 +17,7 @@ export const dumpTables = [
 	{ name: 'agents', key: ['id'] },
 	{ name: 'request_log', key: ['key'] },
 	{ name: 'settings', key: ['key'] },
+	{ name: 'messages', key: ['card_id', 'id'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];
@@ -77,15 +78,21 @@ const insertRows = 1_000;
 
 /**
  * Replaces every dumped table's rows with `rows`, in one transaction: all of it or nothing. The store
- * must already have the schema the rows were dumped from; the event sequence continues after the
+ * must already have the schema the rows were dumped from (a table that schema does not have yet, such
+ * as `messages` before migration 0009, must have no rows); the event sequence continues after the
  * highest seq loaded. A row that does not fit its table is an `invalid_input` error naming the table.
  */
 export async function loadDump(db: Db, rows: DumpRows): Promise<void> {
 	await db.transaction(async tx => {
-		for (const table of [...dumpTables].reverse()) {
+		const present = await presentTables(tx);
+		const tables = dumpTables.filter(t => present.has(t.name));
+		for (const table of dumpTables.filter(t => !present.has(t.name) && rows[t.name].length > 0)) {
+			throw new BatonError('invalid_input', `The backup has ${table.name} rows, but its schema has no such table.`);
+		}
+		for (const table of [...tables].reverse()) {
 			await tx.query(`DELETE FROM ${quoteIdent(table.name)}`);
 		}
-		for (const table of dumpTables) {
+		for (const table of tables) {
 			const columns = await writableColumns(tx, table.name);
 			const list = columns.map(quoteIdent).join(', ');
 			const all = rows[table.name];
@@ -106,6 +113,16 @@ export async function loadDump(db: Db, rows: DumpRows): Promise<void> {
 	});
 }
 
+/** The dumped tables this store has (an older schema lacks the newer ones). */
+async function presentTables(q: Queryable): Promise<Set<string>> {
+	const rows = await q.query<{ name: string }>(
+		`SELECT table_name AS name FROM information_schema.tables
+		 WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
+		[dumpTableNames],
+	);
+	return new Set(rows.map(r => r.name));
+}
+
 /** The table's columns a row may set (generated columns are computed by the store). */
 async function writableColumns(tx: Queryable, table: string): Promise<string[]> {
 	const rows = await tx.query<{ name: string }>(
@@ -119,9 +136,10 @@ async function writableColumns(tx: Queryable, table: string): Promise<string[]> 
 
 /** Rows a store holds in the dumped tables: a restore target must hold none (PostgreSQL mode). */
 export async function storeRowCount(db: Db): Promise<number> {
+	const present = await presentTables(db);
 	const rows = await db.query<{ n: number }>(
 		`SELECT (${dumpTables
-			.filter(t => t.name !== 'settings')
+			.filter(t => t.name !== 'settings' && present.has(t.name))
 			.map(t => `(SELECT count(*) FROM ${quoteIdent(t.name)})`)
 			.join(' + ')})::int AS n`,
 	);

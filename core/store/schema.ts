@@ -168,4 +168,22 @@ export const settings = pgTable('settings', {
 	value: json().notNull(),
 });
 
-export const tables = { cards, edges, events, agents, requestLog, batonMigrations, settings } as const;
+/** Messages on a card (migration 0009), numbered 1, 2, 3… per card in posting order. */
+export const messages = pgTable(
+	'messages',
+	{
+		cardId: text().notNull(),
+		id: integer().notNull(),
+		/** Who posted it (the wire's `from`). */
+		actor: text().notNull(),
+		text: text().notNull(),
+		question: boolean().notNull().default(false),
+		at: at().notNull(),
+	},
+	t => [
+		primaryKey({ name: 'messages_pkey', columns: [t.cardId, t.id] }),
+		foreignKey({ name: 'messages_card_id_fkey', columns: [t.cardId], foreignColumns: [cards.id] }).onDelete('cascade'),
+	],
+);
+
+export const tables = { cards, edges, events, agents, requestLog, batonMigrations, settings, messages } as const;

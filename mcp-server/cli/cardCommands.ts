@@ -1,6 +1,6 @@
 /**
  * CLI subcommands that act on cards: create, list, show, edit, claim, heartbeat, complete, release,
- * fail, reclaim, block, unblock, link, unlink, delete (reopen is in policyCommands.ts). Each is one
+ * fail, reclaim, block, unblock, link, unlink, delete, comment (reopen is in policyCommands.ts). Each is one
  * hub request whose flags are bound to its params schema (flags.ts), so the CLI refuses exactly what
  * the hub, the MCP tools and the board refuse.
  */
@@ -11,6 +11,7 @@ import {
 	BlockParams,
 	type Card,
 	ClaimParams,
+	CommentParams,
 	CompleteParams,
 	CreateCardInput,
 	FailParams,
@@ -22,10 +23,11 @@ import {
 	UpdateParams,
 } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
+import { BatonError, describeIssues } from '../../core/errors';
 import { type Command, type CommandContext, arg, show } from './command';
 import { type FieldFlag, type Flags, cliFlags, paramFlags } from './flags';
 import { policyFieldFlags } from './policyCommands';
-import { UsageError, cardTable, describeCard, eventTable, formatTable, truncate } from './output';
+import { UsageError, cardTable, describeCard, eventTable, formatTable, messageList, truncate } from './output';
 
 function statusLine(card: Card): string {
 	const waiting = card.status === 'ready' && card.unmetDeps > 0 ? ` (waiting on ${card.unmetDeps})` : '';
@@ -214,7 +216,7 @@ const list: Command = {
 
 const showCommand: Command = {
 	name: 'show',
-	summary: 'Show a card with its dependencies, dependents, history and attempts',
+	summary: 'Show a card with its dependencies, dependents, history, attempts and messages',
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
@@ -246,6 +248,9 @@ const showCommand: Command = {
 						]),
 					),
 				);
+			}
+			if (r.messages.length > 0) {
+				parts.push('', 'Messages:', messageList(r.messages));
 			}
 			if (r.history.length > 0) {
 				parts.push('', 'History:', eventTable(r.history));
@@ -485,6 +490,29 @@ const deleteCommand: Command = {
 	},
 };
 
+const commentFlags = paramFlags(CommentParams, { question: { description: 'Ask a human for an answer' } });
+
+const comment: Command = {
+	name: 'comment',
+	summary: 'Post a message on a card (markdown, at most 4 KiB)',
+	args: 'ID TEXT',
+	minArgs: 2,
+	maxArgs: 2,
+	options: commentFlags.options,
+	async run(ctx) {
+		const p = commentFlags.read(ctx.values);
+		const text = arg(ctx, 1);
+		// Checked like the flags, before a hub is started: the hub would refuse it in the same words.
+		const parsed = CommentParams.shape.text.safeParse(text);
+		if (!parsed.success) {
+			throw new BatonError('invalid_input', `TEXT: ${describeIssues(parsed.error.issues)}.`, { field: 'text' });
+		}
+		const r = await (await ctx.hub()).request('card/comment', { cardId: arg(ctx, 0), text, ...p });
+		show(ctx, r, () => `${r.message.question ? 'Asked' : 'Posted'} message ${r.message.id} on ${statusLine(r.card)}`);
+		return 0;
+	},
+};
+
 export const cardCommands: readonly Command[] = [
 	create,
 	list,
@@ -501,4 +529,5 @@ export const cardCommands: readonly Command[] = [
 	linkCommand('link', 'Make ID wait until every DEP is done'),
 	linkCommand('unlink', 'Stop ID waiting on each DEP'),
 	deleteCommand,
+	comment,
 ];

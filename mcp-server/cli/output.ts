@@ -4,7 +4,7 @@
  * share it; no colour codes, so logs and CI stay readable.
  */
 import { isAlive } from '../../core/health';
-import type { Agent, BacklogEvent, Card } from '../../core/protocol';
+import type { Agent, BacklogEvent, Card, Message } from '../../core/protocol';
 
 export interface Output {
 	out(text: string): void;
@@ -142,6 +142,9 @@ export function eventDetail(event: BacklogEvent): string {
 	if (d.previousOwner !== undefined) {
 		parts.push(`from ${d.previousOwner}`);
 	}
+	if (d.message !== undefined) {
+		parts.push(`${d.message.question ? 'question' : 'message'} #${d.message.id}: ${truncate(d.message.text, 50)}`);
+	}
 	if (d.reason !== undefined) {
 		parts.push(truncate(d.reason, 50));
 	}
@@ -168,6 +171,16 @@ export function eventTable(events: readonly BacklogEvent[]): string {
 		['SEQ', 'AT', 'ACTOR', 'TYPE', 'CARD', 'DETAIL'],
 		events.map(e => [String(e.seq), e.at.replace('T', ' ').slice(0, 19), e.actor, e.type, e.cardId, eventDetail(e)]),
 	);
+}
+
+/** A card's messages, oldest first: a header line each (number, time, who, question) and the text indented. */
+export function messageList(messages: readonly Message[]): string {
+	return messages
+		.map(m => {
+			const head = `  #${m.id}  ${m.at.replace('T', ' ').slice(0, 19)}  ${m.from}${m.question ? '  (question)' : ''}`;
+			return [head, ...m.text.split('\n').map(line => `      ${line}`)].join('\n');
+		})
+		.join('\n');
 }
 
 export function eventLine(event: BacklogEvent): string {

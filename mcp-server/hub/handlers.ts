@@ -66,6 +66,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/link': ({ ctx, params }) => b.link(ctx, params),
 		'card/unlink': ({ ctx, params }) => b.unlink(ctx, params),
 		'card/delete': ({ ctx, params }) => b.delete(ctx, params),
+		'card/comment': ({ ctx, params }) => b.comment(ctx, params),
 		'agent/list': () => b.listAgents(hub.connections.agents.ids()),
 		'agent/ping': async ({ ctx }) => {
 			// A ping renews leases: a small write, allowed down to the small-write reserve.

@@ -3,7 +3,7 @@
  * empty are dropped, and a card's history omits the card snapshot each event carries on the wire.
  * Pure functions, no I/O.
  */
-import type { Attempt, BacklogEvent, Card } from '../../core/protocol';
+import type { Attempt, BacklogEvent, Card, Message } from '../../core/protocol';
 
 export type CompactCard = Partial<Card> & Pick<Card, 'id' | 'title' | 'status'>;
 
@@ -45,8 +45,16 @@ export function createdCard(card: Card): CompactCard {
 
 /** One history line: who did what when, plus the event's own details, without the card snapshot. */
 export function compactEvent(event: BacklogEvent): Record<string, unknown> {
-	const { card: _card, readiness: _readiness, ...details } = event.data;
-	return dropEmpty({ seq: event.seq, at: event.at, actor: event.actor, type: event.type, ...details });
+	const { card: _card, readiness: _readiness, message, ...details } = event.data;
+	// A `commented` event names its message; the text is in show's `messages`, not repeated here.
+	const about = message === undefined ? {} : { message: message.id };
+	return dropEmpty({ seq: event.seq, at: event.at, actor: event.actor, type: event.type, ...details, ...about });
+}
+
+/** A message in `show`: the card is known, and `question` only when it is one. */
+export function compactMessage(message: Message): Record<string, unknown> {
+	const { cardId: _cardId, question, ...rest } = message;
+	return question ? { ...rest, question } : rest;
 }
 
 export function compactAttempt(attempt: Attempt): Partial<Attempt> {

@@ -9,6 +9,7 @@ import type { ToolContext } from './context';
 import { guideText, guideUri } from './guide';
 import { type ListedTool, useCompactToolListing } from './toolListing';
 import { registerClaimTool } from './tools/claim';
+import { registerCommentTool } from './tools/comment';
 import { registerCompleteTool } from './tools/complete';
 import { registerCreateTool } from './tools/create';
 import { registerFailTool } from './tools/fail';
@@ -38,6 +39,7 @@ export function createMcpServer(ctx: ToolContext): McpServer {
 		['link', registerLinkTool],
 		['unlink', registerUnlinkTool],
 		['stats', registerStatsTool],
+		['comment', registerCommentTool],
 	] as const) {
 		tools.set(name, register(server, ctx));
 	}

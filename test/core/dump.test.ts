@@ -1,9 +1,10 @@
 /**
  * Full-fidelity backups on real PGlite and PostgreSQL: a backlog with every kind of row (cards in all
- * states, edges, a long event log, agents, idempotency records, settings) is dumped, written to the
+ * states, edges, a long event log, agents, idempotency records, settings, messages) is dumped, written to the
  * backup format, parsed back and loaded into a fresh store; every table then reads back identical, row
  * for row, and the restored store keeps working (event seqs continue, claims work). Damaged files and
- * newer schemas are refused by the parser before any store is touched.
+ * newer schemas are refused by the parser before any store is touched; a backup from before a table
+ * existed (messages, migration 0009) still loads into the schema it was made with.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -60,14 +61,17 @@ async function populate(b: Backlog): Promise<void> {
 	await b.fail(alice, { cardId: 'D', epoch: d.epoch, reason: 'flaky test', backoffSeconds: 0 });
 	await b.block(human, { cardId: 'E', reason: 'waiting for legal' });
 	await b.claim(alice, { cardId: 'B', capabilities: ['lang:ts'] });
+	await b.comment(human, { cardId: 'B', text: 'Use the **v2** API — "quoted"' });
+	await b.comment(alice, { cardId: 'B', text: 'Which endpoint?', question: true });
 	for (let i = 0; i < 40; i++) {
 		await b.update(human, { cardId: 'C', priority: i % 5 });
 	}
 }
 
-async function openEmpty(kind: StoreKind): Promise<{ db: Db; close(): Promise<void> }> {
+/** An empty store; `initdb`: PGlite without the template (which is at the newest schema already). */
+async function openEmpty(kind: StoreKind, initdb = false): Promise<{ db: Db; close(): Promise<void> }> {
 	if (kind === 'pglite') {
-		const opened = await openPglite({});
+		const opened = await openPglite(initdb ? { useTemplate: false } : {});
 		return { db: opened.db, close: () => opened.db.close() };
 	}
 	const schema = uniqueSchema();
@@ -103,6 +107,7 @@ for (const kind of storeKinds) {
 			assert.equal(dumped.rows.agents.length, 1);
 			assert.ok(dumped.rows.request_log.length >= 1);
 			assert.ok(dumped.rows.settings.length >= 1);
+			assert.equal(dumped.rows.messages.length, 2);
 			const seqs = dumped.rows.events.map(r => (JSON.parse(r) as { seq: number }).seq);
 			assert.deepEqual(
 				seqs,
@@ -149,6 +154,28 @@ for (const kind of storeKinds) {
 			} finally {
 				await restored.close();
 				await where.cleanup();
+			}
+		});
+
+		it('loads a backup made before the messages table into the schema it was made with', async () => {
+			const before0009 = migrations.filter(m => m.version < 9);
+			const rows = { ...dumped.rows, messages: [] };
+			const target = await openEmpty(kind, true);
+			try {
+				await migrate(target.db, before0009);
+				await loadDump(target.db, rows);
+				assert.ok((await storeRowCount(target.db)) > 0);
+				await assert.rejects(loadDump(target.db, dumped.rows), (e: unknown) => {
+					assert.ok(BatonError.is(e, 'invalid_input'), String(e));
+					assert.match(e.message, /messages rows, but its schema has no such table/);
+					return true;
+				});
+				await migrate(target.db, migrations);
+				const after = await readDump(target.db);
+				assert.deepEqual(after.cards, dumped.rows.cards);
+				assert.deepEqual(after.messages, []);
+			} finally {
+				await target.close();
 			}
 		});
 

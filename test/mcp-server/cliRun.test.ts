@@ -143,7 +143,14 @@ describe('baton CLI', () => {
 			history: unknown[];
 			attempts: unknown[];
 		}>(['show', 'Q2']);
-		assert.deepEqual(Object.keys(shown).sort(), ['attempts', 'card', 'dependencies', 'dependents', 'history']);
+		assert.deepEqual(Object.keys(shown).sort(), [
+			'attempts',
+			'card',
+			'dependencies',
+			'dependents',
+			'history',
+			'messages',
+		]);
 		assert.deepEqual(shown.dependencies, [{ id: 'Q1', title: 'Base', status: 'ready' }]);
 		assert.deepEqual(shown.dependents, [{ id: 'Q3', title: 'Top', status: 'ready' }]);
 		const humanShow = await baton(['show', 'Q2']);

@@ -54,6 +54,7 @@ describe('baton CLI parsing', () => {
 			'link',
 			'unlink',
 			'delete',
+			'comment',
 			'stats',
 			'events',
 			'agents',

@@ -28,6 +28,7 @@ const toolNames = [
 	'link',
 	'unlink',
 	'stats',
+	'comment',
 ];
 
 /** A server whose hub connection fails with `hubError`; counts how often a tool reached for the hub. */
@@ -53,7 +54,7 @@ async function call(client: Client, name: string, args: unknown): Promise<CallTo
 }
 
 describe('baton mcp tools/list', () => {
-	it('lists the eleven tools within the 7.5 KB budget of the whole MCP surface (issue 12)', async () => {
+	it('lists the twelve tools within the 7.5 KB budget of the whole MCP surface (issue 12)', async () => {
 		const { client } = await connect();
 		const list = await client.listTools();
 		const bytes = Buffer.byteLength(JSON.stringify(list));

@@ -40,6 +40,25 @@ describe('BoardState', () => {
 		assert.equal(s.get('a')?.claimOwner, 'agent-1');
 	});
 
+	it('applies a commented event by its card: the card stays where it is, the seq moves on', () => {
+		const s = new BoardState();
+		const a = makeCard({ id: 'a', status: 'claimed', claimOwner: 'agent-1', claimedAt: '2026-01-01T00:00:00.000Z' });
+		s.load([a]);
+		const commented = makeEvent(3, 'commented', a);
+		commented.data.message = {
+			id: 1,
+			cardId: 'a',
+			from: 'vscode:alice',
+			text: 'use v2',
+			question: false,
+			at: commented.at,
+		};
+		s.applyEvent(commented);
+		assert.deepEqual(s.get('a'), a);
+		assert.deepEqual(ids(s, 'inProgress'), ['a']);
+		assert.equal(s.applyEvent(makeEvent(3, 'commented', a)).cards.size, 0, 'a replay of seq 3 is ignored');
+	});
+
 	it('ignores an event it has already applied (resume overlap)', () => {
 		const s = new BoardState();
 		const a = makeCard({ id: 'a' });

@@ -1,8 +1,8 @@
-/** `show`: one card with its dependencies, dependents, history and earlier attempts. */
+/** `show`: one card with its dependencies, dependents, history, earlier attempts and messages. */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 import { GetParams } from '../../../core/protocol';
-import { compactAttempt, compactCard, compactEvent } from '../compact';
+import { compactAttempt, compactCard, compactEvent, compactMessage } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
 import { type ListedTool, readOnlyTool, registerListedTool } from '../toolListing';
@@ -15,8 +15,8 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'Show a card',
 			description:
-				'A card with its dependencies, dependents, history and earlier attempts. ' +
-				'Returns {card, dependencies, dependents, history, attempts}; read attempts before resuming work.',
+				'A card with its dependencies, dependents, history, attempts and messages. ' +
+				'Returns {card, dependencies, dependents, history, attempts, messages}; read attempts before resuming work.',
 			listing: leanObject(GetParams, { cardId: 'Card id' }),
 			annotations: readOnlyTool,
 		},
@@ -28,6 +28,7 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 				dependents: result.dependents,
 				history: result.history.map(compactEvent),
 				attempts: result.attempts.map(compactAttempt),
+				messages: result.messages.map(compactMessage),
 			};
 		}),
 	);
