@@ -67,7 +67,7 @@ export class Backlog {
 		}
 		const thresholds = options.thresholds ?? defaultHealthThresholds;
 		const defaultTtl = options.defaultTtlSeconds ?? 300;
-		this.uow = new UnitOfWork(db, options.clock ?? systemClock);
+		this.uow = new UnitOfWork(db, options.clock ?? systemClock, options.fastPaths);
 		this.settingsStore = new BacklogSettings(this.uow);
 		this.cards = new Cards(this.uow, thresholds);
 		this.claimCycle = new ClaimCycle(this.uow, defaultTtl);

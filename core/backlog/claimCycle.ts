@@ -18,8 +18,16 @@ export class ClaimCycle {
 		private readonly defaultTtl: number,
 	) {}
 
-	/** Claims the best claimable card (or `p.cardId`). Ignores waitSeconds: the hub does the waiting. */
-	async claim(ctx: OpContext, p: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
+	/**
+	 * Claims the best claimable card (or `p.cardId`). Ignores waitSeconds: the hub does the waiting.
+	 * `passOver` (complete {next} without its one-call hand-over) names cards to take only when no
+	 * other is claimable: the ones the completion just unblocked, which the hand-over's pick never sees.
+	 */
+	async claim(
+		ctx: OpContext,
+		p: ParsedParams<'card/claim'>,
+		passOver: readonly string[] = [],
+	): Promise<Result<'card/claim'>> {
 		const ttl = p.ttlSeconds ?? this.defaultTtl;
 		const caps = [...new Set(p.capabilities ?? [])];
 		// $1–$6 of the claim, the same for the hot statement and the general path's claimBare.
@@ -31,7 +39,7 @@ export class ClaimCycle {
 			new Date(now.getTime() + ttl * 1000),
 			ttl,
 		];
-		if (p.cardId === undefined) {
+		if (p.cardId === undefined && passOver.length === 0) {
 			const fast = await this.uow.fast(ctx, async (now, key) => {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
@@ -69,8 +77,11 @@ export class ClaimCycle {
 				return { result: { card, lease: leaseOf(cardState(card)) }, events };
 			}
 			// The general path (the fast one found nothing, or lost a race): same statement, plus the reason.
-			const rows = await tx.query<{ card: Card; epoch: number }>(this.uow.catalogue.sql.claimBare, claimParams(now));
-			const card = rows[0]?.card;
+			const pickBare = async (skip: readonly string[]): Promise<Card | undefined> =>
+				(
+					await tx.query<{ card: Card; epoch: number }>(this.uow.catalogue.sql.claimBare, [...claimParams(now), skip])
+				)[0]?.card;
+			const card = (passOver.length > 0 ? await pickBare(passOver) : undefined) ?? (await pickBare([]));
 			if (card === undefined) {
 				return {
 					result: { card: null, lease: null, reason: await this.nothingClaimable(tx, caps, p.phase, now) },
@@ -179,26 +190,34 @@ export class ClaimCycle {
 	}
 
 	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		const done = await this.completeOnly(ctx, p);
+		const { done, handedOver } = await this.completeOnly(ctx, p);
 		if (p.next === undefined || done.next !== undefined) {
 			return done;
 		}
-		// Nothing was picked in the same statement (none was claimable before this completion, or the
-		// general path ran): claim now, which also sees the cards this completion unblocked and says why
-		// when there is none. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
+		// Nothing was picked in the same call (none was claimable before this completion), or there was
+		// no such call (the general path ran, or the hand-over is switched off): claim now, which says why
+		// when there is none. The hand-over's pick never sees the cards this completion unblocked, so
+		// without it the claim passes over them unless nothing else is claimable: either way the same
+		// card is picked. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
 		const next = await this.claim(
 			ctx.requestKey === undefined ? ctx : { ...ctx, requestKey: `${ctx.requestKey}#next` },
 			p.next,
+			handedOver ? [] : done.unblocked,
 		);
 		return { ...done, next };
 	}
 
-	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
+	/** The completion; `handedOver` when the one-call hand-over ran, and so already tried to pick. */
+	private async completeOnly(
+		ctx: OpContext,
+		p: ParsedParams<'card/complete'>,
+	): Promise<{ done: Result<'card/complete'>; handedOver: boolean }> {
+		const handOver = p.next !== undefined && this.uow.fastPaths.handOver;
 		if (p.force !== true) {
 			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
 			// with `next` also claims the next card (one round trip for an agent's whole hand-over).
 			const fast = await this.uow.fast(ctx, async (now, key) => {
-				if (p.next !== undefined) {
+				if (handOver && p.next !== undefined) {
 					return this.completeNextFast(ctx, p, p.next, now, key);
 				}
 				const rows = await this.uow.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
@@ -215,10 +234,10 @@ export class ClaimCycle {
 				};
 			});
 			if (fast !== undefined) {
-				return fast;
+				return { done: fast, handedOver: handOver };
 			}
 		}
-		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
+		const done = await this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
@@ -228,6 +247,7 @@ export class ClaimCycle {
 			const unblocked = await this.nowClaimable(tx, readiness, now);
 			return { result: { card, unblocked }, events };
 		});
+		return { done, handedOver: false };
 	}
 
 	private async completeNextFast(

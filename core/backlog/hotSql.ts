@@ -194,8 +194,12 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			'$2',
 			true,
 		),
-		/** Claim inside the general path's transaction (no event: the caller logs it). */
-		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) ${pickTail})
+		/**
+		 * Claim inside the general path's transaction (no event: the caller logs it): $1–$6 as claim, $7
+		 * ids not to pick (complete {next} without the hand-over passes over the cards it unblocked).
+		 */
+		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3)
+				AND NOT id = ANY($7::text[]) ${pickTail})
 			${take('$1', '$4', '$5', '$6')} RETURNING baton_card(cards) AS card`,
 		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key. */
 		claim: claimWith(false),

@@ -8,6 +8,7 @@
 import type { Clock } from '../clock';
 import type { BacklogEvent, EventType } from '../protocol';
 import type { Db, Queryable } from '../store/db';
+import { allFastPaths, type FastPaths } from './fastPaths';
 import { type HotKey, type SeqColumns, type SqlCatalogue, hotNames, sqlCatalogue } from './hotSql';
 import { num, present } from './values';
 
@@ -40,14 +41,18 @@ export class UnitOfWork {
 	db: Db;
 	/** The hot statements and seq expressions for this store. */
 	readonly catalogue: SqlCatalogue;
+	/** Which latency mechanisms run (all, unless a test or a measurement turned some off). */
+	readonly fastPaths: Readonly<FastPaths>;
 	private readonly listeners = new Set<Listener>();
 
 	constructor(
 		db: Db,
 		readonly clock: Clock,
+		fastPaths: Partial<FastPaths> = {},
 	) {
 		this.db = db;
 		this.catalogue = sqlCatalogue(db.mode);
+		this.fastPaths = { ...allFastPaths, ...fastPaths };
 	}
 
 	/** Called after each committed mutation with the events it appended, in seq order. */
@@ -145,7 +150,7 @@ export class UnitOfWork {
 	 */
 	hot<T extends SeqColumns>(key: HotKey, params: unknown[]): Promise<T[]> {
 		const seqStatement = this.catalogue.seqStatements?.[key];
-		if (this.db.querySeq !== undefined && seqStatement !== undefined) {
+		if (this.db.querySeq !== undefined && seqStatement !== undefined && this.fastPaths.seq) {
 			return this.db.querySeq<T>(seqStatement, params);
 		}
 		return this.db.query<T>(this.catalogue.sql[key], params, hotNames[key]);
@@ -156,12 +161,16 @@ export class UnitOfWork {
 	 * key (PERFORMANCE.md §2). Returns undefined when the statement changed nothing, and the caller
 	 * takes the general path, which explains the refusal, replays a known key, or handles the rarer
 	 * case. A repeated key makes the statement fail on request_log's primary key, so nothing is applied
-	 * twice and the common path needs no lookup first.
+	 * twice and the common path needs no lookup first. With the `hot` switch off it returns undefined
+	 * at once.
 	 */
 	async fast<T>(
 		ctx: OpContext,
 		run: (now: Date, key: string | null) => Promise<{ result: T; events: BacklogEvent[] } | undefined>,
 	): Promise<T | undefined> {
+		if (!this.fastPaths.hot) {
+			return undefined; // switched off: the general path does it all
+		}
 		for (let attempt = 0; ; attempt++) {
 			try {
 				const out = await run(this.clock.now(), ctx.requestKey ?? null);

@@ -19,6 +19,12 @@ export interface PgliteOptions {
 	assetsDir?: string | undefined;
 	/** Seed a new database from template.tar.gz when there is one (default true; the template script says false). */
 	useTemplate?: boolean | undefined;
+	/**
+	 * Send named statements by hand over the extended protocol (pgWire.ts; default true). False runs
+	 * them through PGlite's `query()` like any other and leaves out querySeq: a measurement switch
+	 * (core/backlog/fastPaths.ts).
+	 */
+	wire?: boolean | undefined;
 }
 
 export { readyMarker } from './dataDir';
@@ -79,6 +85,8 @@ interface Root {
 	pglite: PGlite;
 	inFlight: InFlight;
 	seq: KnownSeq;
+	/** False: named statements go through PGlite's query() too (PgliteOptions.wire). */
+	wire: boolean;
 }
 
 /**
@@ -202,7 +210,7 @@ class PgliteQueryable implements Queryable {
 	) {}
 
 	async query<T = Row>(text: string, params: readonly unknown[] = [], name?: string): Promise<T[]> {
-		if (name === undefined) {
+		if (name === undefined || this.root?.wire === false) {
 			const result = await this.target.query<T>(text, params as unknown[]);
 			return result.rows;
 		}
@@ -354,11 +362,13 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 		query: (text, params) => inFlight.run(() => pglite.query(text, params)),
 		exec: sql => inFlight.run(() => pglite.exec(sql)),
 	};
-	const root = new PgliteQueryable(tracked, statements, { pglite, inFlight, seq });
+	const wire = options.wire !== false;
+	const root = new PgliteQueryable(tracked, statements, { pglite, inFlight, seq, wire });
 	const db: Db = {
 		mode: 'pglite',
 		query: (text, params, name) => root.query(text, params, name),
-		querySeq: (statement, params) => root.querySeq(statement, params),
+		// Knowing the seq needs the wire path: a statement that ran alone, synchronously.
+		...(wire ? { querySeq: (statement, params) => root.querySeq(statement, params) } : {}),
 		transaction: fn => inFlight.run(() => pglite.transaction(tx => fn(new PgliteQueryable(tx, statements)))),
 		exec: sql =>
 			inFlight.run(async () => {
