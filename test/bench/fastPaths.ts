@@ -101,6 +101,8 @@ async function agentThroughput(dataDir: string): Promise<number> {
 		Array.from({ length: agentCount }, (_, i) => batonSession(dataDir, `ab-agent-${i}`)),
 	);
 	try {
+		// Each baton mcp connects to the hub on its first call: done before the clock starts.
+		await Promise.all(sessions.map(s => call(s, 'stats', {})));
 		const start = performance.now();
 		const from = start + agentWarmMs;
 		const until = from + agentRunMs;
