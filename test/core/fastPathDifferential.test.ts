@@ -17,19 +17,8 @@ import { type FastPaths, noFastPaths } from '../../core/backlog/fastPaths';
 import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import type { BacklogEvent, Card } from '../../core/protocol';
-import { openTestBacklog, type StoreKind, storeKinds, type TestBacklog } from '../helpers/backlog';
-
-/** mulberry32: a small seeded PRNG, so a failing sequence can be replayed from its seed. */
-function prng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
+import { allCards, openTestBacklog, type StoreKind, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { prng } from '../helpers/prng';
 
 /** The first is the reference. `wire` and `seq` exist on PGlite only, so PostgreSQL leaves them out. */
 const configs: Record<StoreKind, Record<string, Partial<FastPaths>>> = {
@@ -76,17 +65,6 @@ async function outcomeOf(op: Op, b: Backlog): Promise<Outcome> {
 		}
 		return { error: { code: e.code, message: e.message, data: e.data ?? null } };
 	}
-}
-
-async function allCards(b: Backlog): Promise<Card[]> {
-	const cards: Card[] = [];
-	let cursor: string | undefined;
-	do {
-		const page = await b.exportCards(cursor === undefined ? {} : { cursor });
-		cards.push(...page.cards);
-		cursor = page.nextCursor;
-	} while (cursor !== undefined);
-	return cards;
 }
 
 async function allEvents(b: Backlog, kind: StoreKind): Promise<BacklogEvent[]> {
