@@ -12,7 +12,7 @@ import { ClaimCycle } from './backlog/claimCycle';
 import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
-import type { HotStatements, SqlCatalogue } from './backlog/hotSql';
+import type { HotStatements } from './backlog/hotSql';
 import { openStore, type StoreOptions } from './backlog/openStore';
 import { BacklogSettings } from './backlog/settings';
 import { Transfer } from './backlog/transfer';
@@ -105,10 +105,6 @@ export class Backlog {
 
 	private get sql(): HotStatements {
 		return this.uow.catalogue.sql;
-	}
-
-	private get seqStatements(): SqlCatalogue['seqStatements'] {
-		return this.uow.catalogue.seqStatements;
 	}
 
 	/** Closes the store cleanly (PGlite checkpoints, so the next open needs no WAL replay). */

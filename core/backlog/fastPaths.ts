@@ -10,12 +10,9 @@ export interface FastPaths {
 	/**
 	 * PGlite: hot statements prepared once and sent by Bind/Execute through execProtocolRawStream
 	 * (core/store/pgWire.ts), without PGlite's locks when nothing else is under way. Off: PGlite's own
-	 * `query()`, which parses and plans each call. Off also turns `seq` off: knowing the seq relies on
-	 * the statement running alone and synchronously.
+	 * `query()`, which parses and plans each call.
 	 */
 	wire: boolean;
-	/** PGlite: the store hands a hot statement the next event seq it knows (Db.querySeq). Off: max(seq)+1 in SQL. */
-	seq: boolean;
 	/**
 	 * The holder's claim, complete, complete {next} and heartbeat as one named statement each
 	 * (hotSql.ts). Off: the general path, a transaction that loads the card and decides with rules.ts.
@@ -30,11 +27,11 @@ export interface FastPaths {
 
 export type FastPathName = keyof FastPaths;
 
-export const fastPathNames: readonly FastPathName[] = ['wire', 'seq', 'hot', 'handOver'];
+export const fastPathNames: readonly FastPathName[] = ['wire', 'hot', 'handOver'];
 
-export const allFastPaths: Readonly<FastPaths> = { wire: true, seq: true, hot: true, handOver: true };
+export const allFastPaths: Readonly<FastPaths> = { wire: true, hot: true, handOver: true };
 
-export const noFastPaths: Readonly<FastPaths> = { wire: false, seq: false, hot: false, handOver: false };
+export const noFastPaths: Readonly<FastPaths> = { wire: false, hot: false, handOver: false };
 
 /**
  * Reads a switch spec as the hub takes it from BATON_FAST_PATHS: comma-separated `-name` (off) or
@@ -64,7 +61,7 @@ export function parseFastPaths(spec: string | undefined): FastPaths {
 	return paths;
 }
 
-/** The spec that parses back to `paths`: "all", or the ones that are off ("-wire,-seq"). */
+/** The spec that parses back to `paths`: "all", or the ones that are off ("-wire,-hot"). */
 export function fastPathsSpec(paths: FastPaths): string {
 	const off = fastPathNames.filter(n => !paths[n]);
 	return off.length === 0 ? 'all' : off.map(n => `-${n}`).join(',');

@@ -9,7 +9,7 @@ import type { Clock } from '../clock';
 import type { BacklogEvent, EventType } from '../protocol';
 import type { Db, Queryable } from '../store/db';
 import { allFastPaths, type FastPaths } from './fastPaths';
-import { type HotKey, type SeqColumns, type SqlCatalogue, hotNames, sqlCatalogue } from './hotSql';
+import { type HotKey, type SqlCatalogue, hotNames, sqlCatalogue } from './hotSql';
 import { num, present } from './values';
 
 export interface OpContext {
@@ -144,15 +144,8 @@ export class UnitOfWork {
 		}));
 	}
 
-	/**
-	 * Runs hot statement `key` (prepared under its name in hotNames). On PGlite it goes through
-	 * querySeq, which hands it the next seq when the store knows it (one max(seq) lookup less per event).
-	 */
-	hot<T extends SeqColumns>(key: HotKey, params: unknown[]): Promise<T[]> {
-		const seqStatement = this.catalogue.seqStatements?.[key];
-		if (this.db.querySeq !== undefined && seqStatement !== undefined && this.fastPaths.seq) {
-			return this.db.querySeq<T>(seqStatement, params);
-		}
+	/** Runs hot statement `key`, prepared under its name in hotNames. */
+	hot<T>(key: HotKey, params: unknown[]): Promise<T[]> {
 		return this.db.query<T>(this.catalogue.sql[key], params, hotNames[key]);
 	}
 

@@ -8,12 +8,11 @@
  * Kept because each buys ≥ 15 % on a figure users feel (docs/benchmarks.md, "Fast paths, side by
  * side"); a mechanism can be switched off (core/backlog/fastPaths.ts) to run the general path instead.
  *
- * The wire path (pgWire.ts, pglite.ts `send` / `startSend`; switch `wire`):
+ * The wire path (pgWire.ts, pglite.ts `send` / `sendNow`; switch `wire`):
  * - `execProtocolRawStream(message, { syncToFs, onRawData })` runs the whole exchange, every backend
  *   message included, before it returns its promise; the promise is async only for the file-system
  *   sync. Running a hot statement without PGlite's locks when nothing else is under way relies on it,
- *   and so does reading the reply right after the call (`startSend().complete()` checks for the
- *   ReadyForQuery at its end, and falls back to awaiting when it is missing).
+ *   and the reply is read once the promise settles.
  * - `onRawData` hands views of WASM memory that the next write reuses: each chunk is copied.
  * - `syncToFs: false` skips a sync that is empty for the two file systems Baton uses (NodeFS writes
  *   through to the data dir; memory:// has nothing to sync). The SIGKILL crash proof
@@ -28,10 +27,8 @@
  * Proofs: test/core/store.test.ts (rows, parameters and errors round-trip as through `query()`; a
  * statement sent while a transaction is open waits for it), test/core/fastPathDifferential.test.ts.
  *
- * The store-held seq (pglite.ts `KnownSeq`, `querySeq`; switch `seq`) relies on the first point too:
- * a statement that ran alone and synchronously is the last thing that appended events.
- * Proof: the store test that mixes handed-over seqs with scripts, transactions, a failure and
- * concurrent calls and checks seqs 1..N.
+ * The hot statements and the one-call hand-over rely on nothing beyond the documented API: on PGlite
+ * only on its having one connection, which is why their pick takes no row lock.
  */
 
 /** The PGlite these internals were checked against; package.json pins the same exact version. */

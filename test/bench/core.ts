@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 
 import { Backlog } from '../../core/backlog';
 import { parseFastPaths } from '../../core/backlog/fastPaths';
-import type { Db, Queryable, SeqStatement } from '../../core/store/db';
+import type { Db, Queryable } from '../../core/store/db';
 import { buildBatch, cardBatches } from './dataset';
 import { median, peakRssMb, percentile, Reporter, row, since } from './report';
 
@@ -55,9 +55,6 @@ async function recordStatements(backlog: Backlog, fn: () => Promise<unknown>): P
 					const params = Array.isArray(args[1]) ? (args[1] as unknown[]) : [];
 					if (typeof args[0] === 'string') {
 						seen.push({ text: args[0], params });
-					} else if (prop === 'querySeq') {
-						// A hot statement (Db.querySeq): its self-contained form takes the same parameters.
-						seen.push({ text: (args[0] as SeqStatement<unknown>).inSql.text, params });
 					}
 					return method.apply(t, args);
 				};

@@ -37,9 +37,9 @@ const pgItems = quick ? 1_000 : 4_000;
 const pgCapMs = quick ? 2_000 : 4_000;
 const pgWorkerCounts = [1, 4, 16];
 
-/** Each config is "all on" or one mechanism off; `-wire` takes `seq` with it (fastPaths.ts). */
-const pgliteConfigs = ['all', '-seq', '-wire', '-hot', '-handOver'];
-/** wire and seq are PGlite's: on PostgreSQL they change nothing. */
+/** Each config is "all on" or one mechanism off (fastPaths.ts). */
+const pgliteConfigs = ['all', '-wire', '-hot', '-handOver'];
+/** The wire path is PGlite's: on PostgreSQL it changes nothing. */
 const pgConfigs = ['all', '-hot', '-handOver'];
 
 type Samples = Map<string, number[]>;
@@ -276,7 +276,7 @@ async function main(): Promise<void> {
 			}
 		}
 		report.note(
-			`Configs: ${[...new Set([...pgliteConfigs, ...pgConfigs])].map(c => `${c} = ${fastPathsSpec(parseFastPaths(c))}`).join('; ')}. -wire also turns seq off (knowing the seq needs the wire path), so the wire's own share is -wire against -seq.`,
+			`Configs: ${[...new Set([...pgliteConfigs, ...pgConfigs])].map(c => `${c} = ${fastPathsSpec(parseFastPaths(c))}`).join('; ')}.`,
 		);
 		report.note(`1-minute load average at the start and after each round: ${loads.map(l => l.toFixed(1)).join(', ')}.`);
 		report.note(

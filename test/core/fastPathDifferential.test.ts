@@ -20,13 +20,12 @@ import type { BacklogEvent, Card } from '../../core/protocol';
 import { allCards, openTestBacklog, type StoreKind, storeKinds, type TestBacklog } from '../helpers/backlog';
 import { prng } from '../helpers/prng';
 
-/** The first is the reference. `wire` and `seq` exist on PGlite only, so PostgreSQL leaves them out. */
+/** The first is the reference. `wire` exists on PGlite only, so PostgreSQL leaves it out. */
 const configs: Record<StoreKind, Record<string, Partial<FastPaths>>> = {
 	pglite: {
 		'all on': {},
 		'all off': noFastPaths,
 		'-wire': { wire: false },
-		'-seq': { seq: false },
 		'-hot': { hot: false },
 		'-handOver': { handOver: false },
 	},
