@@ -28,7 +28,7 @@ const roundsArg = process.argv.indexOf('--rounds');
 const rounds = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 1 : 4;
 const databaseUrl = process.env.DATABASE_URL_TEST ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-const hubCards = quick ? 3_000 : 8_000;
+const hubCards = quick ? 8_000 : 15_000;
 const mcpPairs = quick ? 100 : 300;
 const agentCount = 16;
 const agentWarmMs = 1_000;
