@@ -13,7 +13,7 @@ import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
 import { Messages } from './backlog/messages';
-import type { HotStatements, SqlCatalogue } from './backlog/hotSql';
+import type { HotStatements } from './backlog/hotSql';
 import { openStore, type StoreOptions } from './backlog/openStore';
 import { BacklogSettings } from './backlog/settings';
 import { Transfer } from './backlog/transfer';
@@ -72,7 +72,12 @@ export class Backlog {
 		}
 		const thresholds = options.thresholds ?? defaultHealthThresholds;
 		const defaultTtl = options.defaultTtlSeconds ?? 300;
-		this.uow = new UnitOfWork(db, options.clock ?? systemClock, options.log ?? createLogger('backlog'));
+		this.uow = new UnitOfWork(
+			db,
+			options.clock ?? systemClock,
+			options.log ?? createLogger('backlog'),
+			options.fastPaths,
+		);
 		this.settingsStore = new BacklogSettings(this.uow);
 		this.cards = new Cards(this.uow, thresholds);
 		this.claimCycle = new ClaimCycle(this.uow, defaultTtl);
@@ -111,10 +116,6 @@ export class Backlog {
 
 	private get sql(): HotStatements {
 		return this.uow.catalogue.sql;
-	}
-
-	private get seqStatements(): SqlCatalogue['seqStatements'] {
-		return this.uow.catalogue.seqStatements;
 	}
 
 	/** Closes the store cleanly (PGlite checkpoints, so the next open needs no WAL replay). */

@@ -19,6 +19,11 @@ export interface ClaimOptions {
 	 * waiting claim's retries pass false and only its final answer explains (the hub's waitingClaims.ts).
 	 */
 	explain?: boolean;
+	/**
+	 * Cards to take only when no other is claimable (complete {next} without its one-call hand-over:
+	 * the ones the completion just unblocked, which the hand-over's pick never sees).
+	 */
+	passOver?: readonly string[];
 }
 
 export class ClaimCycle {
@@ -33,6 +38,7 @@ export class ClaimCycle {
 		p: ParsedParams<'card/claim'>,
 		options: ClaimOptions = {},
 	): Promise<Result<'card/claim'>> {
+		const passOver = options.passOver ?? [];
 		const ttl = p.ttlSeconds ?? this.defaultTtl;
 		const caps = [...new Set(p.capabilities ?? [])];
 		// $1–$6 of the claim, the same for the hot statement and the general path's claimBare.
@@ -44,7 +50,7 @@ export class ClaimCycle {
 			new Date(now.getTime() + ttl * 1000),
 			ttl,
 		];
-		if (p.cardId === undefined) {
+		if (p.cardId === undefined && passOver.length === 0) {
 			const fast = await this.uow.fast(ctx, async (now, key) => {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
@@ -82,8 +88,11 @@ export class ClaimCycle {
 				return { result: { card, lease: leaseOf(cardState(card)) }, events };
 			}
 			// The general path (the fast one found nothing, or lost a race): same statement, plus the reason.
-			const rows = await tx.query<{ card: Card; epoch: number }>(this.uow.catalogue.sql.claimBare, claimParams(now));
-			const card = rows[0]?.card;
+			const pickBare = async (skip: readonly string[]): Promise<Card | undefined> =>
+				(
+					await tx.query<{ card: Card; epoch: number }>(this.uow.catalogue.sql.claimBare, [...claimParams(now), skip])
+				)[0]?.card;
+			const card = (passOver.length > 0 ? await pickBare(passOver) : undefined) ?? (await pickBare([]));
 			if (card === undefined) {
 				if (options.explain === false) {
 					return { result: { card: null, lease: null }, events: [] };
@@ -195,26 +204,34 @@ export class ClaimCycle {
 	}
 
 	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		const done = await this.completeOnly(ctx, p);
+		const { done, handedOver } = await this.completeOnly(ctx, p);
 		if (p.next === undefined || done.next !== undefined) {
 			return done;
 		}
-		// Nothing was picked in the same statement (none was claimable before this completion, or the
-		// general path ran): claim now, which also sees the cards this completion unblocked and says why
-		// when there is none. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
+		// Nothing was picked in the same call (none was claimable before this completion), or there was
+		// no such call (the general path ran, or the hand-over is switched off): claim now, which says why
+		// when there is none. The hand-over's pick never sees the cards this completion unblocked, so
+		// without it the claim passes over them unless nothing else is claimable: either way the same
+		// card is picked. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
 		const next = await this.claim(
 			ctx.requestKey === undefined ? ctx : { ...ctx, requestKey: `${ctx.requestKey}#next` },
 			p.next,
+			{ passOver: handedOver ? [] : done.unblocked },
 		);
 		return { ...done, next };
 	}
 
-	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
+	/** The completion; `handedOver` when the one-call hand-over ran, and so already tried to pick. */
+	private async completeOnly(
+		ctx: OpContext,
+		p: ParsedParams<'card/complete'>,
+	): Promise<{ done: Result<'card/complete'>; handedOver: boolean }> {
+		const handOver = p.next !== undefined && this.uow.fastPaths.handOver;
 		if (p.force !== true) {
 			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
 			// with `next` also claims the next card (one round trip for an agent's whole hand-over).
 			const fast = await this.uow.fast(ctx, async (now, key) => {
-				if (p.next !== undefined) {
+				if (handOver && p.next !== undefined) {
 					return this.completeNextFast(ctx, p, p.next, now, key);
 				}
 				const rows = await this.uow.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
@@ -231,10 +248,10 @@ export class ClaimCycle {
 				};
 			});
 			if (fast !== undefined) {
-				return fast;
+				return { done: fast, handedOver: handOver };
 			}
 		}
-		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
+		const done = await this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
@@ -244,6 +261,7 @@ export class ClaimCycle {
 			const unblocked = await this.nowClaimable(tx, readiness, now);
 			return { result: { card, unblocked }, events };
 		});
+		return { done, handedOver: false };
 	}
 
 	private async completeNextFast(

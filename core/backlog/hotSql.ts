@@ -4,9 +4,7 @@
  * (docs/architecture.md, "Hot paths are one statement"). Text only: it runs nothing and decides nothing;
  * the unit of work sends these (cards.ts the ready page) and the claim cycle reads their rows.
  */
-import type { SeqStatement } from '../store/db';
 import { afterInClaimOrder, claimOrder, pageOf } from './paging';
-import { num } from './values';
 
 /** A store's statements and seq expressions (PGlite: max(seq)+1 in the statement; PostgreSQL: a sequence). */
 export interface SqlCatalogue {
@@ -15,8 +13,6 @@ export interface SqlCatalogue {
 	/** `$1` seqs for a transaction that appends several events. */
 	seqBatch: string;
 	sql: HotStatements;
-	/** PGlite: the hot statements in both forms, with and without the seq as a parameter (Db.querySeq). */
-	seqStatements: Record<HotKey, SeqStatement<SeqColumns>> | undefined;
 }
 
 /** The statements and seq expressions for a store of this mode (docs/architecture.md, Seqs). */
@@ -33,9 +29,7 @@ export function sqlCatalogue(mode: 'pglite' | 'postgres'): SqlCatalogue {
 		mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 2 FROM events)' : "nextval('event_seq')",
 		mode !== 'pglite',
 	);
-	const seqStatements =
-		mode === 'pglite' ? seqStatementsOf(sql, hotStatements('$SEQ::bigint', '($SEQ::bigint + 1)', false)) : undefined;
-	return { nextSeq, seqBatch, sql, seqStatements };
+	return { nextSeq, seqBatch, sql };
 }
 
 export type HotStatements = ReturnType<typeof hotStatements>;
@@ -194,8 +188,12 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			'$2',
 			true,
 		),
-		/** Claim inside the general path's transaction (no event: the caller logs it). */
-		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) ${pickTail})
+		/**
+		 * Claim inside the general path's transaction (no event: the caller logs it): $1–$6 as claim, $7
+		 * ids not to pick (complete {next} without the hand-over passes over the cards it unblocked).
+		 */
+		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3)
+				AND NOT id = ANY($7::text[]) ${pickTail})
 			${take('$1', '$4', '$5', '$6')} RETURNING baton_card(cards) AS card`,
 		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key. */
 		claim: claimWith(false),
@@ -259,25 +257,6 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 
 export type HotKey = 'claim' | 'claimPhase' | 'complete' | 'completeNext' | 'completeNextPhase' | 'heartbeat';
 
-/** The seq columns hot statements return: the first event's and, for complete {next}, the claim's. */
-export interface SeqColumns {
-	seq: unknown;
-	next_seq?: unknown;
-}
-
-/** The highest seq a hot statement appended (Db.querySeq), or undefined when it appended none. */
-function appendedSeq(rows: readonly SeqColumns[]): number | undefined {
-	let last: number | undefined;
-	for (const row of rows) {
-		for (const seq of [row.seq, row.next_seq]) {
-			if (seq !== null && seq !== undefined) {
-				last = Math.max(last ?? 0, num(seq));
-			}
-		}
-	}
-	return last;
-}
-
 /** The prepared-statement name of each hot statement. */
 export const hotNames: Record<HotKey, string> = {
 	claim: 'baton_claim',
@@ -287,25 +266,3 @@ export const hotNames: Record<HotKey, string> = {
 	completeNextPhase: 'baton_complete_next_phase',
 	heartbeat: 'baton_heartbeat',
 };
-
-/**
- * Each hot statement in its two forms for Db.querySeq: `inSql` as it is, and `withSeq` from the same
- * statements written with `$SEQ` for the next seq, which becomes one more parameter after the highest
- * they already use.
- */
-function seqStatementsOf(
-	inSql: ReturnType<typeof hotStatements>,
-	withSeq: ReturnType<typeof hotStatements>,
-): Record<HotKey, SeqStatement<SeqColumns>> {
-	const both = (key: HotKey): SeqStatement<SeqColumns> => {
-		const text = withSeq[key];
-		const highest = Math.max(...[...text.matchAll(/\$(\d+)/g)].map(m => Number(m[1])));
-		return {
-			withSeq: { text: text.replaceAll('$SEQ', `$${highest + 1}`), name: `${hotNames[key]}_seq` },
-			inSql: { text: inSql[key], name: hotNames[key] },
-			lastSeqOf: appendedSeq,
-		};
-	};
-	const keys = Object.keys(hotNames) as HotKey[];
-	return Object.fromEntries(keys.map(key => [key, both(key)])) as Record<HotKey, SeqStatement<SeqColumns>>;
-}

@@ -9,6 +9,7 @@ import type { Db } from '../store/db';
 import { checkUnmarked, loadMigrations, migrate } from '../store/migrate';
 import { openPglite, sourceStoreDir } from '../store/pglite';
 import { openPostgres } from '../store/postgres';
+import type { FastPaths } from './fastPaths';
 
 export interface StoreOptions {
 	/** PGlite data directory; omitted (and no databaseUrl) = in-memory. Must be used by PGlite only. */
@@ -21,6 +22,8 @@ export interface StoreOptions {
 	poolSize?: number | undefined;
 	/** Folder with pglite.wasm, initdb.wasm, pglite.data, template.tar.gz and migrations/ (dist/pglite). */
 	assetsDir?: string | undefined;
+	/** Latency mechanisms to turn off (all on by default; fastPaths.ts). Only `wire` concerns the store. */
+	fastPaths?: Partial<FastPaths> | undefined;
 }
 
 export interface OpenedStore {
@@ -48,7 +51,11 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
 		}
 		return { db, notices: [] };
 	}
-	const opened = await openPglite({ dataDir: options.pgliteDir, assetsDir: options.assetsDir });
+	const opened = await openPglite({
+		dataDir: options.pgliteDir,
+		assetsDir: options.assetsDir,
+		wire: options.fastPaths?.wire ?? true,
+	});
 	const notices = [...opened.notices];
 	try {
 		if (opened.unmarked) {

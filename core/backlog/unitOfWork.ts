@@ -9,7 +9,8 @@ import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { BacklogEvent, EventType } from '../protocol';
 import type { Db, Queryable } from '../store/db';
-import { type HotKey, type SeqColumns, type SqlCatalogue, hotNames, sqlCatalogue } from './hotSql';
+import { allFastPaths, type FastPaths } from './fastPaths';
+import { type HotKey, type SqlCatalogue, hotNames, sqlCatalogue } from './hotSql';
 import { num, present } from './values';
 
 export interface OpContext {
@@ -41,6 +42,8 @@ export class UnitOfWork {
 	db: Db;
 	/** The hot statements and seq expressions for this store. */
 	readonly catalogue: SqlCatalogue;
+	/** Which latency mechanisms run (all, unless a test or a measurement turned some off). */
+	readonly fastPaths: Readonly<FastPaths>;
 	private readonly listeners = new Set<Listener>();
 
 	constructor(
@@ -48,9 +51,11 @@ export class UnitOfWork {
 		readonly clock: Clock,
 		/** Where faults no caller can be told of go (a listener that threw after the commit). */
 		private readonly log: Logger,
+		fastPaths: Partial<FastPaths> = {},
 	) {
 		this.db = db;
 		this.catalogue = sqlCatalogue(db.mode);
+		this.fastPaths = { ...allFastPaths, ...fastPaths };
 	}
 
 	/** Called after each committed mutation with the events it appended, in seq order. */
@@ -142,15 +147,8 @@ export class UnitOfWork {
 		}));
 	}
 
-	/**
-	 * Runs hot statement `key` (prepared under its name in hotNames). On PGlite it goes through
-	 * querySeq, which hands it the next seq when the store knows it (one max(seq) lookup less per event).
-	 */
-	hot<T extends SeqColumns>(key: HotKey, params: unknown[]): Promise<T[]> {
-		const seqStatement = this.catalogue.seqStatements?.[key];
-		if (this.db.querySeq !== undefined && seqStatement !== undefined) {
-			return this.db.querySeq<T>(seqStatement, params);
-		}
+	/** Runs hot statement `key`, prepared under its name in hotNames. */
+	hot<T>(key: HotKey, params: unknown[]): Promise<T[]> {
 		return this.db.query<T>(this.catalogue.sql[key], params, hotNames[key]);
 	}
 
@@ -159,12 +157,16 @@ export class UnitOfWork {
 	 * key (PERFORMANCE.md §2). Returns undefined when the statement changed nothing, and the caller
 	 * takes the general path, which explains the refusal, replays a known key, or handles the rarer
 	 * case. A repeated key makes the statement fail on request_log's primary key, so nothing is applied
-	 * twice and the common path needs no lookup first.
+	 * twice and the common path needs no lookup first. With the `hot` switch off it returns undefined
+	 * at once.
 	 */
 	async fast<T>(
 		ctx: OpContext,
 		run: (now: Date, key: string | null) => Promise<{ result: T; events: BacklogEvent[] } | undefined>,
 	): Promise<T | undefined> {
+		if (!this.fastPaths.hot) {
+			return undefined; // switched off: the general path does it all
+		}
 		for (let attempt = 0; ; attempt++) {
 			try {
 				const out = await run(this.clock.now(), ctx.requestKey ?? null);

@@ -14,26 +14,8 @@ export interface Queryable {
 	query<T = Row>(text: string, params?: readonly unknown[], name?: string): Promise<T[]>;
 }
 
-/**
- * A hot statement that appends events, in two texts (PGlite, querySeq): `withSeq` takes the next event
- * seq as one more parameter after the caller's; `inSql` computes it (max(seq) + 1). Both are prepared
- * under their names.
- */
-export interface SeqStatement<T> {
-	withSeq: { text: string; name: string };
-	inSql: { text: string; name: string };
-	/** The highest seq the statement appended, read from its rows; undefined when it appended none. */
-	lastSeqOf(rows: readonly T[]): number | undefined;
-}
-
 export interface Db extends Queryable {
 	readonly mode: 'pglite' | 'postgres';
-	/**
-	 * PGlite only: runs a hot statement that appends events, handing it the next seq when the store
-	 * knows it (its last statement was such a one, run alone), which saves the max(seq) lookup; else the
-	 * statement computes it. Seqs stay gap-free either way.
-	 */
-	querySeq?<T = Row>(statement: SeqStatement<T>, params: readonly unknown[]): Promise<T[]>;
 	/**
 	 * Runs `fn` in one transaction: commit when it resolves, roll back when it throws. On PostgreSQL a
 	 * deadlock or serialization failure is retried a few times (fn must be safe to re-run: it only

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 
 import { markDataDirReady, prepareDataDir, refusal } from './dataDir';
-import type { Db, Queryable, Row, SeqStatement } from './db';
+import type { Db, Queryable, Row } from './db';
 import { type Column, columnsOfReply, executeMessage, prepareMessage, rowsOfReply, textParam } from './pgWire';
 
 export interface PgliteOptions {
@@ -19,6 +19,12 @@ export interface PgliteOptions {
 	assetsDir?: string | undefined;
 	/** Seed a new database from template.tar.gz when there is one (default true; the template script says false). */
 	useTemplate?: boolean | undefined;
+	/**
+	 * Send named statements by hand over the extended protocol (pgWire.ts; default true). False runs
+	 * them through PGlite's `query()` like any other: a measurement switch
+	 * (core/backlog/fastPaths.ts).
+	 */
+	wire?: boolean | undefined;
 }
 
 export { readyMarker } from './dataDir';
@@ -78,22 +84,8 @@ type PgliteTarget = Pick<PGlite, 'query' | 'exec'>;
 interface Root {
 	pglite: PGlite;
 	inFlight: InFlight;
-	seq: KnownSeq;
-}
-
-/**
- * The last event seq, while it is known without asking: set only by a hot statement that ran alone
- * (lock-free, synchronously) and read the seqs it appended from its own rows; forgotten the moment
- * anything else enters PGlite (any query, script, transaction or dump, even one that only reads),
- * because any of them may append events. So when it is known, nothing has appended since, and the
- * next seq is `last + 1`: still gap-free, one max(seq) lookup less per event (docs/benchmarks.md).
- */
-class KnownSeq {
-	last: number | undefined;
-
-	forget(): void {
-		this.last = undefined;
-	}
+	/** False: named statements go through PGlite's query() too (PgliteOptions.wire). */
+	wire: boolean;
 }
 
 /**
@@ -104,14 +96,11 @@ class KnownSeq {
 class InFlight {
 	private count = 0;
 
-	constructor(private readonly seq: KnownSeq) {}
-
 	get idle(): boolean {
 		return this.count === 0;
 	}
 
 	async run<T>(fn: () => Promise<T>): Promise<T> {
-		this.seq.forget();
 		this.count++;
 		try {
 			return await fn();
@@ -140,49 +129,28 @@ function send(root: Root, message: Uint8Array): Promise<Uint8Array> {
 	);
 }
 
+/** Sends `message` and resolves to everything the backend answered. */
 async function sendNow(pglite: PGlite, message: Uint8Array): Promise<Uint8Array> {
-	const started = startSend(pglite, message);
-	await started.done;
-	return started.reply();
-}
-
-/**
- * Starts sending; `reply()` is everything the backend has answered so far. PGlite 0.5.16 runs the
- * whole exchange inside execProtocolRawStream before returning, so right after this call the reply is
- * complete (it ends with ReadyForQuery) unless PGlite changes that, which `complete` tells.
- */
-function startSend(
-	pglite: PGlite,
-	message: Uint8Array,
-): { done: Promise<unknown>; reply: () => Uint8Array; complete: () => boolean } {
 	const chunks: Uint8Array[] = [];
 	let length = 0;
-	const done = pglite.execProtocolRawStream(message, {
+	await pglite.execProtocolRawStream(message, {
 		syncToFs: false,
 		onRawData: data => {
 			chunks.push(data.slice()); // a view of WASM memory, reused by the next write
 			length += data.length;
 		},
 	});
-	const reply = (): Uint8Array => {
-		const [only] = chunks;
-		if (only !== undefined && chunks.length === 1) {
-			return only;
-		}
-		const whole = new Uint8Array(length);
-		let at = 0;
-		for (const chunk of chunks) {
-			whole.set(chunk, at);
-			at += chunk.length;
-		}
-		return whole;
-	};
-	const complete = (): boolean => {
-		const last = chunks.at(-1);
-		// ReadyForQuery: 'Z', length 5, status byte.
-		return last !== undefined && last.length >= 6 && last[last.length - 6] === 0x5a && last[last.length - 2] === 5;
-	};
-	return { done, reply, complete };
+	const [only] = chunks;
+	if (only !== undefined && chunks.length === 1) {
+		return only;
+	}
+	const whole = new Uint8Array(length);
+	let at = 0;
+	for (const chunk of chunks) {
+		whole.set(chunk, at);
+		at += chunk.length;
+	}
+	return whole;
 }
 
 /** A named statement prepared (or being prepared) in this instance; concurrent first callers share it. */
@@ -202,7 +170,7 @@ class PgliteQueryable implements Queryable {
 	) {}
 
 	async query<T = Row>(text: string, params: readonly unknown[] = [], name?: string): Promise<T[]> {
-		if (name === undefined) {
+		if (name === undefined || this.root?.wire === false) {
 			const result = await this.target.query<T>(text, params as unknown[]);
 			return result.rows;
 		}
@@ -224,60 +192,8 @@ class PgliteQueryable implements Queryable {
 		if (!ready.done) {
 			await ready.ready;
 		}
-		// Right before it runs (a hot statement may have run alone while this one was being prepared).
-		this.root.seq.forget();
 		const reply = await send(this.root, executeMessage(name, params));
 		return rowsOfReply<T>(reply, this.root.pglite.parsers, ready.columns);
-	}
-
-	/** Db.querySeq: the root only. */
-	async querySeq<T>(statement: SeqStatement<T>, params: readonly unknown[]): Promise<T[]> {
-		const root = this.root;
-		if (root === undefined) {
-			throw new Error('querySeq runs outside transactions only');
-		}
-		const { withSeq, inSql } = statement;
-		const withSeqEntry = this.prepared.get(withSeq.name) ?? this.prepare(root, withSeq.name, withSeq.text);
-		const inSqlEntry = this.prepared.get(inSql.name) ?? this.prepare(root, inSql.name, inSql.text);
-		if (!withSeqEntry.done) {
-			await withSeqEntry.ready;
-		}
-		if (!inSqlEntry.done) {
-			await inSqlEntry.ready;
-		}
-		if (!root.inFlight.idle) {
-			// Others are in PGlite: wait for the locks like any query, with the seq computed in SQL.
-			root.seq.forget();
-			return rowsOfReply<T>(
-				await send(root, executeMessage(inSql.name, params)),
-				root.pglite.parsers,
-				inSqlEntry.columns,
-			);
-		}
-		// Alone: from here to the end of the exchange nothing else runs in PGlite (see startSend).
-		const last = root.seq.last;
-		root.seq.forget();
-		const known = last !== undefined;
-		const message = known ? executeMessage(withSeq.name, [...params, last + 1]) : executeMessage(inSql.name, params);
-		const started = startSend(root.pglite, message);
-		let rows: T[] | undefined;
-		let failure: Error | undefined;
-		if (started.complete()) {
-			try {
-				rows = rowsOfReply<T>(started.reply(), root.pglite.parsers, (known ? withSeqEntry : inSqlEntry).columns);
-				const appended = statement.lastSeqOf(rows);
-				// Nothing appended: the seq stays as it was, if it was known.
-				root.seq.last = appended ?? last;
-			} catch (e) {
-				// Rolled back; the seq stays forgotten. rowsOfReply throws PGlite's DatabaseError.
-				failure = e instanceof Error ? e : new Error('the statement failed', { cause: e });
-			}
-		}
-		await started.done;
-		if (failure !== undefined) {
-			throw failure;
-		}
-		return rows ?? rowsOfReply<T>(started.reply(), root.pglite.parsers, (known ? withSeqEntry : inSqlEntry).columns);
 	}
 
 	/** Prepares `name` once; a failed prepare is forgotten so the next call retries. */
@@ -348,17 +264,16 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 	await pglite.exec('SET plan_cache_mode = force_generic_plan');
 	const statements = new Map<string, PreparedEntry>();
 	// Every call into the instance goes through inFlight, so the lock-free path knows when it is alone.
-	const seq = new KnownSeq();
-	const inFlight = new InFlight(seq);
+	const inFlight = new InFlight();
 	const tracked: PgliteTarget = {
 		query: (text, params) => inFlight.run(() => pglite.query(text, params)),
 		exec: sql => inFlight.run(() => pglite.exec(sql)),
 	};
-	const root = new PgliteQueryable(tracked, statements, { pglite, inFlight, seq });
+	const wire = options.wire !== false;
+	const root = new PgliteQueryable(tracked, statements, { pglite, inFlight, wire });
 	const db: Db = {
 		mode: 'pglite',
 		query: (text, params, name) => root.query(text, params, name),
-		querySeq: (statement, params) => root.querySeq(statement, params),
 		transaction: fn => inFlight.run(() => pglite.transaction(tx => fn(new PgliteQueryable(tx, statements)))),
 		exec: sql =>
 			inFlight.run(async () => {

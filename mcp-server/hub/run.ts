@@ -7,6 +7,7 @@ import { existsSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Backlog } from '../../core/backlog';
+import { fastPathsSpec, parseFastPaths } from '../../core/backlog/fastPaths';
 import { BatonError } from '../../core/errors';
 import { postgresUnavailable } from '../../core/store/pgErrors';
 import { checkFreeSpace, startReserveBytes } from '../../core/diskSpace';
@@ -78,8 +79,13 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			...(assetsDir === undefined ? {} : { assetsDir }),
 			...(flags.ttlSeconds === undefined ? {} : { defaultTtlSeconds: flags.ttlSeconds }),
 			thresholds,
+			// A measurement switch, not a setting: turns latency mechanisms off (docs/benchmarks.md).
+			fastPaths: parseFastPaths(env.BATON_FAST_PATHS),
 		});
 		log.info(`opened the ${backlog.mode} store in ${Date.now() - started} ms`);
+		if (env.BATON_FAST_PATHS !== undefined) {
+			log.info(`fast paths (BATON_FAST_PATHS): ${fastPathsSpec(parseFastPaths(env.BATON_FAST_PATHS))}`);
+		}
 		const stale = stalePgliteDataDir(paths.dataDir, env);
 		const notices = stale === undefined ? [] : [stale];
 		for (const notice of [...backlog.notices, ...notices]) {

@@ -10,7 +10,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 
 import { Backlog } from '../../core/backlog';
-import type { Db, Queryable, SeqStatement } from '../../core/store/db';
+import { parseFastPaths } from '../../core/backlog/fastPaths';
+import type { Db, Queryable } from '../../core/store/db';
 import { buildBatch, cardBatches } from './dataset';
 import { median, peakRssMb, percentile, Reporter, row, since } from './report';
 
@@ -19,6 +20,8 @@ const smallSize = 1_000;
 const largeSize = quick ? 10_000 : 100_000;
 const batch = buildBatch;
 const ctx = { actor: 'bench' };
+/** BATON_FAST_PATHS=-wire,… measures with latency mechanisms off (core/backlog/fastPaths.ts); all on by default. */
+const fastPaths = parseFastPaths(process.env.BATON_FAST_PATHS);
 
 // ---------------------------------------------------------------------------------------------------
 // EXPLAIN of the statements the Backlog really sends (no copy of its SQL here to drift out of date).
@@ -52,9 +55,6 @@ async function recordStatements(backlog: Backlog, fn: () => Promise<unknown>): P
 					const params = Array.isArray(args[1]) ? (args[1] as unknown[]) : [];
 					if (typeof args[0] === 'string') {
 						seen.push({ text: args[0], params });
-					} else if (prop === 'querySeq') {
-						// A hot statement (Db.querySeq): its self-contained form takes the same parameters.
-						seen.push({ text: (args[0] as SeqStatement<unknown>).inSql.text, params });
 					}
 					return method.apply(t, args);
 				};
@@ -155,7 +155,7 @@ function emit(result: PhaseResult): void {
 async function phaseFirstStart(dir: string): Promise<void> {
 	const cpu = process.cpuUsage();
 	const t0 = performance.now();
-	const backlog = await Backlog.open({ pgliteDir: dir });
+	const backlog = await Backlog.open({ pgliteDir: dir, fastPaths });
 	const openMs = since(t0);
 	const t1 = performance.now();
 	await backlog.stats(ctx, {});
@@ -167,7 +167,7 @@ async function phaseFirstStart(dir: string): Promise<void> {
 
 /** Build `cards` cards with batched creates; reports batched create throughput. */
 async function phaseBuild(dir: string, cards: number): Promise<void> {
-	const backlog = await Backlog.open({ pgliteDir: dir });
+	const backlog = await Backlog.open({ pgliteDir: dir, fastPaths });
 	const t0 = performance.now();
 	for (const cardsOfBatch of cardBatches(cards)) {
 		await backlog.create(ctx, { cards: cardsOfBatch });
@@ -181,7 +181,7 @@ async function phaseBuild(dir: string, cards: number): Promise<void> {
 async function phaseColdOpen(dir: string): Promise<void> {
 	const cpu = process.cpuUsage();
 	const t0 = performance.now();
-	const backlog = await Backlog.open({ pgliteDir: dir });
+	const backlog = await Backlog.open({ pgliteDir: dir, fastPaths });
 	const openMs = since(t0);
 	const openCpuMs = cpuMs(process.cpuUsage(cpu));
 	const t1 = performance.now();
@@ -193,7 +193,7 @@ async function phaseColdOpen(dir: string): Promise<void> {
 
 /** Warm measurements on an existing data dir. Drains at most a third of the small backlog. */
 async function phaseMeasure(dir: string, cards: number): Promise<void> {
-	const backlog = await Backlog.open({ pgliteDir: dir });
+	const backlog = await Backlog.open({ pgliteDir: dir, fastPaths });
 	const ops = Math.min(2_000, Math.floor(cards / 3));
 	const warm = Math.min(200, Math.floor(ops / 4));
 	const pages = 200;

@@ -3,21 +3,10 @@
  * depending on 1–3 earlier cards (so the DAG is acyclic by construction), ids `c0`, `c1`, ….
  */
 import type { CreateCardInput } from '../../core/protocol';
+import { prng } from '../helpers/prng';
 
 /** Cards per create call when building a data set (the protocol allows up to 1,000). */
 export const buildBatch = 1_000;
-
-/** Deterministic PRNG (mulberry32), so every run builds the same backlog. */
-export function prng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 /** Cards `from`…`to-1` of the benchmark backlog; call in order with one `random` per backlog. */
 export function makeCards(from: number, to: number, random: () => number): CreateCardInput[] {

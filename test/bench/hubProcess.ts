@@ -36,13 +36,16 @@ export interface HubHandle {
 	stop(): Promise<void>;
 }
 
-/** Starts a hub on `dataDir` and waits until it answers a hello (up to `timeoutMs`). */
-export async function startHub(dataDir: string, timeoutMs = 60_000): Promise<HubHandle> {
+/**
+ * Starts a hub on `dataDir` and waits until it answers a hello (up to `timeoutMs`). `env` adds to this
+ * process's environment (BATON_FAST_PATHS for an A/B run).
+ */
+export async function startHub(dataDir: string, timeoutMs = 60_000, env: NodeJS.ProcessEnv = {}): Promise<HubHandle> {
 	requireBuild();
 	const t0 = performance.now();
 	const proc = spawn(process.execPath, [batonJs, 'hub', '--data-dir', dataDir], {
 		stdio: ['ignore', 'ignore', 'pipe'],
-		env: { ...process.env, BATON_DATA_DIR: dataDir },
+		env: { ...process.env, ...env, BATON_DATA_DIR: dataDir },
 	});
 	let stderr = '';
 	proc.stderr.setEncoding('utf8');

@@ -9,11 +9,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-
 import { cardBatches } from './dataset';
-import { batonJs, connect, cpuMsOf, type HubHandle, requireBuild, startHub } from './hubProcess';
+import { connect, cpuMsOf, type HubHandle, requireBuild, startHub } from './hubProcess';
+import { batonSession, call, openSession } from './mcpSession';
 import { median, percentile, Reporter, row } from './report';
 
 const quick = process.argv.includes('--quick');
@@ -53,36 +51,6 @@ function ensureBacklogMd(): boolean {
 		}
 	}
 	return existsSync(backlogMdBin);
-}
-
-interface Session {
-	client: Client;
-	/** pid of the spawned MCP server. */
-	pid: number | null;
-	close(): Promise<void>;
-}
-
-/** Spawns `baton mcp` (or any stdio MCP server) and completes the MCP initialize handshake. */
-async function openSession(command: string, args: string[], cwd?: string): Promise<Session> {
-	const transport = new StdioClientTransport({ command, args, stderr: 'pipe', ...(cwd ? { cwd } : {}) });
-	const client = new Client({ name: 'baton-bench', version: '1.0.0' });
-	await client.connect(transport);
-	return { client, pid: transport.pid, close: () => client.close() };
-}
-
-function batonSession(dataDir: string, agent: string): Promise<Session> {
-	return openSession(process.execPath, [batonJs, 'mcp', '--data-dir', dataDir, '--agent', agent]);
-}
-
-type ToolOutput = Record<string, unknown>;
-
-/** Calls a tool and returns its structuredContent; a tool error is a bench failure, not a number. */
-async function call(session: Session, name: string, args: Record<string, unknown>): Promise<ToolOutput> {
-	const result = await session.client.callTool({ name, arguments: args });
-	if (result.isError === true) {
-		throw new Error(`${name} failed: ${JSON.stringify(result.content)}`);
-	}
-	return (result.structuredContent ?? {}) as ToolOutput;
 }
 
 /**

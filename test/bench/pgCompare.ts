@@ -13,6 +13,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 
 import { Backlog } from '../../core/backlog';
+import { parseFastPaths } from '../../core/backlog/fastPaths';
 import { Reporter, row } from './report';
 
 const quick = process.argv.includes('--quick');
@@ -28,6 +29,8 @@ const repeats = quick ? 1 : 2;
  */
 const drainCapMs = quick ? 5_000 : 10_000;
 const runId = `${process.pid.toString(36)}${Date.now().toString(36).slice(-4)}`;
+/** BATON_FAST_PATHS=-hot,… drains with latency mechanisms off (core/backlog/fastPaths.ts); all on by default. */
+const fastPaths = parseFastPaths(process.env.BATON_FAST_PATHS);
 
 interface Measurement {
 	seconds: number;
@@ -228,7 +231,7 @@ function batonSystem(loop: BatonLoop): System {
 		async drain(schema, workers) {
 			const backlogs = await Promise.all(
 				Array.from({ length: workers }, () =>
-					Backlog.open({ databaseUrl: drainUrl(name), schema, poolSize: loop === 'pipelined' ? 2 : 1 }),
+					Backlog.open({ databaseUrl: drainUrl(name), schema, poolSize: loop === 'pipelined' ? 2 : 1, fastPaths }),
 				),
 			);
 			const seen = new Set<string>();

@@ -3,7 +3,8 @@
  * (the machine has 2 cores; parallel benches would measure each other), collects the BENCH_JSON line
  * each prints last, prints a summary and rewrites the results section of docs/benchmarks.md.
  * Flags: --quick (small sizes, a smoke run; the docs are left alone unless --write-docs),
- * --only <name>[,<name>] (run only these; the docs keep the other benches' last results),
+ * --only <name>[,<name>] (run only these; the docs keep the other benches' last results; fastPaths runs
+ * only when named here),
  * --no-docs, --timeout <seconds per bench>.
  */
 import { spawn } from 'node:child_process';
@@ -17,7 +18,9 @@ import { z } from 'zod';
 import type { BenchReport } from './report';
 
 /** Every bench we know of, in run order (cheap and independent first). Missing files are skipped. */
-const benchNames = ['core', 'pgCompare', 'hub', 'mcp', 'board', 'activation'] as const;
+const benchNames = ['core', 'pgCompare', 'hub', 'mcp', 'board', 'activation', 'fastPaths'] as const;
+/** Benches that run only when --only names them: the fast-path A/B repeats what the others measure. */
+const onDemand: readonly string[] = ['fastPaths'];
 
 const root = join(__dirname, '..', '..');
 const docsPath = join(root, 'docs', 'benchmarks.md');
@@ -278,7 +281,9 @@ async function updateDocs(outcomes: Outcome[], machine: string): Promise<void> {
 
 async function main(): Promise<number> {
 	const options = parseArgs(process.argv.slice(2));
-	const selected = benchNames.filter(n => options.only === undefined || options.only.includes(n));
+	const selected = benchNames.filter(n =>
+		options.only === undefined ? !onDemand.includes(n) : options.only.includes(n),
+	);
 	const outcomes: Outcome[] = [];
 	const machine = machineLine();
 	console.log(`bench: ${machine}${options.quick ? ' — QUICK run (small sizes)' : ''}`);

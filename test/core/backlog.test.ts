@@ -12,7 +12,7 @@ import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import { type Card, type ErrorCode, CreateCardInput, UpdateParams, limits } from '../../core/protocol';
 import type { Db, Queryable } from '../../core/store/db';
-import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { allCards, openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
 
 const alice: OpContext = { actor: 'alice' };
 const bob: OpContext = { actor: 'bob' };
@@ -34,13 +34,7 @@ async function refused(promise: Promise<unknown>, code: ErrorCode, text?: RegExp
 
 /** Everything observable about the store: all cards, and the last event seq. */
 async function snapshot(b: Backlog): Promise<{ cards: Card[]; lastSeq: number; stats: unknown }> {
-	const cards: Card[] = [];
-	let cursor: string | undefined;
-	do {
-		const page = await b.exportCards(cursor === undefined ? {} : { cursor });
-		cards.push(...page.cards);
-		cursor = page.nextCursor;
-	} while (cursor !== undefined);
+	const cards = await allCards(b);
 	const { agents: _agents, oldestReadyAgeSeconds: _age, ...stats } = await b.stats(human, {});
 	return { cards, lastSeq: await b.lastSeq(), stats };
 }

@@ -14,19 +14,8 @@ import type { Backlog } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import type { Card, ErrorCode } from '../../core/protocol';
-import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
-
-/** mulberry32: a small seeded PRNG, so a failing sequence can be replayed from its seed. */
-function prng(seed: number): () => number {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6d2b79f5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
+import { allCards as cardList, openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { prng } from '../helpers/prng';
 
 const agents = ['ag-1', 'ag-2', 'ag-3'];
 /** Refusals a random operation may meet; an `internal` or a non-Baton error fails the test. */
@@ -45,16 +34,7 @@ interface Held {
 }
 
 async function allCards(b: Backlog): Promise<Map<string, Card>> {
-	const cards = new Map<string, Card>();
-	let cursor: string | undefined;
-	do {
-		const page = await b.exportCards(cursor === undefined ? {} : { cursor });
-		for (const c of page.cards) {
-			cards.set(c.id, c);
-		}
-		cursor = page.nextCursor;
-	} while (cursor !== undefined);
-	return cards;
+	return new Map((await cardList(b)).map(c => [c.id, c]));
 }
 
 /** `flagged` holds "card|dep" for each done card a forced reopen of dep flagged. */

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { Backlog } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { loadMigrations, migrate } from '../../core/store/migrate';
-import { type Db, type SeqStatement, sqlState } from '../../core/store/db';
+import { type Db, sqlState } from '../../core/store/db';
 import { openPglite, sourceStoreDir, sqlLiteral } from '../../core/store/pglite';
 import { dropSchema, openTestBacklog, storeKinds, tempDir, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 
@@ -208,58 +208,6 @@ describe('PGlite store', () => {
 		}
 	});
 
-	it('hands a hot statement the next seq only while nothing else has entered PGlite since the last one', async () => {
-		const { db } = await openPglite({});
-		try {
-			await db.exec(`CREATE TABLE seq_log (seq bigint PRIMARY KEY, note text NOT NULL CHECK (note <> 'bad'))`);
-			const append: SeqStatement<{ seq: unknown }> = {
-				withSeq: { text: 'INSERT INTO seq_log VALUES ($2::bigint, $1) RETURNING seq', name: 'test_append_seq' },
-				inSql: {
-					text: 'INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, $1 FROM seq_log RETURNING seq',
-					name: 'test_append',
-				},
-				lastSeqOf: rows => (rows[0] === undefined ? undefined : Number(rows[0].seq)),
-			};
-			const run = (note: string): Promise<{ seq: unknown }[]> =>
-				db.querySeq?.(append, [note]) ?? Promise.reject(new Error('PGlite has querySeq'));
-			const plain = (): Promise<unknown> =>
-				db.query(`INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, 'plain' FROM seq_log`);
-			await run('first'); // not known yet: computed in SQL
-			await run('second'); // known: handed over
-			await plain(); // anything else makes the store forget it (a stale seq would repeat 3)
-			await run('after a plain insert');
-			await db.transaction(async tx => {
-				await tx.query(`INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, 'in a transaction' FROM seq_log`);
-			});
-			await run('after a transaction');
-			await assert.rejects(run('bad'), (e: unknown) => sqlState(e) === '23514'); // rolled back: no seq used
-			await run('after a failure');
-			await db.exec(`INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, 'script' FROM seq_log`);
-			// Many at once, mixed with plain inserts and a transaction, some running behind PGlite's locks.
-			await Promise.all([
-				...Array.from({ length: 40 }, (_, i) => (i % 7 === 3 ? plain() : run(`concurrent ${i}`))),
-				db.transaction(async tx => {
-					await tx.query(`INSERT INTO seq_log SELECT coalesce(max(seq), 0) + 1, 'tx' FROM seq_log`);
-					await new Promise(resolve => setTimeout(resolve, 5));
-				}),
-			]);
-			await run('last');
-			const seqs = (await db.query<{ seq: unknown }>('SELECT seq FROM seq_log ORDER BY seq')).map(r => Number(r.seq));
-			assert.deepEqual(
-				seqs,
-				Array.from({ length: seqs.length }, (_, i) => i + 1),
-			);
-			assert.equal(seqs.length, 8 + 40 + 1 + 1);
-			// The handed-over form really ran, and so did the fallback.
-			const runs = await db.query<{ name: string; n: number }>(
-				`SELECT name, (generic_plans + custom_plans)::int AS n FROM pg_prepared_statements WHERE name LIKE 'test_append%' ORDER BY name`,
-			);
-			assert.ok(runs.every(r => r.n > 0) && runs.length === 2, JSON.stringify(runs));
-		} finally {
-			await db.close();
-		}
-	});
-
 	it('runs a prepared statement only after an open transaction ends, never inside it', async () => {
 		const { db } = await openPglite({});
 		try {
@@ -432,7 +380,6 @@ for (const kind of storeKinds) {
 				const internals = t.backlog as unknown as {
 					db: Db;
 					sql: Record<string, string>;
-					seqStatements?: Record<string, SeqStatement<unknown>>;
 				};
 				// Enough cards that an index beats reading the table, as in any backlog worth a plan.
 				for (let batch = 0; batch < 5; batch++) {
@@ -441,9 +388,6 @@ for (const kind of storeKinds) {
 				}
 				await internals.db.exec('ANALYZE cards');
 				const texts = Object.entries(internals.sql).filter(([key]) => !/^(readyPage|claimBare)/.test(key));
-				for (const [key, statement] of Object.entries(internals.seqStatements ?? {})) {
-					texts.push([`${key} (seq given)`, statement.withSeq.text]);
-				}
 				assert.ok(texts.length >= 6, texts.map(([key]) => key).join(', '));
 				const readsByClaimIndexes = (key: string, plan: unknown): void => {
 					const scans = cardScans(plan);

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import pg from 'pg';
 
 import { Backlog, type BacklogOptions } from '../../core/backlog';
+import type { Card } from '../../core/protocol';
 
 export type StoreKind = 'pglite' | 'postgres';
 
@@ -40,6 +41,18 @@ export async function dropSchema(schema: string): Promise<void> {
 	} finally {
 		await client.end();
 	}
+}
+
+/** Every card of the backlog in id order, read page by page as an export does. */
+export async function allCards(b: Backlog): Promise<Card[]> {
+	const cards: Card[] = [];
+	let cursor: string | undefined;
+	do {
+		const page = await b.exportCards(cursor === undefined ? {} : { cursor });
+		cards.push(...page.cards);
+		cursor = page.nextCursor;
+	} while (cursor !== undefined);
+	return cards;
 }
 
 /**
