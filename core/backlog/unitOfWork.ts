@@ -8,7 +8,7 @@
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { BacklogEvent, EventType } from '../protocol';
-import type { Db, Queryable } from '../store/db';
+import { type Db, type Queryable, sqlState } from '../store/db';
 import { allFastPaths, type FastPaths } from './fastPaths';
 import { type HotKey, type SqlCatalogue, hotNames, sqlCatalogue } from './hotSql';
 import { num, present } from './values';
@@ -96,7 +96,7 @@ export class UnitOfWork {
 				return result;
 			} catch (e) {
 				// Two requests with the same key at once (PostgreSQL): the loser re-runs and finds the result.
-				if (ctx.requestKey !== undefined && attempt === 0 && sqlStateOf(e) === '23505') {
+				if (ctx.requestKey !== undefined && attempt === 0 && sqlState(e) === '23505') {
 					continue;
 				}
 				throw e;
@@ -176,7 +176,7 @@ export class UnitOfWork {
 				this.emit(out.events);
 				return out.result;
 			} catch (e) {
-				const state = sqlStateOf(e);
+				const state = sqlState(e);
 				// The key is known (23505 on request_log; the statement rolled back whole): answer as before.
 				if (state === '23505' && ctx.requestKey !== undefined) {
 					const stored = await this.db.query<{ result: { value: T } }>(
@@ -216,10 +216,6 @@ export class UnitOfWork {
 	event(seq: unknown, now: Date, cardId: string, actor: string, type: EventType, data: object): BacklogEvent {
 		return { seq: num(seq), at: now.toISOString(), cardId, actor, type, data: data as BacklogEvent['data'] };
 	}
-}
-
-function sqlStateOf(e: unknown): string | undefined {
-	return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
 }
 
 /**

@@ -8,6 +8,7 @@
 import { BatonError } from '../../core/errors';
 import { bytesNeededToWrite, diskFullError, freeBytes, startReserveBytes } from '../../core/diskSpace';
 import { errorText } from '../../core/log';
+import { sqlState } from '../../core/store/db';
 import { postgresUnavailable } from '../../core/store/pgErrors';
 import type { StoreHealth } from '../../core/protocol';
 
@@ -213,9 +214,4 @@ export function fatalReason(e: unknown, mode: 'pglite' | 'postgres'): string | u
 		return `I/O error ${state}: ${message}`;
 	}
 	return undefined;
-}
-
-function sqlState(e: unknown): string | undefined {
-	const code = typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
-	return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }

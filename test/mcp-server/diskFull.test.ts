@@ -10,12 +10,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
+import { freeBytes } from '../../core/diskSpace';
 import { BatonError } from '../../core/errors';
 import type { RpcClient } from '../../core/rpc';
 import { alive, client, ensureBuilt, hubEnv, sleep, startHub, waitFor } from '../helpers/hub';
@@ -48,11 +49,6 @@ function unmount(dir: string): void {
 		// Not mounted any more.
 	}
 	rmSync(dir, { recursive: true, force: true });
-}
-
-function freeBytes(dir: string): number {
-	const s = statfsSync(dir);
-	return s.bavail * s.bsize;
 }
 
 /** Fills `dir`'s filesystem with a ballast file until only `leaveBytes` are free. */
