@@ -12,7 +12,8 @@ import { ClaimCycle, type ClaimOptions } from './backlog/claimCycle';
 import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
-import { Messages } from './backlog/messages';
+import { Messages, pendingInbox } from './backlog/messages';
+import { Reviews } from './backlog/reviews';
 import type { HotStatements } from './backlog/hotSql';
 import { openStore, type StoreOptions } from './backlog/openStore';
 import { BacklogSettings } from './backlog/settings';
@@ -26,11 +27,13 @@ import {
 	type BacklogEvent,
 	type Card,
 	type HealthThresholds,
+	type Message,
 	type ParsedParams,
 	type Result,
 	type Settings,
 	defaultHealthThresholds,
 } from './protocol';
+import type { Reviewer } from './reviewRules';
 import type { Db, Queryable } from './store/db';
 import type { DumpRows } from './store/dump';
 
@@ -61,6 +64,7 @@ export class Backlog {
 	private readonly agents: Agents;
 	private readonly feed: Feed;
 	private readonly messages: Messages;
+	private readonly reviews: Reviews;
 	private readonly transfer: Transfer;
 	private readonly upkeep: Upkeep;
 
@@ -86,6 +90,7 @@ export class Backlog {
 		this.agents = new Agents(this.uow, thresholds, defaultTtl);
 		this.feed = new Feed(this.uow);
 		this.messages = new Messages(this.uow);
+		this.reviews = new Reviews(this.uow, defaultTtl);
 		this.transfer = new Transfer(this.uow);
 		this.upkeep = new Upkeep(this.uow);
 	}
@@ -174,8 +179,9 @@ export class Backlog {
 
 	// The claim cycle (backlog/claimCycle.ts) and how claims end (backlog/claimEnds.ts)
 
+	/** Claims work; with `review: true`, review work (backlog/reviews.ts). */
 	claim(ctx: OpContext, p: ParsedParams<'card/claim'>, options?: ClaimOptions): Promise<Result<'card/claim'>> {
-		return this.claimCycle.claim(ctx, p, options);
+		return p.review === true ? this.reviews.claim(ctx, p) : this.claimCycle.claim(ctx, p, options);
 	}
 
 	heartbeat(ctx: OpContext, p: ParsedParams<'card/heartbeat'>): Promise<Result<'card/heartbeat'>> {
@@ -224,6 +230,23 @@ export class Backlog {
 
 	comment(ctx: OpContext, p: ParsedParams<'card/comment'>): Promise<Result<'card/comment'>> {
 		return this.messages.post(ctx, p);
+	}
+
+	/** The holder got these messages in a tool result (its inbox): deliveredAt, event `delivered`. */
+	inboxAck(ctx: OpContext, p: ParsedParams<'inbox/ack'>): Promise<Result<'inbox/ack'>> {
+		return this.messages.ack(ctx, p);
+	}
+
+	/** Messages waiting for `agent` on the cards it holds (optionally one card), oldest first. */
+	pendingInbox(agent: string, cardId?: string): Promise<Message[]> {
+		return pendingInbox(this.uow.db, agent, cardId);
+	}
+
+	// The review gate (backlog/reviews.ts)
+
+	/** Approve or request changes on a card in review; `reviewer` is who the hub says is asking. */
+	review(ctx: OpContext, p: ParsedParams<'card/review'>, reviewer: Reviewer): Promise<Result<'card/review'>> {
+		return this.reviews.review(ctx, p, reviewer);
 	}
 
 	// Agents (backlog/agents.ts)

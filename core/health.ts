@@ -34,6 +34,7 @@ export function isAlive(health: AgentHealth): boolean {
 /** The part of a card the stall rule reads (a core row or a wire card). */
 export interface StallView {
 	status: CardStatus;
+	claimOwner: string | null;
 	progressAt: Instant | null;
 	claimedAt: Instant | null;
 	leaseExpiresAt: Instant | null;

@@ -18,6 +18,14 @@ export interface LeaseView {
 	leaseExpiresAt: Date | null;
 }
 
+/**
+ * Held = someone has a lease on it: a claimed card, or a card in review that a reviewing agent took
+ * (`claim {review: true}`; the status stays `review`). Takes a core row or a wire card alike.
+ */
+export function isHeld(card: { status: CardStatus; claimOwner: string | null }): boolean {
+	return card.status === 'claimed' || (card.status === 'review' && card.claimOwner !== null);
+}
+
 export function leaseExpiry(now: Date, ttlSeconds: number): Date {
 	return new Date(now.getTime() + ttlSeconds * 1000);
 }
@@ -27,12 +35,15 @@ export function leaseExpiry(now: Date, ttlSeconds: number): Date {
  * is already over (the hub refuses the holder's writes, the reaper may take the card, every face shows
  * it expired). Takes a core row (Dates) or a wire card (ISO strings) alike.
  */
-export function isLeaseExpired(card: { status: CardStatus; leaseExpiresAt: Instant | null }, now: Instant): boolean {
-	return card.status === 'claimed' && card.leaseExpiresAt !== null && instantMs(card.leaseExpiresAt) <= instantMs(now);
+export function isLeaseExpired(
+	card: { status: CardStatus; claimOwner: string | null; leaseExpiresAt: Instant | null },
+	now: Instant,
+): boolean {
+	return isHeld(card) && card.leaseExpiresAt !== null && instantMs(card.leaseExpiresAt) <= instantMs(now);
 }
 
 export function leaseOf(card: LeaseView): Lease | null {
-	if (card.status !== 'claimed' || card.leaseExpiresAt === null) {
+	if (!isHeld(card) || card.leaseExpiresAt === null) {
 		return null;
 	}
 	return { cardId: card.id, epoch: card.claimEpoch, expiresAt: card.leaseExpiresAt.toISOString() };
@@ -48,7 +59,7 @@ const yourEpoch = (epoch: number | undefined): string =>
  * `invalid_transition` otherwise (a human acting on a card that nobody holds).
  */
 export function checkLease(card: LeaseView, actor: string, epoch: number | undefined, now: Date, verb: string): void {
-	if (card.status !== 'claimed') {
+	if (!isHeld(card)) {
 		if (epoch !== undefined) {
 			throw new BatonError(
 				'lease_lost',

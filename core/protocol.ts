@@ -99,9 +99,14 @@ export const StallSeconds = z
 	.min(0)
 	.max(7 * 86_400);
 
-export const CardStatus = z.enum(['ready', 'claimed', 'blocked', 'done']);
+/** `review`: completed by its agent, waiting for approval (issue 12); dependents keep waiting. */
+export const CardStatus = z.enum(['ready', 'claimed', 'review', 'blocked', 'done']);
 export type CardStatus = z.infer<typeof CardStatus>;
 export const cardStatuses = CardStatus.options;
+
+/** Who must approve a card's completion before it counts as done: nobody, a human, or a reviewing agent. */
+export const ReviewMode = z.enum(['none', 'human', 'agent']);
+export type ReviewMode = z.infer<typeof ReviewMode>;
 
 export const ErrorCode = z.enum([
 	'not_found',
@@ -167,6 +172,14 @@ export const Card = z.object({
 	/** Release a claim that shows no progress for this long; 0 = never; null = the backlog's setting. */
 	stallReleaseSeconds: z.number().int().nullable().optional(),
 	idempotencyKey: z.string().nullable(),
+	/** Who approves its completion; absent (older exports) means none. */
+	review: ReviewMode.optional(),
+	/** In review: the agent whose completed work it is (it may never approve it). */
+	completedBy: z.string().nullable().optional(),
+	/** The reviewer's "request changes" note for the next attempt (the next claim returns it as `handoff`). */
+	handoff: z.string().nullable().optional(),
+	/** An agent asked a question on it (a message with question: true) that nobody answered yet. */
+	needsInput: z.boolean().optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,
@@ -236,6 +249,14 @@ export const EventType = z.enum([
 	'reopened',
 	'deleted',
 	'commented',
+	/** complete on a card with review: it is in review now (the result is kept, dependents wait). */
+	'review_requested',
+	/** The review passed: the card is done and its dependents are free. */
+	'approved',
+	/** The review asked for changes: back to ready with the note as the next attempt's hand-over. */
+	'changes_requested',
+	/** Messages reached the card's holder in a tool result (its inbox). */
+	'delivered',
 ]);
 export type EventType = z.infer<typeof EventType>;
 
@@ -248,8 +269,20 @@ export const Message = z.object({
 	text: z.string(),
 	question: z.boolean(),
 	at: Timestamp,
+	/** When the card's holder got it in a tool result (its inbox); null = not yet. */
+	deliveredAt: Timestamp.nullable().optional(),
 });
 export type Message = z.infer<typeof Message>;
+
+/** A message as an agent reads it in a tool result's `inbox` (issue 12 §2). */
+export const InboxItem = z.object({
+	cardId: CardId,
+	from: z.string(),
+	text: z.string(),
+	at: Timestamp,
+	question: z.boolean().optional(),
+});
+export type InboxItem = z.infer<typeof InboxItem>;
 
 /** A change of another card's readiness caused by this event (complete, reopen, link, delete…). */
 export const ReadinessChange = z.object({ id: CardId, unmetDeps: z.number().int() });
@@ -275,6 +308,10 @@ export const EventData = z
 		builtOnReopened: z.string().optional(),
 		/** On a `commented` event: the message posted. */
 		message: Message.optional(),
+		/** On a `delivered` event: the messages the holder got, with their deliveredAt. */
+		messages: z.array(Message).optional(),
+		/** On `approved` / `changes_requested`: the reviewer's note. */
+		note: z.string().optional(),
 	})
 	.loose();
 export type EventData = z.infer<typeof EventData>;
@@ -331,6 +368,7 @@ export const CreateCardInput = z
 			'Release the claim after this long without progress; 0 = never',
 		),
 		deferUntil: Timestamp.optional().describe('Not claimable before this ISO time'),
+		review: ReviewMode.optional().describe('Who approves the result before it is done; default: backlog setting'),
 		idempotencyKey: z
 			.string()
 			.min(1)
@@ -361,6 +399,7 @@ export const UpdateParams = z
 		maxAttempts: z.number().int().min(1).max(100).optional().describe('Claims before it parks in blocked'),
 		backoffSeconds: BackoffSeconds.nullable().optional().describe('null = the backlog setting'),
 		stallReleaseSeconds: StallSeconds.nullable().optional().describe('null = the backlog setting'),
+		review: ReviewMode.optional().describe('Who approves the result before it is done'),
 	})
 	.strict();
 export const CardResult = z.object({ card: Card });
@@ -388,7 +427,7 @@ export const CommentResult = z.object({ message: Message, card: Card });
 export const ListParams = z
 	.object({
 		status: z
-			.union([CardStatus, z.array(CardStatus).max(4)])
+			.union([CardStatus, z.array(CardStatus).max(cardStatuses.length)])
 			.optional()
 			.describe('Only cards with these statuses'),
 		phase: Phase.optional().describe('Only cards in this phase'),
@@ -403,7 +442,15 @@ export const ListResult = z.object({ cards: z.array(Card), nextCursor: z.string(
 
 export const StatsParams = z.object({}).strict();
 export const StatsResult = z.object({
-	counts: z.object({ ready: z.number(), claimed: z.number(), blocked: z.number(), done: z.number() }),
+	counts: z.object({
+		ready: z.number(),
+		claimed: z.number(),
+		review: z.number(),
+		blocked: z.number(),
+		done: z.number(),
+	}),
+	/** Cards whose agent asked a question nobody answered yet. */
+	needsInput: z.number(),
 	total: z.number(),
 	/** Ready cards that still wait on dependencies. */
 	waiting: z.number(),
@@ -427,6 +474,7 @@ export const ClaimParams = z
 		capabilities: Capabilities.optional().describe('Capabilities you have, e.g. ["lang:ts"]'),
 		ttlSeconds: z.number().int().min(5).max(3600).optional().describe('Lease length; default 300'),
 		waitSeconds: z.number().int().min(0).max(60).optional().describe('Wait up to this long for a card'),
+		review: z.boolean().optional().describe("Claim review work (needs capability 'review')"),
 	})
 	.strict();
 export const ClaimResult = z.object({
@@ -434,6 +482,8 @@ export const ClaimResult = z.object({
 	lease: Lease.nullable(),
 	/** Why nothing was claimable, e.g. "3 ready cards wait on dependencies, 2 are claimed". */
 	reason: z.string().optional(),
+	/** A reviewer's request-changes note on the claimed card's previous attempt: start from it. */
+	handoff: z.string().optional(),
 });
 export type ClaimResult = z.infer<typeof ClaimResult>;
 
@@ -488,6 +538,34 @@ export const ReclaimParams = z
 		reason: Reason.optional().describe('Why'),
 	})
 	.strict();
+
+/**
+ * Approve a card in review (done; dependents become claimable) or request changes (back to ready with
+ * `note` as the next attempt's hand-over; counts as a failed attempt). A reviewing agent names its
+ * lease's epoch; `version` refuses a card that changed since the reviewer looked.
+ */
+export const ReviewParams = z
+	.object({
+		cardId: CardId,
+		approve: z.boolean().describe('true approves; false requests changes (note required)'),
+		note: Note.optional().describe('What to change, or a remark on approval'),
+		version: z.number().int().optional().describe('Refuse unless the card is at this version'),
+		epoch: Epoch.optional().describe('A reviewing agent: the epoch from claim {review}'),
+	})
+	.strict();
+export const ReviewResult = z.object({
+	card: Card,
+	/** Approved: dependents that became claimable because this card is done. */
+	unblocked: z.array(CardId),
+});
+
+/** The holder acknowledges messages it was handed in a tool result (sets their deliveredAt). */
+export const InboxAckParams = z
+	.object({
+		messages: z.array(z.object({ cardId: CardId, id: z.number().int().positive() }).strict()).min(1).max(100),
+	})
+	.strict();
+export const InboxAckResult = z.object({ delivered: z.array(Message) });
 
 export const BlockParams = z.object({ cardId: CardId, reason: Reason.describe('Why') }).strict();
 export const UnblockParams = z.object({ cardId: CardId }).strict();
@@ -610,10 +688,16 @@ export const Settings = z
 		stallReleaseSeconds: StallSeconds.describe(
 			'Release a claim after this long without progress; 0 = never (the default)',
 		),
+		review: ReviewMode.describe("Review of new cards that do not say: none (the default), human or agent"),
 	})
 	.strict();
 export type Settings = z.infer<typeof Settings>;
-export const defaultSettings: Settings = { backoffSeconds: 30, backoffMaxSeconds: 3600, stallReleaseSeconds: 0 };
+export const defaultSettings: Settings = {
+	backoffSeconds: 30,
+	backoffMaxSeconds: 3600,
+	stallReleaseSeconds: 0,
+	review: 'none',
+};
 export const SettingsGetParams = z.object({}).strict();
 export const SettingsUpdateParams = Settings.partial().strict();
 
@@ -644,6 +728,8 @@ export const methods = {
 	'card/unlink': { params: LinkParams, result: CardResult, mutating: true },
 	'card/delete': { params: DeleteParams, result: DeleteResult, mutating: true },
 	'card/comment': { params: CommentParams, result: CommentResult, mutating: true },
+	'card/review': { params: ReviewParams, result: ReviewResult, mutating: true },
+	'inbox/ack': { params: InboxAckParams, result: InboxAckResult, mutating: true },
 	'agent/list': { params: AgentListParams, result: AgentListResult, mutating: false },
 	'agent/ping': { params: AgentPingParams, result: AgentPingResult, mutating: false },
 	'agent/reclaim': { params: AgentReclaimParams, result: CardsResult, mutating: true },
@@ -740,11 +826,27 @@ export type EventFrame = z.infer<typeof EventFrame>;
 export const AgentsFrame = z.object({ notice: z.literal('agents'), agents: z.array(Agent) });
 export type AgentsFrame = z.infer<typeof AgentsFrame>;
 
+/**
+ * Messages for a card this connection's agent holds (posted by someone else, not delivered yet):
+ * sent when one is posted, when the agent claims a card that has some, and at its hello. The MCP
+ * server hands them to the agent in its next tool result and acknowledges them (`inbox/ack`).
+ */
+export const InboxFrame = z.object({ notice: z.literal('inbox'), messages: z.array(Message) });
+export type InboxFrame = z.infer<typeof InboxFrame>;
+
 /** The store's state changed (disk full, space back, PostgreSQL gone or back); not logged. */
 export const StoreFrame = z.object({ notice: z.literal('store'), store: StoreHealth });
 export type StoreFrame = z.infer<typeof StoreFrame>;
 
-export const ServerFrame = z.union([HelloOk, HelloError, ResponseFrame, EventFrame, AgentsFrame, StoreFrame]);
+export const ServerFrame = z.union([
+	HelloOk,
+	HelloError,
+	ResponseFrame,
+	EventFrame,
+	AgentsFrame,
+	StoreFrame,
+	InboxFrame,
+]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 
 // ---------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { BatonError, describeIssues } from './errors';
 import { checkFrameSize } from './frameSize';
 import {
 	type Agent,
+	type Message,
 	type BacklogEvent,
 	type Hello,
 	type HelloOk,
@@ -83,6 +84,7 @@ export class RpcClient {
 	private lastSeq = 0;
 	private readonly eventListeners = new Set<Listener<BacklogEvent>>();
 	private readonly agentListeners = new Set<Listener<Agent[]>>();
+	private readonly inboxListeners = new Set<Listener<Message[]>>();
 	private readonly stateListeners = new Set<Listener<ConnectionState>>();
 	private readonly helloListeners = new Set<Listener<HelloOk>>();
 	private readonly storeListeners = new Set<Listener<StoreHealth>>();
@@ -189,6 +191,12 @@ export class RpcClient {
 	onEvent(listener: Listener<BacklogEvent>): () => void {
 		this.eventListeners.add(listener);
 		return () => this.eventListeners.delete(listener);
+	}
+
+	/** Messages for cards this connection's agent holds (`{notice: 'inbox'}`), as the hub pushes them. */
+	onInbox(listener: Listener<Message[]>): () => void {
+		this.inboxListeners.add(listener);
+		return () => this.inboxListeners.delete(listener);
 	}
 
 	onAgents(listener: Listener<Agent[]>): () => void {
@@ -325,6 +333,12 @@ export class RpcClient {
 		if ('notice' in frame) {
 			if (frame.notice === 'store') {
 				this.setStore(frame.store);
+				return;
+			}
+			if (frame.notice === 'inbox') {
+				for (const l of this.inboxListeners) {
+					l(frame.messages);
+				}
 				return;
 			}
 			for (const l of this.agentListeners) {

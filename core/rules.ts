@@ -6,8 +6,9 @@
 import { isDeferred } from './claimable';
 import { describeCycle } from './dag';
 import { BatonError } from './errors';
-import { checkLease, leaseExpiry, type LeaseView } from './lease';
-import type { CardStatus, EventType } from './protocol';
+import { checkLease, isHeld, leaseExpiry, type LeaseView } from './lease';
+import type { CardStatus, EventType, ReviewMode } from './protocol';
+import { type ReviewAction, decideReview, submitForReview } from './reviewRules';
 
 /** The part of a card the rules need. Dates are Dates here; the wire uses ISO strings. */
 export interface CardState extends LeaseView {
@@ -21,6 +22,10 @@ export interface CardState extends LeaseView {
 	blockedReason: string | null;
 	failed: boolean;
 	version: number;
+	/** Who approves a completion (issue 12): none = complete means done. */
+	review: ReviewMode;
+	/** In review: the agent whose work it is. */
+	completedBy: string | null;
 }
 
 /** How long a failed attempt keeps a card out of the queue (resolved from the card and the settings). */
@@ -56,6 +61,8 @@ export interface CardPatch {
 	result?: string | null;
 	blockedReason?: string | null;
 	failed?: boolean;
+	completedBy?: string | null;
+	handoff?: string | null;
 }
 
 export interface Decision {
@@ -112,7 +119,9 @@ export type Action =
 	 * A claimed card loses its claim through no fault of its holder (a dependency was reopened): back to
 	 * the queue, epoch bumped so the holder is fenced out, and the attempt not counted.
 	 */
-	| { type: 'requeue'; reason: string };
+	| { type: 'requeue'; reason: string }
+	/** The review gate: approve, request changes, a reviewing agent's claim (reviewRules.ts). */
+	| ReviewAction;
 
 /** Clears the active claim (status is set by the caller). */
 const noClaim = { claimOwner: null, claimedAt: null, leaseExpiresAt: null, leaseTtlSeconds: null } as const;
@@ -170,9 +179,15 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			return { patch, event: progressChanged || noteChanged ? 'heartbeat' : null, data: {} };
 		}
 		case 'complete': {
+			if (card.status === 'review') {
+				refuse(card, 'completed', 'Approve it or request changes (review) instead.');
+			}
 			const forced = forcedOverride(card, action, now, 'completed');
 			// The DAG invariant: never done while a dependency is not (link and reopen keep claimed cards at 0).
 			checkDepsDone(card);
+			if (action.force !== true && card.review !== 'none') {
+				return submitForReview(card, action.actor, action.result);
+			}
 			return {
 				patch: {
 					status: 'done',
@@ -187,6 +202,9 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			};
 		}
 		case 'release': {
+			if (card.status === 'review') {
+				return endReviewLease(card, action, now);
+			}
 			const forced = forcedOverride(card, action, now, 'released');
 			return {
 				// Handing a card back is not a failed attempt: the claim's attempt is given back.
@@ -201,6 +219,9 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			};
 		}
 		case 'fail': {
+			if (card.status === 'review') {
+				refuse(card, 'failed', 'A reviewer approves it or requests changes (review), or releases the review.');
+			}
 			checkLease(card, action.actor, action.epoch, now, 'fail');
 			const retry = action.retry ?? true;
 			if (retry && card.attempts < card.maxAttempts) {
@@ -227,6 +248,9 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			};
 		}
 		case 'reclaim': {
+			if (card.status === 'review' && isHeld(card)) {
+				return reviewLeaseEnded(card, 'reclaimed', action.reason);
+			}
 			if (card.status !== 'claimed') {
 				refuse(card, 'reclaimed', 'Only a claimed card can be reclaimed.');
 			}
@@ -253,6 +277,9 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			};
 		}
 		case 'disconnect': {
+			if (card.status === 'review' && isHeld(card)) {
+				return reviewLeaseEnded(card, 'released', action.reason);
+			}
 			if (card.status !== 'claimed') {
 				refuse(card, 'released', 'Only a claimed card can be released.');
 			}
@@ -264,7 +291,15 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 		}
 		case 'block': {
 			if (card.status !== 'ready' && card.status !== 'claimed') {
-				refuse(card, 'blocked', card.status === 'done' ? 'Reopen it first.' : 'It is already blocked.');
+				refuse(
+					card,
+					'blocked',
+					card.status === 'done'
+						? 'Reopen it first.'
+						: card.status === 'review'
+							? 'Approve it or request changes first.'
+							: 'It is already blocked.',
+				);
 			}
 			const held = card.status === 'claimed';
 			return {
@@ -331,7 +366,40 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 				},
 			};
 		}
+		case 'approve':
+		case 'requestChanges':
+		case 'claimReview':
+			return decideReview(card, action, now);
 	}
+}
+
+/** A reviewing agent's lease ends (reclaimed, or its session closed): the card stays in review, free. */
+function reviewLeaseEnded(card: CardState, event: 'reclaimed' | 'released', reason: string): Decision {
+	return {
+		patch: { ...noClaim, claimEpoch: card.claimEpoch + 1 },
+		event,
+		data: { reason, previousOwner: card.claimOwner ?? undefined, previousEpoch: card.claimEpoch, review: true },
+	};
+}
+
+/** The reviewer hands the review back (release), or a human takes it away (release with force). */
+function endReviewLease(
+	card: CardState,
+	action: Extract<Action, { type: 'release' }>,
+	now: Date,
+): Decision {
+	if (action.force === true) {
+		if (!isHeld(card)) {
+			refuse(card, 'released', 'Nobody is reviewing it.');
+		}
+		return reviewLeaseEnded(card, 'released', action.reason ?? `released by ${action.actor}`);
+	}
+	checkLease(card, action.actor, action.epoch, now, 'release');
+	return {
+		patch: { ...noClaim },
+		event: 'released',
+		data: { ...(action.reason !== undefined ? { reason: action.reason } : {}), review: true },
+	};
 }
 
 /**
@@ -411,6 +479,9 @@ export function checkClaimable(
 	}
 	if (card.status === 'done') {
 		refuse(card, 'claimed', 'Reopen it first if it needs more work.');
+	}
+	if (card.status === 'review') {
+		refuse(card, 'claimed', 'It waits for a review: approve it or request changes; a reviewing agent claims it with review: true.');
 	}
 	if (card.status === 'blocked') {
 		refuse(card, 'claimed', 'Unblock it first.');

@@ -13,7 +13,7 @@ import { isFailed } from './alertRules';
 import { cardSummary, compareByPriority, formatDuration, leaseText } from './cardText';
 import type { HubConnection } from './hubConnection';
 
-export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'failed' | 'blocked' | 'done';
+export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'review' | 'failed' | 'blocked' | 'done';
 
 export interface GroupNode {
 	kind: 'group';
@@ -37,6 +37,7 @@ const groups: readonly { key: GroupKey; label: string; expanded: boolean }[] = [
 	{ key: 'ready', label: 'Ready', expanded: true },
 	{ key: 'waiting', label: 'Waiting on dependencies', expanded: false },
 	{ key: 'claimed', label: 'In progress', expanded: true },
+	{ key: 'review', label: 'In review', expanded: true },
 	{ key: 'failed', label: 'Failed — needs a look', expanded: true },
 	{ key: 'blocked', label: 'Blocked', expanded: true },
 	{ key: 'done', label: 'Done — recent', expanded: false },
@@ -80,6 +81,8 @@ function cardIcon(
 			return isCardStalled(card, holder, now, thresholds)
 				? new vscode.ThemeIcon('warning', color('list.warningForeground'))
 				: new vscode.ThemeIcon('play-circle', color('charts.blue'));
+		case 'review':
+			return new vscode.ThemeIcon('eye', color('charts.orange'));
 		case 'failed':
 			return new vscode.ThemeIcon('error', color('list.errorForeground'));
 		case 'blocked':

@@ -17,6 +17,7 @@ const fallbackWindow = 24;
 const emptyText: Readonly<Record<ColumnId, string>> = {
 	ready: 'Nothing ready. Create a card with “New card” (N), or move a blocked or done card back here.',
 	inProgress: 'Nobody is working on anything. Drag a ready card here to claim it yourself.',
+	review: 'Nothing waits for review. Cards that need a review land here when their agent completes them.',
 	blocked: 'Nothing is blocked.',
 	done: 'Nothing is done yet.',
 };

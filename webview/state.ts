@@ -19,11 +19,12 @@ import {
 	defaultHealthThresholds,
 } from '../core/protocol';
 
-export type ColumnId = 'ready' | 'inProgress' | 'blocked' | 'done';
-export const columnIds: readonly ColumnId[] = ['ready', 'inProgress', 'blocked', 'done'];
+export type ColumnId = 'ready' | 'inProgress' | 'review' | 'blocked' | 'done';
+export const columnIds: readonly ColumnId[] = ['ready', 'inProgress', 'review', 'blocked', 'done'];
 export const columnTitles: Readonly<Record<ColumnId, string>> = {
 	ready: 'Ready',
 	inProgress: 'In progress',
+	review: 'In review',
 	blocked: 'Blocked',
 	done: 'Done',
 };
@@ -31,6 +32,7 @@ export const columnTitles: Readonly<Record<ColumnId, string>> = {
 export const columnStatus: Readonly<Record<ColumnId, CardStatus>> = {
 	ready: 'ready',
 	inProgress: 'claimed',
+	review: 'review',
 	blocked: 'blocked',
 	done: 'done',
 };
@@ -41,6 +43,8 @@ export function columnOf(status: CardStatus): ColumnId {
 			return 'ready';
 		case 'claimed':
 			return 'inProgress';
+		case 'review':
+			return 'review';
 		case 'blocked':
 			return 'blocked';
 		case 'done':
@@ -87,6 +91,7 @@ const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 export const columnOrder: Readonly<Record<ColumnId, (a: Card, b: Card) => number>> = {
 	ready: (a, b) => b.priority - a.priority || cmp(a.createdAt, b.createdAt) || cmp(a.id, b.id),
 	inProgress: (a, b) => cmp(b.claimedAt ?? '', a.claimedAt ?? '') || cmp(a.id, b.id),
+	review: (a, b) => cmp(a.updatedAt, b.updatedAt) || cmp(a.id, b.id),
 	blocked: (a, b) => cmp(b.updatedAt, a.updatedAt) || cmp(a.id, b.id),
 	done: (a, b) => cmp(b.updatedAt, a.updatedAt) || cmp(a.id, b.id),
 };
@@ -128,7 +133,7 @@ export class BoardState {
 	private readonly overlay = new Map<string, Card>();
 	/** Seq of the last event applied per card: a response older than it must not overwrite the card. */
 	private readonly cardSeq = new Map<string, number>();
-	private readonly lists: Record<ColumnId, Card[]> = { ready: [], inProgress: [], blocked: [], done: [] };
+	private readonly lists: Record<ColumnId, Card[]> = { ready: [], inProgress: [], review: [], blocked: [], done: [] };
 	private phaseCounts = new Map<string, number>();
 	readonly agents = new Map<string, Agent>();
 	thresholds: HealthThresholds = defaultHealthThresholds;

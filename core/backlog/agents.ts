@@ -46,7 +46,7 @@ export class Agents {
 		);
 		const rows = await this.uow.db.query<{ id: string }>(
 			`UPDATE cards SET lease_expires_at = $2::timestamptz + make_interval(secs => coalesce(lease_ttl_seconds, $3))
-			 WHERE claim_owner = $1 AND status = 'claimed' AND lease_expires_at > $2 RETURNING id`,
+			 WHERE claim_owner = $1 AND status IN ('claimed', 'review') AND lease_expires_at > $2 RETURNING id`,
 			[ctx.actor, now, this.defaultTtl],
 		);
 		return { renewed: rows.length };
@@ -69,7 +69,7 @@ export class Agents {
 			`SELECT a.id, a.name, a.client, a.capabilities, a.host, a.pid, a.last_seen_at,
 				coalesce(array_agg(c.id ORDER BY c.id) FILTER (WHERE c.id IS NOT NULL), '{}') AS cards,
 				bool_or(c.progress_at <= $1) AS stalled
-			 FROM agents a LEFT JOIN cards c ON c.claim_owner = a.id AND c.status = 'claimed'
+			 FROM agents a LEFT JOIN cards c ON c.claim_owner = a.id AND c.status IN ('claimed', 'review')
 			 GROUP BY a.id ORDER BY a.id`,
 			[stallBefore],
 		);
@@ -99,7 +99,7 @@ export class Agents {
 	async reclaimAgent(ctx: OpContext, p: ParsedParams<'agent/reclaim'>): Promise<Result<'agent/reclaim'>> {
 		return this.uow.mutate(ctx, 'agent/reclaim', async (tx, now) => {
 			const held = await tx.query<{ id: string }>(
-				`SELECT id FROM cards WHERE claim_owner = $1 AND status = 'claimed' ORDER BY id FOR UPDATE`,
+				`SELECT id FROM cards WHERE claim_owner = $1 AND status IN ('claimed', 'review') ORDER BY id FOR UPDATE`,
 				[p.agentId],
 			);
 			return actOnEach(
@@ -115,7 +115,7 @@ export class Agents {
 	async releaseAgent(ctx: OpContext, agentId: string, reason: string): Promise<Card[]> {
 		const out = await this.uow.mutate(ctx, 'agent/release', async (tx, now) => {
 			const held = await tx.query<{ id: string }>(
-				`SELECT id FROM cards WHERE claim_owner = $1 AND status = 'claimed' ORDER BY id FOR UPDATE`,
+				`SELECT id FROM cards WHERE claim_owner = $1 AND status IN ('claimed', 'review') ORDER BY id FOR UPDATE`,
 				[agentId],
 			);
 			return actOnEach(

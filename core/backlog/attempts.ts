@@ -1,4 +1,8 @@
-/** Pure: a card's attempts (each claim and how it ended) read from its events. No I/O. */
+/**
+ * Pure: a card's attempts (each claim and how it ended) read from its events. No I/O. A review claim
+ * (`claimed` with data.review) is not an attempt at the work; a review's verdict re-labels the attempt
+ * it judged: `approved`, or `changes requested` with the reviewer's note as its reason.
+ */
 import type { Attempt, BacklogEvent, Card, EventType } from '../protocol';
 
 /** Each claim of a card and how it ended, from its events (DESIGN §5: the next agent picks up from there). */
@@ -10,12 +14,21 @@ export function deriveAttempts(history: readonly BacklogEvent[], current: Card):
 		failed: 'failed',
 		reclaimed: 'reclaimed',
 		completed: 'completed',
+		review_requested: 'in review',
 		blocked: 'blocked',
 		deleted: 'deleted',
 	};
 	for (const e of history) {
 		const card = e.data.card;
-		if (e.type === 'claimed' && card !== null) {
+		if (e.type === 'approved' || e.type === 'changes_requested') {
+			const judged = [...attempts].reverse().find(a => a.outcome === 'in review');
+			if (judged !== undefined) {
+				judged.outcome = e.type === 'approved' ? 'approved' : 'changes requested';
+				judged.reason = e.data.note ?? judged.reason;
+			}
+		} else if (e.type === 'claimed' && e.data.review === true) {
+			// A reviewer took the review: not an attempt at the work.
+		} else if (e.type === 'claimed' && card !== null) {
 			open = {
 				epoch: card.claimEpoch,
 				owner: card.claimOwner ?? e.actor,

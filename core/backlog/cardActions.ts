@@ -26,6 +26,8 @@ const patchColumns: Record<keyof CardPatch, string> = {
 	result: 'result',
 	blockedReason: 'blocked_reason',
 	failed: 'failed',
+	completedBy: 'completed_by',
+	handoff: 'handoff',
 };
 
 /** The rule-facing view of a wire card. */
@@ -46,6 +48,8 @@ export function cardState(card: Card): CardState {
 		blockedReason: card.blockedReason,
 		failed: card.failed === true,
 		version: card.version,
+		review: card.review ?? 'none',
+		completedBy: card.completedBy ?? null,
 	};
 }
 

@@ -24,6 +24,7 @@ import {
 } from './createPlan';
 import { cardEvents } from './feed';
 import { cardMessages } from './messages';
+import { defaultReview } from './settings';
 import { afterInClaimOrder, decodeCursor, page, pageOf } from './paging';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
@@ -87,7 +88,7 @@ export class Cards {
 			}
 			checkBatchCycle(toCreate, ids, batch);
 
-			const records = cardRecords(toCreate, ids, batch, depStatus, now);
+			const records = cardRecords(toCreate, ids, batch, depStatus, now, await defaultReview(tx));
 			const created = new Map<string, Card>();
 			if (records.length > 0) {
 				const rows = await tx.query<{ card: Card }>(
@@ -206,6 +207,10 @@ export class Cards {
 			if (p.stallReleaseSeconds !== undefined && p.stallReleaseSeconds !== (before.stallReleaseSeconds ?? null)) {
 				set('stallReleaseSeconds', 'stall_release_seconds', p.stallReleaseSeconds);
 			}
+			// A card already in review keeps its gate: the change applies to its next completion.
+			if (p.review !== undefined && p.review !== (before.review ?? 'none')) {
+				set('review', 'review', p.review);
+			}
 			if (changed.length === 0) {
 				return { result: { card: before }, events: [] };
 			}
@@ -313,7 +318,9 @@ export class Cards {
 			`SELECT
 				count(*) FILTER (WHERE status = 'ready') AS ready,
 				count(*) FILTER (WHERE status = 'claimed') AS claimed,
+				count(*) FILTER (WHERE status = 'review') AS review,
 				count(*) FILTER (WHERE status = 'blocked') AS blocked,
+				count(*) FILTER (WHERE needs_input) AS needs_input,
 				count(*) FILTER (WHERE status = 'done') AS done,
 				count(*) FILTER (WHERE status = 'ready' AND unmet_deps > 0) AS waiting,
 				count(*) FILTER (WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
@@ -330,11 +337,18 @@ export class Cards {
 		for (const a of await this.uow.db.query<{ last_seen_at: Date }>('SELECT last_seen_at FROM agents')) {
 			agents[agentHealth(new Date(a.last_seen_at), now, this.thresholds)]++;
 		}
-		const counts = { ready: num(r.ready), claimed: num(r.claimed), blocked: num(r.blocked), done: num(r.done) };
+		const counts = {
+			ready: num(r.ready),
+			claimed: num(r.claimed),
+			review: num(r.review),
+			blocked: num(r.blocked),
+			done: num(r.done),
+		};
 		const oldest = r.oldest_ready as string | null;
 		return {
 			counts,
-			total: counts.ready + counts.claimed + counts.blocked + counts.done,
+			total: counts.ready + counts.claimed + counts.review + counts.blocked + counts.done,
+			needsInput: num(r.needs_input),
 			waiting: num(r.waiting),
 			deferred: num(r.deferred),
 			claimable: num(r.claimable),

@@ -5,10 +5,11 @@
  * pure rules; this module holds no SQL catalogue of its own and never waits (the hub does).
  */
 import { leaseOf } from '../lease';
-import type { BacklogEvent, Card, ParsedParams, ReadinessChange, Result } from '../protocol';
+import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
 import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../rules';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
+import { nowClaimable, withHandoff } from './reviews';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
@@ -32,11 +33,22 @@ export class ClaimCycle {
 		private readonly defaultTtl: number,
 	) {}
 
-	/** Claims the best claimable card (or `p.cardId`). Ignores waitSeconds: the hub does the waiting. */
+	/**
+	 * Claims the best claimable card (or `p.cardId`), with the hand-over note of a reviewer's request
+	 * for changes when the card has one. Ignores waitSeconds: the hub does the waiting.
+	 */
 	async claim(
 		ctx: OpContext,
 		p: ParsedParams<'card/claim'>,
 		options: ClaimOptions = {},
+	): Promise<Result<'card/claim'>> {
+		return withHandoff(await this.claimCard(ctx, p, options));
+	}
+
+	private async claimCard(
+		ctx: OpContext,
+		p: ParsedParams<'card/claim'>,
+		options: ClaimOptions,
 	): Promise<Result<'card/claim'>> {
 		const passOver = options.passOver ?? [];
 		const ttl = p.ttlSeconds ?? this.defaultTtl;
@@ -258,7 +270,7 @@ export class ClaimCycle {
 				{ type: 'complete', actor: ctx.actor, epoch: p.epoch, result: p.result, force: p.force },
 				now,
 			);
-			const unblocked = await this.nowClaimable(tx, readiness, now);
+			const unblocked = await nowClaimable(tx, readiness, now);
 			return { result: { card, unblocked }, events };
 		});
 		return { done, handedOver: false };
@@ -294,7 +306,7 @@ export class ClaimCycle {
 		const result: Result<'card/complete'> = { card: present(row.data.card), unblocked: row.unblocked };
 		const nextCard = row.next_card;
 		if (nextCard !== null) {
-			result.next = { card: nextCard, lease: leaseOf(cardState(nextCard)) };
+			result.next = withHandoff({ card: nextCard, lease: leaseOf(cardState(nextCard)) });
 			events.push(
 				this.uow.event(row.next_seq, now, nextCard.id, ctx.actor, 'claimed', {
 					card: nextCard,
@@ -306,19 +318,6 @@ export class ClaimCycle {
 		return { result, events };
 	}
 
-	/** Of the cards whose unmet_deps just changed, those that are claimable now. */
-	private async nowClaimable(tx: Queryable, readiness: ReadinessChange[], now: Date): Promise<string[]> {
-		const zero = readiness.filter(r => r.unmetDeps === 0).map(r => r.id);
-		if (zero.length === 0) {
-			return [];
-		}
-		const rows = await tx.query<{ id: string }>(
-			`SELECT id FROM cards WHERE id = ANY($1::text[]) AND status = 'ready'
-			 AND (defer_until IS NULL OR defer_until <= $2) ORDER BY id`,
-			[zero, now],
-		);
-		return rows.map(r => r.id);
-	}
 }
 
 /** $1–$6 of the holder's complete, the same for complete and complete {next} (completeCtes). */

@@ -85,7 +85,8 @@ export class ClaimEnds {
 				return { result: { cards: [card] }, events };
 			}
 			const expired = await tx.query<{ id: string }>(
-				`SELECT id FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1 ORDER BY id FOR UPDATE SKIP LOCKED`,
+				`SELECT id FROM cards WHERE status IN ('claimed', 'review') AND claim_owner IS NOT NULL AND lease_expires_at <= $1
+				 ORDER BY id FOR UPDATE SKIP LOCKED`,
 				[now],
 			);
 			const out = await actOnEach(

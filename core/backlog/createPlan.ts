@@ -6,7 +6,7 @@
 import { checkBody, checkTitle, parseTimestamp } from '../cardText';
 import { findAnyCycle } from '../dag';
 import { BatonError } from '../errors';
-import type { Card, ParsedParams } from '../protocol';
+import type { Card, ParsedParams, ReviewMode } from '../protocol';
 import { cycleError } from '../rules';
 import { present } from './values';
 
@@ -102,6 +102,8 @@ export function cardRecords(
 	batch: ReadonlyMap<string, number>,
 	depStatus: ReadonlyMap<string, string>,
 	now: Date,
+	/** The backlog's review setting, for cards that do not say. */
+	review: ReviewMode,
 ) {
 	return toCreate.map((c, i) => {
 		const id = present(ids[i]);
@@ -129,6 +131,8 @@ export function cardRecords(
 			version: 1,
 			created_at: now.toISOString(),
 			updated_at: now.toISOString(),
+			review: c.review ?? review,
+			needs_input: false,
 		};
 	});
 }

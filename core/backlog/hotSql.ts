@@ -113,11 +113,12 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			)
 			SELECT took.card, ev.seq FROM took, ev`;
 	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's).
+	// A card that needs review goes to `review` instead: no row here, the general path decides.
 	const completeCtes = `done AS (
 				UPDATE cards SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
 					lease_ttl_seconds = NULL, result = $4, blocked_reason = NULL, defer_until = NULL,
 					version = version + 1, updated_at = $1
-				WHERE id = $2 AND ${holds('$3', '$5', '$1')}
+				WHERE id = $2 AND ${holds('$3', '$5', '$1')} AND review = 'none'
 				RETURNING cards.id, baton_card(cards) AS card
 			),
 			deps AS (

@@ -1,13 +1,15 @@
 /**
- * Messages on a card (issue 12 §2): post one (`card/comment`) and read a card's messages back for
- * `card/get`. A post stores the message and appends a `commented` event carrying it and the card, in
- * one transaction under the request key, so a re-send answers the first post instead of posting twice.
- * It must not change the card itself (no version bump: a message is not an edit, and an editor's
- * optimistic version must survive it), and it decides nothing about claims or status; delivering a
- * message to the card's holder (the inbox) is not here.
+ * Messages on a card (issue 12 §2): post one (`card/comment`), read a card's messages back for
+ * `card/get`, find the ones waiting for a holder (its inbox) and record that the holder got them
+ * (`inbox/ack`). A post stores the message and appends a `commented` event carrying it and the card,
+ * in one transaction under the request key, so a re-send answers the first post instead of posting
+ * twice. A question raises the card's `needsInput` flag and a message from anyone but the asker
+ * lowers it; nothing else of the card changes (no version bump: a message is not an edit, and an
+ * editor's optimistic version must survive it). It decides nothing about claims or status; pushing
+ * an inbox to the holder's connection is the hub's.
  */
 import { BatonError } from '../errors';
-import { type Message, type ParsedParams, type Result, limits } from '../protocol';
+import { type Card, type Message, type ParsedParams, type Result, limits } from '../protocol';
 import type { Queryable } from '../store/db';
 import { loadCard } from './cardActions';
 import type { OpContext, UnitOfWork } from './unitOfWork';
@@ -17,6 +19,7 @@ const encoder = new TextEncoder();
 
 /** The columns of a message as the wire names them. */
 const messageColumns = `id, card_id AS "cardId", actor AS "from", text, question, baton_ts(at) AS at`;
+const messageRead = `${messageColumns}, baton_ts(delivered_at) AS "deliveredAt"`;
 
 export class Messages {
 	constructor(private readonly uow: UnitOfWork) {}
@@ -33,17 +36,79 @@ export class Messages {
 				[p.cardId, ctx.actor, p.text, p.question ?? false, now],
 			);
 			const message = present(rows[0]);
+			const flagged = await this.flagNeedsInput(tx, p.cardId, ctx.actor, p.question === true);
 			return {
-				result: { message, card },
-				events: [{ cardId: p.cardId, type: 'commented', data: { card, message } }],
+				result: { message, card: flagged ?? card },
+				events: [{ cardId: p.cardId, type: 'commented', data: { card: flagged ?? card, message } }],
+			};
+		});
+	}
+
+	/**
+	 * A question raises needsInput; a message from someone other than the last asker answers it. Returns
+	 * the card when the flag changed (no version bump), else undefined.
+	 */
+	private async flagNeedsInput(tx: Queryable, cardId: string, actor: string, question: boolean): Promise<Card | undefined> {
+		const rows = await tx.query<{ card: Card }>(
+			`UPDATE cards SET needs_input = $3 WHERE id = $1 AND needs_input <> $3 AND ($3 OR
+				$2 IS DISTINCT FROM (SELECT actor FROM messages WHERE card_id = $1 AND question ORDER BY id DESC LIMIT 1))
+			 RETURNING baton_card(cards) AS card`,
+			[cardId, actor, question],
+		);
+		return rows[0]?.card;
+	}
+
+	/**
+	 * The holder got these messages in a tool result: set their deliveredAt (once) and log `delivered`
+	 * per card. Only messages on cards `ctx.actor` holds, posted by someone else, count; others are
+	 * skipped, so a late ack after the card changed hands changes nothing.
+	 */
+	async ack(ctx: OpContext, p: ParsedParams<'inbox/ack'>): Promise<Result<'inbox/ack'>> {
+		return this.uow.mutate(ctx, 'inbox/ack', async (tx, now) => {
+			const rows = await tx.query<Message & { card: Card }>(
+				`UPDATE messages m SET delivered_at = $4 FROM cards c
+				 WHERE (m.card_id, m.id) IN (SELECT * FROM unnest($1::text[], $2::int[])) AND m.delivered_at IS NULL
+					AND c.id = m.card_id AND c.claim_owner = $3 AND m.actor <> $3
+				 RETURNING m.id, m.card_id AS "cardId", m.actor AS "from", m.text, m.question, baton_ts(m.at) AS at,
+					baton_ts(m.delivered_at) AS "deliveredAt", baton_card(c) AS card`,
+				[p.messages.map(m => m.cardId), p.messages.map(m => m.id), ctx.actor, now],
+			);
+			const byCard = new Map<string, { card: Card; messages: Message[] }>();
+			for (const { card, ...message } of rows) {
+				const entry = byCard.get(message.cardId) ?? { card, messages: [] };
+				entry.messages.push(message);
+				byCard.set(message.cardId, entry);
+			}
+			return {
+				result: { delivered: rows.map(({ card: _card, ...m }) => m) },
+				events: [...byCard].map(([cardId, e]) => ({
+					cardId,
+					type: 'delivered' as const,
+					data: { card: e.card, messages: e.messages.sort((a, b) => a.id - b.id) },
+				})),
 			};
 		});
 	}
 }
 
+/**
+ * Messages waiting for `agent` on the cards it holds (posted by someone else, not delivered yet),
+ * oldest first: what its inbox frame carries.
+ */
+export async function pendingInbox(q: Queryable, agent: string, cardId?: string): Promise<Message[]> {
+	return q.query<Message>(
+		`SELECT m.card_id AS "cardId", m.id, m.actor AS "from", m.text, m.question, baton_ts(m.at) AS at,
+			NULL AS "deliveredAt"
+		 FROM messages m JOIN cards c ON c.id = m.card_id
+		 WHERE c.claim_owner = $1 AND m.delivered_at IS NULL AND m.actor <> $1 AND ($2::text IS NULL OR c.id = $2)
+		 ORDER BY m.at, m.card_id, m.id`,
+		[agent, cardId ?? null],
+	);
+}
+
 /** A card's messages, oldest first (newest last). */
 export async function cardMessages(q: Queryable, cardId: string): Promise<Message[]> {
-	return q.query<Message>(`SELECT ${messageColumns} FROM messages WHERE card_id = $1 ORDER BY id`, [cardId]);
+	return q.query<Message>(`SELECT ${messageRead} FROM messages WHERE card_id = $1 ORDER BY id`, [cardId]);
 }
 
 /**

@@ -3,13 +3,22 @@
  * store agree) and the stall policy derived from them. Reads and writes settings only; what a
  * setting means for a card is decided where it is applied (rules.ts, the reaper).
  */
-import { type Card, type ParsedParams, type Settings, defaultSettings } from '../protocol';
+import { type Card, type ParsedParams, ReviewMode, type Settings, defaultSettings } from '../protocol';
+
+type NumericSetting = Exclude<keyof Settings, 'review'>;
 import type { Queryable } from '../store/db';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 /** A claimed card's stall policy in seconds: its own, else the backlog setting, else the default. */
 export const stallSecondsSql = `coalesce(stall_release_seconds,
 	(SELECT (value #>> '{}')::int FROM settings WHERE key = 'stallReleaseSeconds'), ${defaultSettings.stallReleaseSeconds})`;
+
+/** The backlog's review setting: what a new card that does not say gets. */
+export async function defaultReview(q: Queryable): Promise<ReviewMode> {
+	const rows = await q.query<{ value: unknown }>(`SELECT value FROM settings WHERE key = 'review'`);
+	const mode = ReviewMode.safeParse(rows[0]?.value);
+	return mode.success ? mode.data : defaultSettings.review;
+}
 
 export class BacklogSettings {
 	/** The backlog's stall policy as last read (read()); only a hint for the reaper's timer. */
@@ -22,8 +31,10 @@ export class BacklogSettings {
 		const rows = await q.query<{ key: string; value: unknown }>('SELECT key, value FROM settings');
 		const out: Settings = { ...defaultSettings };
 		for (const r of rows) {
-			if (Object.hasOwn(out, r.key) && typeof r.value === 'number') {
-				out[r.key as keyof Settings] = r.value;
+			if (r.key === 'review') {
+				out.review = ReviewMode.safeParse(r.value).data ?? defaultSettings.review;
+			} else if (Object.hasOwn(out, r.key) && typeof r.value === 'number') {
+				out[r.key as NumericSetting] = r.value;
 			}
 		}
 		this.stallDefault = out.stallReleaseSeconds;

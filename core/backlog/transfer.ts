@@ -82,6 +82,10 @@ export class Transfer {
 				version: c.version,
 				created_at: c.createdAt,
 				updated_at: c.updatedAt,
+				review: c.review ?? 'none',
+				completed_by: c.completedBy ?? null,
+				handoff: c.handoff ?? null,
+				needs_input: c.needsInput ?? false,
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

@@ -19,7 +19,7 @@ export class Upkeep {
 		const rows = await this.uow.db.query<{ at: Date | null }>(
 			`SELECT least(min(lease_expires_at), min(CASE WHEN seconds > 0 THEN since + make_interval(secs => seconds) END)) AS at
 			 FROM (SELECT lease_expires_at, coalesce(progress_at, claimed_at) AS since, ${stallSecondsSql} AS seconds
-				FROM cards WHERE status = 'claimed') c`,
+				FROM cards WHERE status = 'claimed' OR (status = 'review' AND claim_owner IS NOT NULL)) c`,
 		);
 		const at = rows[0]?.at ?? null;
 		return at === null ? null : new Date(at);

@@ -32,7 +32,7 @@ export const cards = pgTable(
 		body: text().notNull().default(''),
 		phase: text(),
 		priority: integer().notNull().default(0),
-		status: text({ enum: ['ready', 'claimed', 'blocked', 'done'] })
+		status: text({ enum: ['ready', 'claimed', 'review', 'blocked', 'done'] })
 			.notNull()
 			.default('ready'),
 		requires: text()
@@ -73,6 +73,16 @@ export const cards = pgTable(
 		version: integer().notNull().default(1),
 		createdAt: at().notNull(),
 		updatedAt: at().notNull(),
+		/** Who must approve a completion before it counts as done (migration 0010). */
+		review: text({ enum: ['none', 'human', 'agent'] })
+			.notNull()
+			.default('none'),
+		/** The agent whose completed work is under review; it may never approve it. */
+		completedBy: text(),
+		/** The reviewer's "request changes" note, handed to the next claimer. */
+		handoff: text(),
+		/** An agent's question (a message with question = true) is waiting for an answer. */
+		needsInput: boolean().notNull().default(false),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
@@ -99,7 +109,11 @@ export const cards = pgTable(
 		uniqueIndex('cards_idempotency_key_idx')
 			.on(t.idempotencyKey)
 			.where(sql`idempotency_key IS NOT NULL`),
-		check('cards_status_check', sql`status IN ('ready', 'claimed', 'blocked', 'done')`),
+		index('cards_review_idx')
+			.on(t.priority.desc().nullsFirst(), t.createdAt, t.id)
+			.where(sql`status = 'review'`),
+		check('cards_status_check', sql`status IN ('ready', 'claimed', 'review', 'blocked', 'done')`),
+		check('cards_review_check', sql`review IN ('none', 'human', 'agent')`),
 	],
 );
 
@@ -179,8 +193,13 @@ export const messages = pgTable(
 		text: text().notNull(),
 		question: boolean().notNull().default(false),
 		at: at().notNull(),
+		/** When the card's holder got it in a tool result (its inbox); null = not yet (migration 0010). */
+		deliveredAt: at(),
 	},
 	t => [
+		index('messages_undelivered_idx')
+			.on(t.cardId)
+			.where(sql`delivered_at IS NULL`),
 		primaryKey({ name: 'messages_pkey', columns: [t.cardId, t.id] }),
 		foreignKey({ name: 'messages_card_id_fkey', columns: [t.cardId], foreignColumns: [cards.id] }).onDelete('cascade'),
 	],

@@ -67,6 +67,9 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/unlink': ({ ctx, params }) => b.unlink(ctx, params),
 		'card/delete': ({ ctx, params }) => b.delete(ctx, params),
 		'card/comment': ({ ctx, params }) => b.comment(ctx, params),
+		// Who reviews decides what they may do: an MCP session is an agent, every other face a human.
+		'card/review': ({ conn, ctx, params }) => b.review(ctx, params, conn.client === 'mcp' ? 'agent' : 'human'),
+		'inbox/ack': ({ ctx, params }) => b.inboxAck(ctx, params),
 		'agent/list': () => b.listAgents(hub.connections.agents.ids()),
 		'agent/ping': async ({ ctx }) => {
 			// A ping renews leases: a small write, allowed down to the small-write reserve.

@@ -172,7 +172,11 @@ for (const kind of storeKinds) {
 				});
 				await migrate(target.db, migrations);
 				const after = await readDump(target.db);
-				assert.deepEqual(after.cards, dumped.rows.cards);
+				// Without its messages no question is pending: needs_input (migration 0010) starts false.
+				assert.deepEqual(
+					after.cards,
+					dumped.rows.cards.map(c => ({ ...c, needs_input: false })),
+				);
 				assert.deepEqual(after.messages, []);
 			} finally {
 				await target.close();

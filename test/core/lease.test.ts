@@ -25,7 +25,7 @@ describe('isLeaseExpired', () => {
 	});
 
 	it('reads core rows (Dates) and wire cards (ISO strings) the same way', () => {
-		const row = { status: 'claimed' as const, leaseExpiresAt: new Date(now) };
+		const row = { status: 'claimed' as const, claimOwner: 'a1', leaseExpiresAt: new Date(now) };
 		assert.equal(isLeaseExpired(row, new Date(now)), true);
 		assert.equal(isLeaseExpired(held(0), new Date(now).toISOString()), true);
 		assert.equal(isLeaseExpired({ ...row, leaseExpiresAt: new Date(now + 1) }, now), false);

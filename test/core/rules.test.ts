@@ -38,6 +38,8 @@ function card(status: CardStatus, extra: Partial<CardState> = {}): CardState {
 		blockedReason: status === 'blocked' ? 'waiting on a human' : null,
 		failed: false,
 		version: 3,
+		review: status === 'review' ? 'human' : 'none',
+		completedBy: status === 'review' ? 'codex-2' : null,
 		...extra,
 	};
 }
@@ -91,6 +93,22 @@ const table: Record<CardStatus, Record<string, CardStatus | ErrorCode>> = {
 		reopen: 'invalid_transition',
 		requeue: 'ready',
 	},
+	// In review and nobody reviewing it: only the review actions (reviewRules.test.ts) move it.
+	review: {
+		claim: 'invalid_transition',
+		heartbeat: 'lease_lost',
+		complete: 'invalid_transition',
+		'complete (force)': 'invalid_transition',
+		release: 'lease_lost',
+		'release (force)': 'invalid_transition',
+		fail: 'invalid_transition',
+		reclaim: 'invalid_transition',
+		disconnect: 'invalid_transition',
+		block: 'invalid_transition',
+		unblock: 'invalid_transition',
+		reopen: 'invalid_transition',
+		requeue: 'invalid_transition',
+	},
 	blocked: {
 		claim: 'invalid_transition',
 		heartbeat: 'lease_lost',
@@ -123,7 +141,7 @@ const table: Record<CardStatus, Record<string, CardStatus | ErrorCode>> = {
 	},
 };
 
-const statuses: CardStatus[] = ['ready', 'claimed', 'blocked', 'done'];
+const statuses: CardStatus[] = ['ready', 'claimed', 'review', 'blocked', 'done'];
 
 describe('state machine (DESIGN §3)', () => {
 	for (const status of statuses) {

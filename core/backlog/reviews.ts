@@ -1,0 +1,118 @@
+/**
+ * The review gate's operations (issue 12 §1): approve or request changes on a card in review
+ * (`card/review`), and a reviewing agent's claim of review work (`card/claim {review: true}`). The
+ * decisions are reviewRules.ts's; this module finds the card, applies them in one transaction and
+ * lists the dependents an approval freed. It never decides who the reviewer is (the hub says: a human
+ * or an agent) and never waits.
+ */
+import { leaseOf } from '../lease';
+import type { ParsedParams, ReadinessChange, Result } from '../protocol';
+import { type Reviewer, checkReviewCapability } from '../reviewRules';
+import type { Queryable } from '../store/db';
+import { act, cardState } from './cardActions';
+import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
+import { num, present } from './values';
+
+export class Reviews {
+	constructor(
+		private readonly uow: UnitOfWork,
+		private readonly defaultTtl: number,
+	) {}
+
+	/** Approve (→ done, dependents freed) or request changes (→ ready with the note as hand-over). */
+	async review(ctx: OpContext, p: ParsedParams<'card/review'>, reviewer: Reviewer): Promise<Result<'card/review'>> {
+		return this.uow.mutate(ctx, 'card/review', async (tx, now) => {
+			const { card, readiness, events } = await act(
+				tx,
+				p.cardId,
+				{
+					type: p.approve ? 'approve' : 'requestChanges',
+					actor: ctx.actor,
+					reviewer,
+					note: p.note,
+					version: p.version,
+					epoch: p.epoch,
+				},
+				now,
+			);
+			return { result: { card, unblocked: await nowClaimable(tx, readiness, now) }, events };
+		});
+	}
+
+	/**
+	 * A reviewing agent takes review work: the card by id, or the oldest of the highest priority among
+	 * cards in review for an agent that nobody reviews now and that the claimer did not complete itself.
+	 * The card stays `review`; the claimer holds it under a lease (heartbeat, release, then `review`).
+	 */
+	async claim(ctx: OpContext, p: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
+		const capabilities = p.capabilities ?? [];
+		checkReviewCapability(capabilities);
+		const ttl = p.ttlSeconds ?? this.defaultTtl;
+		return this.uow.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
+			let cardId = p.cardId;
+			if (cardId === undefined) {
+				const rows = await tx.query<{ id: string }>(
+					`SELECT id FROM cards
+					 WHERE status = 'review' AND review = 'agent' AND (claim_owner IS NULL OR lease_expires_at <= $1)
+						AND completed_by IS DISTINCT FROM $2 AND ($3::text IS NULL OR phase = $3)
+					 ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+					[now, ctx.actor, p.phase ?? null],
+				);
+				cardId = rows[0]?.id;
+			}
+			if (cardId === undefined) {
+				return { result: { card: null, lease: null, reason: await nothingToReview(tx, ctx.actor) }, events: [] };
+			}
+			const { card, events } = await act(
+				tx,
+				cardId,
+				{ type: 'claimReview', actor: ctx.actor, ttlSeconds: ttl, capabilities },
+				now,
+			);
+			return { result: { card, lease: leaseOf(cardState(card)) }, events };
+		});
+	}
+}
+
+/** Why a review claim found nothing, in the words an agent reads. */
+async function nothingToReview(tx: Queryable, actor: string): Promise<string> {
+	const [row] = await tx.query<Record<string, unknown>>(
+		`SELECT
+			count(*) FILTER (WHERE review = 'agent' AND claim_owner IS NOT NULL) AS taken,
+			count(*) FILTER (WHERE review = 'agent' AND completed_by = $1) AS own,
+			count(*) FILTER (WHERE review = 'human') AS human
+		 FROM cards WHERE status = 'review'`,
+		[actor],
+	);
+	const r = present(row);
+	const parts = [
+		num(r.taken) > 0 ? `${num(r.taken)} being reviewed by other agents` : '',
+		num(r.own) > 0 ? `${num(r.own)} completed by you (another reviewer must take ${num(r.own) === 1 ? 'it' : 'them'})` : '',
+		num(r.human) > 0 ? `${num(r.human)} waiting for a human's review` : '',
+	].filter(s => s !== '');
+	return parts.length === 0
+		? 'No card waits for an agent review.'
+		: `No card waits for an agent review: ${parts.join(', ')}.`;
+}
+
+/** Of the cards whose unmet_deps just changed, those that are claimable now. */
+export async function nowClaimable(tx: Queryable, readiness: readonly ReadinessChange[], now: Date): Promise<string[]> {
+	const zero = readiness.filter(r => r.unmetDeps === 0).map(r => r.id);
+	if (zero.length === 0) {
+		return [];
+	}
+	const rows = await tx.query<{ id: string }>(
+		`SELECT id FROM cards WHERE id = ANY($1::text[]) AND status = 'ready'
+		 AND (defer_until IS NULL OR defer_until <= $2) ORDER BY id`,
+		[zero, now],
+	);
+	return rows.map(r => r.id);
+}
+
+/** A claim result with the card's pending hand-over note (a reviewer's request for changes), if any. */
+export function withHandoff(result: Result<'card/claim'>): Result<'card/claim'> {
+	const handoff = result.card?.handoff;
+	return handoff === null || handoff === undefined || result.card?.status !== 'claimed'
+		? result
+		: { ...result, handoff };
+}
