@@ -87,13 +87,21 @@ export function decideReview(card: CardState, action: ReviewAction, now: Date): 
 		deferUntil: null,
 		...fence,
 		...(parked
-			? { blockedReason: clip(`changes requested after ${card.attempts} of ${card.maxAttempts} attempts: ${note}`), failed: true }
+			? {
+					blockedReason: clip(`changes requested after ${card.attempts} of ${card.maxAttempts} attempts: ${note}`),
+					failed: true,
+				}
 			: {}),
 	};
 	return {
 		patch,
 		event: 'changes_requested',
-		data: { note, reason: note, ...(card.completedBy !== null ? { previousOwner: card.completedBy } : {}), ...previous },
+		data: {
+			note,
+			reason: note,
+			...(card.completedBy !== null ? { previousOwner: card.completedBy } : {}),
+			...previous,
+		},
 	};
 }
 

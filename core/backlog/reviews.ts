@@ -87,7 +87,9 @@ async function nothingToReview(tx: Queryable, actor: string): Promise<string> {
 	const r = present(row);
 	const parts = [
 		num(r.taken) > 0 ? `${num(r.taken)} being reviewed by other agents` : '',
-		num(r.own) > 0 ? `${num(r.own)} completed by you (another reviewer must take ${num(r.own) === 1 ? 'it' : 'them'})` : '',
+		num(r.own) > 0
+			? `${num(r.own)} completed by you (another reviewer must take ${num(r.own) === 1 ? 'it' : 'them'})`
+			: '',
 		num(r.human) > 0 ? `${num(r.human)} waiting for a human's review` : '',
 	].filter(s => s !== '');
 	return parts.length === 0

@@ -1,6 +1,7 @@
 /**
  * CLI subcommands that act on cards: create, list, show, edit, claim, heartbeat, complete, release,
- * fail, reclaim, block, unblock, link, unlink, delete, comment (reopen is in policyCommands.ts). Each is one
+ * fail, reclaim, block, unblock, link, unlink, delete (reopen is in policyCommands.ts; comment, approve and
+ * reject in steeringCommands.ts). Each is one
  * hub request whose flags are bound to its params schema (flags.ts), so the CLI refuses exactly what
  * the hub, the MCP tools and the board refuse.
  */
@@ -9,9 +10,7 @@ import { readFileSync } from 'node:fs';
 import {
 	AgentReclaimParams,
 	BlockParams,
-	type Card,
 	ClaimParams,
-	CommentParams,
 	CompleteParams,
 	CreateCardInput,
 	FailParams,
@@ -22,47 +21,11 @@ import {
 	ReleaseParams,
 	UpdateParams,
 } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
-import { BatonError, describeIssues } from '../../core/errors';
-import { type Command, type CommandContext, arg, show } from './command';
-import { type FieldFlag, type Flags, cliFlags, paramFlags } from './flags';
+import { cardChange, cardChangeCommand, statusLine } from './cardChange';
+import { type Command, arg, show } from './command';
+import { type FieldFlag, cliFlags, paramFlags } from './flags';
 import { policyFieldFlags } from './policyCommands';
 import { UsageError, cardTable, describeCard, eventTable, formatTable, messageList, truncate } from './output';
-
-function statusLine(card: Card): string {
-	const waiting = card.status === 'ready' && card.unmetDeps > 0 ? ` (waiting on ${card.unmetDeps})` : '';
-	const owner = card.claimOwner === null ? '' : ` by ${card.claimOwner}, epoch ${card.claimEpoch}`;
-	return `${card.id} is ${card.status}${waiting}${owner}: ${truncate(card.title, 60)}`;
-}
-
-function cardChange(ctx: CommandContext, result: { card: Card }): void {
-	show(ctx, result, () => statusLine(result.card));
-}
-
-/**
- * A command on the card ID with its flags, answered with the card after the change. The flags are
- * read before the hub is opened, so a bad value never starts one.
- */
-function cardChangeCommand<V>(
-	name: string,
-	summary: string,
-	flags: Flags<V>,
-	send: (hub: RpcClient, cardId: string, params: V) => Promise<{ card: Card }>,
-): Command {
-	return {
-		name,
-		summary,
-		args: 'ID',
-		minArgs: 1,
-		maxArgs: 1,
-		options: flags.options,
-		async run(ctx) {
-			const params = flags.read(ctx.values);
-			cardChange(ctx, await send(await ctx.hub(), arg(ctx, 0), params));
-			return 0;
-		},
-	};
-}
 
 function readStdin(): string {
 	return readFileSync(0, 'utf8');
@@ -100,6 +63,7 @@ const cardFieldFlags = {
 	requires: { value: 'CAPS' },
 	acceptance: { value: 'TEXT', whole: true, description: 'An acceptance criterion' },
 	maxAttempts: {},
+	review: { value: 'MODE' },
 	...policyFieldFlags,
 } as const satisfies Record<string, FieldFlag>;
 
@@ -303,6 +267,7 @@ const claimFieldFlags = {
 const claimFlags = paramFlags(ClaimParams, {
 	...claimFieldFlags,
 	waitSeconds: { flag: 'wait', value: 'SECONDS' },
+	review: { description: "Take review work instead (needs the capability 'review')" },
 });
 
 const claim: Command = {
@@ -490,29 +455,6 @@ const deleteCommand: Command = {
 	},
 };
 
-const commentFlags = paramFlags(CommentParams, { question: { description: 'Ask a human for an answer' } });
-
-const comment: Command = {
-	name: 'comment',
-	summary: 'Post a message on a card (markdown, at most 4 KiB)',
-	args: 'ID TEXT',
-	minArgs: 2,
-	maxArgs: 2,
-	options: commentFlags.options,
-	async run(ctx) {
-		const p = commentFlags.read(ctx.values);
-		const text = arg(ctx, 1);
-		// Checked like the flags, before a hub is started: the hub would refuse it in the same words.
-		const parsed = CommentParams.shape.text.safeParse(text);
-		if (!parsed.success) {
-			throw new BatonError('invalid_input', `TEXT: ${describeIssues(parsed.error.issues)}.`, { field: 'text' });
-		}
-		const r = await (await ctx.hub()).request('card/comment', { cardId: arg(ctx, 0), text, ...p });
-		show(ctx, r, () => `${r.message.question ? 'Asked' : 'Posted'} message ${r.message.id} on ${statusLine(r.card)}`);
-		return 0;
-	},
-};
-
 export const cardCommands: readonly Command[] = [
 	create,
 	list,
@@ -529,5 +471,4 @@ export const cardCommands: readonly Command[] = [
 	linkCommand('link', 'Make ID wait until every DEP is done'),
 	linkCommand('unlink', 'Stop ID waiting on each DEP'),
 	deleteCommand,
-	comment,
 ];

@@ -82,7 +82,14 @@ export function describeCard(card: Card): string {
 	const rows: [string, string][] = [
 		['id', card.id],
 		['title', card.title],
-		['status', card.status === 'ready' && card.unmetDeps > 0 ? `ready (waiting on ${card.unmetDeps})` : card.status],
+		[
+			'status',
+			card.status === 'ready' && card.unmetDeps > 0
+				? `ready (waiting on ${card.unmetDeps})`
+				: card.status === 'review'
+					? 'in review'
+					: card.status,
+		],
 		['priority', String(card.priority)],
 	];
 	const optional: [string, string | null][] = [
@@ -108,6 +115,10 @@ export function describeCard(card: Card): string {
 					? 'never (this card)'
 					: `after ${card.stallReleaseSeconds} s without progress (this card)`,
 		],
+		['review', card.review === undefined || card.review === 'none' ? null : `${card.review} approves its completion`],
+		['completed by', card.status === 'review' ? (card.completedBy ?? null) : null],
+		['handoff', card.handoff ?? null],
+		['needs input', card.needsInput === true ? 'an agent asked a question (baton comment ID TEXT answers it)' : null],
 		['result', card.result],
 	];
 	for (const [k, v] of optional) {

@@ -61,11 +61,12 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 	backoffSeconds: {},
 	backoffMaxSeconds: {},
 	stallReleaseSeconds: {},
+	review: { value: 'MODE' },
 });
 
 const settings: Command = {
 	name: 'settings',
-	summary: "Show or change the backlog's retry backoff and stall policy",
+	summary: "Show or change the backlog's retry backoff, stall policy and default review",
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
@@ -88,6 +89,7 @@ const settings: Command = {
 			[
 				`retry backoff   ${r.backoffSeconds} s, doubling per failed attempt up to ${r.backoffMaxSeconds} s`,
 				`stall release   ${r.stallReleaseSeconds === 0 ? 'off' : `after ${r.stallReleaseSeconds} s without progress`}`,
+				`review          ${r.review === 'none' ? 'none: complete means done' : `${r.review}, for new cards that do not say`}`,
 			].join('\n'),
 		);
 		return 0;

@@ -19,6 +19,7 @@ import { demoCommand } from './demo';
 import { cliFlags } from './flags';
 import { openHub } from './hubClient';
 import { policyCommands } from './policyCommands';
+import { steeringCommands } from './steeringCommands';
 import { type Output, UsageError, printJson, processOutput } from './output';
 import { upCommand } from './up';
 
@@ -26,6 +27,7 @@ const log = createLogger('cli');
 
 export const commands: readonly Command[] = [
 	...cardCommands,
+	...steeringCommands,
 	...policyCommands,
 	...adminCommands,
 	...dataCommands,

@@ -27,6 +27,12 @@ export function compactCard(card: Card): CompactCard {
 	if (out.failed === false) {
 		delete out.failed; // only a failed card says so
 	}
+	if (out.needsInput === false) {
+		delete out.needsInput; // only a card with an open question says so
+	}
+	if (out.review === 'none') {
+		delete out.review; // only a card that needs a review says so
+	}
 	return out;
 }
 
@@ -45,9 +51,12 @@ export function createdCard(card: Card): CompactCard {
 
 /** One history line: who did what when, plus the event's own details, without the card snapshot. */
 export function compactEvent(event: BacklogEvent): Record<string, unknown> {
-	const { card: _card, readiness: _readiness, message, ...details } = event.data;
-	// A `commented` event names its message; the text is in show's `messages`, not repeated here.
-	const about = message === undefined ? {} : { message: message.id };
+	const { card: _card, readiness: _readiness, message, messages, ...details } = event.data;
+	// A `commented` / `delivered` event names its messages; the texts are in show's `messages`.
+	const about = {
+		...(message === undefined ? {} : { message: message.id }),
+		...(messages === undefined ? {} : { messages: messages.map(m => m.id) }),
+	};
 	return dropEmpty({ seq: event.seq, at: event.at, actor: event.actor, type: event.type, ...details, ...about });
 }
 

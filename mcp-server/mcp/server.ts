@@ -17,6 +17,7 @@ import { registerHeartbeatTool } from './tools/heartbeat';
 import { registerLinkTool } from './tools/link';
 import { registerListTool } from './tools/list';
 import { registerReleaseTool } from './tools/release';
+import { registerReviewTool } from './tools/review';
 import { registerShowTool } from './tools/show';
 import { registerStatsTool } from './tools/stats';
 import { registerUnlinkTool } from './tools/unlink';
@@ -40,6 +41,7 @@ export function createMcpServer(ctx: ToolContext): McpServer {
 		['unlink', registerUnlinkTool],
 		['stats', registerStatsTool],
 		['comment', registerCommentTool],
+		['review', registerReviewTool],
 	] as const) {
 		tools.set(name, register(server, ctx));
 	}

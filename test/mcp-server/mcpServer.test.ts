@@ -29,6 +29,7 @@ const toolNames = [
 	'unlink',
 	'stats',
 	'comment',
+	'review',
 ];
 
 /** A server whose hub connection fails with `hubError`; counts how often a tool reached for the hub. */
@@ -54,7 +55,7 @@ async function call(client: Client, name: string, args: unknown): Promise<CallTo
 }
 
 describe('baton mcp tools/list', () => {
-	it('lists the twelve tools within the 7.5 KB budget of the whole MCP surface (issue 12)', async () => {
+	it('lists the thirteen tools within the 7.5 KB budget of the whole MCP surface (issue 12)', async () => {
 		const { client } = await connect();
 		const list = await client.listTools();
 		const bytes = Buffer.byteLength(JSON.stringify(list));
@@ -102,6 +103,7 @@ describe('baton mcp tools/list', () => {
 			'capabilities',
 			'cardId',
 			'phase',
+			'review',
 			'ttlSeconds',
 			'waitSeconds',
 		]);
@@ -160,7 +162,7 @@ describe('baton mcp input validation (RELIABILITY 25)', () => {
 		const result = await call(client, 'claim', { card_id: 'A1' });
 		assert.equal(
 			textOf(result),
-			'invalid_input: Unrecognized key: "card_id" (accepted: cardId, phase, capabilities, ttlSeconds, waitSeconds). Fix the named argument and call the tool again.',
+			'invalid_input: Unrecognized key: "card_id" (accepted: cardId, phase, capabilities, ttlSeconds, waitSeconds, review). Fix the named argument and call the tool again.',
 		);
 	});
 

@@ -23,14 +23,15 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 		{
 			title: 'Claim a card',
 			description:
-				'Claim the best ready card you can do, or cardId; waitSeconds waits for one. ' +
-				'Returns {card, lease}, or card null with a reason. Work, heartbeat at milestones, then complete, release or fail.',
+				'Claim the best ready card for you, or cardId. Returns {card, lease, handoff?}, or card null with a reason. ' +
+				'Then heartbeat, and complete, release or fail.',
 			listing: leanObject(ClaimParams, {
 				cardId: 'Claim this card',
 				phase: 'Only this phase',
 				capabilities: 'Your capabilities',
 				ttlSeconds: 'Lease seconds (300)',
 				waitSeconds: 'Wait ≤ 60 s for one',
+				review: 'Take review work',
 			}),
 			annotations: updatingTool,
 		},
@@ -63,6 +64,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				card: result.card === null ? null : compactCard(result.card),
 				lease: result.lease,
 				...(result.reason === undefined ? {} : { reason: result.reason }),
+				...(result.handoff === undefined ? {} : { handoff: result.handoff }),
 			};
 		}),
 	);

@@ -29,9 +29,8 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 			title: 'Complete a card',
 			description:
 				'Mark a card you hold done. Returns {card, unblocked}. next: true also claims your next card in this call: next {card, lease}.',
-			listing: leanObject(CompleteToolParams, {
+			listing: leanObject(CompleteToolParams.omit({ epoch: true }), {
 				cardId: 'Card id',
-				epoch: 'Optional; from claim',
 				result: 'Summary, commit, links',
 				next: 'Claim the next too',
 				phase: 'For next',
@@ -77,6 +76,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 					card: claimed.card === null ? null : compactCard(claimed.card),
 					lease: claimed.lease,
 					...(claimed.reason === undefined ? {} : { reason: claimed.reason }),
+					...(claimed.handoff === undefined ? {} : { handoff: claimed.handoff }),
 				},
 			};
 		}),

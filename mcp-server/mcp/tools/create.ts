@@ -34,10 +34,11 @@ type CreateToolParams = z.output<typeof CreateToolParams>;
  * strip every field of every card.
  */
 const createListing = leanObject(
-	// Retry and stall policies are the humans' to tune (CLI, board); agents need not pay for them here.
-	CreateToolParams.omit({ cards: true, backoffSeconds: true, stallReleaseSeconds: true }),
+	// Attempt, retry and stall policies are the humans' to tune (CLI, board); agents need not pay for
+	// them here (the handler still takes them).
+	CreateToolParams.omit({ cards: true, maxAttempts: true, backoffSeconds: true, stallReleaseSeconds: true }),
 	{
-		id: 'Own id (generated if omitted)',
+		id: 'Own id',
 		title: 'Title, ≤ 200 chars',
 		body: 'Markdown',
 		phase: 'Lane or milestone',
@@ -45,12 +46,12 @@ const createListing = leanObject(
 		dependsOn: 'Ids to finish first',
 		requires: 'Capabilities needed',
 		acceptance: 'Acceptance criteria',
-		maxAttempts: 'Claims before parking (3)',
 		deferUntil: 'Not before this ISO time',
 		idempotencyKey: 'Retry-safe key',
+		review: 'Who approves it',
 	},
 )
-	.extend({ cards: z.array(z.looseObject({})).optional().describe('Several cards; each takes the fields above') })
+	.extend({ cards: z.array(z.looseObject({})).optional().describe('Cards with the fields above') })
 	.strict();
 
 function toCards(args: CreateToolParams): z.output<typeof CreateCardInput>[] {

@@ -15,11 +15,9 @@ export function registerFailTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'Report a failure',
 			description:
-				'Report failed work on a card you hold: back to ready (after backoffSeconds), or blocked if retry is false or attempts run out. ' +
-				'Returns {card}. Then claim other work.',
-			listing: leanObject(FailParams, {
+				'Report failed work on a card you hold: it is retried later, or blocked if retry is false or attempts ran out. Returns {card}.',
+			listing: leanObject(FailParams.omit({ epoch: true }), {
 				cardId: 'Card id',
-				epoch: 'Optional; from claim',
 				reason: 'What went wrong',
 				retry: 'Retry later (true)',
 				backoffSeconds: 'Wait before retry',

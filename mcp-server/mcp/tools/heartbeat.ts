@@ -20,9 +20,8 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 			title: 'Report progress',
 			description:
 				'Report progress on a card you hold; renews its lease. Returns {lease}. On lease_lost, stop and claim again.',
-			listing: leanObject(HeartbeatToolParams, {
+			listing: leanObject(HeartbeatToolParams.omit({ epoch: true }), {
 				cardId: 'Card id',
-				epoch: 'Optional; from claim',
 				progress: 'Percent 0-100',
 				note: 'What you are doing',
 				ttlSeconds: 'New lease seconds',

@@ -18,10 +18,9 @@ export function registerReleaseTool(server: McpServer, ctx: ToolContext): Listed
 		'release',
 		{
 			title: 'Release a card',
-			description: 'Hand a card you hold back to ready, not as a failure. Returns {card}. Then claim other work.',
-			listing: leanObject(ReleaseToolParams, {
+			description: 'Hand a card you hold back to ready (not a failure). Returns {card}.',
+			listing: leanObject(ReleaseToolParams.omit({ epoch: true }), {
 				cardId: 'Card id',
-				epoch: 'Optional; from claim',
 				reason: 'Why',
 			}),
 			annotations: updatingTool,

@@ -15,8 +15,7 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'Show a card',
 			description:
-				'A card with its dependencies, dependents, history, attempts and messages. ' +
-				'Returns {card, dependencies, dependents, history, attempts, messages}; read attempts before resuming work.',
+				'Returns {card, dependencies, dependents, history, attempts, messages} of a card; read attempts before resuming work.',
 			listing: leanObject(GetParams, { cardId: 'Card id' }),
 			annotations: readOnlyTool,
 		},

@@ -15,7 +15,7 @@ export function registerStatsTool(server: McpServer, ctx: ToolContext): ListedTo
 		{
 			title: 'Backlog stats',
 			description:
-				'Backlog counts by status, claimable now, waiting, agent health. Returns {counts, claimable, waiting, ...}.',
+				'Returns {counts, claimable, waiting, agents, ...}: the backlog by status and agent health.',
 			listing: leanObject(StatsParams),
 			annotations: readOnlyTool,
 		},

@@ -1,0 +1,82 @@
+/**
+ * CLI subcommands with which a human steers agents' work (issue 12): comment (a message, or with
+ * --question a question, to whoever holds the card), approve and reject (the review gate). Each is
+ * one hub request whose flags are bound to its params schema (flags.ts). The CLI is a human's face:
+ * the hub lets it approve any card in review except work it completed itself.
+ */
+import { BatonError, describeIssues } from '../../core/errors';
+import { CommentParams, type Result, ReviewParams } from '../../core/protocol';
+import { statusLine } from './cardChange';
+import { type Command, type CommandContext, arg, show } from './command';
+import { paramFlags } from './flags';
+
+const commentFlags = paramFlags(CommentParams, { question: { description: 'Ask a human for an answer' } });
+
+const comment: Command = {
+	name: 'comment',
+	summary: 'Post a message on a card (markdown, at most 4 KiB); its holder reads it on its next call',
+	args: 'ID TEXT',
+	minArgs: 2,
+	maxArgs: 2,
+	options: commentFlags.options,
+	async run(ctx) {
+		const p = commentFlags.read(ctx.values);
+		const text = arg(ctx, 1);
+		// Checked like the flags, before a hub is started: the hub would refuse it in the same words.
+		const parsed = CommentParams.shape.text.safeParse(text);
+		if (!parsed.success) {
+			throw new BatonError('invalid_input', `TEXT: ${describeIssues(parsed.error.issues)}.`, { field: 'text' });
+		}
+		const r = await (await ctx.hub()).request('card/comment', { cardId: arg(ctx, 0), text, ...p });
+		show(ctx, r, () => `${r.message.question ? 'Asked' : 'Posted'} message ${r.message.id} on ${statusLine(r.card)}`);
+		return 0;
+	},
+};
+
+const approveFlags = paramFlags(ReviewParams.pick({ note: true, version: true }), {
+	note: { value: 'TEXT', description: 'A remark on the approval, kept in the log' },
+	version: { value: 'N' },
+});
+const rejectFlags = paramFlags(ReviewParams.pick({ note: true, version: true }).required({ note: true }), {
+	note: { value: 'TEXT', description: 'What to change; the next attempt starts from it' },
+	version: { value: 'N' },
+});
+
+function reviewed(ctx: CommandContext, r: Result<'card/review'>): void {
+	show(ctx, r, () => {
+		const freed = r.unblocked.length === 0 ? '' : `\nNow claimable: ${r.unblocked.join(', ')}`;
+		return `${statusLine(r.card)}${freed}`;
+	});
+}
+
+const approve: Command = {
+	name: 'approve',
+	summary: 'Approve a card in review: it is done and its dependents may start',
+	args: 'ID',
+	minArgs: 1,
+	maxArgs: 1,
+	options: approveFlags.options,
+	notes: 'With --version, a card that changed since you looked at it is refused.',
+	async run(ctx) {
+		const p = approveFlags.read(ctx.values);
+		reviewed(ctx, await (await ctx.hub()).request('card/review', { cardId: arg(ctx, 0), approve: true, ...p }));
+		return 0;
+	},
+};
+
+const reject: Command = {
+	name: 'reject',
+	summary: 'Request changes on a card in review: back to ready, the note handed to the next attempt',
+	args: 'ID',
+	minArgs: 1,
+	maxArgs: 1,
+	options: rejectFlags.options,
+	notes: 'Counts as a failed attempt: past its maxAttempts the card parks in blocked with the note.',
+	async run(ctx) {
+		const p = rejectFlags.read(ctx.values);
+		reviewed(ctx, await (await ctx.hub()).request('card/review', { cardId: arg(ctx, 0), approve: false, ...p }));
+		return 0;
+	},
+};
+
+export const steeringCommands: readonly Command[] = [comment, approve, reject];
