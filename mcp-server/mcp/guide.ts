@@ -6,4 +6,5 @@ export const guideText = `Baton is the team's shared backlog; other agents and h
 Loop: claim (waitSeconds up to 60 waits for work) -> do the card -> heartbeat {cardId, progress, note} at milestones -> complete {cardId, result, next: true} (next: true claims your next card in the same call).
 If you cannot finish: release {cardId, reason} to hand it back, or fail {cardId, reason} if the work itself failed.
 Your lease stays alive while this session is open; lease_lost means another agent took the card over: stop and claim again.
-Before resuming a card, show it and read its attempts. Plan new work with create {cards: [...]} and dependsOn.`;
+Before resuming a card, show it and read its attempts. Plan new work with create {cards: [...]} and dependsOn.
+Review: a card with review goes to review on complete; a claim's handoff is a reviewer's note: start from it. Reviewers (capability review) claim {review: true}, then review {cardId, approve, note}.`;
