@@ -562,7 +562,10 @@ export const ReviewResult = z.object({
 /** The holder acknowledges messages it was handed in a tool result (sets their deliveredAt). */
 export const InboxAckParams = z
 	.object({
-		messages: z.array(z.object({ cardId: CardId, id: z.number().int().positive() }).strict()).min(1).max(100),
+		messages: z
+			.array(z.object({ cardId: CardId, id: z.number().int().positive() }).strict())
+			.min(1)
+			.max(100),
 	})
 	.strict();
 export const InboxAckResult = z.object({ delivered: z.array(Message) });
@@ -688,7 +691,7 @@ export const Settings = z
 		stallReleaseSeconds: StallSeconds.describe(
 			'Release a claim after this long without progress; 0 = never (the default)',
 		),
-		review: ReviewMode.describe("Review of new cards that do not say: none (the default), human or agent"),
+		review: ReviewMode.describe('Review of new cards that do not say: none (the default), human or agent'),
 	})
 	.strict();
 export type Settings = z.infer<typeof Settings>;

@@ -383,11 +383,7 @@ function reviewLeaseEnded(card: CardState, event: 'reclaimed' | 'released', reas
 }
 
 /** The reviewer hands the review back (release), or a human takes it away (release with force). */
-function endReviewLease(
-	card: CardState,
-	action: Extract<Action, { type: 'release' }>,
-	now: Date,
-): Decision {
+function endReviewLease(card: CardState, action: Extract<Action, { type: 'release' }>, now: Date): Decision {
 	if (action.force === true) {
 		if (!isHeld(card)) {
 			refuse(card, 'released', 'Nobody is reviewing it.');
@@ -481,7 +477,11 @@ export function checkClaimable(
 		refuse(card, 'claimed', 'Reopen it first if it needs more work.');
 	}
 	if (card.status === 'review') {
-		refuse(card, 'claimed', 'It waits for a review: approve it or request changes; a reviewing agent claims it with review: true.');
+		refuse(
+			card,
+			'claimed',
+			'It waits for a review: approve it or request changes; a reviewing agent claims it with review: true.',
+		);
 	}
 	if (card.status === 'blocked') {
 		refuse(card, 'claimed', 'Unblock it first.');

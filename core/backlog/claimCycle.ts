@@ -317,7 +317,6 @@ export class ClaimCycle {
 		}
 		return { result, events };
 	}
-
 }
 
 /** $1–$6 of the holder's complete, the same for complete and complete {next} (completeCtes). */

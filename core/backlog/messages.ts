@@ -48,7 +48,12 @@ export class Messages {
 	 * A question raises needsInput; a message from someone other than the last asker answers it. Returns
 	 * the card when the flag changed (no version bump), else undefined.
 	 */
-	private async flagNeedsInput(tx: Queryable, cardId: string, actor: string, question: boolean): Promise<Card | undefined> {
+	private async flagNeedsInput(
+		tx: Queryable,
+		cardId: string,
+		actor: string,
+		question: boolean,
+	): Promise<Card | undefined> {
 		const rows = await tx.query<{ card: Card }>(
 			`UPDATE cards SET needs_input = $3 WHERE id = $1 AND needs_input <> $3 AND ($3 OR
 				$2 IS DISTINCT FROM (SELECT actor FROM messages WHERE card_id = $1 AND question ORDER BY id DESC LIMIT 1))

@@ -188,7 +188,12 @@ for (const kind of storeKinds) {
 			it('failures back off exponentially by the backlog setting, capped, and per card', async () => {
 				const p = prefix();
 				const settings = await b.updateSettings(human, { backoffSeconds: 10, backoffMaxSeconds: 25 });
-				assert.deepEqual(settings, { backoffSeconds: 10, backoffMaxSeconds: 25, stallReleaseSeconds: 0, review: 'none' });
+				assert.deepEqual(settings, {
+					backoffSeconds: 10,
+					backoffMaxSeconds: 25,
+					stallReleaseSeconds: 0,
+					review: 'none',
+				});
 				assert.deepEqual(await b.settings(), settings);
 				await b.create(alice, {
 					cards: [
