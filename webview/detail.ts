@@ -1,14 +1,21 @@
 /**
- * The detail pane of one card: fields, the body as sanitised markdown, acceptance criteria,
- * dependencies and dependents (clickable), earlier attempts and the history from 'card/get', plus
- * the legal moves, edit and dependency linking. Card text goes in as text; only the body is HTML,
- * and only after markdown.ts sanitised it.
+ * The detail pane of one card: fields, the body and the result as sanitised markdown, the review box
+ * (detailReview.ts), the messages and the box to post one (conversation.ts), acceptance criteria,
+ * dependencies and dependents (clickable), earlier attempts and the history from 'card/get'
+ * (detailLog.ts), plus the legal moves, edit and dependency linking. Card text goes in as text; only
+ * markdown is HTML, and only after markdown.ts sanitised it. Messages follow live events.
  */
 import { BatonError } from '../core/errors';
-import type { BacklogEvent, Card, CardRef, Result } from '../core/protocol';
+import type { BacklogEvent, Card, CardRef, Message, Result } from '../core/protocol';
+import { type ColumnId, columnIds, columnOf, columnTitles } from './columns';
+import { Conversation } from './conversation';
+import { attemptsSection, historySection, section } from './detailLog';
+import { resultSection, reviewBox, reviewFacts } from './detailReview';
+import { formatRemaining } from './format';
 import { renderMarkdown } from './markdown';
+import { mergeMessages, messagesOf } from './messageList';
 import { planMove } from './moves';
-import { type BoardState, type ColumnId, columnIds, columnOf, columnTitles, formatRemaining } from './state';
+import type { BoardState } from './state';
 
 export interface DetailHost {
 	state: BoardState;
@@ -17,6 +24,8 @@ export interface DetailHost {
 	unlink(cardId: string, dependsOn: string): Promise<void>;
 	move(cardId: string, to: ColumnId): void;
 	edit(card: Card): void;
+	/** Posts a message on the card (`card/comment`). */
+	comment(cardId: string, text: string): Promise<Message>;
 	showError(error: unknown): void;
 	/** Only in VS Code: reveal the card in the Backlog tree. */
 	revealInTree: ((cardId: string) => void) | undefined;
@@ -40,31 +49,6 @@ function button(label: string, className: string, onClick: () => void): HTMLButt
 	return b;
 }
 
-function section(title: string): { root: HTMLElement; body: HTMLElement } {
-	const root = el('section', 'detail-section');
-	const h = el('h3', 'detail-heading', title);
-	const body = el('div', 'detail-section-body');
-	root.append(h, body);
-	return { root, body };
-}
-
-function describeEvent(e: BacklogEvent): string {
-	const bits: string[] = [e.type];
-	if (e.data.reason !== undefined) {
-		bits.push(`— ${e.data.reason}`);
-	}
-	if (e.data.result !== undefined) {
-		bits.push(`— ${e.data.result}`);
-	}
-	if (e.data.forced === true) {
-		bits.push('(forced)');
-	}
-	if (e.data.dependsOn !== undefined) {
-		bits.push(e.data.dependsOn.join(', '));
-	}
-	return bits.join(' ');
-}
-
 export class DetailPane {
 	readonly root: HTMLElement;
 	private readonly content: HTMLElement;
@@ -73,8 +57,14 @@ export class DetailPane {
 	private last: Result<'card/get'> | undefined;
 	private refreshTimer: ReturnType<typeof setTimeout> | undefined;
 	private linkForm: { cardId: string; form: HTMLElement } | undefined;
+	private readonly conversation: Conversation;
 
 	constructor(private readonly host: DetailHost) {
+		this.conversation = new Conversation({
+			comment: (cardId, text) => host.comment(cardId, text),
+			posted: m => this.addMessages(m.cardId, [m]),
+			actor: () => host.state.actor,
+		});
 		this.root = el('aside', 'detail');
 		this.root.setAttribute('aria-label', 'Card details');
 		this.root.hidden = true;
@@ -93,14 +83,37 @@ export class DetailPane {
 		return this.openId;
 	}
 
-	open(id: string): void {
+	/** Opens the card; with `reply`, the cursor goes to the message box (to answer a question). */
+	open(id: string, options: { reply?: boolean } = {}): void {
+		if (this.openId !== id) {
+			this.last = undefined;
+		}
 		this.openId = id;
-		this.last = undefined;
 		this.root.hidden = false;
 		document.body.classList.add('has-detail');
 		this.render();
-		this.root.focus();
+		if (options.reply === true) {
+			this.conversation.focusReply();
+		} else {
+			this.root.focus();
+		}
 		void this.load();
+	}
+
+	/** An event from the feed: messages posted or delivered on the open card show at once. */
+	eventArrived(event: BacklogEvent): void {
+		const messages = messagesOf(event);
+		if (messages.length > 0) {
+			this.addMessages(event.cardId, messages);
+		}
+	}
+
+	private addMessages(cardId: string, messages: readonly Message[]): void {
+		if (cardId !== this.openId || this.last === undefined) {
+			return;
+		}
+		this.last = { ...this.last, messages: mergeMessages(this.last.messages, messages) };
+		this.render();
 	}
 
 	close(): void {
@@ -143,7 +156,9 @@ export class DetailPane {
 		try {
 			const result = await this.host.getCard(id);
 			if (token === this.loadToken) {
-				this.last = result;
+				// An event may have brought a message (or a delivery) this answer was too early to see.
+				const known = this.last?.card.id === id ? this.last.messages : [];
+				this.last = { ...result, messages: mergeMessages(known, result.messages) };
 				this.render();
 			}
 		} catch (e) {
@@ -178,7 +193,13 @@ export class DetailPane {
 		const close = button('✕', 'btn btn-icon detail-close', () => this.close());
 		close.setAttribute('aria-label', 'Close details (Escape)');
 		close.title = 'Close (Escape)';
-		head.append(idEl, status, close);
+		head.append(idEl, status);
+		if (card?.needsInput === true) {
+			const asking = el('span', 'flag flag-input', 'needs input');
+			asking.title = 'An agent asked a question: reply below';
+			head.append(asking);
+		}
+		head.append(close);
 		c.append(head);
 		if (card === undefined) {
 			c.append(el('p', 'detail-loading', 'Loading…'));
@@ -189,6 +210,10 @@ export class DetailPane {
 		this.root.setAttribute('aria-labelledby', title.id);
 		c.append(title);
 		c.append(this.renderFacts(card));
+		const review = reviewBox(card, this.host.state.actor, Date.now(), (cardId, to) => this.host.move(cardId, to));
+		if (review !== undefined) {
+			c.append(review);
+		}
 		c.append(this.renderActions(card));
 
 		const body = section('Description');
@@ -200,6 +225,11 @@ export class DetailPane {
 			body.body.append(md);
 		}
 		c.append(body.root);
+		const result = resultSection(card);
+		if (result !== undefined) {
+			c.append(result);
+		}
+		c.append(this.conversation.render(card, this.last?.card.id === id ? this.last.messages : undefined));
 
 		const acc = section('Acceptance criteria');
 		if (card.acceptance.length === 0) {
@@ -224,40 +254,9 @@ export class DetailPane {
 		c.append(dependents.root);
 
 		if (this.last !== undefined && this.last.attempts.length > 0) {
-			const att = section('Attempts');
-			const ul = el('ul', 'attempts');
-			for (const a of this.last.attempts) {
-				const bits = [`#${a.epoch} ${a.owner}: ${a.outcome}`];
-				if (a.progress !== null) {
-					bits.push(`${a.progress}%`);
-				}
-				if (a.progressNote !== null) {
-					bits.push(a.progressNote);
-				}
-				if (a.reason !== null) {
-					bits.push(a.reason);
-				}
-				ul.append(el('li', '', bits.join(' · ')));
-			}
-			att.body.append(ul);
-			c.append(att.root);
+			c.append(attemptsSection(this.last.attempts));
 		}
-
-		const hist = section('History');
-		if (this.last === undefined) {
-			hist.body.append(el('p', 'muted', 'Loading…'));
-		} else {
-			const ol = el('ol', 'history');
-			for (const e of [...this.last.history].reverse()) {
-				const li = el('li', 'history-item');
-				const time = el('time', 'history-time', new Date(e.at).toLocaleString());
-				time.dateTime = e.at;
-				li.append(time, el('span', 'history-actor', e.actor), el('span', 'history-what', describeEvent(e)));
-				ol.append(li);
-			}
-			hist.body.append(ol);
-		}
-		c.append(hist.root);
+		c.append(historySection(this.last?.history));
 		c.scrollTop = scroll;
 		if (focused instanceof HTMLElement && focused.isConnected) {
 			focused.focus({ preventScroll: true });
@@ -284,9 +283,7 @@ export class DetailPane {
 		if (card.status === 'blocked' && card.blockedReason !== null) {
 			add(card.failed === true ? 'Failed — last reasons' : 'Blocked because', card.blockedReason);
 		}
-		if (card.result !== null) {
-			add('Result', card.result);
-		}
+		reviewFacts(card, add);
 		if (card.requires.length > 0) {
 			add('Requires', card.requires.join(', '));
 		}
@@ -299,9 +296,13 @@ export class DetailPane {
 		bar.setAttribute('role', 'group');
 		bar.setAttribute('aria-label', 'Actions');
 		const now = Date.now();
-		for (const to of columnIds) {
+		// A card in review moves by its verdict only: the review box has Approve and Request changes.
+		const labels = new Set<string>();
+		for (const to of card.status === 'review' ? [] : columnIds) {
 			const plan = planMove(card, to, { actor: this.host.state.actor, nowMs: now, waitingOn: [] });
-			if (plan.kind === 'request') {
+			// Done and In review both submit a card that needs review: one button.
+			if (plan.kind === 'request' && !labels.has(plan.label)) {
+				labels.add(plan.label);
 				bar.append(button(plan.label, 'btn', () => this.host.move(card.id, to)));
 			}
 		}

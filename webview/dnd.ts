@@ -4,7 +4,7 @@
  * list). A press that moves less than a few pixels is a click; Escape cancels a drag.
  */
 import type { BoardView } from './render';
-import type { ColumnId } from './state';
+import type { ColumnId } from './columns';
 
 export interface DropTarget {
 	column: ColumnId;

@@ -1,10 +1,19 @@
 /**
  * The create / edit card form, shown in a <dialog>. It validates with the protocol's own schemas
  * (the same limits the hub enforces) and shows what is wrong next to the form instead of sending a
- * request that would be refused. It returns the request params; the caller sends them.
+ * request that would be refused. It returns the request params; the caller sends them. The review
+ * choice (none / human / agent) is sent on create only when picked, on edit only when changed.
  */
 import { describeIssues } from '../core/errors';
-import { type Card, type ParsedParams, CardId, CreateCardInput, UpdateParams, limits } from '../core/protocol';
+import {
+	type Card,
+	type ParsedParams,
+	type ReviewMode,
+	CardId,
+	CreateCardInput,
+	UpdateParams,
+	limits,
+} from '../core/protocol';
 
 export type CardFormResult =
 	{ kind: 'create'; input: CreateCardInput } | { kind: 'update'; params: ParsedParams<'card/update'> } | undefined;
@@ -36,6 +45,39 @@ function field(label: string, name: string, multiline: boolean, hint?: string): 
 	}
 	return { wrap, input };
 }
+
+/** Who approves the card's result (issue 12): '' = the backlog's default (create only). */
+function reviewField(existing: Card | undefined): { wrap: HTMLElement; select: HTMLSelectElement } {
+	const wrap = document.createElement('label');
+	wrap.className = 'field';
+	const span = document.createElement('span');
+	span.className = 'field-label';
+	span.textContent = 'Review';
+	const select = document.createElement('select');
+	select.name = 'review';
+	select.className = 'input';
+	const choices: [ReviewMode | '', string][] = [
+		['none', 'None: complete means done'],
+		['human', 'A human approves the result'],
+		['agent', 'A reviewing agent (or a human) approves it'],
+	];
+	if (existing === undefined) {
+		choices.unshift(['', "The backlog's default"]);
+	}
+	for (const [value, label] of choices) {
+		const o = document.createElement('option');
+		o.value = value;
+		o.textContent = label;
+		select.append(o);
+	}
+	select.value = existing?.review ?? '';
+	wrap.append(span, select);
+	return { wrap, select };
+}
+
+const reviewModes: readonly string[] = ['none', 'human', 'agent'];
+const reviewOf = (value: string): ReviewMode | undefined =>
+	reviewModes.includes(value) ? (value as ReviewMode) : undefined;
 
 const lines = (s: string): string[] =>
 	s
@@ -80,6 +122,7 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 	const body = field('Body (markdown)', 'body', true);
 	const acceptance = field('Acceptance criteria', 'acceptance', true, 'One per line');
 	const deps = field('Depends on', 'dependsOn', false, 'Card ids, separated by spaces or commas');
+	const review = reviewField(existing);
 
 	if (existing !== undefined) {
 		title.input.value = existing.title;
@@ -87,10 +130,10 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 		priority.input.value = String(existing.priority);
 		body.input.value = existing.body;
 		acceptance.input.value = existing.acceptance.join('\n');
-		form.append(title.wrap, phase.wrap, priority.wrap, body.wrap, acceptance.wrap);
+		form.append(title.wrap, phase.wrap, priority.wrap, review.wrap, body.wrap, acceptance.wrap);
 	} else {
 		priority.input.value = '0';
-		form.append(id.wrap, title.wrap, phase.wrap, priority.wrap, body.wrap, acceptance.wrap, deps.wrap);
+		form.append(id.wrap, title.wrap, phase.wrap, priority.wrap, review.wrap, body.wrap, acceptance.wrap, deps.wrap);
 	}
 	const problem = document.createElement('p');
 	problem.className = 'dialog-problem';
@@ -114,6 +157,7 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 	const collect = (): { ok: true; result: CardFormResult } | { ok: false; message: string } => {
 		const prio = Number(priority.input.value.trim() === '' ? '0' : priority.input.value);
 		const phaseText = phase.input.value.trim();
+		const reviewMode = reviewOf(review.select.value);
 		if (existing !== undefined) {
 			const params = {
 				cardId: existing.id,
@@ -123,6 +167,8 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 				phase: phaseText === '' ? null : phaseText,
 				priority: prio,
 				acceptance: lines(acceptance.input.value),
+				// Sent only when changed: an unchanged field is no edit.
+				...(reviewMode === undefined || reviewMode === (existing.review ?? 'none') ? {} : { review: reviewMode }),
 			};
 			const parsed = UpdateParams.safeParse(params);
 			return parsed.success
@@ -141,6 +187,7 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 			priority: prio,
 			...(lines(acceptance.input.value).length === 0 ? {} : { acceptance: lines(acceptance.input.value) }),
 			...(ids(deps.input.value).length === 0 ? {} : { dependsOn: ids(deps.input.value) }),
+			...(reviewMode === undefined ? {} : { review: reviewMode }),
 		};
 		const parsed = CreateCardInput.safeParse(input);
 		return parsed.success

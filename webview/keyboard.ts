@@ -4,11 +4,12 @@
  * aria-describedby, so what is documented is what is bound.
  */
 import type { BoardView } from './render';
-import { type ColumnId, columnIds } from './state';
+import { type ColumnId, columnIds } from './columns';
 
 export const keyHelp =
 	'Arrow keys move between cards and columns; Home/End jump to the ends. Enter opens a card, Escape closes it. ' +
-	'Ctrl+Shift+→ / ← (⌘+Shift on a Mac) moves the focused card to the next / previous column; ' +
+	'Ctrl+Shift+→ / ← (⌘+Shift on a Mac) moves the focused card to the next / previous column ' +
+	'(from In review: → approves, ← requests changes); ' +
 	'Ctrl+Shift+↑ / ↓ moves it up or down in Ready (changes its priority). N creates a card, / jumps to the filter.';
 
 export interface KeyboardHost {
@@ -16,7 +17,8 @@ export interface KeyboardHost {
 	/** Scrolls the card into view, makes it the tab stop and focuses it. */
 	focusCard(id: string, column: ColumnId): void;
 	open(id: string): void;
-	move(id: string, to: ColumnId): void;
+	/** Moves the card one column right (1) or left (-1); which column that is, is the host's call (In review). */
+	moveBy(id: string, step: 1 | -1): void;
 	reorder(id: string, delta: -1 | 1): void;
 	newCard(): void;
 	focusFilter(): void;
@@ -77,10 +79,7 @@ export function attachKeyboard(host: KeyboardHost): void {
 			case 'ArrowLeft': {
 				const step = e.key === 'ArrowRight' ? 1 : -1;
 				if (mod) {
-					const to = columnIds[at + step];
-					if (to !== undefined) {
-						host.move(id, to);
-					}
+					host.moveBy(id, step);
 					break;
 				}
 				// Skip empty columns so focus never lands nowhere.

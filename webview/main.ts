@@ -1,32 +1,26 @@
 /**
  * Entry of the board bundle (dist/webview/board.js): picks the transport from <body data-host>, loads
- * every card and agent, subscribes to the event feed and wires state, rendering, drag and drop,
- * keyboard, detail pane and dialogs together. Only wiring and the request flow live here.
+ * every card and agent, subscribes to the event feed and wires state, rendering, toolbar, banners,
+ * drag and drop, keyboard, detail pane and requests (actions.ts) together. Only the boot and the
+ * wiring live here: no request logic, no rules, no element building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol.ts defines its schemas.
 import './jitless';
 
 import { BatonError } from '../core/errors';
-import { isAlive } from '../core/health';
-import { type BacklogEvent, type Card, type HelloOk, type StoreHealth, limits } from '../core/protocol';
-import { type ConnectionState, RpcClient } from '../core/rpc';
+import type { BacklogEvent, Card, HelloOk } from '../core/protocol';
+import { RpcClient } from '../core/rpc';
+import { BoardActions } from './actions';
+import { Banners } from './banners';
+import type { RenderContext } from './cardView';
+import { type ColumnId, columnIds, columnOf } from './columns';
 import { DetailPane } from './detail';
-import { askText, confirmDialog } from './dialog';
 import { DragController, type DropTarget } from './dnd';
-import { cardFormDialog } from './editor';
+import { boardAgentId, randomHex } from './identity';
 import { attachKeyboard, keyHelp } from './keyboard';
-import { type MoveRequest, planMove, priorityForDrop, priorityRequest } from './moves';
-import { BoardView, type RenderContext } from './render';
-import {
-	type Change,
-	type ColumnId,
-	BoardState,
-	blockedFilters,
-	columnIds,
-	columnOf,
-	emptyChange,
-	mergeChange,
-} from './state';
+import { BoardView } from './render';
+import { type Change, BoardState, blockedFilters, emptyChange, mergeChange } from './state';
+import { Toolbar } from './toolbar';
 import { type HostApi, VsCodeHost, browserConnector, getHostApi, hubSocketUrl } from './transport';
 
 /** Emitted on document after a batch of events reached the DOM (used by tests and the benchmark). */
@@ -56,36 +50,10 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, te
 
 const app = document.getElementById('app') ?? document.body.appendChild(el('div', 'app'));
 app.id = 'app';
-const toolbar = el('header', 'toolbar');
-const brand = el('h1', 'brand', 'Baton');
-const filterInput = el('input', 'input filter-text');
-filterInput.type = 'search';
-filterInput.placeholder = 'Filter by id or title  ( / )';
-filterInput.setAttribute('aria-label', 'Filter cards by id or title');
-const phaseSelect = el('select', 'input filter-phase');
-phaseSelect.setAttribute('aria-label', 'Filter by phase');
-const newButton = el('button', 'btn btn-primary', 'New card');
-newButton.type = 'button';
-newButton.title = 'Create a card (N)';
-const summary = el('span', 'summary');
-summary.setAttribute('aria-live', 'polite');
-toolbar.append(brand, filterInput, phaseSelect, newButton, summary);
-
-const connectionBanner = el('div', 'banner banner-connection');
-connectionBanner.setAttribute('role', 'status');
-connectionBanner.hidden = true;
-/** The store refuses writes (disk full, PostgreSQL away): stays up until the hub says otherwise. */
-const storeBanner = el('div', 'banner banner-store');
-storeBanner.setAttribute('role', 'alert');
-storeBanner.hidden = true;
-const errorBanner = el('div', 'banner banner-error');
-errorBanner.setAttribute('role', 'alert');
-errorBanner.hidden = true;
-const errorText = el('span', 'banner-text');
-const errorClose = el('button', 'btn btn-icon', '✕');
-errorClose.type = 'button';
-errorClose.setAttribute('aria-label', 'Dismiss message');
-errorBanner.append(errorText, errorClose);
+const toolbar = new Toolbar();
+const { filterInput, phaseSelect } = toolbar;
+const banners = new Banners(host);
+const showError = (e: unknown): void => banners.showError(e);
 const keys = el('p', 'keys', keyHelp);
 keys.id = 'board-keys';
 
@@ -94,22 +62,17 @@ const layout = el('main', 'layout');
 const detail = new DetailPane({
 	state,
 	getCard: cardId => client.request('card/get', { cardId }),
-	link: async (cardId, dependsOn) => {
-		const r = await client.request('card/link', { cardId, dependsOn });
-		queue(state.applyResult(r.card, state.eventSeqOf(cardId)));
-	},
-	unlink: async (cardId, dependsOn) => {
-		const r = await client.request('card/unlink', { cardId, dependsOn });
-		queue(state.applyResult(r.card, state.eventSeqOf(cardId)));
-	},
-	move: (cardId, to) => void performMove(cardId, to, undefined),
-	edit: card => void editCard(card),
+	link: (cardId, dependsOn) => actions.link(cardId, dependsOn, true),
+	unlink: (cardId, dependsOn) => actions.link(cardId, dependsOn, false),
+	move: (cardId, to) => void actions.move(cardId, to, undefined),
+	edit: card => void actions.editCard(card),
+	comment: (cardId, text) => actions.comment(cardId, text),
 	showError,
 	revealInTree: host === 'vscode' ? cardId => vsHost?.post({ type: 'view/revealInTree', cardId }) : undefined,
 	closed: cardId => focusCardIfShown(cardId),
 });
 layout.append(view.root, detail.root);
-app.replaceChildren(toolbar, connectionBanner, storeBanner, errorBanner, layout, keys);
+app.replaceChildren(toolbar.root, ...banners.elements, layout, keys);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
@@ -129,29 +92,6 @@ if (host === 'vscode') {
 		}
 	});
 }
-const randomHex = (bytes: number): string =>
-	Array.from(crypto.getRandomValues(new Uint8Array(bytes)), b => b.toString(16).padStart(2, '0')).join('');
-
-/**
- * The browser board acts as one stable agent per browser profile, so its claims stay its own across
- * reconnects (the hub would otherwise name each connection anew) and its pings renew their leases.
- * In VS Code the extension answers the hello with its own identity (`vscode:<user>`).
- */
-function boardAgentId(): string {
-	try {
-		const saved = localStorage.getItem('baton.boardAgent');
-		if (saved !== null && /^board:[0-9a-f]{8}$/.test(saved)) {
-			return saved;
-		}
-		const id = `board:${randomHex(4)}`;
-		localStorage.setItem('baton.boardAgent', id);
-		return id;
-	} catch {
-		// Storage can be disabled; a per-page identity still works, it just does not survive a reload.
-		return `board:${randomHex(4)}`;
-	}
-}
-
 const client = new RpcClient({
 	connect: vsHost?.connect ?? browserConnector(hubSocketUrl(location)),
 	hello:
@@ -160,6 +100,14 @@ const client = new RpcClient({
 			: { client: 'board' },
 	// crypto.randomUUID exists only in secure contexts; getRandomValues works everywhere.
 	randomId: () => randomHex(16),
+});
+const actions = new BoardActions({
+	client,
+	state,
+	queue,
+	showError,
+	focusCardIfShown,
+	openDetail: id => detail.open(id),
 });
 
 // ---------------------------------------------------------------- applying changes
@@ -239,24 +187,11 @@ function renderAll(): void {
 }
 
 function updatePhases(): void {
-	const current = state.filter.phase;
-	const all = el('option', '', 'All phases');
-	all.value = '';
-	const options = [all];
-	for (const p of state.phases()) {
-		const o = el('option', '', p);
-		o.value = p;
-		options.push(o);
-	}
-	phaseSelect.replaceChildren(...options);
-	phaseSelect.value = current;
+	toolbar.updatePhases(state.phases(), state.filter.phase);
 }
 
 function updateSummary(): void {
-	const agents = [...state.agents.values()];
-	const now = Date.now();
-	const alive = agents.filter(a => isAlive(state.healthOf(a.id, now) ?? a.health)).length;
-	summary.textContent = `${state.size.toLocaleString()} cards · ${alive} of ${agents.length} agents alive`;
+	toolbar.updateSummary(state);
 }
 
 function onEvent(event: BacklogEvent): void {
@@ -266,174 +201,7 @@ function onEvent(event: BacklogEvent): void {
 	}
 	pendingSeqs.push(event.seq);
 	queue(state.applyEvent(event));
-}
-
-// ---------------------------------------------------------------- banners
-
-let errorTimer: number | undefined;
-function showError(error: unknown): void {
-	const message = BatonError.is(error) || error instanceof Error ? error.message : String(error);
-	errorText.textContent = message;
-	errorBanner.hidden = false;
-	window.clearTimeout(errorTimer);
-	errorTimer = window.setTimeout(() => (errorBanner.hidden = true), 15_000);
-}
-errorClose.addEventListener('click', () => (errorBanner.hidden = true));
-
-const connectionText: Record<ConnectionState, string> = {
-	connecting: 'Connecting to the Baton hub…',
-	connected: '',
-	offline:
-		host === 'browser'
-			? 'Offline: the Baton hub is unreachable. Reconnecting… If the hub was restarted, run "baton board" for a fresh link.'
-			: 'Offline: the Baton hub is unreachable. Reconnecting…',
-	closed: 'Disconnected from the Baton hub. Reload to reconnect.',
-};
-function showConnection(s: ConnectionState): void {
-	document.body.dataset.connection = s;
-	connectionBanner.textContent = connectionText[s];
-	connectionBanner.hidden = s === 'connected';
-}
-
-function showStore(store: StoreHealth): void {
-	document.body.dataset.store = store.state;
-	const fallback = store.state === 'disk_full' ? 'The disk holding the backlog is full: changes are refused.' : '';
-	storeBanner.textContent = store.state === 'ok' ? '' : (store.message ?? fallback);
-	storeBanner.hidden = store.state === 'ok';
-}
-
-// ---------------------------------------------------------------- moves
-
-async function sendMove(request: MoveRequest): Promise<Card | undefined> {
-	switch (request.method) {
-		case 'card/claim': {
-			const r = await client.request('card/claim', request.params);
-			if (r.card === null) {
-				throw new BatonError('conflict', r.reason ?? `${request.params.cardId ?? 'The card'} could not be claimed.`);
-			}
-			return r.card;
-		}
-		case 'card/complete':
-			return (await client.request('card/complete', request.params)).card;
-		case 'card/block':
-			return (await client.request('card/block', request.params)).card;
-		case 'card/release':
-			return (await client.request('card/release', request.params)).card;
-		case 'card/reclaim':
-			return (await client.request('card/reclaim', request.params)).cards[0];
-		case 'card/unblock':
-			return (await client.request('card/unblock', request.params)).card;
-		case 'card/reopen':
-			return (await client.request('card/reopen', request.params)).card;
-		case 'card/update':
-			return (await client.request('card/update', request.params)).card;
-	}
-}
-
-/** Shows the change at once, sends it, and rolls it back if the hub refuses. */
-async function send(id: string, request: MoveRequest, optimistic: Partial<Card>): Promise<void> {
-	const sentAt = state.eventSeqOf(id);
-	queue(state.optimistic(id, optimistic));
-	try {
-		const card = await sendMove(request);
-		queue(card === undefined ? state.rollback(id) : state.applyResult(card, sentAt));
-	} catch (e) {
-		queue(state.rollback(id));
-		if (request.method === 'card/reopen' && request.params.force !== true && BatonError.is(e, 'has_dependents')) {
-			// Work built on it has started: say which, and reopen only when the user says so.
-			const detail = `${e.message}\n\nForced, claimed dependents go back to the queue and done ones are flagged.`;
-			if (await confirmDialog(`Reopen ${id} anyway?`, detail, 'Reopen anyway')) {
-				await send(id, { method: 'card/reopen', params: { ...request.params, force: true } }, optimistic);
-			}
-			return;
-		}
-		showError(e);
-	}
-}
-
-async function performMove(id: string, to: ColumnId, dropIndex: number | undefined): Promise<void> {
-	const card = state.get(id);
-	if (card === undefined) {
-		return;
-	}
-	if (to === 'ready' && card.status === 'ready') {
-		if (dropIndex !== undefined) {
-			const list = state.column('ready');
-			const current = list.findIndex(c => c.id === id);
-			// dropIndex counts gaps in the list with the card in it; priorityForDrop counts without.
-			const index = current >= 0 && current < dropIndex ? dropIndex - 1 : dropIndex;
-			const p = priorityForDrop(list, card, index);
-			if (p !== undefined && p !== card.priority) {
-				await send(id, priorityRequest(card, p), { priority: p });
-			}
-		}
-		return;
-	}
-	const waitingOn = state.waitingOn(card).map(d => (d.title === undefined ? d.id : `${d.id} (${d.title})`));
-	const plan = planMove(card, to, { actor: state.actor, nowMs: Date.now(), waitingOn });
-	if (plan.kind === 'none') {
-		return;
-	}
-	if (plan.kind === 'refuse') {
-		showError(plan.reason);
-		return;
-	}
-	if (plan.confirm !== undefined && !(await confirmDialog(plan.label, plan.confirm, plan.label))) {
-		return;
-	}
-	let request = plan.request;
-	if (plan.askReason !== undefined && request.method === 'card/block') {
-		const reason = await askText(plan.label, plan.askReason, 'Block', limits.reasonLength);
-		if (reason === undefined) {
-			return;
-		}
-		request = { method: 'card/block', params: { ...request.params, reason } };
-	}
-	await send(id, request, plan.optimistic);
-	focusCardIfShown(id);
-}
-
-function reorder(id: string, delta: -1 | 1): void {
-	const list = state.column('ready');
-	const card = state.get(id);
-	const current = list.findIndex(c => c.id === id);
-	if (card === undefined || current < 0) {
-		return;
-	}
-	const p = priorityForDrop(list, card, current + delta);
-	if (p !== undefined && p !== card.priority) {
-		void send(id, priorityRequest(card, p), { priority: p }).then(() => focusCardIfShown(id));
-	}
-}
-
-// ---------------------------------------------------------------- create / edit
-
-async function createCard(): Promise<void> {
-	const r = await cardFormDialog(undefined, state.phases());
-	if (r?.kind !== 'create') {
-		return;
-	}
-	try {
-		const { cards } = await client.request('card/create', { cards: [r.input] });
-		for (const c of cards) {
-			queue(state.applyResult(c, state.eventSeqOf(c.id)));
-		}
-		const first = cards[0];
-		if (first !== undefined) {
-			detail.open(first.id);
-		}
-	} catch (e) {
-		showError(e);
-	}
-}
-
-async function editCard(card: Card): Promise<void> {
-	const r = await cardFormDialog(card, state.phases());
-	if (r?.kind !== 'update') {
-		return;
-	}
-	const { cardId: _id, version: _v, ...patch } = r.params;
-	await send(card.id, { method: 'card/update', params: r.params }, patch as Partial<Card>);
+	detail.eventArrived(event);
 }
 
 // ---------------------------------------------------------------- focus, drag, keyboard, filter
@@ -474,7 +242,7 @@ view.root.addEventListener('focusin', e => {
 });
 
 new DragController(view, {
-	onDrop: (cardId: string, target: DropTarget) => void performMove(cardId, target.column, target.index),
+	onDrop: (cardId: string, target: DropTarget) => void actions.move(cardId, target.column, target.index),
 	onClick: cardId => {
 		focusCardIfShown(cardId);
 		detail.open(cardId);
@@ -485,9 +253,9 @@ attachKeyboard({
 	view,
 	focusCard,
 	open: id => detail.open(id),
-	move: (id, to) => void performMove(id, to, undefined),
-	reorder,
-	newCard: () => void createCard(),
+	moveBy: (id, step) => actions.moveBy(id, step),
+	reorder: (id, delta) => actions.reorder(id, delta),
+	newCard: () => void actions.createCard(),
 	focusFilter: () => filterInput.focus(),
 });
 
@@ -503,7 +271,14 @@ document.addEventListener('keydown', e => {
 	}
 });
 
-newButton.addEventListener('click', () => void createCard());
+toolbar.newButton.addEventListener('click', () => void actions.createCard());
+toolbar.needsInputButton.addEventListener('click', () => {
+	const first = state.needsInput()[0];
+	if (first !== undefined) {
+		focusCardIfShown(first);
+		detail.open(first, { reply: true });
+	}
+});
 
 let filterTimer: number | undefined;
 const blockedSelect = view.columns.blocked.filterSelect;
@@ -543,9 +318,9 @@ async function loadAllCards(): Promise<Card[]> {
 }
 
 async function boot(): Promise<void> {
-	showConnection('connecting');
-	client.onState(showConnection);
-	client.onStore(showStore);
+	banners.showConnection('connecting');
+	client.onState(s => banners.showConnection(s));
+	client.onStore(s => banners.showStore(s));
 	client.onEvent(onEvent);
 	client.onAgents(agents => {
 		state.setAgents(agents);
@@ -576,12 +351,12 @@ async function boot(): Promise<void> {
 		try {
 			hello = await client.start();
 		} catch (e) {
-			showConnection('offline');
+			banners.showConnection('offline');
 			showError(e);
 			await new Promise(resolve => window.setTimeout(resolve, delay));
 		}
 	}
-	errorBanner.hidden = true;
+	banners.hideError();
 	// Subscribe before loading: events during the load are buffered and applied after it, in order.
 	await client.subscribe(hello.seq);
 	performance.mark('baton:subscribed');

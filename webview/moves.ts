@@ -1,12 +1,14 @@
 /**
  * What a drop (or a keyboard move) of a card onto a column means: the one legal hub request, what
  * to ask the human first, and the optimistic look of the card; or a refusal that says why. Also the
- * priority a card gets when it is dropped between two others in Ready. Pure: no DOM, no transport.
+ * priority a card gets when it is dropped between two others in Ready. Moves from and to In review
+ * are reviewMoves.ts's. Pure: no DOM, no transport.
  */
 import { isDeferred, isWaiting } from '../core/claimable';
 import { isLeaseExpired } from '../core/lease';
 import { type Card, type Method, type Params, limits } from '../core/protocol';
-import { type ColumnId, columnOf, columnTitles } from './state';
+import { type ColumnId, columnOf, columnTitles } from './columns';
+import { completionStatus, planReviewMove } from './reviewMoves';
 
 /** The request a move performs, typed by method. */
 export type MoveRequest =
@@ -17,7 +19,8 @@ export type MoveRequest =
 	| { method: 'card/reclaim'; params: Params<'card/reclaim'> }
 	| { method: 'card/unblock'; params: Params<'card/unblock'> }
 	| { method: 'card/reopen'; params: Params<'card/reopen'> }
-	| { method: 'card/update'; params: Params<'card/update'> };
+	| { method: 'card/update'; params: Params<'card/update'> }
+	| { method: 'card/review'; params: Params<'card/review'> };
 
 export type MovePlan =
 	| { kind: 'none' }
@@ -29,8 +32,15 @@ export type MovePlan =
 			request: MoveRequest;
 			/** Ask for confirmation with this text before sending. */
 			confirm?: string;
-			/** Ask for a reason (block) before sending; the answer goes into params.reason. */
+			/**
+			 * Ask for a reason (block) or a note (request changes) before sending, with this prompt; the
+			 * answer goes into the request (`withAnswer`). Cancelling sends nothing.
+			 */
 			askReason?: string;
+			/** The button that sends the answer (default "Block"). */
+			askConfirm?: string;
+			/** The longest answer the hub takes (default limits.reasonLength). */
+			askMaxLength?: number;
 			/** How the card looks until the hub answers. */
 			optimistic: Partial<Card>;
 	  };
@@ -52,6 +62,10 @@ export function planMove(card: Card, to: ColumnId, ctx: MoveContext): MovePlan {
 	const from = columnOf(card.status);
 	if (from === to) {
 		return { kind: 'none' };
+	}
+	const review = planReviewMove(card, to, ctx);
+	if (review !== undefined) {
+		return review;
 	}
 	const mine = card.claimOwner !== null && card.claimOwner === ctx.actor;
 	const leaseOver = isLeaseExpired(card, ctx.nowMs);
@@ -83,18 +97,31 @@ export function planMove(card: Card, to: ColumnId, ctx: MoveContext): MovePlan {
 				askReason: `Why is ${id} blocked?`,
 				optimistic: { status: 'blocked' },
 			};
-		case 'inProgress>done':
+		case 'inProgress>done': {
+			// The holder's own completion of a card that needs review goes to In review; a forced one skips it.
+			const lands = completionStatus(card, !mine);
+			const skips = !mine && completionStatus(card, false) === 'review' ? ' It skips the review.' : '';
 			return {
 				kind: 'request',
-				label: mine ? `Complete ${id}` : `Complete ${id} for ${holder(card)}`,
+				label: mine
+					? lands === 'review'
+						? `Submit ${id} for review`
+						: `Complete ${id}`
+					: `Complete ${id} for ${holder(card)}`,
 				request: { method: 'card/complete', params: mine ? { cardId: id } : { cardId: id, force: true } },
 				...(mine
 					? {}
 					: {
-							confirm: `${id} is held by ${holder(card)}. Mark it done anyway? The agent's lease is ended and its later writes are refused.`,
+							confirm: `${id} is held by ${holder(card)}. Mark it done anyway? The agent's lease is ended and its later writes are refused.${skips}`,
 						}),
-				optimistic: { status: 'done', claimOwner: null, leaseExpiresAt: null },
+				optimistic: {
+					status: lands,
+					claimOwner: null,
+					leaseExpiresAt: null,
+					...(lands === 'review' ? { completedBy: ctx.actor ?? null } : {}),
+				},
 			};
+		}
 		case 'inProgress>blocked':
 			return {
 				kind: 'request',
@@ -225,6 +252,18 @@ export function priorityRequest(card: Card, priority: number): MoveRequest {
 
 /** Methods a move can send (for typing the dispatcher). */
 export type MoveMethod = MoveRequest['method'] & Method;
+
+/** The request with the human's answer to `askReason` in it: a block's reason, a review's note. */
+export function withAnswer(request: MoveRequest, answer: string): MoveRequest {
+	switch (request.method) {
+		case 'card/block':
+			return { method: 'card/block', params: { ...request.params, reason: answer } };
+		case 'card/review':
+			return { method: 'card/review', params: { ...request.params, note: answer } };
+		default:
+			return request;
+	}
+}
 
 /** Trims and bounds a reason typed by the human; undefined when empty. */
 export function cleanReason(text: string): string | undefined {

@@ -1,14 +1,12 @@
 /**
- * The four columns as virtualised lists: each column renders only the cards in (and just around)
+ * The five columns as virtualised lists: each column renders only the cards in (and just around)
  * its visible scroll window, reusing DOM nodes by card id, so 5,000 cards cost the same to show as
  * 50 and an event patches at most one window. Card text is always set with textContent, never HTML,
  * and styles are set through CSSOM (the CSP allows no inline style attributes).
  */
 import type { Card } from '../core/protocol';
-import { type BoardState, type ColumnId, columnIds, columnTitles, formatDuration, formatRemaining } from './state';
-
-/** Height of one card slot (card + gap) in px; the CSS gives .card the same height minus the gap. */
-export const rowHeight = 100;
+import { type RenderContext, createCardElement, fillCard, rowHeight } from './cardView';
+import { type ColumnId, columnIds, columnTitles } from './columns';
 /** Extra rows rendered above and below the window, so fast scrolling does not show holes. */
 const overscan = 6;
 /** Rows rendered when the column has no layout yet (hidden or not attached). */
@@ -36,159 +34,6 @@ interface Row {
 	el: HTMLElement;
 	card: Card | undefined;
 	index: number;
-}
-
-/** Parts of a card element, found once per node and kept for fast refills. */
-interface CardParts {
-	id: HTMLElement;
-	prio: HTMLElement;
-	phase: HTMLElement;
-	flags: HTMLElement;
-	title: HTMLElement;
-	ownerWrap: HTMLElement;
-	ownerDot: HTMLElement;
-	owner: HTMLElement;
-	lease: HTMLElement;
-	note: HTMLElement;
-	bar: HTMLElement;
-	progress: HTMLElement;
-}
-
-const parts = new WeakMap<HTMLElement, CardParts>();
-
-function createCardElement(): HTMLElement {
-	const card = el('div', 'card');
-	card.setAttribute('role', 'listitem');
-	card.tabIndex = -1;
-	const top = el('div', 'card-top');
-	const id = el('span', 'card-id');
-	const prio = el('span', 'card-prio');
-	const phase = el('span', 'card-phase');
-	const flags = el('span', 'card-flags');
-	top.append(id, prio, phase, flags);
-	const title = el('div', 'card-title');
-	const meta = el('div', 'card-meta');
-	const ownerWrap = el('span', 'card-owner');
-	const ownerDot = el('span', 'health-dot');
-	ownerDot.setAttribute('aria-hidden', 'true');
-	const owner = el('span', 'owner-name');
-	ownerWrap.append(ownerDot, owner);
-	const lease = el('span', 'card-lease');
-	const note = el('span', 'card-note');
-	meta.append(ownerWrap, lease, note);
-	const progress = el('div', 'card-progress');
-	progress.setAttribute('aria-hidden', 'true');
-	const bar = el('div', 'card-progress-bar');
-	progress.append(bar);
-	card.append(top, title, meta, progress);
-	card.style.height = `${rowHeight - 8}px`;
-	parts.set(card, { id, prio, phase, flags, title, ownerWrap, ownerDot, owner, lease, note, bar, progress });
-	return card;
-}
-
-function addFlag(flags: HTMLElement, name: string, label: string, title: string): void {
-	const f = el('span', `flag flag-${name}`, label);
-	f.title = title;
-	flags.append(f);
-}
-
-export interface RenderContext {
-	state: BoardState;
-	nowMs: number;
-	/** Card id that currently holds the board's single tab stop. */
-	tabStopId: string | undefined;
-}
-
-function agentLabel(state: BoardState, owner: string, nowMs: number): { name: string; health: string } {
-	const a = state.agents.get(owner);
-	return a === undefined
-		? { name: owner, health: 'unknown' }
-		: { name: a.name || a.id, health: state.healthOf(owner, nowMs) ?? 'unknown' };
-}
-
-/** Fills a card element from a card; everything user-supplied goes through textContent. */
-export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): void {
-	const p = parts.get(node);
-	if (p === undefined) {
-		return;
-	}
-	const { state } = ctx;
-	const m = state.markers(card, ctx.nowMs);
-	node.dataset.id = card.id;
-	node.tabIndex = card.id === ctx.tabStopId ? 0 : -1;
-	node.classList.toggle('card--waiting', m.waiting);
-	node.classList.toggle('card--stalled', m.stalled);
-	node.classList.toggle('card--expired', m.expired);
-	node.classList.toggle('card--pending', state.isPending(card.id));
-	p.id.textContent = card.id;
-	p.prio.textContent = `P${card.priority}`;
-	p.prio.title = `Priority ${card.priority} (higher is sooner)`;
-	p.phase.textContent = card.phase ?? '';
-	p.phase.hidden = card.phase === null;
-	p.flags.replaceChildren();
-	p.title.textContent = card.title;
-	p.title.title = card.title;
-	let owner = '';
-	let health = '';
-	let lease = '';
-	let note = '';
-	const labels: string[] = [`${card.id}: ${card.title}`, `priority ${card.priority}`];
-	if (card.phase !== null) {
-		labels.push(`phase ${card.phase}`);
-	}
-	if (card.status === 'claimed' && card.claimOwner !== null) {
-		const a = agentLabel(state, card.claimOwner, ctx.nowMs);
-		owner = a.name;
-		health = a.health;
-		lease = card.leaseExpiresAt === null ? '' : formatRemaining(Date.parse(card.leaseExpiresAt) - ctx.nowMs);
-		note = card.progressNote ?? '';
-		labels.push(`held by ${a.name}`, lease);
-	} else if (card.status === 'blocked') {
-		note = card.blockedReason ?? '';
-		if (card.failed === true) {
-			addFlag(p.flags, 'failed', 'failed', 'Its attempts ran out or its agent gave up; move it to Ready to retry');
-		}
-		labels.push(`${card.failed === true ? 'failed' : 'blocked'}: ${note}`);
-	} else if (card.status === 'done') {
-		note = `done ${formatDuration(Math.max(0, ctx.nowMs - Date.parse(card.updatedAt)))} ago`;
-		if (card.result !== null) {
-			note += ` · ${card.result}`;
-		}
-	}
-	if (m.waiting) {
-		const deps = state.waitingOn(card).map(d => d.id);
-		note = `waits on ${deps.length > 0 ? deps.join(', ') : `${card.unmetDeps} dependencies`}`;
-		addFlag(p.flags, 'waiting', 'waiting', note);
-		labels.push(note);
-	}
-	if (m.deferred && card.deferUntil !== null) {
-		addFlag(p.flags, 'deferred', 'deferred', `Not claimable before ${new Date(card.deferUntil).toLocaleString()}`);
-	}
-	if (m.stalled) {
-		addFlag(p.flags, 'stalled', 'stalled', 'The holder is alive but has reported no progress for a while');
-		labels.push('stalled');
-	}
-	if (m.expired) {
-		addFlag(p.flags, 'expired', 'expired', 'The lease ran out; the hub returns the card to Ready');
-		labels.push('lease expired');
-	}
-	if (state.isPending(card.id)) {
-		addFlag(p.flags, 'pending', 'saving…', 'Waiting for the hub to confirm this change');
-	}
-	p.owner.textContent = owner;
-	p.ownerWrap.hidden = owner === '';
-	p.ownerDot.className = owner === '' ? 'health-dot' : `health-dot health-${health}`;
-	p.ownerDot.title = owner === '' ? '' : `Agent health: ${health}`;
-	p.lease.textContent = lease;
-	p.note.textContent = note;
-	p.note.title = note;
-	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : null;
-	p.progress.hidden = progress === null;
-	p.bar.style.width = `${progress ?? 0}%`;
-	if (progress !== null && card.status === 'claimed') {
-		labels.push(`${progress}% done`);
-	}
-	node.setAttribute('aria-label', labels.filter(s => s !== '').join(', '));
 }
 
 /** One virtualised column. */
@@ -380,7 +225,7 @@ export class ColumnView {
 	}
 }
 
-/** The four columns side by side. */
+/** The five columns side by side. */
 export class BoardView {
 	readonly root: HTMLElement;
 	readonly columns: Record<ColumnId, ColumnView>;

@@ -1,7 +1,8 @@
 /**
  * The board's state: every card the hub knows, the agents, the filter, and one sorted list per column
  * that is kept up to date incrementally (binary-search insert/remove), so an event touching one card
- * costs O(log n) plus a splice, never a re-sort of 5,000 cards. Pure logic: no DOM, no transport;
+ * costs O(log n) plus a splice, never a re-sort of 5,000 cards; it also keeps the set of cards that
+ * need a human's input (an agent's unanswered question). Pure logic: no DOM, no transport;
  * every mutation returns a Change naming what the renderer must patch. The card and agent rules
  * (expired, stalled, waiting, deferred, health) are core's (lease.ts, health.ts, claimable.ts), the
  * same functions the hub and the extension's trees call: never re-written here.
@@ -14,43 +15,10 @@ import {
 	type AgentHealth,
 	type BacklogEvent,
 	type Card,
-	type CardStatus,
 	type HealthThresholds,
 	defaultHealthThresholds,
 } from '../core/protocol';
-
-export type ColumnId = 'ready' | 'inProgress' | 'review' | 'blocked' | 'done';
-export const columnIds: readonly ColumnId[] = ['ready', 'inProgress', 'review', 'blocked', 'done'];
-export const columnTitles: Readonly<Record<ColumnId, string>> = {
-	ready: 'Ready',
-	inProgress: 'In progress',
-	review: 'In review',
-	blocked: 'Blocked',
-	done: 'Done',
-};
-/** The status a card has once it sits in a column. */
-export const columnStatus: Readonly<Record<ColumnId, CardStatus>> = {
-	ready: 'ready',
-	inProgress: 'claimed',
-	review: 'review',
-	blocked: 'blocked',
-	done: 'done',
-};
-
-export function columnOf(status: CardStatus): ColumnId {
-	switch (status) {
-		case 'ready':
-			return 'ready';
-		case 'claimed':
-			return 'inProgress';
-		case 'review':
-			return 'review';
-		case 'blocked':
-			return 'blocked';
-		case 'done':
-			return 'done';
-	}
-}
+import { type ColumnId, columnIds, columnOf, columnOrder } from './columns';
 
 export interface Filter {
 	/** Case-insensitive match in id or title; '' matches all. */
@@ -84,17 +52,6 @@ export function mergeChange(into: Change, from: Change): Change {
 	into.phases ||= from.phases;
 	return into;
 }
-
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Column orders: Ready by priority (higher first, ties older first), the others most recent first. */
-export const columnOrder: Readonly<Record<ColumnId, (a: Card, b: Card) => number>> = {
-	ready: (a, b) => b.priority - a.priority || cmp(a.createdAt, b.createdAt) || cmp(a.id, b.id),
-	inProgress: (a, b) => cmp(b.claimedAt ?? '', a.claimedAt ?? '') || cmp(a.id, b.id),
-	review: (a, b) => cmp(a.updatedAt, b.updatedAt) || cmp(a.id, b.id),
-	blocked: (a, b) => cmp(b.updatedAt, a.updatedAt) || cmp(a.id, b.id),
-	done: (a, b) => cmp(b.updatedAt, a.updatedAt) || cmp(a.id, b.id),
-};
 
 /** First index whose element sorts at or after `card`. */
 function lowerBound(list: readonly Card[], card: Card, order: (a: Card, b: Card) => number): number {
@@ -135,6 +92,8 @@ export class BoardState {
 	private readonly cardSeq = new Map<string, number>();
 	private readonly lists: Record<ColumnId, Card[]> = { ready: [], inProgress: [], review: [], blocked: [], done: [] };
 	private phaseCounts = new Map<string, number>();
+	/** Cards whose agent asked a question nobody answered yet (`needsInput`), as the hub last said. */
+	private readonly asking = new Set<string>();
 	readonly agents = new Map<string, Agent>();
 	thresholds: HealthThresholds = defaultHealthThresholds;
 	/** The actor id the hub records for this board's connection (from HelloOk). */
@@ -170,6 +129,11 @@ export class BoardState {
 		return this.lists[id];
 	}
 
+	/** Ids of the cards that need a human's input (an unanswered question), oldest change first. */
+	needsInput(): string[] {
+		return [...this.asking];
+	}
+
 	/** Every phase in use, sorted. */
 	phases(): string[] {
 		return [...this.phaseCounts.keys()].sort((a, b) => a.localeCompare(b));
@@ -186,9 +150,11 @@ export class BoardState {
 		this.overlay.clear();
 		this.cardSeq.clear();
 		this.phaseCounts.clear();
+		this.asking.clear();
 		for (const card of cards) {
 			this.real.set(card.id, card);
 			this.countPhase(card.phase, 1);
+			this.trackAsking(card.id, card.needsInput === true);
 		}
 		return this.rebuildLists();
 	}
@@ -331,6 +297,7 @@ export class BoardState {
 			change.phases = true;
 		}
 		this.real.set(next.id, next);
+		this.trackAsking(next.id, next.needsInput === true);
 		this.moveShown(shownBefore, this.get(next.id) ?? next, change);
 	}
 
@@ -342,6 +309,7 @@ export class BoardState {
 		}
 		this.real.delete(id);
 		this.cardSeq.delete(id);
+		this.trackAsking(id, false);
 		if (shownBefore !== undefined) {
 			this.removeFromList(shownBefore, change);
 		}
@@ -395,6 +363,14 @@ export class BoardState {
 		return change;
 	}
 
+	private trackAsking(id: string, asking: boolean): void {
+		if (asking) {
+			this.asking.add(id);
+		} else {
+			this.asking.delete(id);
+		}
+	}
+
 	private countPhase(phase: string | null, delta: number): void {
 		if (phase === null) {
 			return;
@@ -406,28 +382,4 @@ export class BoardState {
 			this.phaseCounts.set(phase, n);
 		}
 	}
-}
-
-/** "4m 05s", "1h 02m", "12s"; negative durations read as "expired 30s ago". */
-export function formatRemaining(ms: number): string {
-	if (ms <= 0) {
-		return `expired ${formatDuration(-ms)} ago`;
-	}
-	return `${formatDuration(ms)} left`;
-}
-
-export function formatDuration(ms: number): string {
-	const s = Math.floor(ms / 1000);
-	if (s < 60) {
-		return `${s}s`;
-	}
-	const m = Math.floor(s / 60);
-	if (m < 60) {
-		return `${m}m ${String(s % 60).padStart(2, '0')}s`;
-	}
-	const h = Math.floor(m / 60);
-	if (h < 48) {
-		return `${h}h ${String(m % 60).padStart(2, '0')}m`;
-	}
-	return `${Math.floor(h / 24)}d`;
 }

@@ -11,84 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { type Browser, type BrowserContext, type Locator, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 import WebSocket from 'ws';
 
 import { boardPageHtml } from '../../core/boardHtml';
-import type { Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import pg from 'pg';
 
 import { chromiumArgs } from '../helpers/chromium';
 import { type HubProcess, client, hubEnv, removeDataDir, repoRoot, startHub, tempDataDir } from '../helpers/hub';
 import { type Agent, startAgent } from '../helpers/mcp';
+import { type PageWatch, cardIn, columnPoint, drag, storeCard, waitForStore, watch, watchScript } from './boardPage';
 import { type Seeded, seedRealisticBoard } from './seed';
-
-/** Collects CSP violations, page errors and alert dialogs from the moment the page starts. */
-const watchScript = `
-	window.__cspViolations = [];
-	document.addEventListener('securitypolicyviolation', e => {
-		window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
-	});
-`;
-
-interface PageWatch {
-	dialogs: string[];
-	errors: string[];
-}
-
-function watch(page: Page): PageWatch {
-	const w: PageWatch = { dialogs: [], errors: [] };
-	page.on('dialog', d => {
-		w.dialogs.push(`${d.type()}: ${d.message()}`);
-		void d.dismiss();
-	});
-	page.on('pageerror', e => w.errors.push(e.message));
-	page.on('console', m => {
-		if (m.type() === 'error') {
-			w.errors.push(m.text());
-		}
-	});
-	return w;
-}
-
-const cardIn = (page: Page, column: string, id: string): Locator =>
-	page.locator(`.column-${column} .card[data-id="${id}"]`);
-
-/** A real mouse drag: press on the card, move in steps, release over the target point. */
-async function drag(page: Page, from: Locator, to: { x: number; y: number }): Promise<void> {
-	const box = await from.boundingBox();
-	assert.ok(box, 'the dragged card is on screen');
-	await page.mouse.move(box.x + box.width / 2, box.y + 20);
-	await page.mouse.down();
-	await page.mouse.move(box.x + box.width / 2 + 10, box.y + 30, { steps: 2 });
-	await page.mouse.move(to.x, to.y, { steps: 12 });
-	await page.mouse.up();
-}
-
-async function columnPoint(page: Page, column: string, yFraction = 0.5): Promise<{ x: number; y: number }> {
-	const box = await page.locator(`.column-${column} .column-scroll`).boundingBox();
-	assert.ok(box);
-	return { x: box.x + box.width / 2, y: box.y + box.height * yFraction };
-}
-
-async function storeCard(admin: RpcClient, id: string): Promise<Card> {
-	return (await admin.request('card/get', { cardId: id })).card;
-}
-
-async function waitForStore(admin: RpcClient, id: string, ok: (c: Card) => boolean, what: string): Promise<Card> {
-	const deadline = Date.now() + 5000;
-	for (;;) {
-		const c = await storeCard(admin, id);
-		if (ok(c)) {
-			return c;
-		}
-		if (Date.now() > deadline) {
-			throw new Error(`store never showed ${what} for ${id}: ${JSON.stringify(c)}`);
-		}
-		await new Promise(r => setTimeout(r, 50));
-	}
-}
 
 /**
  * BATON_BOARD_TEST_PG=1 runs the same suite with the hub on PostgreSQL (DATABASE_URL_TEST, its own
@@ -154,7 +88,11 @@ describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite'
 		const held = cardIn(page, 'inProgress', 'WEB-10');
 		assert.match((await held.textContent()) ?? '', /codex-2/);
 		assert.match((await held.textContent()) ?? '', /left/);
+		assert.equal(await held.locator('.flag-input').textContent(), 'needs input', 'codex-2 asked a question');
+		assert.match((await cardIn(page, 'review', 'API-3').textContent()) ?? '', /completed by claude-code/);
+		assert.equal(await page.locator('.toolbar .needs-input-count').textContent(), '1 question');
 		assert.equal(await page.locator('.column-ready .column-count').textContent(), String(seeded.counts.ready));
+		assert.equal(await page.locator('.column-review .column-count').textContent(), String(seeded.counts.review));
 		// The same through the accessibility tree: named lists of items with descriptive labels.
 		const readyList = page.getByRole('list', { name: 'Ready' });
 		assert.equal(await readyList.getByRole('listitem').count(), seeded.counts.ready);
@@ -457,8 +395,10 @@ describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite'
 
 	it('takes a screenshot of the populated board (docs/board.png with BATON_UPDATE_SCREENSHOTS=1)', async () => {
 		await page.locator('.banner-error').evaluate(e => e.setAttribute('hidden', ''));
-		await cardIn(page, 'inProgress', 'API-4').click();
+		// A card in review: its result rendered, Approve and Request changes.
+		await cardIn(page, 'review', 'API-3').click();
 		await page.locator('aside.detail .history-item').first().waitFor();
+		await page.locator('aside.detail .detail-result strong').waitFor();
 		await page.mouse.move(0, 0);
 		// docs/board.png is a tracked file: only rewrite it when asked (BATON_UPDATE_SCREENSHOTS=1).
 		const path =

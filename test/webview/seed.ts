@@ -1,7 +1,8 @@
 /**
  * A realistic small backlog for the board tests and docs/board.png, made through the real hub by
  * real clients: a planner creates cards, three agents (each its own connection and identity) claim
- * and report progress, one card is blocked, some are done, one waits on a dependency.
+ * and report progress, one card is blocked, some are done, one waits on a dependency, one waits for
+ * a human's review and one agent has asked a question.
  */
 import type { CreateCardInput } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
@@ -9,8 +10,8 @@ import { client } from '../helpers/hub';
 
 export interface Seeded {
 	/** Where each seeded card must show up (column id of the board). */
-	columns: Record<string, 'ready' | 'inProgress' | 'blocked' | 'done'>;
-	counts: { ready: number; inProgress: number; blocked: number; done: number };
+	columns: Record<string, 'ready' | 'inProgress' | 'review' | 'blocked' | 'done'>;
+	counts: { ready: number; inProgress: number; review: number; blocked: number; done: number };
 	/** Closes the agents' connections. */
 	close(): Promise<void>;
 }
@@ -40,6 +41,7 @@ const cards: CreateCardInput[] = [
 		acceptance: ['Login round trip works against the staging IdP', 'Cookie is HttpOnly and SameSite=Lax'],
 	},
 	{ id: 'WEB-10', title: 'Drag-and-drop polish on the kanban view', phase: 'web', priority: 6 },
+	{ id: 'API-3', title: 'Audit log for admin actions', phase: 'api', priority: 6, review: 'human' },
 	{ id: 'INF-1', title: 'CI: cache node_modules between jobs', phase: 'infra', priority: 6 },
 	{ id: 'API-5', title: 'Migrate the users table to UUID keys', phase: 'api', priority: 7 },
 	{ id: 'WEB-8', title: 'Upgrade to React 19', phase: 'web', priority: 2 },
@@ -80,6 +82,17 @@ export async function seedRealisticBoard(dataDir: string, planner: RpcClient): P
 		const { lease } = await who.request('card/claim', { cardId: id, ttlSeconds: 900 });
 		await who.request('card/heartbeat', { cardId: id, epoch: lease?.epoch, progress, note });
 	}
+	const audit = await claude.request('card/claim', { cardId: 'API-3' });
+	await claude.request('card/complete', {
+		cardId: 'API-3',
+		epoch: audit.lease?.epoch,
+		result: 'Admin actions write to `audit_log`; see **docs/audit.md**.',
+	});
+	await codex.request('card/comment', {
+		cardId: 'WEB-10',
+		text: 'Should the drop marker snap to the nearest gap, or follow the pointer?',
+		question: true,
+	});
 	await planner.request('card/block', { cardId: 'API-5', reason: 'waiting for the DBA to review the migration plan' });
 	await planner.request('card/block', { cardId: 'WEB-8', reason: 'blocked on the router upgrade' });
 
@@ -90,6 +103,7 @@ export async function seedRealisticBoard(dataDir: string, planner: RpcClient): P
 		'API-4': 'inProgress',
 		'WEB-10': 'inProgress',
 		'INF-1': 'inProgress',
+		'API-3': 'review',
 		'API-5': 'blocked',
 		'WEB-8': 'blocked',
 		'WEB-12': 'ready',
@@ -100,7 +114,7 @@ export async function seedRealisticBoard(dataDir: string, planner: RpcClient): P
 		'INF-3': 'ready',
 		'RUST-1': 'ready',
 	};
-	const counts = { ready: 0, inProgress: 0, blocked: 0, done: 0 };
+	const counts = { ready: 0, inProgress: 0, review: 0, blocked: 0, done: 0 };
 	for (const col of Object.values(columns)) {
 		counts[col]++;
 	}

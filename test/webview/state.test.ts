@@ -1,10 +1,17 @@
-/** The board's state and move rules in node: column lists kept sorted incrementally, events, optimistic moves. */
+/**
+ * The board's state and move rules in node: column lists kept sorted incrementally, events, optimistic
+ * moves, the review gate's moves, the needs-input set and a card's messages as the detail keeps them.
+ */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { type Agent, defaultHealthThresholds } from '../../core/protocol';
-import { type ColumnId, BoardState, columnOrder, formatRemaining } from '../../webview/state';
-import { planMove, priorityForDrop } from '../../webview/moves';
+import { type Agent, type Message, defaultHealthThresholds } from '../../core/protocol';
+import { type ColumnId, columnOrder } from '../../webview/columns';
+import { formatRemaining } from '../../webview/format';
+import { composerState, mergeMessages, messagesOf } from '../../webview/messageList';
+import { planMove, priorityForDrop, withAnswer } from '../../webview/moves';
+import { keyboardTarget } from '../../webview/reviewMoves';
+import { BoardState } from '../../webview/state';
 import { makeCard, makeEvent } from './fixtures';
 
 const ids = (state: BoardState, col: ColumnId): string[] => state.column(col).map(c => c.id);
@@ -386,5 +393,163 @@ describe('priorityForDrop', () => {
 
 	it('returns undefined when the card already sits there', () => {
 		assert.equal(priorityForDrop(list, list[1]!, 1), undefined);
+	});
+});
+
+describe('review gate and questions', () => {
+	const ctx = { actor: 'board:alice', nowMs: Date.parse('2026-01-01T01:00:00.000Z'), waitingOn: [] };
+	const inReview = makeCard({ id: 'r', status: 'review', review: 'human', completedBy: 'claude', version: 7 });
+
+	it('puts a card in review in In review, oldest first, and tracks the cards that need input', () => {
+		const s = new BoardState();
+		const a = makeCard({ id: 'a', status: 'claimed', claimOwner: 'claude', claimedAt: '2026-01-01T00:00:00.000Z' });
+		s.load([
+			{ ...inReview, id: 'r2', updatedAt: '2026-01-01T00:00:09.000Z' },
+			{ ...inReview, updatedAt: '2026-01-01T00:00:01.000Z' },
+			a,
+		]);
+		assert.deepEqual(ids(s, 'review'), ['r', 'r2']);
+		assert.deepEqual(s.needsInput(), []);
+		s.applyEvent(makeEvent(1, 'commented', { ...a, needsInput: true }));
+		assert.deepEqual(s.needsInput(), ['a']);
+		s.applyEvent(makeEvent(2, 'commented', { ...a, needsInput: false }));
+		assert.deepEqual(s.needsInput(), []);
+		s.applyEvent(makeEvent(3, 'commented', { ...a, needsInput: true }));
+		s.applyEvent(makeEvent(4, 'deleted', null, { cardId: 'a' }));
+		assert.deepEqual(s.needsInput(), [], 'a deleted card asks nothing');
+		s.load([{ ...a, needsInput: true }]);
+		assert.deepEqual(s.needsInput(), ['a']);
+	});
+
+	it('approves on Done with the version the human saw, and asks for the note on Ready', () => {
+		const approve = planMove(inReview, 'done', ctx);
+		assert.ok(approve.kind === 'request');
+		assert.deepEqual(approve.request, {
+			method: 'card/review',
+			params: { cardId: 'r', approve: true, version: 7 },
+		});
+		assert.equal(approve.confirm, undefined);
+		assert.equal(approve.optimistic.status, 'done');
+		const changes = planMove(inReview, 'ready', ctx);
+		assert.ok(changes.kind === 'request');
+		assert.match(changes.askReason ?? '', /What should change in r\?/);
+		assert.equal(changes.askConfirm, 'Request changes');
+		assert.deepEqual(withAnswer(changes.request, 'add tests'), {
+			method: 'card/review',
+			params: { cardId: 'r', approve: false, note: 'add tests', version: 7 },
+		});
+		assert.equal(changes.optimistic.status, 'ready');
+		const last = planMove({ ...inReview, attempts: 3, maxAttempts: 3 }, 'ready', ctx);
+		assert.ok(last.kind === 'request');
+		assert.equal(last.optimistic.status, 'blocked', 'past maxAttempts it parks');
+		assert.match(last.askReason ?? '', /parks in Blocked/);
+	});
+
+	it('confirms before taking a review from a reviewing agent, unless its lease ran out', () => {
+		const held = { ...inReview, claimOwner: 'reviewer-1', leaseExpiresAt: '2026-01-01T01:05:00.000Z' };
+		const plan = planMove(held, 'done', ctx);
+		assert.ok(plan.kind === 'request');
+		assert.match(plan.confirm ?? '', /reviewer-1 is reviewing r/);
+		const expired = planMove({ ...held, leaseExpiresAt: '2026-01-01T00:59:00.000Z' }, 'done', ctx);
+		assert.ok(expired.kind === 'request');
+		assert.equal(expired.confirm, undefined);
+	});
+
+	it('refuses to review your own work and moves that make no sense for In review', () => {
+		const own = planMove({ ...inReview, completedBy: 'board:alice' }, 'done', ctx);
+		assert.ok(own.kind === 'refuse');
+		assert.match(own.reason, /You completed r, so you cannot review it/);
+		for (const to of ['inProgress', 'blocked'] as const) {
+			const r = planMove(inReview, to, ctx);
+			assert.ok(r.kind === 'refuse');
+			assert.match(r.reason, /r is in review: approve it \(move it to Done\) or request changes/);
+		}
+		for (const card of [
+			makeCard({ id: 'x' }),
+			makeCard({ id: 'x', status: 'done' }),
+			makeCard({ id: 'x', status: 'claimed', claimOwner: 'claude', review: 'human' }),
+			makeCard({ id: 'x', status: 'claimed', claimOwner: 'board:alice', review: 'none' }),
+		]) {
+			assert.equal(planMove(card, 'review', ctx).kind, 'refuse', `${card.status} ${card.claimOwner ?? ''}`);
+		}
+	});
+
+	it('submits our own claim of a card that needs review, and says a forced completion skips it', () => {
+		const mine = makeCard({ id: 'm', status: 'claimed', claimOwner: 'board:alice', review: 'human' });
+		for (const to of ['review', 'done'] as const) {
+			const plan = planMove(mine, to, ctx);
+			assert.ok(plan.kind === 'request');
+			assert.equal(plan.label, 'Submit m for review');
+			assert.deepEqual(plan.request, { method: 'card/complete', params: { cardId: 'm' } });
+			assert.equal(plan.optimistic.status, 'review');
+		}
+		const theirs = planMove({ ...mine, claimOwner: 'claude' }, 'done', ctx);
+		assert.ok(theirs.kind === 'request');
+		assert.match(theirs.confirm ?? '', /It skips the review\./);
+		assert.equal(theirs.optimistic.status, 'done');
+	});
+
+	it('moves by keyboard from In review to Done or Ready, and passes over In review when it cannot land', () => {
+		assert.equal(keyboardTarget(inReview, 1, ctx), 'done');
+		assert.equal(keyboardTarget(inReview, -1, ctx), 'ready');
+		const theirs = makeCard({ id: 'c', status: 'claimed', claimOwner: 'claude', review: 'human' });
+		assert.equal(keyboardTarget(theirs, 1, ctx), 'blocked');
+		assert.equal(keyboardTarget({ ...theirs, claimOwner: 'board:alice' }, 1, ctx), 'review');
+		assert.equal(keyboardTarget(makeCard({ id: 'b', status: 'blocked' }), -1, ctx), 'inProgress');
+		assert.equal(keyboardTarget(makeCard({ id: 'a' }), 1, ctx), 'inProgress');
+		assert.equal(keyboardTarget(makeCard({ id: 'a' }), -1, ctx), undefined);
+	});
+});
+
+describe('messages in the detail pane', () => {
+	const msg = (id: number, fields: Partial<Message> = {}): Message => ({
+		id,
+		cardId: 'a',
+		from: 'claude',
+		text: `m${id}`,
+		question: false,
+		at: `2026-01-01T00:00:0${id}.000Z`,
+		deliveredAt: null,
+		...fields,
+	});
+
+	it('merges by id, oldest first, and never forgets a message or a delivery', () => {
+		const delivered = msg(2, { deliveredAt: '2026-01-01T00:01:00.000Z' });
+		const merged = mergeMessages([msg(3), delivered], [msg(1), msg(2)]);
+		assert.deepEqual(
+			merged.map(m => [m.id, m.deliveredAt]),
+			[
+				[1, null],
+				[2, '2026-01-01T00:01:00.000Z'],
+				[3, null],
+			],
+		);
+	});
+
+	it('takes the message of a commented event and the messages of a delivered one', () => {
+		const card = makeCard({ id: 'a' });
+		const commented = makeEvent(1, 'commented', card);
+		commented.data.message = msg(1);
+		assert.deepEqual(messagesOf(commented), [msg(1)]);
+		const delivered = makeEvent(2, 'delivered', card);
+		delivered.data.messages = [msg(1, { deliveredAt: '2026-01-01T00:02:00.000Z' })];
+		assert.equal(messagesOf(delivered)[0]?.deliveredAt, '2026-01-01T00:02:00.000Z');
+		assert.deepEqual(messagesOf(makeEvent(3, 'claimed', card)), []);
+	});
+
+	it('labels the box a reply when an agent asked, and counts UTF-8 bytes against 4 KiB', () => {
+		const asking = makeCard({ id: 'a', status: 'claimed', claimOwner: 'claude', needsInput: true });
+		const reply = composerState(asking, [msg(1, { question: true })], 'Use v2');
+		assert.equal(reply.label, "Reply to claude's question");
+		assert.equal(reply.send, 'Reply');
+		assert.equal(reply.canSend, true);
+		const toHolder = composerState({ ...asking, needsInput: false }, [], '');
+		assert.match(toHolder.label, /^Message claude/);
+		assert.equal(toHolder.canSend, false, 'nothing typed');
+		const big = composerState(asking, [], 'é'.repeat(2049));
+		assert.equal(big.count, '4,098 / 4,096 bytes');
+		assert.equal(big.over, true);
+		assert.equal(big.canSend, false);
+		assert.equal(composerState(asking, [], 'é'.repeat(2048)).canSend, true);
 	});
 });

@@ -1,0 +1,221 @@
+/**
+ * One card's element in a column: built once per recycled DOM node and refilled from a card on every
+ * change (id, priority, phase, flags, title, holder or reviewer, lease, note, progress), with an
+ * aria-label that says the same. Everything user-supplied goes in through textContent, never HTML;
+ * styles through CSSOM (the CSP allows no inline style attributes). It must not keep state of its own
+ * beyond the node's parts, nor decide a card's rules (the markers come from BoardState, i.e. core).
+ */
+import type { Card } from '../core/protocol';
+import { formatDuration, formatRemaining } from './format';
+import type { BoardState } from './state';
+
+/** Height of one card slot (card + gap) in px; the CSS gives .card the same height minus the gap. */
+export const rowHeight = 100;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+	const e = document.createElement(tag);
+	e.className = className;
+	if (text !== undefined) {
+		e.textContent = text;
+	}
+	return e;
+}
+
+/** Parts of a card element, found once per node and kept for fast refills. */
+interface CardParts {
+	id: HTMLElement;
+	prio: HTMLElement;
+	phase: HTMLElement;
+	flags: HTMLElement;
+	title: HTMLElement;
+	ownerWrap: HTMLElement;
+	ownerDot: HTMLElement;
+	owner: HTMLElement;
+	lease: HTMLElement;
+	note: HTMLElement;
+	bar: HTMLElement;
+	progress: HTMLElement;
+}
+
+const parts = new WeakMap<HTMLElement, CardParts>();
+
+export function createCardElement(): HTMLElement {
+	const card = el('div', 'card');
+	card.setAttribute('role', 'listitem');
+	card.tabIndex = -1;
+	const top = el('div', 'card-top');
+	const id = el('span', 'card-id');
+	const prio = el('span', 'card-prio');
+	const phase = el('span', 'card-phase');
+	const flags = el('span', 'card-flags');
+	top.append(id, prio, phase, flags);
+	const title = el('div', 'card-title');
+	const meta = el('div', 'card-meta');
+	const ownerWrap = el('span', 'card-owner');
+	const ownerDot = el('span', 'health-dot');
+	ownerDot.setAttribute('aria-hidden', 'true');
+	const owner = el('span', 'owner-name');
+	ownerWrap.append(ownerDot, owner);
+	const lease = el('span', 'card-lease');
+	const note = el('span', 'card-note');
+	meta.append(ownerWrap, lease, note);
+	const progress = el('div', 'card-progress');
+	progress.setAttribute('aria-hidden', 'true');
+	const bar = el('div', 'card-progress-bar');
+	progress.append(bar);
+	card.append(top, title, meta, progress);
+	card.style.height = `${rowHeight - 8}px`;
+	parts.set(card, { id, prio, phase, flags, title, ownerWrap, ownerDot, owner, lease, note, bar, progress });
+	return card;
+}
+
+function addFlag(flags: HTMLElement, name: string, label: string, title: string): void {
+	const f = el('span', `flag flag-${name}`, label);
+	f.title = title;
+	flags.append(f);
+}
+
+export interface RenderContext {
+	state: BoardState;
+	nowMs: number;
+	/** Card id that currently holds the board's single tab stop. */
+	tabStopId: string | undefined;
+}
+
+function agentLabel(state: BoardState, owner: string, nowMs: number): { name: string; health: string } {
+	const a = state.agents.get(owner);
+	return a === undefined
+		? { name: owner, health: 'unknown' }
+		: { name: a.name || a.id, health: state.healthOf(owner, nowMs) ?? 'unknown' };
+}
+
+/** Fills a card element from a card; everything user-supplied goes through textContent. */
+export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): void {
+	const p = parts.get(node);
+	if (p === undefined) {
+		return;
+	}
+	const { state } = ctx;
+	const m = state.markers(card, ctx.nowMs);
+	node.dataset.id = card.id;
+	node.tabIndex = card.id === ctx.tabStopId ? 0 : -1;
+	node.classList.toggle('card--waiting', m.waiting);
+	node.classList.toggle('card--stalled', m.stalled);
+	node.classList.toggle('card--expired', m.expired);
+	node.classList.toggle('card--pending', state.isPending(card.id));
+	p.id.textContent = card.id;
+	p.prio.textContent = `P${card.priority}`;
+	p.prio.title = `Priority ${card.priority} (higher is sooner)`;
+	p.phase.textContent = card.phase ?? '';
+	p.phase.hidden = card.phase === null;
+	p.flags.replaceChildren();
+	p.title.textContent = card.title;
+	p.title.title = card.title;
+	let owner = '';
+	let health = '';
+	let lease = '';
+	let note = '';
+	const labels: string[] = [`${card.id}: ${card.title}`, `priority ${card.priority}`];
+	if (card.phase !== null) {
+		labels.push(`phase ${card.phase}`);
+	}
+	node.classList.toggle('card--asking', card.needsInput === true);
+	if (card.needsInput === true) {
+		addFlag(p.flags, 'input', 'needs input', 'An agent asked a question: open the card to reply');
+		labels.push('needs your input: an agent asked a question');
+	}
+	if (card.status === 'claimed' && card.claimOwner !== null) {
+		const a = agentLabel(state, card.claimOwner, ctx.nowMs);
+		owner = a.name;
+		health = a.health;
+		lease = card.leaseExpiresAt === null ? '' : formatRemaining(Date.parse(card.leaseExpiresAt) - ctx.nowMs);
+		note = card.progressNote ?? '';
+		labels.push(`held by ${a.name}`, lease);
+	} else if (card.status === 'review') {
+		({ owner, health, lease, note } = reviewParts(card, ctx, p.flags, labels));
+	} else if (card.status === 'blocked') {
+		note = card.blockedReason ?? '';
+		if (card.failed === true) {
+			addFlag(p.flags, 'failed', 'failed', 'Its attempts ran out or its agent gave up; move it to Ready to retry');
+		}
+		labels.push(`${card.failed === true ? 'failed' : 'blocked'}: ${note}`);
+	} else if (card.status === 'ready' && card.handoff !== null && card.handoff !== undefined) {
+		note = `changes requested: ${card.handoff}`;
+		labels.push(note);
+	} else if (card.status === 'done') {
+		note = `done ${formatDuration(Math.max(0, ctx.nowMs - Date.parse(card.updatedAt)))} ago`;
+		if (card.result !== null) {
+			note += ` · ${card.result}`;
+		}
+	}
+	if (m.waiting) {
+		const deps = state.waitingOn(card).map(d => d.id);
+		note = `waits on ${deps.length > 0 ? deps.join(', ') : `${card.unmetDeps} dependencies`}`;
+		addFlag(p.flags, 'waiting', 'waiting', note);
+		labels.push(note);
+	}
+	if (m.deferred && card.deferUntil !== null) {
+		addFlag(p.flags, 'deferred', 'deferred', `Not claimable before ${new Date(card.deferUntil).toLocaleString()}`);
+	}
+	if (m.stalled) {
+		addFlag(p.flags, 'stalled', 'stalled', 'The holder is alive but has reported no progress for a while');
+		labels.push('stalled');
+	}
+	if (m.expired) {
+		addFlag(
+			p.flags,
+			'expired',
+			'expired',
+			card.status === 'review'
+				? 'The review lease ran out; the card waits for another reviewer'
+				: 'The lease ran out; the hub returns the card to Ready',
+		);
+		labels.push('lease expired');
+	}
+	if (state.isPending(card.id)) {
+		addFlag(p.flags, 'pending', 'saving…', 'Waiting for the hub to confirm this change');
+	}
+	p.owner.textContent = owner;
+	p.ownerWrap.hidden = owner === '';
+	p.ownerDot.className = owner === '' ? 'health-dot' : `health-dot health-${health}`;
+	p.ownerDot.title = owner === '' ? '' : `Agent health: ${health}`;
+	p.lease.textContent = lease;
+	p.note.textContent = note;
+	p.note.title = note;
+	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : null;
+	p.progress.hidden = progress === null;
+	p.bar.style.width = `${progress ?? 0}%`;
+	if (progress !== null && card.status === 'claimed') {
+		labels.push(`${progress}% done`);
+	}
+	node.setAttribute('aria-label', labels.filter(s => s !== '').join(', '));
+}
+
+/**
+ * A card in review: who completed it, who must review it (a flag), and the reviewing agent with its
+ * health and lease when one holds the review.
+ */
+function reviewParts(
+	card: Card,
+	ctx: RenderContext,
+	flags: HTMLElement,
+	labels: string[],
+): { owner: string; health: string; lease: string; note: string } {
+	const mode = card.review === 'agent' ? 'agent' : 'human';
+	addFlag(
+		flags,
+		'review',
+		`review: ${mode}`,
+		mode === 'agent' ? 'Waits for a reviewing agent (or a human)' : 'Waits for a human to approve or request changes',
+	);
+	const by = card.completedBy ?? undefined;
+	const note = by === undefined ? 'waiting for review' : `completed by ${by === ctx.state.actor ? 'you' : by}`;
+	labels.push('in review', note, mode === 'agent' ? 'an agent reviews it' : 'a human reviews it');
+	if (card.claimOwner === null) {
+		return { owner: '', health: '', lease: '', note };
+	}
+	const a = agentLabel(ctx.state, card.claimOwner, ctx.nowMs);
+	const lease = card.leaseExpiresAt === null ? '' : formatRemaining(Date.parse(card.leaseExpiresAt) - ctx.nowMs);
+	labels.push(`reviewed by ${a.name}`, lease);
+	return { owner: `${a.name} reviewing`, health: a.health, lease, note };
+}

@@ -1,0 +1,99 @@
+/**
+ * The review parts of the detail pane (issue 12 §4): for a card in review, who completed it, who must
+ * review it, the reviewing agent if one holds it, and Approve / Request changes (the same moves as a
+ * drop on Done / Ready, so they ask and confirm the same way); for a card sent back, the reviewer's
+ * note; and the result, rendered as markdown through markdown.ts. It decides nothing: the moves are
+ * planMove's and the verdict the hub's.
+ */
+import type { Card } from '../core/protocol';
+import type { ColumnId } from './columns';
+import { section } from './detailLog';
+import { renderMarkdown } from './markdown';
+import { planMove } from './moves';
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+	const e = document.createElement(tag);
+	e.className = className;
+	if (text !== undefined) {
+		e.textContent = text;
+	}
+	return e;
+}
+
+function button(label: string, className: string, onClick: () => void): HTMLButtonElement {
+	const b = el('button', className, label);
+	b.type = 'button';
+	b.addEventListener('click', onClick);
+	return b;
+}
+
+/** The review box of a card in review (or the note of one sent back); undefined for other cards. */
+export function reviewBox(
+	card: Card,
+	actor: string | undefined,
+	nowMs: number,
+	move: (cardId: string, to: ColumnId) => void,
+): HTMLElement | undefined {
+	if (card.status !== 'review') {
+		if (card.status !== 'ready' || card.handoff === null || card.handoff === undefined) {
+			return undefined;
+		}
+		const box = el('div', 'review-box review-box--handoff');
+		box.append(el('p', 'review-state', 'Changes requested. The next attempt starts from this note:'));
+		box.append(el('blockquote', 'review-note', card.handoff));
+		return box;
+	}
+	const box = el('div', 'review-box');
+	box.setAttribute('role', 'group');
+	box.setAttribute('aria-label', `Review of ${card.id}`);
+	const who = card.review === 'agent' ? 'a reviewing agent or a human' : 'a human';
+	const by = card.completedBy ?? undefined;
+	const lines = [
+		`In review: waits for ${who}.`,
+		by === undefined ? '' : `Completed by ${by === actor ? 'you' : by}.`,
+		card.claimOwner === null ? '' : `${card.claimOwner} is reviewing it now.`,
+	].filter(s => s !== '');
+	box.append(el('p', 'review-state', lines.join(' ')));
+	const approve = planMove(card, 'done', { actor, nowMs, waitingOn: [] });
+	const changes = planMove(card, 'ready', { actor, nowMs, waitingOn: [] });
+	if (approve.kind === 'refuse') {
+		box.append(el('p', 'muted', approve.reason));
+		return box;
+	}
+	const actions = el('div', 'review-actions');
+	const ok = button('Approve', 'btn btn-primary review-approve', () => move(card.id, 'done'));
+	ok.title = 'Mark it done: its dependents become claimable';
+	actions.append(ok);
+	if (changes.kind === 'request') {
+		const back = button('Request changes…', 'btn review-changes', () => move(card.id, 'ready'));
+		back.title = 'Send it back to Ready with a note for the next attempt';
+		actions.append(back);
+	}
+	box.append(actions);
+	return box;
+}
+
+/** The review lines of the facts list: who completed it, who reviews it, and who must. */
+export function reviewFacts(card: Card, add: (key: string, value: string) => void): void {
+	if (card.status === 'review') {
+		add('Completed by', card.completedBy ?? '—');
+		if (card.claimOwner !== null) {
+			add('Reviewer', card.claimOwner);
+		}
+	}
+	if ((card.review ?? 'none') !== 'none') {
+		add('Review', card.review === 'agent' ? 'by an agent (or a human)' : 'by a human');
+	}
+}
+
+/** The card's result as markdown (links open outside), or undefined when it has none. */
+export function resultSection(card: Card): HTMLElement | undefined {
+	if (card.result === null || card.result.trim() === '') {
+		return undefined;
+	}
+	const s = section('Result');
+	const md = el('div', 'markdown detail-result');
+	md.append(renderMarkdown(card.result));
+	s.body.append(md);
+	return s.root;
+}

@@ -1,0 +1,75 @@
+/**
+ * The board's toolbar: the filter box and phase choice, New card, the needs-input count (cards whose
+ * agent asked a question nobody answered; a click opens the first at its reply box) and the summary
+ * (cards, agents alive). Builds and updates its elements from BoardState; what the
+ * controls do is the caller's (main.ts wires them). Text only, never HTML.
+ */
+import { isAlive } from '../core/health';
+import type { BoardState } from './state';
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+	const e = document.createElement(tag);
+	e.className = className;
+	if (text !== undefined) {
+		e.textContent = text;
+	}
+	return e;
+}
+
+export class Toolbar {
+	readonly root = el('header', 'toolbar');
+	readonly filterInput = el('input', 'input filter-text');
+	readonly phaseSelect = el('select', 'input filter-phase');
+	readonly newButton = el('button', 'btn btn-primary', 'New card');
+	/** "2 questions": hidden when no card needs input. */
+	readonly needsInputButton = el('button', 'btn needs-input-count');
+	private readonly summary = el('span', 'summary');
+
+	constructor() {
+		this.filterInput.type = 'search';
+		this.filterInput.placeholder = 'Filter by id or title  ( / )';
+		this.filterInput.setAttribute('aria-label', 'Filter cards by id or title');
+		this.phaseSelect.setAttribute('aria-label', 'Filter by phase');
+		this.newButton.type = 'button';
+		this.newButton.title = 'Create a card (N)';
+		this.needsInputButton.type = 'button';
+		this.needsInputButton.hidden = true;
+		this.summary.setAttribute('aria-live', 'polite');
+		this.root.append(
+			el('h1', 'brand', 'Baton'),
+			this.filterInput,
+			this.phaseSelect,
+			this.newButton,
+			this.needsInputButton,
+			this.summary,
+		);
+	}
+
+	updatePhases(phases: readonly string[], current: string): void {
+		const all = el('option', '', 'All phases');
+		all.value = '';
+		const options = [all];
+		for (const p of phases) {
+			const o = el('option', '', p);
+			o.value = p;
+			options.push(o);
+		}
+		this.phaseSelect.replaceChildren(...options);
+		this.phaseSelect.value = current;
+	}
+
+	updateSummary(state: BoardState): void {
+		const agents = [...state.agents.values()];
+		const now = Date.now();
+		const alive = agents.filter(a => isAlive(state.healthOf(a.id, now) ?? a.health)).length;
+		this.summary.textContent = `${state.size.toLocaleString()} cards · ${alive} of ${agents.length} agents alive`;
+		const asking = state.needsInput().length;
+		this.needsInputButton.hidden = asking === 0;
+		this.needsInputButton.textContent = asking === 1 ? '1 question' : `${asking.toLocaleString()} questions`;
+		this.needsInputButton.title = 'Agents asked and wait for your answer: open the first to reply';
+		this.needsInputButton.setAttribute(
+			'aria-label',
+			`${asking} card${asking === 1 ? ' needs' : 's need'} your input. Open the first to reply.`,
+		);
+	}
+}
