@@ -29,6 +29,8 @@ const stats: Command = {
 					['total', String(s.total)],
 					['ready', `${s.counts.ready} (claimable ${s.claimable}, waiting ${s.waiting}, deferred ${s.deferred})`],
 					['claimed', `${s.counts.claimed}${s.stalledClaims > 0 ? ` (${s.stalledClaims} stalled)` : ''}`],
+					['in review', String(s.counts.review)],
+					['needs input', String(s.needsInput)],
 					['blocked', String(s.counts.blocked)],
 					['done', String(s.counts.done)],
 					['oldest ready', s.oldestReadyAgeSeconds === null ? '-' : `${Math.round(s.oldestReadyAgeSeconds)} s`],
