@@ -20,6 +20,11 @@ const wakingEvents: ReadonlySet<EventType> = new Set<EventType>([
 	'reopened',
 	'unlinked',
 	'deleted',
+	// The review gate: an approval frees dependents, a request for changes sends the card back to
+	// ready, and a card entering review is work for a waiting reviewer (claim {review: true}).
+	'approved',
+	'changes_requested',
+	'review_requested',
 ]);
 
 export class WaitingClaims {
