@@ -151,6 +151,18 @@ describe('review gate through MCP and the CLI', () => {
 		const notInReview = await reviewer.call('review', { cardId: 'A1', approve: true });
 		assert.equal(notInReview.isError, true);
 		assert.match(textOf(notInReview), /not in review/);
+		// A reviewer waiting for review work is woken by the next card entering review.
+		await json(['create', 'Add the index', '--id', 'A3', '--review', 'agent', '--priority', '40']);
+		await author.json('claim', { cardId: 'A3' });
+		const started = Date.now();
+		const waiting = reviewer.json<{ card: CardView | null }>('claim', { review: true, waitSeconds: 20 });
+		await new Promise(r => setTimeout(r, 300));
+		await author.json('complete', { cardId: 'A3', result: 'done' });
+		const woken = await waiting;
+		assert.equal(woken.card?.id, 'A3');
+		assert.ok(Date.now() - started < 5_000, `woken after ${Date.now() - started} ms`);
+		await reviewer.json('release', { cardId: 'A3' });
+		assert.equal((await json<{ card: CardView }>(['show', 'A3'])).card.status, 'review');
 		const events = await json<{ events: { type: string; cardId: string }[] }>(['events', '--card', 'A1']);
 		assert.deepEqual(
 			events.events.map(e => e.type).filter(t => t !== 'created'),
