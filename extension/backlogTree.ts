@@ -54,10 +54,22 @@ export function groupOf(card: Card): GroupKey {
 	return isFailed(card) ? 'failed' : card.status;
 }
 
-/** Context value for `when` clauses (STYLE 2.6): card.ready, card.waiting, card.claimed.mine, … */
+/**
+ * Context value for `when` clauses (STYLE 2.6): card.ready, card.waiting, card.claimed.mine,
+ * card.review (card.review.own: this human completed it, so may not approve it), …; `.needsInput`
+ * is appended while its agent waits for an answer.
+ */
 export function cardContextValue(card: Card, me: string): string {
 	const group = groupOf(card);
-	return group === 'claimed' ? (card.claimOwner === me ? 'card.claimed.mine' : 'card.claimed.other') : `card.${group}`;
+	const base =
+		group === 'claimed'
+			? card.claimOwner === me
+				? 'card.claimed.mine'
+				: 'card.claimed.other'
+			: group === 'review' && card.completedBy === me
+				? 'card.review.own'
+				: `card.${group}`;
+	return card.needsInput === true ? `${base}.needsInput` : base;
 }
 
 function cardIcon(
@@ -67,6 +79,9 @@ function cardIcon(
 	holder: AgentHealth | undefined,
 ): vscode.ThemeIcon {
 	const color = (id: string) => new vscode.ThemeColor(id);
+	if (card.needsInput === true) {
+		return new vscode.ThemeIcon('comment-unresolved', color('list.warningForeground'));
+	}
 	switch (groupOf(card)) {
 		case 'ready':
 			return isDeferred(card, now)
@@ -169,6 +184,10 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		if (key === 'done') {
 			return cards.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)).slice(0, this.hub.settings.doneLimit);
 		}
+		if (key === 'review') {
+			// The order Review Next Card takes: the longest waiting first.
+			return cards.sort((a, b) => a.updatedAt.localeCompare(b.updatedAt));
+		}
 		return cards.sort(compareByPriority);
 	}
 
@@ -253,6 +272,21 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 				tip.appendMarkdown(` — ${md(card.progressNote)}`);
 			}
 			tip.appendMarkdown('\n\n');
+		}
+		if (card.needsInput === true) {
+			tip.appendMarkdown('$(comment-unresolved) **Needs input:** its agent asked a question (Reply to Agent…)\n\n');
+		}
+		if (card.status === 'review') {
+			tip.appendMarkdown(
+				`$(eye) In review (${md(card.review ?? 'human')})${card.completedBy ? ` · completed by ${md(card.completedBy)}` : ''}\n\n`,
+			);
+		}
+		if (card.result !== null && card.result.trim() !== '' && (card.status === 'review' || card.status === 'done')) {
+			tip.appendMarkdown('**Result**\n\n');
+			tip.appendCodeblock(card.result.length > 400 ? `${card.result.slice(0, 400)}…` : card.result, 'markdown');
+		}
+		if (card.handoff && card.status !== 'review') {
+			tip.appendMarkdown(`$(comment-discussion) **Changes requested:** ${md(card.handoff)}\n\n`);
 		}
 		if (card.blockedReason !== null && card.status === 'blocked') {
 			const icon = isFailed(card) ? '$(error) Failed: ' : '$(circle-slash) ';

@@ -1,7 +1,9 @@
 /**
  * Fills a webview (the sidebar view or the editor tab) with the board: options limited to
  * dist/webview, the page from core/boardHtml.ts with a fresh nonce and `connect-src 'none'` (frames go
- * through postMessage), and a WebviewRelay to the hub.
+ * through postMessage), and a WebviewRelay to the hub. When `baton.dataDir` switches to another
+ * backlog the page is loaded afresh on a new connection: a board keeps its cards and resumes by seq,
+ * which only means something on the backlog it loaded them from.
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
@@ -67,14 +69,26 @@ export function setUpBoardWebview(webview: vscode.Webview, host: BoardHost): Boa
 		}
 		openPending();
 	});
-	webview.html = boardPageHtml({
-		nonce: randomBytes(24).toString('base64'),
-		scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(root, 'board.js')).toString(),
-		styleUri: webview.asWebviewUri(vscode.Uri.joinPath(root, 'board.css')).toString(),
-		cspSource: webview.cspSource,
-		connectSrc: "'none'",
-		host: 'vscode',
+	const setPage = () => {
+		webview.html = boardPageHtml({
+			nonce: randomBytes(24).toString('base64'),
+			scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(root, 'board.js')).toString(),
+			styleUri: webview.asWebviewUri(vscode.Uri.joinPath(root, 'board.css')).toString(),
+			cspSource: webview.cspSource,
+			connectSrc: "'none'",
+			host: 'vscode',
+		});
+	};
+	let dataDir = host.hub.dataDir;
+	const switched = host.hub.onDidChangeState(() => {
+		if (host.hub.dataDir !== dataDir) {
+			dataDir = host.hub.dataDir;
+			boardReady = false;
+			relay?.reconnect();
+			setPage();
+		}
 	});
+	setPage();
 	return {
 		openCard: cardId => {
 			cardToOpen = cardId;
@@ -83,6 +97,7 @@ export function setUpBoardWebview(webview: vscode.Webview, host: BoardHost): Boa
 		dispose: () => {
 			disposed = true;
 			subscription.dispose();
+			switched.dispose();
 			relay?.dispose();
 		},
 	};

@@ -56,6 +56,12 @@ export function cardSummary(
 	if (card.status === 'claimed' && card.claimOwner !== null) {
 		parts.push(card.claimOwner);
 	}
+	if (card.status === 'review' && card.completedBy) {
+		parts.push(`by ${card.completedBy}`);
+	}
+	if (card.needsInput === true) {
+		parts.push('needs input');
+	}
 	const lease = leaseText(card, now);
 	if (lease !== undefined) {
 		parts.push(lease);

@@ -18,7 +18,8 @@ import { HubConnection } from './hubConnection';
 import { configureMcp } from './mcpConfig';
 import { type McpRegistration, registerMcpProvider } from './mcpProvider';
 import { FleetAlerts } from './fleetAlerts';
-import { AgentStatusBar } from './statusBar';
+import { ReviewDesk } from './reviewDesk';
+import { AgentStatusBar, ReviewStatusBar } from './statusBar';
 
 /**
  * The end of module evaluation (main.ts is the entry, evaluated last). VS Code calls activate() only
@@ -33,6 +34,10 @@ export interface BatonApi {
 	backlog: BacklogTreeProvider;
 	agents: AgentsTreeProvider;
 	statusBar: AgentStatusBar;
+	/** "N to review · M questions" (issue 12 §4). */
+	reviewBar: ReviewStatusBar;
+	/** Review and question notifications. */
+	desk: ReviewDesk;
 	mcp: McpRegistration;
 	/** Time spent inside activate() itself, in ms. */
 	activationMs: number;
@@ -59,6 +64,8 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	const agentsView = vscode.window.createTreeView(viewIds.agents, { treeDataProvider: agents });
 	const statusBar = new AgentStatusBar(hub);
 	const fleetAlerts = new FleetAlerts(hub);
+	const reviewBar = new ReviewStatusBar(hub);
+	const desk = new ReviewDesk(hub);
 
 	const boardHost: BoardHost = {
 		extensionUri: context.extensionUri,
@@ -99,6 +106,8 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 		agentsView,
 		statusBar,
 		fleetAlerts,
+		reviewBar,
+		desk,
 		boardView,
 		boardPanel,
 		mcp,
@@ -136,7 +145,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	log.info(
 		`Baton activated in ${activationMs.toFixed(1)} ms after ${moduleLoadMs.toFixed(1)} ms of module evaluation (the hub connects in the background).`,
 	);
-	return { hub, backlog, agents, statusBar, mcp, activationMs, moduleLoadMs, activationCpuMs };
+	return { hub, backlog, agents, statusBar, reviewBar, desk, mcp, activationMs, moduleLoadMs, activationCpuMs };
 }
 
 export function deactivate(): void {

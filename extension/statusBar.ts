@@ -1,12 +1,15 @@
 /**
- * The status bar item (issue item 5): other agents' health at a glance, warning colour when one is
- * late or stalled, error colour when one is stale or dead while holding work, or when the hub is
- * unreachable or its store refuses writes (disk full, PostgreSQL away); the tooltip lists agents and their cards; a click opens the Agents view. The human's
- * own agent is left out: this window knows it is alive.
+ * The status bar items. Agents (issue item 5): other agents' health at a glance, warning colour when
+ * one is late or stalled, error colour when one is stale or dead while holding work, or when the hub
+ * is unreachable or its store refuses writes (disk full, PostgreSQL away); the tooltip lists agents
+ * and their cards; a click opens the Agents view. The human's own agent is left out: this window knows
+ * it is alive. Review (issue 12 §4): "N to review · M questions" beside it while there are any, the
+ * cards in its tooltip; a click reviews the next card (or replies, when there are only questions).
  */
 import * as vscode from 'vscode';
 import { type AgentView, healthRank } from './agentHealth';
 import type { HubConnection } from './hubConnection';
+import { type DeskSummary, deskSummary } from './reviewQueue';
 
 export interface StatusSummary {
 	text: string;
@@ -118,6 +121,57 @@ export class AgentStatusBar implements vscode.Disposable {
 	}
 
 	dispose(): void {
+		for (const d of this.disposables) {
+			d.dispose();
+		}
+		this.item.dispose();
+	}
+}
+
+export class ReviewStatusBar implements vscode.Disposable {
+	private readonly item: vscode.StatusBarItem;
+	private readonly disposables: vscode.Disposable[] = [];
+	private current: DeskSummary | undefined;
+	private pending: ReturnType<typeof setTimeout> | undefined;
+
+	constructor(private readonly hub: HubConnection) {
+		this.item = vscode.window.createStatusBarItem('baton.review', vscode.StatusBarAlignment.Left, 49);
+		this.item.name = 'Baton Review';
+		// A burst of events (a plan of 1,000 cards) is one count, not one per event.
+		const schedule = () => {
+			this.pending ??= setTimeout(() => {
+				this.pending = undefined;
+				this.update();
+			}, 100);
+		};
+		this.disposables.push(hub.onDidChangeState(schedule), hub.onDidChangeCards(schedule));
+		this.update();
+	}
+
+	/** What the item shows now; undefined while hidden (the tests read it). */
+	get summary(): DeskSummary | undefined {
+		return this.current;
+	}
+
+	update(): void {
+		const s = this.hub.state === 'connected' ? deskSummary(this.hub.cards.values(), this.hub.me) : undefined;
+		if (s?.text === this.current?.text && s?.tooltip === this.current?.tooltip) {
+			return;
+		}
+		this.current = s;
+		if (!s) {
+			this.item.hide();
+			return;
+		}
+		this.item.text = `$(eye) ${s.text}`;
+		this.item.tooltip = s.tooltip;
+		this.item.accessibilityInformation = { label: `Baton: ${s.text}` };
+		this.item.command = s.reviews > 0 ? 'baton.reviewNextCard' : 'baton.replyToAgent';
+		this.item.show();
+	}
+
+	dispose(): void {
+		clearTimeout(this.pending);
 		for (const d of this.disposables) {
 			d.dispose();
 		}

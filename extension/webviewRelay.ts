@@ -28,6 +28,11 @@ export class WebviewRelay implements vscode.Disposable {
 		this.disposables.push(hub.onDidChangeState(() => this.postConnection()));
 	}
 
+	/** The backlog changed (another data dir): the next hello opens a new connection. */
+	reconnect(): void {
+		this.dropClient();
+	}
+
 	/** Host -> webview: select a card and open its detail pane. */
 	openCard(cardId: string): void {
 		this.post({ type: 'view/openCard', cardId });

@@ -31,6 +31,13 @@ export const commandIds = {
 	revealCard: 'baton.revealCard',
 	reclaimAgentClaims: 'baton.reclaimAgentClaims',
 	showLog: 'baton.showLog',
+	reviewNextCard: 'baton.reviewNextCard',
+	approveCard: 'baton.approveCard',
+	requestChanges: 'baton.requestChanges',
+	messageAgent: 'baton.messageAgent',
+	replyToAgent: 'baton.replyToAgent',
+	openChanges: 'baton.openChanges',
+	showCardDetail: 'baton.showCardDetail',
 } as const;
 
 /** View ids and context keys, next to the command ids (STYLE 2.6). */

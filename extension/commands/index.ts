@@ -10,6 +10,7 @@ import { registerCardEditCommands } from './cardEdits';
 import { registerClaimCycleCommands } from './claimCycle';
 import { type CommandContext, makeCommandKit } from './kit';
 import { registerMcpCommands } from './mcp';
+import { registerReviewCommands } from './review';
 import { registerViewCommands } from './views';
 
 export { commandIds, contextKeys, viewIds } from './ids';
@@ -22,5 +23,6 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 		...registerCardEditCommands(kit),
 		...registerViewCommands(kit),
 		...registerMcpCommands(kit),
+		...registerReviewCommands(kit),
 	];
 }

@@ -18,8 +18,12 @@ export interface UiCheckRequest {
 	expand?: string[];
 	/** Tree rows (by label) whose expanded state to report. */
 	expandedState?: string[];
-	/** Run a command from the palette (F1) and choose the quick-pick item containing `pick`. */
-	palette?: { command: string; pick: string };
+	/**
+	 * Run a command from the palette (F1), type `pick` (an item's label) and choose that item; then, if
+	 * `input` is given, wait for the input box whose prompt contains `input.prompt`, type `input.text`
+	 * and press Enter.
+	 */
+	palette?: { command: string; pick: string; input?: { prompt: string; text: string } };
 	/** Focus this card on the board and press these keys (before the screenshot). */
 	boardKeys?: { cardId: string; keys: string[]; expectColumn: string };
 }
@@ -28,6 +32,8 @@ export interface UiCheckResult {
 	/** Which of the requested rows were found. */
 	rowsFound: string[];
 	statusBarText: string;
+	/** The text of every status bar item. */
+	statusBarItems: string[];
 	boardRendered: boolean;
 	/** The board's text, to check that card titles are rendered as text. */
 	boardSample: string;
@@ -78,7 +84,12 @@ async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
  * land in the iframe, so each retry first gives the workbench focus back by clicking the status bar's
  * empty middle.
  */
-async function runFromPalette(page: Page, command: string, pick: string): Promise<string> {
+async function runFromPalette(
+	page: Page,
+	command: string,
+	pick: string,
+	answer?: { prompt: string; text: string },
+): Promise<string> {
 	const input = page.locator('.quick-input-widget input');
 	await step('open the command palette', async () => {
 		for (let attempt = 1; ; attempt++) {
@@ -106,12 +117,27 @@ async function runFromPalette(page: Page, command: string, pick: string): Promis
 	const item = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
 	const text = await step(`find the quick-pick item "${pick}"`, async () => {
 		await item.waitFor({ state: 'visible', timeout: 8_000 });
+		// Typed as a user would: in a long list the item may be rendered but scrolled out of reach.
+		await input.fill(pick);
+		await item.waitFor({ state: 'visible', timeout: 5_000 });
 		return (await item.innerText()).replace(/\s+/g, ' ').trim();
 	});
 	await step('choose the quick-pick item', async () => {
 		await item.click();
-		await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5_000 });
+		if (answer === undefined) {
+			await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5_000 });
+		}
 	});
+	if (answer !== undefined) {
+		await step(`answer the input box "${answer.prompt}"`, async () => {
+			await page
+				.locator('.quick-input-widget', { hasText: answer.prompt })
+				.waitFor({ state: 'visible', timeout: 8_000 });
+			await input.fill(answer.text);
+			await page.keyboard.press('Enter');
+			await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5_000 });
+		});
+	}
 	return text;
 }
 
@@ -178,7 +204,7 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 	}
 	let pickedItem: string | undefined;
 	if (request.palette !== undefined) {
-		pickedItem = await runFromPalette(page, request.palette.command, request.palette.pick);
+		pickedItem = await runFromPalette(page, request.palette.command, request.palette.pick, request.palette.input);
 	}
 	const rowsFound: string[] = [];
 	for (const title of request.rows) {
@@ -189,6 +215,9 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 	const status = page.locator('.statusbar-item', { hasText: /agents?|Baton/ }).first();
 	await status.waitFor({ state: 'visible', timeout: 10_000 });
 	const statusBarText = (await status.innerText()).trim();
+	const statusBarItems = (await page.locator('.statusbar-item').allInnerTexts())
+		.map(t => t.trim())
+		.filter(t => t !== '');
 
 	let boardRendered = false;
 	let boardSample = '';
@@ -234,6 +263,7 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 	return {
 		rowsFound,
 		statusBarText,
+		statusBarItems,
 		boardRendered,
 		boardSample,
 		webviewFrames,

@@ -44,7 +44,9 @@ export interface VsCodeRunOptions {
 function ensureCodeServer(build: CodeServerBuild): { bin: string; path: string } {
 	const { version, dir } = codeServers[build];
 	const bin = join(dir, 'node_modules', '.bin', 'code-server');
-	if (!existsSync(bin)) {
+	// Newer builds need a module their package lacks for the git extension (installCodeServer.sh).
+	const gitPatch = join(dir, 'node_modules/code-server/lib/vscode/node_modules/@vscode/fs-copyfile');
+	if (!existsSync(bin) || (build !== 'pinned' && !existsSync(gitPatch))) {
 		const r = spawnSync('bash', [join(repoRoot, 'test/extension/installCodeServer.sh'), dir, version], {
 			stdio: 'inherit',
 		});

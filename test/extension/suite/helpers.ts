@@ -11,6 +11,7 @@ import { connectHub } from '../../../core/client/connectHub';
 import type { Card } from '../../../core/protocol';
 import type { RpcClient } from '../../../core/rpc';
 import type { BatonApi } from '../../../extension/main';
+import type { UiCheckRequest, UiCheckResult } from '../uiChecks';
 
 export const extensionId = 'baton-dev.baton';
 
@@ -109,4 +110,14 @@ let counter = 0;
 export function uniqueId(prefix: string): string {
 	counter++;
 	return `${prefix}-${Date.now().toString(36)}-${counter}`;
+}
+
+/** Asks the shim to check the workbench with Playwright on this very page (uiChecks.ts). */
+export async function uiCheck(request: UiCheckRequest): Promise<UiCheckResult> {
+	const res = await fetch(env('BATON_UI_URL'), { method: 'POST', body: JSON.stringify(request) });
+	const body = (await res.json()) as { ok: boolean; result?: UiCheckResult; error?: string };
+	if (!body.ok || !body.result) {
+		throw new Error(`UI check failed in the shim: ${body.error ?? 'no result'}`);
+	}
+	return body.result;
 }

@@ -8,6 +8,7 @@ import './pure.test';
 import './backlogTree.test';
 import './commands.test';
 import './statusBar.test';
+import './review.test';
 import './hubConnection.test';
 import './ui.test';
 

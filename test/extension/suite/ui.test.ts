@@ -7,20 +7,10 @@
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import * as vscode from 'vscode';
-import type { UiCheckRequest, UiCheckResult } from '../uiChecks';
 import { after, before, describe, it } from './harness';
-import { api, callTool, env, mcpAgent, waitFor } from './helpers';
+import { api, callTool, env, mcpAgent, uiCheck, waitFor } from './helpers';
 
 type Mcp = Awaited<ReturnType<typeof mcpAgent>>;
-
-async function uiCheck(request: UiCheckRequest): Promise<UiCheckResult> {
-	const res = await fetch(env('BATON_UI_URL'), { method: 'POST', body: JSON.stringify(request) });
-	const body = (await res.json()) as { ok: boolean; result?: UiCheckResult; error?: string };
-	if (!body.ok || !body.result) {
-		throw new Error(`UI check failed in the shim: ${body.error ?? 'no result'}`);
-	}
-	return body.result;
-}
 
 const hostile = '<img src=x onerror=alert(1)>';
 const plan = [
