@@ -45,10 +45,20 @@ export function createdCard(card: Card): CompactCard {
 
 /** One history line: who did what when, plus the event's own details, without the card snapshot. */
 export function compactEvent(event: BacklogEvent): Record<string, unknown> {
-	const { card: _card, readiness: _readiness, message, ...details } = event.data;
-	// A `commented` event names its message; the text is in show's `messages`, not repeated here.
+	const { card: _card, readiness: _readiness, message, messages, ...details } = event.data;
+	// A `commented` event names its message, a `delivered` one its messages; the text is in show's
+	// `messages`, not repeated here.
 	const about = message === undefined ? {} : { message: message.id };
-	return dropEmpty({ seq: event.seq, at: event.at, actor: event.actor, type: event.type, ...details, ...about });
+	const delivered = messages === undefined ? {} : { messages: messages.map(m => m.id) };
+	return dropEmpty({
+		seq: event.seq,
+		at: event.at,
+		actor: event.actor,
+		type: event.type,
+		...details,
+		...about,
+		...delivered,
+	});
 }
 
 /** A message in `show`: the card is known, and `question` only when it is one. */

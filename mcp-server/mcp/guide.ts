@@ -6,4 +6,5 @@ export const guideText = `Baton is the team's shared backlog; other agents and h
 Loop: claim (waitSeconds up to 60 waits for work) -> do the card -> heartbeat {cardId, progress, note} at milestones -> complete {cardId, result, next: true} (next: true claims your next card in the same call).
 If you cannot finish: release {cardId, reason} to hand it back, or fail {cardId, reason} if the work itself failed.
 Your lease stays alive while this session is open; lease_lost means another agent took the card over: stop and claim again.
-Before resuming a card, show it and read its attempts. Plan new work with create {cards: [...]} and dependsOn.`;
+Before resuming a card, show it and read its attempts. Plan new work with create {cards: [...]} and dependsOn.
+Messages on your cards arrive as inbox in any tool result: act on them first. To ask a human, comment {cardId, text, question: true}, then heartbeat {cardId, waitSeconds: 60} until the answer is in inbox.`;

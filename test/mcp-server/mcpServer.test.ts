@@ -102,6 +102,7 @@ describe('baton mcp tools/list', () => {
 			'capabilities',
 			'cardId',
 			'phase',
+			'review',
 			'ttlSeconds',
 			'waitSeconds',
 		]);
@@ -160,7 +161,7 @@ describe('baton mcp input validation (RELIABILITY 25)', () => {
 		const result = await call(client, 'claim', { card_id: 'A1' });
 		assert.equal(
 			textOf(result),
-			'invalid_input: Unrecognized key: "card_id" (accepted: cardId, phase, capabilities, ttlSeconds, waitSeconds). Fix the named argument and call the tool again.',
+			'invalid_input: Unrecognized key: "card_id" (accepted: cardId, phase, capabilities, ttlSeconds, waitSeconds, review). Fix the named argument and call the tool again.',
 		);
 	});
 
