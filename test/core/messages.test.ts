@@ -152,7 +152,7 @@ for (const kind of storeKinds) {
 			assert.deepEqual((await b.get(human, { cardId: id })).messages, []);
 		});
 
-		it('hands the holder what others posted, and records delivery once, on the holder\'s ack only', async () => {
+		it("hands the holder what others posted, and records delivery once, on the holder's ack only", async () => {
 			const id = await card();
 			const { message: early } = await b.comment(human, { cardId: id, text: 'posted before the claim' });
 			assert.deepEqual(await b.pendingInbox('claude-1', id), [], 'nobody holds the card yet');

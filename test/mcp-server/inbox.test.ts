@@ -235,7 +235,12 @@ describe('the inbox with two hubs on one PostgreSQL', () => {
 	it('a post through one hub reaches the agent connected to the other, held or claimed later', async () => {
 		const [agentDir, humanDir] = dirs as [string, string];
 		human = await client(humanDir, { client: 'extension' });
-		await human.request('card/create', { cards: [{ id: 'P1', title: 'Held' }, { id: 'P2', title: 'Claimed later' }] });
+		await human.request('card/create', {
+			cards: [
+				{ id: 'P1', title: 'Held' },
+				{ id: 'P2', title: 'Claimed later' },
+			],
+		});
 		await human.request('card/comment', { cardId: 'P2', text: 'Waited for its holder.' });
 		agent = await startAgent(agentDir, { env: { BATON_AGENT: 'codex-pg' } });
 		await agent.json('claim', { cardId: 'P1' });
