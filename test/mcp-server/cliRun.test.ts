@@ -243,7 +243,7 @@ describe('baton CLI', () => {
 	it('stats, events, agents, backup, hub status, board', async () => {
 		const stats = await json<{ counts: Record<string, number>; total: number; lastSeq: number }>(['stats']);
 		assert.equal(stats.total, 4);
-		assert.deepEqual(Object.keys(stats.counts).sort(), ['blocked', 'claimed', 'done', 'ready']);
+		assert.deepEqual(Object.keys(stats.counts).sort(), ['blocked', 'claimed', 'done', 'ready', 'review']);
 		const events = await json<{ events: { seq: number; type: string }[]; lastSeq: number }>(['events', '--after', '0']);
 		assert.equal(events.lastSeq, stats.lastSeq);
 		assert.deepEqual(
