@@ -12,7 +12,7 @@ import { ClaimCycle, type ClaimOptions } from './backlog/claimCycle';
 import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
-import { Messages, pendingInbox } from './backlog/messages';
+import { Messages, cardsWithUndelivered, pendingInbox } from './backlog/messages';
 import { Reviews } from './backlog/reviews';
 import type { HotStatements } from './backlog/hotSql';
 import { openStore, type StoreOptions } from './backlog/openStore';
@@ -240,6 +240,11 @@ export class Backlog {
 	/** Messages waiting for `agent` on the cards it holds (optionally one card), oldest first. */
 	pendingInbox(agent: string, cardId?: string): Promise<Message[]> {
 		return pendingInbox(this.uow.db, agent, cardId);
+	}
+
+	/** Cards with a message no holder was handed yet (the hub's start-up view of who may have an inbox). */
+	cardsWithUndelivered(): Promise<string[]> {
+		return cardsWithUndelivered(this.uow.db);
 	}
 
 	// The review gate (backlog/reviews.ts)

@@ -73,6 +73,9 @@ interface Pending {
 
 type Listener<T> = (value: T) => void;
 
+/** Inbox notices kept for a first listener; a client that never listens (CLI, board) keeps no more. */
+const maxUnheardInbox = 16;
+
 export class RpcClient {
 	private transport: Transport | undefined;
 	private nextId = 1;
@@ -85,6 +88,8 @@ export class RpcClient {
 	private readonly eventListeners = new Set<Listener<BacklogEvent>>();
 	private readonly agentListeners = new Set<Listener<Agent[]>>();
 	private readonly inboxListeners = new Set<Listener<Message[]>>();
+	/** Inbox notices that came before any listener (the hub pushes one right after the hello). */
+	private readonly unheardInbox: Message[][] = [];
 	private readonly stateListeners = new Set<Listener<ConnectionState>>();
 	private readonly helloListeners = new Set<Listener<HelloOk>>();
 	private readonly storeListeners = new Set<Listener<StoreHealth>>();
@@ -196,6 +201,11 @@ export class RpcClient {
 	/** Messages for cards this connection's agent holds (`{notice: 'inbox'}`), as the hub pushes them. */
 	onInbox(listener: Listener<Message[]>): () => void {
 		this.inboxListeners.add(listener);
+		// The hub may push right after the hello, in the same read as the hello's answer: before the
+		// caller's `await start()` could register anything. The first listener gets those.
+		for (const messages of this.unheardInbox.splice(0)) {
+			listener(messages);
+		}
 		return () => this.inboxListeners.delete(listener);
 	}
 
@@ -336,6 +346,9 @@ export class RpcClient {
 				return;
 			}
 			if (frame.notice === 'inbox') {
+				if (this.inboxListeners.size === 0 && this.unheardInbox.length < maxUnheardInbox) {
+					this.unheardInbox.push(frame.messages);
+				}
 				for (const l of this.inboxListeners) {
 					l(frame.messages);
 				}

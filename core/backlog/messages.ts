@@ -111,6 +111,15 @@ export async function pendingInbox(q: Queryable, agent: string, cardId?: string)
 	);
 }
 
+/**
+ * Cards with a message no holder was handed yet: the hub reads this once at start, so a claim of any
+ * other card needs no inbox query (the partial index `messages_undelivered_idx` answers it).
+ */
+export async function cardsWithUndelivered(q: Queryable): Promise<string[]> {
+	const rows = await q.query<{ id: string }>(`SELECT DISTINCT card_id AS id FROM messages WHERE delivered_at IS NULL`);
+	return rows.map(r => r.id);
+}
+
 /** A card's messages, oldest first (newest last). */
 export async function cardMessages(q: Queryable, cardId: string): Promise<Message[]> {
 	return q.query<Message>(`SELECT ${messageRead} FROM messages WHERE card_id = $1 ORDER BY id`, [cardId]);

@@ -20,6 +20,7 @@ export interface AgentPresenceOptions {
 }
 
 const noticeMinMs = 250;
+const noConnections: ReadonlySet<Connection> = new Set();
 
 export class AgentPresence {
 	private readonly byAgent = new Map<string, Set<Connection>>();
@@ -31,6 +32,11 @@ export class AgentPresence {
 	/** Agents with at least one open connection. */
 	ids(): Set<string> {
 		return new Set(this.byAgent.keys());
+	}
+
+	/** The open connections of one agent (none when it is not connected to this hub). */
+	connectionsOf(agentId: string): ReadonlySet<Connection> {
+		return this.byAgent.get(agentId) ?? noConnections;
 	}
 
 	attach(conn: Connection, agentId: string): void {

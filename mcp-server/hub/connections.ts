@@ -59,6 +59,8 @@ export interface ConnectionsOptions {
 	toError: (e: unknown, method: string) => BatonError;
 	/** A connection opened or closed (the idle exit counts them). */
 	onCountChanged: () => void;
+	/** A connection said hello and was answered (an MCP agent's inbox is pushed then). */
+	onHello: (conn: Connection) => void;
 }
 
 const helloTimeoutMs = 10_000;
@@ -304,6 +306,7 @@ export class Connections {
 		if (hello.agent) {
 			this.agents.scheduleNotice();
 		}
+		this.options.onHello(conn);
 	}
 
 	private onClose(conn: Connection): void {

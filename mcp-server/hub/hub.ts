@@ -1,9 +1,10 @@
 /**
  * The hub (DESIGN §1, §4, §7): builds its parts around one opened Backlog and runs their lifecycle:
  * start (event pump, PostgreSQL relay, listeners, reaper, housekeeping), the path of each pumped
- * batch (subscribers, waiting claims, reaper, housekeeping), the store's health and its failure, and
- * the stop in order. It owns the data dir already (run.ts won the election before constructing it).
- * It handles no frame and no request itself: connections.ts, requests.ts and handlers.ts do.
+ * batch (subscribers, waiting claims, MCP inboxes, reaper, housekeeping), the store's health and
+ * its failure, and the stop in order. It owns the data dir already (run.ts won the election before
+ * constructing it). It handles no frame and no request itself: connections.ts, requests.ts and
+ * handlers.ts do.
  */
 import type { Backlog } from '../../core/backlog';
 import { type Clock, systemClock } from '../../core/clock';
@@ -22,6 +23,7 @@ import { Connections } from './connections';
 import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
 import { Housekeeping } from './housekeeping';
+import { InboxPush } from './inbox';
 import { NotifyRelay } from './notifyRelay';
 import { Reaper } from './reaper';
 import { Requests } from './requests';
@@ -63,6 +65,7 @@ export class Hub {
 	private readonly requests: Requests;
 	private readonly subscriptions: Subscriptions;
 	private readonly waitingClaims: WaitingClaims;
+	private readonly inbox: InboxPush;
 	private readonly housekeeping: Housekeeping;
 	private relay: NotifyRelay | undefined;
 	private stopAnnouncing: (() => void) | undefined;
@@ -106,7 +109,9 @@ export class Hub {
 			onRequest: (conn, frame, bytes) => void this.requests.handle(conn, frame, bytes),
 			toError: (e, method) => this.requests.toBatonError(e, method),
 			onCountChanged: () => this.housekeeping.clientsChanged(),
+			onHello: conn => this.inbox.onHello(conn),
 		});
+		this.inbox = new InboxPush({ backlog, connectionsOf: agent => this.connections.agents.connectionsOf(agent) });
 		this.requests = new Requests({
 			handlers: createHandlers({
 				backlog,
@@ -157,6 +162,8 @@ export class Hub {
 			// Commits that landed between lastSeq() and LISTEN are read now.
 			this.pump.kick();
 		}
+		// After the pump started and before any agent can connect (InboxPush.start says why).
+		await this.inbox.start();
 		await this.connections.listen(this.options.paths.socket);
 		this.reaper.rearm();
 		this.housekeeping.start();
@@ -175,6 +182,7 @@ export class Hub {
 	private onEvents(events: BacklogEvent[]): void {
 		this.subscriptions.deliver(this.connections, events);
 		this.waitingClaims.onEvents(events);
+		this.inbox.onEvents(events);
 		// Every lease handed out (here or, on PostgreSQL, by another hub) arrives as an event's card.
 		for (const event of events) {
 			this.reaper.consider(event.data.card?.leaseExpiresAt);

@@ -1,14 +1,18 @@
 /**
  * What the MCP tools share within one stdio session: the hub connection (opened lazily, once the
- * agent's identity is known), the capabilities this agent advertises, and the lease epochs it got
- * from claim, so heartbeat/complete/release/fail fence exactly without the agent repeating the epoch.
+ * agent's identity is known), the capabilities this agent advertises, the lease epochs it got from
+ * claim, so heartbeat/complete/release/fail fence exactly without the agent repeating the epoch, and
+ * the inbox of messages the hub pushed for the agent's next tool result (inbox.ts).
  */
 import type { Method, Params, Result } from '../../core/protocol';
 import type { RequestOptions, RpcClient } from '../../core/rpc';
+import { Inbox } from './inbox';
 
 export class ToolContext {
 	/** cardId -> epoch of the lease this session holds (from claim / heartbeat). */
 	private readonly epochs = new Map<string, number>();
+	/** Messages for the agent's next tool result; acknowledged through this session's hub connection. */
+	readonly inbox = new Inbox(messages => this.request('inbox/ack', { messages }));
 
 	constructor(
 		private readonly hub: () => Promise<RpcClient>,
@@ -19,6 +23,11 @@ export class ToolContext {
 	async request<M extends Method>(method: M, params: Params<M>, options?: RequestOptions): Promise<Result<M>> {
 		const hub = await this.hub();
 		return hub.request(method, params, options);
+	}
+
+	/** Call once the hub connection is open (before any await): its inbox pushes land here. */
+	listen(hub: RpcClient): void {
+		hub.onInbox(messages => this.inbox.receive(messages));
 	}
 
 	rememberLease(cardId: string, epoch: number): void {

@@ -7,4 +7,5 @@ Loop: claim (waitSeconds up to 60 waits for work) -> do the card -> heartbeat {c
 If you cannot finish: release {cardId, reason} to hand it back, or fail {cardId, reason} if the work itself failed.
 Your lease stays alive while this session is open; lease_lost means another agent took the card over: stop and claim again.
 Before resuming a card, show it and read its attempts. Plan new work with create {cards: [...]} and dependsOn.
-Review: a card with review goes to review on complete; a claim's handoff is a reviewer's note: start from it. Reviewers (capability review) claim {review: true}, then review {cardId, approve, note}.`;
+Review: a card with review goes to review on complete; a claim's handoff is a reviewer's note: start from it. Reviewers (capability review) claim {review: true}, then review {cardId, approve, note}.
+Messages on your cards arrive as inbox in any tool result: act on them first. To ask a human, comment {cardId, text, question: true}, then heartbeat {cardId, waitSeconds: 60} until the answer is in inbox.`;

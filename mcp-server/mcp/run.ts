@@ -117,6 +117,8 @@ export async function runMcp(argv: string[]): Promise<number> {
 				...(capabilities.length > 0 ? { capabilities } : {}),
 			};
 			const hub = await openHub({ dataDir, client: 'mcp', agent: info, reconnect: true });
+			// At once: the hub pushes the inbox left unacknowledged right after the hello.
+			ctx.listen(hub);
 			stopKeepAlive = startKeepAlive(hub);
 			log.info(`connected to the hub as agent ${id}`);
 			return hub;
@@ -131,12 +133,11 @@ export async function runMcp(argv: string[]): Promise<number> {
 		return attempt;
 	};
 
-	const server = createMcpServer(
-		new ToolContext(() => {
-			const client = server.server.getClientVersion();
-			return connect(client?.name, client?.version);
-		}, capabilities),
-	);
+	const ctx = new ToolContext(() => {
+		const client = server.server.getClientVersion();
+		return connect(client?.name, client?.version);
+	}, capabilities);
+	const server = createMcpServer(ctx);
 	server.server.oninitialized = () => {
 		const client = server.server.getClientVersion();
 		// Connect as soon as the identity is known, so the first tool call does not pay for it.

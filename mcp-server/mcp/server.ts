@@ -21,6 +21,7 @@ import { registerReviewTool } from './tools/review';
 import { registerShowTool } from './tools/show';
 import { registerStatsTool } from './tools/stats';
 import { registerUnlinkTool } from './tools/unlink';
+import { type ToolCallback, withInbox } from './toolResult';
 
 export function createMcpServer(ctx: ToolContext): McpServer {
 	const server = new McpServer(
@@ -43,7 +44,10 @@ export function createMcpServer(ctx: ToolContext): McpServer {
 		['comment', registerCommentTool],
 		['review', registerReviewTool],
 	] as const) {
-		tools.set(name, register(server, ctx));
+		const tool = register(server, ctx);
+		// Every tool, whatever it is, hands the agent its inbox (issue 12 §2).
+		tool.registered.update({ callback: withInbox(ctx.inbox, tool.registered.handler as ToolCallback) });
+		tools.set(name, tool);
 	}
 	useCompactToolListing(server, tools);
 	server.registerResource(

@@ -2,6 +2,7 @@
  * The one shape of every MCP tool result (STYLE §2.4): success carries structuredContent and the same
  * compact JSON as text; a refusal is `isError: true` with "code: message next step" and no
  * structuredContent; anything unexpected is logged to stderr and reaches the agent as a safe `internal`.
+ * Every tool's result passes through `withInbox` last, which adds the agent's waiting messages.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
@@ -10,6 +11,7 @@ import { z } from 'zod';
 import { BatonError, describeIssues } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import type { ErrorCode } from '../../core/protocol';
+import type { Inbox } from './inbox';
 
 const log = createLogger('mcp').child('tools');
 
@@ -135,4 +137,11 @@ export function toolHandler<S extends z.ZodType>(
 			return toolFailure(error, tool);
 		}
 	};
+}
+
+export type ToolCallback = (args: unknown, extra?: { signal?: AbortSignal }) => Promise<CallToolResult>;
+
+/** A tool handler whose successful results also carry the session's waiting messages (`inbox`). */
+export function withInbox(inbox: Inbox, handler: ToolCallback): ToolCallback {
+	return async (args, extra) => inbox.deliver(await handler(args, extra));
 }

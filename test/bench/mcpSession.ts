@@ -22,8 +22,9 @@ export async function openSession(command: string, args: string[], cwd?: string)
 	return { client, pid: transport.pid, close: () => client.close() };
 }
 
-export function batonSession(dataDir: string, agent: string): Promise<Session> {
-	return openSession(process.execPath, [batonJs, 'mcp', '--data-dir', dataDir, '--agent', agent]);
+/** `baton mcp` of this build, or of another one's baton.js (`script`). */
+export function batonSession(dataDir: string, agent: string, script = batonJs): Promise<Session> {
+	return openSession(process.execPath, [script, 'mcp', '--data-dir', dataDir, '--agent', agent]);
 }
 
 export type ToolOutput = Record<string, unknown>;

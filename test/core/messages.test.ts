@@ -2,7 +2,9 @@
  * Messages on a card (issue 12 §2) through the Backlog on real PGlite and PostgreSQL: a post stores the
  * message and appends one `commented` event carrying it and the unchanged card; `get` lists the
  * card's messages newest last; a re-sent request answers the first post; an unknown card, empty text
- * and text over 4 KiB are refused and change nothing; a deleted card takes its messages with it.
+ * and text over 4 KiB are refused and change nothing; a deleted card takes its messages with it. The
+ * inbox rules: what others post reaches the card's holder, an ack counts once and only from the
+ * holder, and a question's needsInput is lowered only by someone other than the asker.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -148,6 +150,91 @@ for (const kind of storeKinds) {
 			await b.delete(human, { cardId: id });
 			await b.create(human, { cards: [{ id, title: 'Same id, new card' }] });
 			assert.deepEqual((await b.get(human, { cardId: id })).messages, []);
+		});
+
+		it("hands the holder what others posted, and records delivery once, on the holder's ack only", async () => {
+			const id = await card();
+			const { message: early } = await b.comment(human, { cardId: id, text: 'posted before the claim' });
+			assert.deepEqual(await b.pendingInbox('claude-1', id), [], 'nobody holds the card yet');
+			assert.ok((await b.cardsWithUndelivered()).includes(id));
+			await b.claim(agent, { cardId: id, ttlSeconds: 300 });
+			const { message: own } = await b.comment(agent, { cardId: id, text: 'my own note' });
+			const { message: later } = await b.comment(human, { cardId: id, text: 'posted while held' });
+			const pending = await b.pendingInbox('claude-1', id);
+			assert.deepEqual(
+				pending.map(m => [m.id, m.from, m.deliveredAt]),
+				[
+					[early.id, 'vscode:alice', null],
+					[later.id, 'vscode:alice', null],
+				],
+				"the holder's own message is never in its inbox",
+			);
+			assert.deepEqual(await b.pendingInbox('codex-2'), [], 'another agent holds nothing here');
+
+			const keys = { messages: [early, own, later].map(m => ({ cardId: id, id: m.id })) };
+			const seq = await b.lastSeq();
+			for (const ctx of [human, { actor: 'codex-2' }]) {
+				assert.deepEqual((await b.inboxAck(ctx, keys)).delivered, [], `${ctx.actor}'s ack counts for nothing`);
+			}
+			const at = new Date(clock.now()).toISOString();
+			const { delivered } = await b.inboxAck(agent, keys);
+			assert.deepEqual(
+				delivered.map(m => [m.id, m.deliveredAt]),
+				[
+					[early.id, at],
+					[later.id, at],
+				],
+				'only what others posted is delivered',
+			);
+			clock.advance(5);
+			assert.deepEqual((await b.inboxAck(agent, keys)).delivered, [], 'a second ack changes nothing');
+			assert.deepEqual(await b.pendingInbox('claude-1'), []);
+			const { events } = await b.listEvents({ afterSeq: seq, cardId: id });
+			assert.deepEqual(
+				events.map(e => [e.type, e.actor, e.data.messages?.map(m => m.id)]),
+				[['delivered', 'claude-1', [early.id, later.id]]],
+			);
+			const shown = (await b.get(human, { cardId: id })).messages;
+			assert.deepEqual(
+				shown.map(m => [m.id, m.deliveredAt]),
+				[
+					[early.id, at],
+					[own.id, null],
+					[later.id, at],
+				],
+			);
+		});
+
+		it('an ack after the card changed hands delivers nothing', async () => {
+			const id = await card();
+			const claimed = await b.claim(agent, { cardId: id, ttlSeconds: 300 });
+			const { message } = await b.comment(human, { cardId: id, text: 'too late' });
+			await b.release(agent, { cardId: id, epoch: claimed.lease?.epoch, reason: 'switching' });
+			const ack = await b.inboxAck(agent, { messages: [{ cardId: id, id: message.id }] });
+			assert.deepEqual(ack.delivered, []);
+			await b.claim({ actor: 'codex-2' }, { cardId: id, ttlSeconds: 300 });
+			assert.deepEqual(
+				(await b.pendingInbox('codex-2')).map(m => m.text),
+				['too late'],
+				'the next holder gets it',
+			);
+		});
+
+		it('a question raises needsInput; only an answer from someone else lowers it', async () => {
+			const id = await card();
+			const asked = await b.comment(agent, { cardId: id, text: 'v1 or v2?', question: true });
+			assert.equal(asked.card.needsInput, true);
+			assert.equal((await b.get(human, { cardId: id })).card.needsInput, true);
+			const again = await b.comment(agent, { cardId: id, text: 'still wondering' });
+			assert.equal(again.card.needsInput, true, "the asker's own message answers nothing");
+			const answered = await b.comment(human, { cardId: id, text: 'v2' });
+			assert.equal(answered.card.needsInput, false);
+			assert.equal((await b.get(human, { cardId: id })).card.needsInput, false);
+			const humanAsks = await b.comment(human, { cardId: id, text: 'done yet?', question: true });
+			assert.equal(humanAsks.card.needsInput, true);
+			const agentAnswers = await b.comment(agent, { cardId: id, text: 'almost' });
+			assert.equal(agentAnswers.card.needsInput, false);
+			assert.equal(answered.card.version, asked.card.version, 'the flag is not an edit: no version bump');
 		});
 	});
 }

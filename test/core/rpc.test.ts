@@ -1,14 +1,15 @@
 /**
  * RpcClient's connection lifecycle on the test clock and an in-memory hub: reconnects with the one
  * backoff policy (core/backoff.ts), stays 'offline' through failed attempts (no 'connecting' flicker),
- * re-sends what was pending once back, and times requests out on its clock. Nothing here sleeps.
+ * re-sends what was pending once back, and times requests out on its clock; an inbox notice that
+ * arrives with the hello's answer reaches the first listener. Nothing here sleeps.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
-import type { HelloOk } from '../../core/protocol';
+import type { HelloOk, Message } from '../../core/protocol';
 import { type ConnectionState, RpcClient, type Transport } from '../../core/rpc';
 
 const helloOk: HelloOk = {
@@ -24,6 +25,8 @@ const helloOk: HelloOk = {
 class FakeHub {
 	up = true;
 	silent = false;
+	/** Pushed right behind the hello's answer, as the hub pushes an MCP agent's inbox. */
+	inboxAfterHello: Message[] | undefined;
 	readonly connectsAt: number[] = [];
 	readonly requests: string[] = [];
 	private open: Transport | undefined;
@@ -43,6 +46,9 @@ class FakeHub {
 				};
 				if (frame.hello === 'baton') {
 					reply(helloOk);
+					if (this.inboxAfterHello !== undefined) {
+						reply({ notice: 'inbox', messages: this.inboxAfterHello });
+					}
 				} else if (frame.method !== undefined) {
 					this.requests.push(frame.method);
 					if (!this.silent) {
@@ -167,6 +173,32 @@ describe('RpcClient timeouts', () => {
 			assert.equal(clock.pendingTimers, 1);
 			await clock.tick(1);
 			await timedOut;
+		} finally {
+			client.close();
+		}
+	});
+});
+
+describe('RpcClient inbox notices', () => {
+	it('keeps a notice that came with the hello for the first listener, registered after start', async () => {
+		const { hub, client } = clientOn();
+		const message: Message = {
+			id: 1,
+			cardId: 'C1',
+			from: 'board:2',
+			text: 'Use v2.',
+			question: false,
+			at: '2026-01-01T00:00:00.000Z',
+		};
+		hub.inboxAfterHello = [message];
+		try {
+			await client.start();
+			const heard: Message[][] = [];
+			client.onInbox(messages => heard.push(messages));
+			assert.deepEqual(heard, [[message]]);
+			const later: Message[][] = [];
+			client.onInbox(messages => later.push(messages));
+			assert.deepEqual(later, [], 'kept for the first listener only');
 		} finally {
 			client.close();
 		}

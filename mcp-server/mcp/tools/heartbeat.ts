@@ -1,4 +1,7 @@
-/** `heartbeat`: report progress on a held card and renew its lease. */
+/**
+ * `heartbeat`: report progress on a held card and renew its lease; with waitSeconds and an empty
+ * inbox it first waits for a message (the answer to a question), then beats.
+ */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 
@@ -10,6 +13,8 @@ import { toolHandler } from '../toolResult';
 
 const HeartbeatToolParams = HeartbeatParams.extend({
 	ttlSeconds: z.number().int().min(5).max(3600).optional().describe('New lease length in seconds'),
+	// MCP only: the session's keep-alive pings renew the lease while it waits.
+	waitSeconds: z.number().int().min(0).max(60).optional().describe('Wait up to this long for an inbox message'),
 }).strict();
 
 export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): ListedTool {
@@ -25,10 +30,12 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 				progress: 'Percent 0-100',
 				note: 'What you are doing',
 				ttlSeconds: 'New lease seconds',
+				waitSeconds: 'Wait for inbox (s)',
 			}),
 			annotations: updatingTool,
 		},
-		toolHandler('heartbeat', HeartbeatToolParams, async args => {
+		toolHandler('heartbeat', HeartbeatToolParams, async ({ waitSeconds, ...args }, signal) => {
+			await ctx.inbox.wait((waitSeconds ?? 0) * 1000, signal);
 			const epoch = ctx.epochFor(args.cardId, args.epoch);
 			const result = await ctx.request('card/heartbeat', { ...args, ...(epoch === undefined ? {} : { epoch }) });
 			ctx.rememberLease(result.lease.cardId, result.lease.epoch);
