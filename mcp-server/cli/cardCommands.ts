@@ -108,7 +108,9 @@ const create: Command = {
 	minArgs: 0,
 	maxArgs: 1,
 	options: { ...createFlags.options, ...bodyFileFlag.options, ...planFlag.options },
-	notes: 'Cards in a plan file may depend on ids defined earlier in the same file.',
+	notes:
+		'Cards in a plan file may depend on ids defined earlier in the same file; --review sets the review of\n' +
+		'every card of the plan that does not say.',
 	async run(ctx) {
 		const { file } = planFlag.read(ctx.values);
 		let cards: unknown[];
@@ -116,7 +118,19 @@ const create: Command = {
 			if (ctx.positionals.length > 0) {
 				throw new UsageError('Give either a TITLE or --file, not both.');
 			}
-			cards = readPlan(file);
+			// --review is the plan's default; the other card flags describe one card, so a plan says them.
+			const { review, ...others } = createFlags.read(ctx.values);
+			const oneCard = Object.keys(others);
+			if (oneCard.length > 0) {
+				throw new UsageError(
+					`With --file, set ${oneCard.join(', ')} per card in the plan; only --review applies to the whole plan.`,
+				);
+			}
+			cards = readPlan(file).map(card =>
+				review !== undefined && typeof card === 'object' && card !== null && !('review' in card)
+					? { ...card, review }
+					: card,
+			);
 		} else {
 			const title = ctx.positionals[0];
 			if (title === undefined) {

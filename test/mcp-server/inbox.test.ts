@@ -113,8 +113,13 @@ describe('the inbox: messages reach a working MCP agent', () => {
 		await new Promise(r => setTimeout(r, 200));
 		assert.equal((await agent.json<{ inbox?: unknown }>('stats')).inbox, undefined, 'not while unheld');
 		const claimed = performance.now();
-		await agent.json('claim', { cardId: 'C2' });
-		const { inbox, ms } = await nextInbox(agent, claimed);
+		const claim = await agent.json<{ inbox?: InboxItem[] }>('claim', { cardId: 'C2' });
+		// The push follows the claim's commit; when it beats the claim's own answer to the MCP server
+		// (a loaded machine), the claim's result is the next result and carries it.
+		const { inbox, ms } =
+			claim.inbox === undefined
+				? await nextInbox(agent, claimed)
+				: { inbox: claim.inbox, ms: performance.now() - claimed };
 		assert.ok(ms < 1000, `took ${ms} ms`);
 		assert.deepEqual(
 			inbox.map(m => [m.cardId, m.text]),
@@ -148,7 +153,8 @@ describe('the inbox: messages reach a working MCP agent', () => {
 			result.inbox?.map(m => m.text),
 			['No, drop it.'],
 		);
-		assert.equal((await agent.json<Shown>('show', { cardId: 'C1' })).card.needsInput, false);
+		// MCP results leave out a false needsInput (compactCard): only a card with an open question says so.
+		assert.equal((await agent.json<Shown>('show', { cardId: 'C1' })).card.needsInput, undefined);
 	});
 
 	it('heartbeat {waitSeconds} with nothing posted returns after the wait, with its lease', async () => {

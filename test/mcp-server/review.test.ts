@@ -6,6 +6,8 @@
  * reviewer's note as `handoff`. Every refusal names the problem and changes nothing.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { type Agent, cleanupDataDir, ensureBuilt, runBaton, startAgent, tempDataDir, textOf } from '../helpers/mcp';
@@ -52,6 +54,36 @@ after(async () => {
 });
 
 describe('review gate through MCP and the CLI', () => {
+	it('baton create --file --review gives the whole plan its review, except cards that say', async () => {
+		const plan = join(dataDir, 'plan.json');
+		writeFileSync(
+			plan,
+			JSON.stringify([
+				{ id: 'P1', title: 'Schema' },
+				{ id: 'P2', title: 'API', dependsOn: ['P1'], review: 'none' },
+			]),
+		);
+		const created = await json<{ cards: (CardView & { review: string })[] }>([
+			'create',
+			'--file',
+			plan,
+			'--review',
+			'human',
+		]);
+		assert.deepEqual(
+			created.cards.map(c => [c.id, c.review]),
+			[
+				['P1', 'human'],
+				['P2', 'none'],
+			],
+		);
+		const oneCardFlag = await baton(['create', '--file', plan, '--priority', '3']);
+		assert.equal(oneCardFlag.code, 2);
+		assert.match(oneCardFlag.stderr, /only --review applies to the whole plan/);
+		await json(['delete', 'P2']);
+		await json(['delete', 'P1']);
+	});
+
 	let author: Agent;
 
 	it('an agent completes a human-reviewed card into review; baton approve frees its dependent', async () => {
