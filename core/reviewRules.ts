@@ -6,8 +6,9 @@
  * is (a human, or an agent and its capabilities) is the caller's to say.
  */
 import { BatonError } from './errors';
+import { refuse } from './claimRules';
 import { checkLease, isHeld, isLeaseExpired, leaseExpiry } from './lease';
-import type { CardPatch, CardState, Decision } from './rules';
+import type { Action, CardPatch, CardState, Decision } from './rules';
 
 /** The capability an agent advertises to take review work (`claim {review: true}`). */
 export const reviewCapability = 'review';
@@ -210,4 +211,29 @@ export function checkReviewCapability(capabilities: readonly string[]): void {
 
 function clip(text: string): string {
 	return text.length <= reasonLength ? text : `${text.slice(0, reasonLength - 1)}…`;
+}
+
+/** A reviewing agent's lease ends (reclaimed, or its session closed): the card stays in review, free. */
+export function reviewLeaseEnded(card: CardState, event: 'reclaimed' | 'released', reason: string): Decision {
+	return {
+		patch: { ...noClaim, claimEpoch: card.claimEpoch + 1 },
+		event,
+		data: { reason, previousOwner: card.claimOwner ?? undefined, previousEpoch: card.claimEpoch, review: true },
+	};
+}
+
+/** The reviewer hands the review back (release), or a human takes it away (release with force). */
+export function endReviewLease(card: CardState, action: Extract<Action, { type: 'release' }>, now: Date): Decision {
+	if (action.force === true) {
+		if (!isHeld(card)) {
+			refuse(card, 'released', 'Nobody is reviewing it.');
+		}
+		return reviewLeaseEnded(card, 'released', action.reason ?? `released by ${action.actor}`);
+	}
+	checkLease(card, action.actor, action.epoch, now, 'release');
+	return {
+		patch: { ...noClaim },
+		event: 'released',
+		data: { ...(action.reason !== undefined ? { reason: action.reason } : {}), review: true },
+	};
 }

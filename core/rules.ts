@@ -3,12 +3,12 @@
  * the action is legal and return the patch to apply and the event to log. No I/O and no clock reads;
  * Backlog applies the patch and appends the event in one transaction.
  */
-import { isDeferred } from './claimable';
 import { describeCycle } from './dag';
 import { BatonError } from './errors';
 import { checkLease, isHeld, leaseExpiry, type LeaseView } from './lease';
 import type { CardStatus, EventType, ReviewMode } from './protocol';
-import { type ReviewAction, decideReview, submitForReview } from './reviewRules';
+import { checkClaimable, refuse } from './claimRules';
+import { type ReviewAction, decideReview, endReviewLease, reviewLeaseEnded, submitForReview } from './reviewRules';
 
 /** The part of a card the rules need. Dates are Dates here; the wire uses ISO strings. */
 export interface CardState extends LeaseView {
@@ -125,14 +125,6 @@ export type Action =
 
 /** Clears the active claim (status is set by the caller). */
 const noClaim = { claimOwner: null, claimedAt: null, leaseExpiresAt: null, leaseTtlSeconds: null } as const;
-
-function refuse(card: CardState, verb: string, next: string): never {
-	throw new BatonError(
-		'invalid_transition',
-		`Card ${card.id} is ${card.status}${card.status === 'blocked' && card.blockedReason !== null ? ` (${card.blockedReason})` : ''}; it cannot be ${verb}. ${next}`,
-		{ cardId: card.id, status: card.status },
-	);
-}
 
 /** Decides a state-changing action on one card. Throws BatonError when it is not legal now. */
 export function decide(card: CardState, action: Action, now: Date): Decision {
@@ -373,31 +365,6 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 	}
 }
 
-/** A reviewing agent's lease ends (reclaimed, or its session closed): the card stays in review, free. */
-function reviewLeaseEnded(card: CardState, event: 'reclaimed' | 'released', reason: string): Decision {
-	return {
-		patch: { ...noClaim, claimEpoch: card.claimEpoch + 1 },
-		event,
-		data: { reason, previousOwner: card.claimOwner ?? undefined, previousEpoch: card.claimEpoch, review: true },
-	};
-}
-
-/** The reviewer hands the review back (release), or a human takes it away (release with force). */
-function endReviewLease(card: CardState, action: Extract<Action, { type: 'release' }>, now: Date): Decision {
-	if (action.force === true) {
-		if (!isHeld(card)) {
-			refuse(card, 'released', 'Nobody is reviewing it.');
-		}
-		return reviewLeaseEnded(card, 'released', action.reason ?? `released by ${action.actor}`);
-	}
-	checkLease(card, action.actor, action.epoch, now, 'release');
-	return {
-		patch: { ...noClaim },
-		event: 'released',
-		data: { ...(action.reason !== undefined ? { reason: action.reason } : {}), review: true },
-	};
-}
-
 /**
  * complete/release by the holder need its lease; with `force` (the human override) anyone may do it
  * and, when someone else held the card, the epoch is bumped so that holder is fenced out.
@@ -446,111 +413,6 @@ const reasonLength = 1000;
 /** A composed reason stays within the length any wire reason may have. */
 function clip(text: string): string {
 	return text.length <= reasonLength ? text : `${text.slice(0, reasonLength - 1)}…`;
-}
-
-/**
- * Throws a BatonError explaining why `actor` cannot claim `card` now, or returns when it can.
- * `capabilities` null skips the capability check (the caller already filtered on it).
- */
-export function checkClaimable(
-	card: CardState,
-	actor: string,
-	capabilities: readonly string[] | null,
-	now: Date,
-	unmetIds: readonly string[] = [],
-): void {
-	if (card.status === 'claimed') {
-		if (card.claimOwner === actor) {
-			throw new BatonError(
-				'conflict',
-				`You already hold card ${card.id} (epoch ${card.claimEpoch}); heartbeat, complete or release it.`,
-				{ cardId: card.id, holder: actor, epoch: card.claimEpoch },
-			);
-		}
-		throw new BatonError(
-			'conflict',
-			`Card ${card.id} is claimed by agent ${card.claimOwner ?? '?'} (epoch ${card.claimEpoch}, lease until ${card.leaseExpiresAt?.toISOString() ?? '?'}). Claim another card, or ask a human to reclaim it.`,
-			{ cardId: card.id, holder: card.claimOwner, epoch: card.claimEpoch },
-		);
-	}
-	if (card.status === 'done') {
-		refuse(card, 'claimed', 'Reopen it first if it needs more work.');
-	}
-	if (card.status === 'review') {
-		refuse(
-			card,
-			'claimed',
-			'It waits for a review: approve it or request changes; a reviewing agent claims it with review: true.',
-		);
-	}
-	if (card.status === 'blocked') {
-		refuse(card, 'claimed', 'Unblock it first.');
-	}
-	if (card.unmetDeps > 0) {
-		const names = unmetIds.length > 0 ? ` (${unmetIds.join(', ')})` : '';
-		throw new BatonError(
-			'invalid_transition',
-			`Card ${card.id} waits on ${card.unmetDeps} unfinished ${card.unmetDeps === 1 ? 'dependency' : 'dependencies'}${names}. Claim one of those, or claim without a card id.`,
-			{ cardId: card.id, unmetDeps: card.unmetDeps, waitsOn: unmetIds },
-		);
-	}
-	if (card.deferUntil !== null && isDeferred(card, now)) {
-		throw new BatonError(
-			'invalid_transition',
-			`Card ${card.id} is deferred until ${card.deferUntil.toISOString()} (retry backoff); claim it after that.`,
-			{ cardId: card.id, deferUntil: card.deferUntil.toISOString() },
-		);
-	}
-	if (capabilities !== null) {
-		const missing = card.requires.filter(c => !capabilities.includes(c));
-		if (missing.length > 0) {
-			throw new BatonError(
-				'invalid_transition',
-				`Card ${card.id} needs capabilities you lack [${missing.join(', ')}]; claim with capabilities that include them.`,
-				{ cardId: card.id, missing },
-			);
-		}
-	}
-}
-
-/** Counts behind an empty claim, turned into the `reason` an agent reads. */
-export interface UnclaimableCounts {
-	readyTotal: number;
-	waiting: number;
-	deferred: number;
-	claimed: number;
-	blocked: number;
-	needCapabilities: number;
-	missingCapabilities: readonly string[];
-	otherPhase: number;
-}
-
-export function describeNothingClaimable(c: UnclaimableCounts): string {
-	const parts: string[] = [];
-	const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
-	if (c.waiting > 0) {
-		parts.push(`${plural(c.waiting, 'ready card waits', 'ready cards wait')} on dependencies`);
-	}
-	if (c.deferred > 0) {
-		parts.push(`${plural(c.deferred, 'is', 'are')} deferred by retry backoff`);
-	}
-	if (c.needCapabilities > 0) {
-		const caps = c.missingCapabilities.slice(0, 5).join(', ');
-		parts.push(`${plural(c.needCapabilities, 'needs', 'need')} capabilities you lack [${caps}]`);
-	}
-	if (c.otherPhase > 0) {
-		parts.push(`${plural(c.otherPhase, 'is', 'are')} in other phases`);
-	}
-	if (c.claimed > 0) {
-		parts.push(`${plural(c.claimed, 'is', 'are')} claimed`);
-	}
-	if (c.blocked > 0) {
-		parts.push(`${plural(c.blocked, 'is', 'are')} blocked`);
-	}
-	if (parts.length === 0) {
-		return 'No cards are ready: the backlog has nothing left to do.';
-	}
-	return `Nothing claimable: ${parts.join(', ')}.`;
 }
 
 /** The refusal for a link or create that would close a cycle. */

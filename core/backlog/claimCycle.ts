@@ -6,7 +6,7 @@
  */
 import { leaseOf } from '../lease';
 import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
-import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../rules';
+import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../claimRules';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
 import { nowClaimable, withHandoff } from './reviews';

@@ -8,14 +8,8 @@ import { describe, it } from 'node:test';
 import { BatonError } from '../../core/errors';
 import { checkLease } from '../../core/lease';
 import type { CardStatus, ErrorCode } from '../../core/protocol';
-import {
-	type Action,
-	type CardState,
-	backoffDelaySeconds,
-	checkClaimable,
-	decide,
-	describeNothingClaimable,
-} from '../../core/rules';
+import { checkClaimable, describeNothingClaimable } from '../../core/claimRules';
+import { type Action, type CardState, backoffDelaySeconds, decide } from '../../core/rules';
 
 const now = new Date('2026-01-01T12:00:00.000Z');
 const later = new Date(now.getTime() + 60_000);

@@ -1,0 +1,123 @@
+/**
+ * Who may claim a card, pure: the refusal that says why a card cannot be claimed now (held, done, in
+ * review, blocked, waiting on dependencies, deferred, missing capabilities), the common refusal of an
+ * action a card's status does not allow, and the sentence an agent reads when nothing is claimable.
+ * No I/O and no clock reads; rules.ts decides transitions with them.
+ */
+import { isDeferred } from './claimable';
+import { BatonError } from './errors';
+import type { CardState } from './rules';
+
+/** The refusal of an action the card's status does not allow, with what to do instead. */
+export function refuse(card: CardState, verb: string, next: string): never {
+	throw new BatonError(
+		'invalid_transition',
+		`Card ${card.id} is ${card.status}${card.status === 'blocked' && card.blockedReason !== null ? ` (${card.blockedReason})` : ''}; it cannot be ${verb}. ${next}`,
+		{ cardId: card.id, status: card.status },
+	);
+}
+
+/**
+ * Throws a BatonError explaining why `actor` cannot claim `card` now, or returns when it can.
+ * `capabilities` null skips the capability check (the caller already filtered on it).
+ */
+export function checkClaimable(
+	card: CardState,
+	actor: string,
+	capabilities: readonly string[] | null,
+	now: Date,
+	unmetIds: readonly string[] = [],
+): void {
+	if (card.status === 'claimed') {
+		if (card.claimOwner === actor) {
+			throw new BatonError(
+				'conflict',
+				`You already hold card ${card.id} (epoch ${card.claimEpoch}); heartbeat, complete or release it.`,
+				{ cardId: card.id, holder: actor, epoch: card.claimEpoch },
+			);
+		}
+		throw new BatonError(
+			'conflict',
+			`Card ${card.id} is claimed by agent ${card.claimOwner ?? '?'} (epoch ${card.claimEpoch}, lease until ${card.leaseExpiresAt?.toISOString() ?? '?'}). Claim another card, or ask a human to reclaim it.`,
+			{ cardId: card.id, holder: card.claimOwner, epoch: card.claimEpoch },
+		);
+	}
+	if (card.status === 'done') {
+		refuse(card, 'claimed', 'Reopen it first if it needs more work.');
+	}
+	if (card.status === 'review') {
+		refuse(
+			card,
+			'claimed',
+			'It waits for a review: approve it or request changes; a reviewing agent claims it with review: true.',
+		);
+	}
+	if (card.status === 'blocked') {
+		refuse(card, 'claimed', 'Unblock it first.');
+	}
+	if (card.unmetDeps > 0) {
+		const names = unmetIds.length > 0 ? ` (${unmetIds.join(', ')})` : '';
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} waits on ${card.unmetDeps} unfinished ${card.unmetDeps === 1 ? 'dependency' : 'dependencies'}${names}. Claim one of those, or claim without a card id.`,
+			{ cardId: card.id, unmetDeps: card.unmetDeps, waitsOn: unmetIds },
+		);
+	}
+	if (card.deferUntil !== null && isDeferred(card, now)) {
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} is deferred until ${card.deferUntil.toISOString()} (retry backoff); claim it after that.`,
+			{ cardId: card.id, deferUntil: card.deferUntil.toISOString() },
+		);
+	}
+	if (capabilities !== null) {
+		const missing = card.requires.filter(c => !capabilities.includes(c));
+		if (missing.length > 0) {
+			throw new BatonError(
+				'invalid_transition',
+				`Card ${card.id} needs capabilities you lack [${missing.join(', ')}]; claim with capabilities that include them.`,
+				{ cardId: card.id, missing },
+			);
+		}
+	}
+}
+
+/** Counts behind an empty claim, turned into the `reason` an agent reads. */
+export interface UnclaimableCounts {
+	readyTotal: number;
+	waiting: number;
+	deferred: number;
+	claimed: number;
+	blocked: number;
+	needCapabilities: number;
+	missingCapabilities: readonly string[];
+	otherPhase: number;
+}
+
+export function describeNothingClaimable(c: UnclaimableCounts): string {
+	const parts: string[] = [];
+	const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+	if (c.waiting > 0) {
+		parts.push(`${plural(c.waiting, 'ready card waits', 'ready cards wait')} on dependencies`);
+	}
+	if (c.deferred > 0) {
+		parts.push(`${plural(c.deferred, 'is', 'are')} deferred by retry backoff`);
+	}
+	if (c.needCapabilities > 0) {
+		const caps = c.missingCapabilities.slice(0, 5).join(', ');
+		parts.push(`${plural(c.needCapabilities, 'needs', 'need')} capabilities you lack [${caps}]`);
+	}
+	if (c.otherPhase > 0) {
+		parts.push(`${plural(c.otherPhase, 'is', 'are')} in other phases`);
+	}
+	if (c.claimed > 0) {
+		parts.push(`${plural(c.claimed, 'is', 'are')} claimed`);
+	}
+	if (c.blocked > 0) {
+		parts.push(`${plural(c.blocked, 'is', 'are')} blocked`);
+	}
+	if (parts.length === 0) {
+		return 'No cards are ready: the backlog has nothing left to do.';
+	}
+	return `Nothing claimable: ${parts.join(', ')}.`;
+}
