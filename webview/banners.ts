@@ -7,15 +7,7 @@
 import { BatonError } from '../core/errors';
 import type { StoreHealth } from '../core/protocol';
 import type { ConnectionState } from '../core/rpc';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
-}
+import { el } from './dom';
 
 export class Banners {
 	readonly connection = el('div', 'banner banner-connection');

@@ -8,18 +8,10 @@
 import type { Card } from '../core/protocol';
 import { formatDuration, formatRemaining } from './format';
 import type { BoardState } from './state';
+import { el } from './dom';
 
 /** Height of one card slot (card + gap) in px; the CSS gives .card the same height minus the gap. */
 export const rowHeight = 100;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
-}
 
 /** Parts of a card element, found once per node and kept for fast refills. */
 interface CardParts {

@@ -9,6 +9,7 @@
 import type { Card, Message } from '../core/protocol';
 import { renderMarkdown } from './markdown';
 import { composerState } from './messageList';
+import { el } from './dom';
 
 export interface ConversationHost {
 	/** Posts a message on the card; resolves with it as the hub stored it. */
@@ -28,15 +29,6 @@ interface Composer {
 	send: HTMLButtonElement;
 	error: HTMLElement;
 	sending: boolean;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
 }
 
 function time(iso: string, className: string, text: string): HTMLTimeElement {

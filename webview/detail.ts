@@ -16,6 +16,7 @@ import { renderMarkdown } from './markdown';
 import { mergeMessages, messagesOf } from './messageList';
 import { planMove } from './moves';
 import type { BoardState } from './state';
+import { button, el } from './dom';
 
 export interface DetailHost {
 	state: BoardState;
@@ -31,22 +32,6 @@ export interface DetailHost {
 	revealInTree: ((cardId: string) => void) | undefined;
 	/** Called after the pane closed (to give focus back to the board). */
 	closed(cardId: string): void;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
-}
-
-function button(label: string, className: string, onClick: () => void): HTMLButtonElement {
-	const b = el('button', className, label);
-	b.type = 'button';
-	b.addEventListener('click', onClick);
-	return b;
 }
 
 export class DetailPane {

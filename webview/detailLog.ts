@@ -4,15 +4,7 @@
  * `card/get`. Builds elements with text only (no HTML); it fetches nothing and keeps no state.
  */
 import type { Attempt, BacklogEvent } from '../core/protocol';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
-}
+import { el } from './dom';
 
 export function section(title: string): { root: HTMLElement; body: HTMLElement } {
 	const root = el('section', 'detail-section');

@@ -10,22 +10,7 @@ import type { ColumnId } from './columns';
 import { section } from './detailLog';
 import { renderMarkdown } from './markdown';
 import { planMove } from './moves';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
-}
-
-function button(label: string, className: string, onClick: () => void): HTMLButtonElement {
-	const b = el('button', className, label);
-	b.type = 'button';
-	b.addEventListener('click', onClick);
-	return b;
-}
+import { button, el } from './dom';
 
 /** The review box of a card in review (or the note of one sent back); undefined for other cards. */
 export function reviewBox(

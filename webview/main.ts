@@ -22,6 +22,7 @@ import { BoardView } from './render';
 import { type Change, BoardState, blockedFilters, emptyChange, mergeChange } from './state';
 import { Toolbar } from './toolbar';
 import { type HostApi, VsCodeHost, browserConnector, getHostApi, hubSocketUrl } from './transport';
+import { el } from './dom';
 
 /** Emitted on document after a batch of events reached the DOM (used by tests and the benchmark). */
 export interface AppliedDetail {
@@ -36,15 +37,6 @@ let focusedId: string | undefined;
 let loaded = false;
 /** Events that arrive while the first snapshot loads; applied after it, in order. */
 const buffered: BacklogEvent[] = [];
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
-}
 
 // ---------------------------------------------------------------- layout
 

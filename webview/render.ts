@@ -7,6 +7,7 @@
 import type { Card } from '../core/protocol';
 import { type RenderContext, createCardElement, fillCard, rowHeight } from './cardView';
 import { type ColumnId, columnIds, columnTitles } from './columns';
+import { el } from './dom';
 /** Extra rows rendered above and below the window, so fast scrolling does not show holes. */
 const overscan = 6;
 /** Rows rendered when the column has no layout yet (hidden or not attached). */
@@ -20,15 +21,6 @@ const emptyText: Readonly<Record<ColumnId, string>> = {
 	done: 'Nothing is done yet.',
 };
 const emptyFilteredText = 'No cards match the filter.';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
-}
 
 interface Row {
 	el: HTMLElement;

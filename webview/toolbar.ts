@@ -6,15 +6,7 @@
  */
 import { isAlive } from '../core/health';
 import type { BoardState } from './state';
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-	const e = document.createElement(tag);
-	e.className = className;
-	if (text !== undefined) {
-		e.textContent = text;
-	}
-	return e;
-}
+import { el } from './dom';
 
 export class Toolbar {
 	readonly root = el('header', 'toolbar');

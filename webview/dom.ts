@@ -1,0 +1,25 @@
+/**
+ * The board's DOM helpers: an element with a class and, optionally, its text (set as text, never
+ * parsed as HTML), and a plain button. Board modules build their elements with them; no state, no
+ * transport.
+ */
+export function el<K extends keyof HTMLElementTagNameMap>(
+	tag: K,
+	className: string,
+	text?: string,
+): HTMLElementTagNameMap[K] {
+	const e = document.createElement(tag);
+	e.className = className;
+	if (text !== undefined) {
+		e.textContent = text;
+	}
+	return e;
+}
+
+/** A plain button (type "button", so it never submits a form) that runs `onClick`. */
+export function button(label: string, className: string, onClick: () => void): HTMLButtonElement {
+	const b = el('button', className, label);
+	b.type = 'button';
+	b.addEventListener('click', onClick);
+	return b;
+}
