@@ -1,12 +1,24 @@
 /**
  * Who may claim a card, pure: the refusal that says why a card cannot be claimed now (held, done, in
  * review, blocked, waiting on dependencies, deferred, missing capabilities), the common refusal of an
- * action a card's status does not allow, and the sentence an agent reads when nothing is claimable.
+ * action a card's status does not allow, the sentence an agent reads when nothing is claimable, and
+ * the two pieces every transition shares: the patch that ends a claim and the clip of a composed reason.
  * No I/O and no clock reads; rules.ts decides transitions with them.
  */
 import { isDeferred } from './claimable';
 import { BatonError } from './errors';
 import type { CardState } from './rules';
+
+/** Clears the active claim (status is set by the caller). */
+export const noClaim = { claimOwner: null, claimedAt: null, leaseExpiresAt: null, leaseTtlSeconds: null } as const;
+
+/** protocol.ts `limits.reasonLength`, repeated so this module stays free of zod. */
+const reasonLength = 1000;
+
+/** A composed reason stays within the length any wire reason may have. */
+export function clip(text: string): string {
+	return text.length <= reasonLength ? text : `${text.slice(0, reasonLength - 1)}…`;
+}
 
 /** The refusal of an action the card's status does not allow, with what to do instead. */
 export function refuse(card: CardState, verb: string, next: string): never {

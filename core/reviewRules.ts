@@ -6,7 +6,7 @@
  * is (a human, or an agent and its capabilities) is the caller's to say.
  */
 import { BatonError } from './errors';
-import { refuse } from './claimRules';
+import { clip, noClaim, refuse } from './claimRules';
 import { checkLease, isHeld, isLeaseExpired, leaseExpiry } from './lease';
 import type { Action, CardPatch, CardState, Decision } from './rules';
 
@@ -28,11 +28,6 @@ export type ReviewAction =
 			epoch?: number | undefined;
 	  }
 	| { type: 'claimReview'; actor: string; ttlSeconds: number; capabilities: readonly string[] };
-
-const noClaim = { claimOwner: null, claimedAt: null, leaseExpiresAt: null, leaseTtlSeconds: null } as const;
-
-/** protocol.ts `limits.reasonLength`, repeated so this module stays free of zod. */
-const reasonLength = 1000;
 
 /** The holder's complete of a card that needs review: to `review`, the lease ended, the result kept. */
 export function submitForReview(card: CardState, actor: string, result: string | undefined): Decision {
@@ -207,10 +202,6 @@ export function checkReviewCapability(capabilities: readonly string[]): void {
 			{ missing: [reviewCapability] },
 		);
 	}
-}
-
-function clip(text: string): string {
-	return text.length <= reasonLength ? text : `${text.slice(0, reasonLength - 1)}…`;
 }
 
 /** A reviewing agent's lease ends (reclaimed, or its session closed): the card stays in review, free. */

@@ -7,7 +7,7 @@ import { describeCycle } from './dag';
 import { BatonError } from './errors';
 import { checkLease, isHeld, leaseExpiry, type LeaseView } from './lease';
 import type { CardStatus, EventType, ReviewMode } from './protocol';
-import { checkClaimable, refuse } from './claimRules';
+import { checkClaimable, clip, noClaim, refuse } from './claimRules';
 import { type ReviewAction, decideReview, endReviewLease, reviewLeaseEnded, submitForReview } from './reviewRules';
 
 /** The part of a card the rules need. Dates are Dates here; the wire uses ISO strings. */
@@ -122,9 +122,6 @@ export type Action =
 	| { type: 'requeue'; reason: string }
 	/** The review gate: approve, request changes, a reviewing agent's claim (reviewRules.ts). */
 	| ReviewAction;
-
-/** Clears the active claim (status is set by the caller). */
-const noClaim = { claimOwner: null, claimedAt: null, leaseExpiresAt: null, leaseTtlSeconds: null } as const;
 
 /** Decides a state-changing action on one card. Throws BatonError when it is not legal now. */
 export function decide(card: CardState, action: Action, now: Date): Decision {
@@ -405,14 +402,6 @@ function checkDepsDone(card: CardState): void {
 			{ cardId: card.id, unmetDeps: card.unmetDeps },
 		);
 	}
-}
-
-/** protocol.ts `limits.reasonLength`, repeated so this module stays free of zod. */
-const reasonLength = 1000;
-
-/** A composed reason stays within the length any wire reason may have. */
-function clip(text: string): string {
-	return text.length <= reasonLength ? text : `${text.slice(0, reasonLength - 1)}…`;
 }
 
 /** The refusal for a link or create that would close a cycle. */
