@@ -8,29 +8,15 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
-import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import { type Card, type ErrorCode, CreateCardInput, UpdateParams, limits } from '../../core/protocol';
 import type { Db, Queryable } from '../../core/store/db';
 import { allCards, openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { refused } from '../helpers/refused';
 
 const alice: OpContext = { actor: 'alice' };
 const bob: OpContext = { actor: 'bob' };
 const human: OpContext = { actor: 'vscode:human' };
-
-async function refused(promise: Promise<unknown>, code: ErrorCode, text?: RegExp): Promise<BatonError> {
-	try {
-		await promise;
-	} catch (e) {
-		assert.ok(BatonError.is(e), `expected a BatonError, got ${String(e)}`);
-		assert.equal(e.code, code, e.message);
-		if (text !== undefined) {
-			assert.match(e.message, text);
-		}
-		return e;
-	}
-	assert.fail(`expected a ${code} refusal`);
-}
 
 /** Everything observable about the store: all cards, and the last event seq. */
 async function snapshot(b: Backlog): Promise<{ cards: Card[]; lastSeq: number; stats: unknown }> {

@@ -9,27 +9,13 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
-import { BatonError } from '../../core/errors';
-import type { Card, ErrorCode } from '../../core/protocol';
+import type { Card } from '../../core/protocol';
 import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { refused } from '../helpers/refused';
 
 const alice: OpContext = { actor: 'alice' };
 const bob: OpContext = { actor: 'bob' };
 const human: OpContext = { actor: 'vscode:human' };
-
-async function refused(promise: Promise<unknown>, code: ErrorCode, text?: RegExp): Promise<BatonError> {
-	try {
-		await promise;
-	} catch (e) {
-		assert.ok(BatonError.is(e), `expected a BatonError, got ${String(e)}`);
-		assert.equal(e.code, code, e.message);
-		if (text !== undefined) {
-			assert.match(e.message, text);
-		}
-		return e;
-	}
-	assert.fail(`expected a ${code} refusal`);
-}
 
 let counter = 0;
 const prefix = (): string => `l${++counter}-`;

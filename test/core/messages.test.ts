@@ -11,21 +11,12 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
-import { BatonError } from '../../core/errors';
-import { type BacklogEvent, type ErrorCode, CommentParams, limits } from '../../core/protocol';
+import { type BacklogEvent, CommentParams, limits } from '../../core/protocol';
 import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { refused } from '../helpers/refused';
 
 const human: OpContext = { actor: 'vscode:alice' };
 const agent: OpContext = { actor: 'claude-1' };
-
-async function refused(promise: Promise<unknown>, code: ErrorCode, text: RegExp): Promise<void> {
-	await assert.rejects(promise, (e: unknown) => {
-		assert.ok(BatonError.is(e), `expected a BatonError, got ${String(e)}`);
-		assert.equal(e.code, code, e.message);
-		assert.match(e.message, text);
-		return true;
-	});
-}
 
 let counter = 0;
 const newId = (): string => `m${++counter}`;

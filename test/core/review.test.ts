@@ -12,23 +12,14 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
-import { BatonError } from '../../core/errors';
-import type { BacklogEvent, Card, ErrorCode, ReviewMode } from '../../core/protocol';
+import type { BacklogEvent, Card, ReviewMode } from '../../core/protocol';
 import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { refused } from '../helpers/refused';
 
 const human: OpContext = { actor: 'vscode:alice' };
 const author: OpContext = { actor: 'claude-1' };
 const reviewer: OpContext = { actor: 'codex-2' };
 const reviewCaps = ['review'];
-
-async function refused(promise: Promise<unknown>, code: ErrorCode, text: RegExp): Promise<void> {
-	await assert.rejects(promise, (e: unknown) => {
-		assert.ok(BatonError.is(e), `expected a BatonError, got ${String(e)}`);
-		assert.equal(e.code, code, e.message);
-		assert.match(e.message, text);
-		return true;
-	});
-}
 
 let counter = 0;
 

@@ -10,6 +10,7 @@ import { type ConnectHubOptions, connectHub } from '../../core/client/connectHub
 import { type HubPaths, hubPaths } from '../../core/paths';
 import { type AgentInfo, type ClientKind, protocolVersion } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
+import { dropSchema, testDatabaseUrl } from './backlog';
 
 export const repoRoot = resolve(__dirname, '../..');
 /** The bundle under test; BATON_TEST_BATON_JS points at another build (then nothing is rebuilt). */
@@ -145,6 +146,38 @@ export async function startHub(options: StartHubOptions): Promise<HubProcess> {
 		}
 		await sleep(25);
 	}
+}
+
+/** Hubs of their own data dirs sharing one PostgreSQL schema (team mode, DESIGN §1). */
+export interface SharedHubs {
+	dirs: string[];
+	hubs: HubProcess[];
+	/** Stops the hubs, removes their data dirs and drops the schema. */
+	stop(): Promise<void>;
+}
+
+/** Starts `count` hubs on `schema` of the test database (DATABASE_URL_TEST). */
+export async function startSharedHubs(count: number, schema: string): Promise<SharedHubs> {
+	const dirs: string[] = [];
+	const hubs: HubProcess[] = [];
+	for (let i = 0; i < count; i++) {
+		const dataDir = tempDataDir();
+		dirs.push(dataDir);
+		hubs.push(await startHub({ dataDir, env: hubEnv({ DATABASE_URL: testDatabaseUrl, BATON_PG_SCHEMA: schema }) }));
+	}
+	return {
+		dirs,
+		hubs,
+		async stop() {
+			for (const h of hubs) {
+				await h.stop();
+			}
+			for (const d of dirs) {
+				removeDataDir(d);
+			}
+			await dropSchema(schema);
+		},
+	};
 }
 
 export function readHubJson(paths: HubPaths): { port: number; pid: number; protocol: number } | undefined {

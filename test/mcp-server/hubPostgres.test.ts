@@ -16,13 +16,13 @@ import { migrationLockKey } from '../../core/store/migrate';
 import { NotifyRelay } from '../../mcp-server/hub/notifyRelay';
 import { runBaton } from '../helpers/mcp';
 import {
-	type HubProcess,
+	type SharedHubs,
 	client,
 	hubCommand,
 	hubEnv,
 	removeDataDir,
 	sleep,
-	startHub,
+	startSharedHubs,
 	tempDataDir,
 	waitFor,
 } from '../helpers/hub';
@@ -31,32 +31,20 @@ const databaseUrl = process.env.DATABASE_URL_TEST ?? 'postgres://postgres@127.0.
 const schema = `bt_hub_${process.pid}_${Date.now().toString(36)}`;
 
 describe('two hubs on one PostgreSQL', () => {
-	const dirs: string[] = [];
-	const hubs: HubProcess[] = [];
+	let dirs: string[] = [];
+	let shared: SharedHubs | undefined;
 	const clients: RpcClient[] = [];
 
 	before(async () => {
-		for (let i = 0; i < 2; i++) {
-			const dataDir = tempDataDir();
-			dirs.push(dataDir);
-			hubs.push(await startHub({ dataDir, env: hubEnv({ DATABASE_URL: databaseUrl, BATON_PG_SCHEMA: schema }) }));
-		}
+		shared = await startSharedHubs(2, schema);
+		({ dirs } = shared);
 	});
 
 	after(async () => {
 		for (const c of clients) {
 			c.close();
 		}
-		for (const h of hubs) {
-			await h.stop();
-		}
-		for (const d of dirs) {
-			removeDataDir(d);
-		}
-		const admin = new pg.Client({ connectionString: databaseUrl });
-		await admin.connect();
-		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-		await admin.end();
+		await shared?.stop();
 	});
 
 	async function open(i: number, id?: string): Promise<RpcClient> {

@@ -10,11 +10,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import pg from 'pg';
-
 import type { InboxItem, Message } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
-import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
+import {
+	type HubProcess,
+	type SharedHubs,
+	client,
+	removeDataDir,
+	startHub,
+	startSharedHubs,
+	tempDataDir,
+} from '../helpers/hub';
 import { type Agent, startAgent, waitFor } from '../helpers/mcp';
 
 const agentId = 'claude-1';
@@ -208,38 +214,22 @@ describe('the inbox: messages reach a working MCP agent', () => {
 });
 
 describe('the inbox with two hubs on one PostgreSQL', () => {
-	const databaseUrl = process.env.DATABASE_URL_TEST ?? 'postgres://postgres@127.0.0.1:5432/test';
-	const schema = `bt_inbox_${process.pid}_${Date.now().toString(36)}`;
-	const dirs: string[] = [];
-	const hubs: HubProcess[] = [];
+	let shared: SharedHubs | undefined;
 	let human: RpcClient | undefined;
 	let agent: Agent | undefined;
 
 	before(async () => {
-		for (let i = 0; i < 2; i++) {
-			const dataDir = tempDataDir();
-			dirs.push(dataDir);
-			hubs.push(await startHub({ dataDir, env: hubEnv({ DATABASE_URL: databaseUrl, BATON_PG_SCHEMA: schema }) }));
-		}
+		shared = await startSharedHubs(2, `bt_inbox_${process.pid}_${Date.now().toString(36)}`);
 	});
 
 	after(async () => {
 		await agent?.close().catch(() => undefined);
 		human?.close();
-		for (const h of hubs) {
-			await h.stop();
-		}
-		for (const d of dirs) {
-			removeDataDir(d);
-		}
-		const admin = new pg.Client({ connectionString: databaseUrl });
-		await admin.connect();
-		await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-		await admin.end();
+		await shared?.stop();
 	});
 
 	it('a post through one hub reaches the agent connected to the other, held or claimed later', async () => {
-		const [agentDir, humanDir] = dirs as [string, string];
+		const [agentDir, humanDir] = shared?.dirs as [string, string];
 		human = await client(humanDir, { client: 'extension' });
 		await human.request('card/create', {
 			cards: [
