@@ -19,7 +19,10 @@ const encoder = new TextEncoder();
 
 /** The columns of a message as the wire names them. */
 const messageColumns = `id, card_id AS "cardId", actor AS "from", text, question, baton_ts(at) AS at`;
-const messageRead = `${messageColumns}, baton_ts(delivered_at) AS "deliveredAt"`;
+/** A stored message as the wire names it, delivery included; `m` is the messages table's alias. */
+const messageRead = (m: string): string =>
+	`${m}.id, ${m}.card_id AS "cardId", ${m}.actor AS "from", ${m}.text, ${m}.question, baton_ts(${m}.at) AS at,
+	baton_ts(${m}.delivered_at) AS "deliveredAt"`;
 
 export class Messages {
 	constructor(private readonly uow: UnitOfWork) {}
@@ -74,8 +77,7 @@ export class Messages {
 				`UPDATE messages m SET delivered_at = $4 FROM cards c
 				 WHERE (m.card_id, m.id) IN (SELECT * FROM unnest($1::text[], $2::int[])) AND m.delivered_at IS NULL
 					AND c.id = m.card_id AND c.claim_owner = $3 AND m.actor <> $3
-				 RETURNING m.id, m.card_id AS "cardId", m.actor AS "from", m.text, m.question, baton_ts(m.at) AS at,
-					baton_ts(m.delivered_at) AS "deliveredAt", baton_card(c) AS card`,
+				 RETURNING ${messageRead('m')}, baton_card(c) AS card`,
 				[p.messages.map(m => m.cardId), p.messages.map(m => m.id), ctx.actor, now],
 			);
 			const byCard = new Map<string, { card: Card; messages: Message[] }>();
@@ -102,8 +104,7 @@ export class Messages {
  */
 export async function pendingInbox(q: Queryable, agent: string, cardId?: string): Promise<Message[]> {
 	return q.query<Message>(
-		`SELECT m.card_id AS "cardId", m.id, m.actor AS "from", m.text, m.question, baton_ts(m.at) AS at,
-			NULL AS "deliveredAt"
+		`SELECT ${messageRead('m')}
 		 FROM messages m JOIN cards c ON c.id = m.card_id
 		 WHERE c.claim_owner = $1 AND m.delivered_at IS NULL AND m.actor <> $1 AND ($2::text IS NULL OR c.id = $2)
 		 ORDER BY m.at, m.card_id, m.id`,
@@ -122,7 +123,7 @@ export async function cardsWithUndelivered(q: Queryable): Promise<string[]> {
 
 /** A card's messages, oldest first (newest last). */
 export async function cardMessages(q: Queryable, cardId: string): Promise<Message[]> {
-	return q.query<Message>(`SELECT ${messageRead} FROM messages WHERE card_id = $1 ORDER BY id`, [cardId]);
+	return q.query<Message>(`SELECT ${messageRead('m')} FROM messages m WHERE m.card_id = $1 ORDER BY m.id`, [cardId]);
 }
 
 /**
