@@ -116,10 +116,16 @@ async function runFromPalette(
 	});
 	const item = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
 	const text = await step(`find the quick-pick item "${pick}"`, async () => {
-		await item.waitFor({ state: 'visible', timeout: 8_000 });
-		// Typed as a user would: in a long list the item may be rendered but scrolled out of reach.
+		// The command's own quick pick has replaced the palette once the input no longer holds ">command".
+		await page.waitForFunction(
+			() => !(document.querySelector<HTMLInputElement>('.quick-input-widget input')?.value ?? '>').startsWith('>'),
+			undefined,
+			{ timeout: 8_000 },
+		);
+		// Typed as a user would: a long list renders only the rows in view, so the item may not be there
+		// until the list is filtered.
 		await input.fill(pick);
-		await item.waitFor({ state: 'visible', timeout: 5_000 });
+		await item.waitFor({ state: 'visible', timeout: 8_000 });
 		return (await item.innerText()).replace(/\s+/g, ' ').trim();
 	});
 	await step('choose the quick-pick item', async () => {
