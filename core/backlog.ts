@@ -21,6 +21,7 @@ import { Transfer } from './backlog/transfer';
 import { type Listener, type OpContext, UnitOfWork } from './backlog/unitOfWork';
 import { Upkeep } from './backlog/upkeep';
 import { type Clock, systemClock } from './clock';
+import { BatonError } from './errors';
 import { type Logger, createLogger } from './log';
 import {
 	type AgentInfo,
@@ -252,6 +253,13 @@ export class Backlog {
 	/** Approve or request changes on a card in review; `reviewer` is who the hub says is asking. */
 	review(ctx: OpContext, p: ParsedParams<'card/review'>, reviewer: Reviewer): Promise<Result<'card/review'>> {
 		return this.reviews.review(ctx, p, reviewer);
+	}
+
+	// Scopes (backlog/scopes.ts)
+
+	/** The holder widens its card's scope: what no other live claim of the project holds is granted. */
+	reserve(_ctx: OpContext, _p: ParsedParams<'card/reserve'>): Promise<Result<'card/reserve'>> {
+		return Promise.reject(new BatonError('unavailable', 'reserve is not available yet (issue 13 lands it)'));
 	}
 
 	// Agents (backlog/agents.ts)

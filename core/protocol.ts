@@ -90,6 +90,23 @@ export const MessageText = z
 		message: `text is larger than ${limits.messageBytes} bytes`,
 	});
 export const Progress = z.number().int().min(0).max(100);
+/**
+ * A project's id (issue 13 §1): `github.com/acme/web` from a git remote, or a repository folder's name
+ * (core/projectId.ts). `*` is not an id: a claim's `project: '*'` means every project.
+ */
+export const ProjectId = z
+	.string()
+	.trim()
+	.min(1)
+	.max(200)
+	.regex(/^[^\s\p{Cc}*][^\p{Cc}*]*$/u, 'project ids have no control characters or "*" and do not start with a space');
+/**
+ * A card's scope (issue 13 §2): path globs relative to its project's root and `lock:` names. The
+ * backlog checks each entry (core/scope.ts); the schema bounds only the sizes.
+ */
+export const ScopeEntries = z
+	.array(z.string().min(1).max(256))
+	.max(64, 'a scope lists at most 64 entries; use broader globs ("src/auth/**" for a folder)');
 /** Retry backoff seconds (the first delay; later ones double up to the backlog's cap). */
 export const BackoffSeconds = z.number().int().min(0).max(86_400);
 /** Seconds without progress before a claim is released by the stall policy; 0 = never. */
@@ -180,6 +197,12 @@ export const Card = z.object({
 	handoff: z.string().nullable().optional(),
 	/** An agent asked a question on it (a message with question: true) that nobody answered yet. */
 	needsInput: z.boolean().optional(),
+	/** The project it belongs to (issue 13); null = none, claimable from any project. */
+	project: z.string().nullable().optional(),
+	/** Path globs (relative to the project root) and `lock:` names its work touches. */
+	scope: z.array(z.string()).optional(),
+	/** What its holder added to the scope with `reserve` while it works; emptied when the claim ends. */
+	reserved: z.array(z.string()).optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,
@@ -257,6 +280,8 @@ export const EventType = z.enum([
 	'changes_requested',
 	/** Messages reached the card's holder in a tool result (its inbox). */
 	'delivered',
+	/** The holder widened its card's scope with `reserve` (data.granted). */
+	'reserved',
 ]);
 export type EventType = z.infer<typeof EventType>;
 
@@ -312,6 +337,8 @@ export const EventData = z
 		messages: z.array(Message).optional(),
 		/** On `approved` / `changes_requested`: the reviewer's note. */
 		note: z.string().optional(),
+		/** On `reserved`: the paths granted. */
+		granted: z.array(z.string()).optional(),
 	})
 	.loose();
 export type EventData = z.infer<typeof EventData>;
@@ -369,6 +396,8 @@ export const CreateCardInput = z
 		),
 		deferUntil: Timestamp.optional().describe('Not claimable before this ISO time'),
 		review: ReviewMode.optional().describe('Who approves the result before it is done; default: backlog setting'),
+		project: ProjectId.optional().describe("Project id; default: the creator's (its git repository)"),
+		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
 		idempotencyKey: z
 			.string()
 			.min(1)
@@ -400,6 +429,8 @@ export const UpdateParams = z
 		backoffSeconds: BackoffSeconds.nullable().optional().describe('null = the backlog setting'),
 		stallReleaseSeconds: StallSeconds.nullable().optional().describe('null = the backlog setting'),
 		review: ReviewMode.optional().describe('Who approves the result before it is done'),
+		project: ProjectId.nullable().optional().describe('Project id; null: no project'),
+		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
 	})
 	.strict();
 export const CardResult = z.object({ card: Card });
@@ -432,6 +463,7 @@ export const ListParams = z
 			.describe('Only cards with these statuses'),
 		phase: Phase.optional().describe('Only cards in this phase'),
 		owner: z.string().max(limits.agentIdLength).optional().describe('Only cards held by this agent'),
+		project: ProjectId.optional().describe('Only cards of this project and cards with none'),
 		readyOnly: z.boolean().optional().describe('Only cards claimable now (ready, dependencies done, not deferred)'),
 		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
@@ -475,6 +507,10 @@ export const ClaimParams = z
 		ttlSeconds: z.number().int().min(5).max(3600).optional().describe('Lease length; default 300'),
 		waitSeconds: z.number().int().min(0).max(60).optional().describe('Wait up to this long for a card'),
 		review: z.boolean().optional().describe("Claim review work (needs capability 'review')"),
+		project: z
+			.union([ProjectId, z.literal('*'), z.null()])
+			.optional()
+			.describe("Your project: its cards and cards with none; null: only those with none; '*' or omitted: any"),
 	})
 	.strict();
 export const ClaimResult = z.object({
@@ -498,7 +534,12 @@ export const HeartbeatParams = z
 export const LeaseResult = z.object({ card: Card, lease: Lease });
 
 /** What `complete` should claim next for the same agent, in the same step (one round trip). */
-export const NextClaim = ClaimParams.pick({ phase: true, capabilities: true, ttlSeconds: true }).strict();
+export const NextClaim = ClaimParams.pick({
+	phase: true,
+	capabilities: true,
+	ttlSeconds: true,
+	project: true,
+}).strict();
 export const CompleteParams = z
 	.object({
 		...leaseParams,
@@ -531,6 +572,31 @@ export const FailParams = z
 		backoffSeconds: z.number().int().min(0).max(86_400).optional().describe('Not claimable for this long'),
 	})
 	.strict();
+
+/**
+ * The holder widens its card's scope mid-work (issue 13 §2): what no other live claim of the project
+ * holds is granted (kept in `reserved` until the claim ends); the rest comes back with its holder.
+ */
+export const ReserveParams = z
+	.object({
+		...leaseParams,
+		paths: ScopeEntries.min(1).describe('Globs from the project root, or lock:name'),
+	})
+	.strict();
+/** One path `reserve` could not grant: another live claim of the project holds an overlapping one. */
+export const ReserveRefusal = z.object({
+	path: z.string(),
+	/** The overlapping entry of the holder's scope. */
+	theirs: z.string(),
+	cardId: CardId,
+	holder: z.string(),
+});
+export type ReserveRefusal = z.infer<typeof ReserveRefusal>;
+export const ReserveResult = z.object({
+	card: Card,
+	granted: z.array(z.string()),
+	refused: z.array(ReserveRefusal),
+});
 
 export const ReclaimParams = z
 	.object({
@@ -732,6 +798,7 @@ export const methods = {
 	'card/delete': { params: DeleteParams, result: DeleteResult, mutating: true },
 	'card/comment': { params: CommentParams, result: CommentResult, mutating: true },
 	'card/review': { params: ReviewParams, result: ReviewResult, mutating: true },
+	'card/reserve': { params: ReserveParams, result: ReserveResult, mutating: true },
 	'inbox/ack': { params: InboxAckParams, result: InboxAckResult, mutating: true },
 	'agent/list': { params: AgentListParams, result: AgentListResult, mutating: false },
 	'agent/ping': { params: AgentPingParams, result: AgentPingResult, mutating: false },

@@ -69,6 +69,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/comment': ({ ctx, params }) => b.comment(ctx, params),
 		// Who reviews decides what they may do: an MCP session is an agent, every other face a human.
 		'card/review': ({ conn, ctx, params }) => b.review(ctx, params, conn.client === 'mcp' ? 'agent' : 'human'),
+		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
 		'inbox/ack': ({ ctx, params }) => b.inboxAck(ctx, params),
 		'agent/list': () => b.listAgents(hub.connections.agents.ids()),
 		'agent/ping': async ({ ctx }) => {
