@@ -1,7 +1,12 @@
-/** Project ids from git remotes (issue 13 §1), pure: every spelling of one repository gives one id. */
+/** Project ids from git remotes (issue 13 §1): every spelling of one repository gives one id; a folder's project. */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 
+import { findGitRepo, inferProject } from '../../core/client/gitRepo';
 import { projectIdFromFolder, projectIdFromRemote } from '../../core/projectId';
 
 describe('project ids', () => {
@@ -38,5 +43,31 @@ describe('project ids', () => {
 		assert.equal(projectIdFromFolder('/home/ada/src/web'), 'web');
 		assert.equal(projectIdFromFolder('/home/ada/src/web/'), 'web');
 		assert.equal(projectIdFromFolder('C:\\src\\web'), 'web');
+	});
+});
+
+describe('the project of a folder (real git)', () => {
+	const run = (cwd: string, ...args: string[]): void => {
+		execFileSync('git', args, { cwd, stdio: 'ignore' });
+	};
+
+	it('is the origin remote of its repository, from any folder inside it', async () => {
+		const dir = mkdtempSync(path.join(tmpdir(), 'bt-gitrepo-'));
+		try {
+			const repo = path.join(dir, 'Web');
+			mkdirSync(path.join(repo, 'src', 'auth'), { recursive: true });
+			run(repo, 'init', '-q');
+			assert.deepEqual(await findGitRepo(path.join(repo, 'src', 'auth')), {
+				root: realpathSync(repo),
+				project: 'Web',
+			});
+			run(repo, 'remote', 'add', 'origin', 'git@github.com:Acme/Web.git');
+			assert.equal(await inferProject(path.join(repo, 'src'), undefined, {}), 'github.com/acme/web');
+			assert.equal(await inferProject(repo, 'other', { BATON_PROJECT: 'env' }), 'other');
+			assert.equal(await inferProject(repo, undefined, { BATON_PROJECT: 'env' }), 'env');
+			assert.equal(await inferProject(dir, undefined, {}), undefined, 'outside a repository: no project');
+		} finally {
+			rmSync(dir, { recursive: true, force: true });
+		}
 	});
 });
