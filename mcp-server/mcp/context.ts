@@ -1,10 +1,12 @@
 /**
  * What the MCP tools share within one stdio session: the hub connection (opened lazily, once the
  * agent's identity is known), the capabilities this agent advertises, the lease epochs it got from
- * claim, so heartbeat/complete/release/fail fence exactly without the agent repeating the epoch, and
- * the inbox of messages the hub pushed for the agent's next tool result (inbox.ts).
+ * claim, so heartbeat/complete/release/fail/reserve fence exactly without the agent repeating the
+ * epoch, the agent's project (issue 13: sent on every claim, given to the cards it creates), and the
+ * inbox of messages the hub pushed for the agent's next tool result (inbox.ts).
  */
 import type { Method, Params, Result } from '../../core/protocol';
+import { type ProjectChoice, anyProject } from '../cli/project';
 import type { RequestOptions, RpcClient } from '../../core/rpc';
 import { Inbox } from './inbox';
 
@@ -18,7 +20,22 @@ export class ToolContext {
 		private readonly hub: () => Promise<RpcClient>,
 		/** Advertised by default on claim when the agent passes none (--capabilities / BATON_CAPABILITIES). */
 		readonly capabilities: readonly string[] = [],
+		/**
+		 * --project / BATON_PROJECT, else the git repository of the working directory: an id (claims get
+		 * its cards and cards with none), null outside a repository (only cards with none), or '*' (any).
+		 */
+		readonly project: ProjectChoice = anyProject,
 	) {}
+
+	/** What a claim sends as `project`: the agent's own choice when it made one, else the session's. */
+	claimProject(given: string | null | undefined): ProjectChoice {
+		return given === undefined ? this.project : given;
+	}
+
+	/** The project of a card this agent creates without naming one: the session's, if it has one. */
+	get createProject(): string | undefined {
+		return this.project === null || this.project === anyProject ? undefined : this.project;
+	}
 
 	async request<M extends Method>(method: M, params: Params<M>, options?: RequestOptions): Promise<Result<M>> {
 		const hub = await this.hub();

@@ -1,8 +1,9 @@
 /**
  * The compact input schema a tool advertises in tools/list. The full protocol schema (patterns,
  * lengths, ranges) stays the one that validates, inside toolHandler; the advertised copy keeps only
- * names, types, enums, required-ness, `.strict()` and top-level descriptions, because the full JSON
- * Schemas of 11 tools came to 13.4 KB against a 6 KB budget (agents pay for tools/list on every turn).
+ * names, types, enums, required-ness and top-level descriptions (toolListing.ts also drops the
+ * `additionalProperties` of `.strict()`), because the full JSON Schemas of 11 tools came to 13.4 KB
+ * against a 6 KB budget (agents pay for tools/list on every turn).
  */
 import { z } from 'zod';
 

@@ -12,6 +12,7 @@ import { createLogger } from '../../core/log';
 import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { openHub } from '../cli/hubClient';
+import { explicitProject, workingProject } from '../cli/project';
 import { ToolContext } from './context';
 import { startKeepAlive } from './keepAlive';
 import { createMcpServer } from './server';
@@ -19,7 +20,7 @@ import { LineStdioTransport } from './stdioTransport';
 
 const log = createLogger('mcp');
 
-export const mcpUsage = `Usage: baton mcp [--agent NAME] [--capabilities a,b] [--data-dir DIR]
+export const mcpUsage = `Usage: baton mcp [--agent NAME] [--capabilities a,b] [--project ID] [--data-dir DIR]
 
 Serves Baton's MCP tools over stdio for one agent session. Point your MCP client at
 "node /path/to/dist/baton.js mcp". Logs go to stderr.
@@ -27,12 +28,17 @@ Serves Baton's MCP tools over stdio for one agent session. Point your MCP client
 Options:
   --agent NAME          Agent id (default: BATON_AGENT, else the MCP client's name + a session id)
   --capabilities a,b    Capabilities this agent advertises on claim (default: BATON_CAPABILITIES)
+  --project ID          The agent's project, "*" for any (default: BATON_PROJECT, else the git
+                        repository of the working directory): claim gets its cards and cards with
+                        none, create gives cards this project
   --data-dir DIR        Backlog data dir (default: BATON_DATA_DIR, else ~/.config/baton/backlog)
   -h, --help            Show this help`;
 
 export interface McpOptions {
 	agent: string | undefined;
 	capabilities: string[];
+	/** --project, else BATON_PROJECT; undefined: inferred from the working directory. */
+	project: string | undefined;
 	dataDir: string | undefined;
 }
 
@@ -43,6 +49,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): McpOptions
 		options: {
 			agent: { type: 'string' },
 			capabilities: { type: 'string' },
+			project: { type: 'string' },
 			'data-dir': { type: 'string' },
 			help: { type: 'boolean', short: 'h' },
 		},
@@ -68,7 +75,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): McpOptions
 	if (!caps.success) {
 		throw new BatonError('invalid_input', `--capabilities "${rawCaps}" is invalid: use values like lang:ts,repo:web.`);
 	}
-	return { agent, capabilities, dataDir: values['data-dir'] };
+	return { agent, capabilities, project: explicitProject(values.project, env), dataDir: values['data-dir'] };
 }
 
 /** "Claude Code" -> "claude-code": an agent id derived from the MCP client's name. */
@@ -95,6 +102,12 @@ export async function runMcp(argv: string[]): Promise<number> {
 		return 0;
 	}
 	const { agent, capabilities, dataDir } = options;
+	const project = await workingProject(process.cwd(), options.project);
+	log.info(
+		project === null
+			? 'no project (not in a git repository, no --project): claims get only cards without one'
+			: `project ${project}`,
+	);
 	const sessionId = randomBytes(3).toString('hex');
 
 	let hubPromise: Promise<RpcClient> | undefined;
@@ -133,10 +146,14 @@ export async function runMcp(argv: string[]): Promise<number> {
 		return attempt;
 	};
 
-	const ctx = new ToolContext(() => {
-		const client = server.server.getClientVersion();
-		return connect(client?.name, client?.version);
-	}, capabilities);
+	const ctx = new ToolContext(
+		() => {
+			const client = server.server.getClientVersion();
+			return connect(client?.name, client?.version);
+		},
+		capabilities,
+		project,
+	);
 	const server = createMcpServer(ctx);
 	server.server.oninitialized = () => {
 		const client = server.server.getClientVersion();

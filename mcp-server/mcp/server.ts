@@ -17,6 +17,7 @@ import { registerHeartbeatTool } from './tools/heartbeat';
 import { registerLinkTool } from './tools/link';
 import { registerListTool } from './tools/list';
 import { registerReleaseTool } from './tools/release';
+import { registerReserveTool } from './tools/reserve';
 import { registerReviewTool } from './tools/review';
 import { registerShowTool } from './tools/show';
 import { registerStatsTool } from './tools/stats';
@@ -35,6 +36,7 @@ export function createMcpServer(ctx: ToolContext): McpServer {
 		['complete', registerCompleteTool],
 		['release', registerReleaseTool],
 		['fail', registerFailTool],
+		['reserve', registerReserveTool],
 		['create', registerCreateTool],
 		['list', registerListTool],
 		['show', registerShowTool],

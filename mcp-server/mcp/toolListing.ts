@@ -5,9 +5,9 @@
  * one "invalid_input: field: problem. Next step." shape. tools/list is answered here from each tool's
  * lean listing schema (leanSchema.ts) without `$schema` and `execution: {taskSupport: 'forbidden'}`
  * (the MCP default when absent): the SDK's own listing of the full schemas was 13.4 KB against the
- * 6 KB budget of issue 3 (7.5 KB for at most 14 tools since issue 12). Every tool declares a title and
- * all four annotation hints; the listing leaves out a hint that equals the MCP default, which means
- * the same to every client and saves about 40 bytes a tool.
+ * 6 KB budget of issue 3 (7.5 KB for at most 14 tools since issue 12), nor `additionalProperties`.
+ * Every tool declares a title and all four annotation hints; the listing leaves out a hint that equals
+ * the MCP default, which means the same to every client and saves about 40 bytes a tool.
  */
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
@@ -92,8 +92,32 @@ export function registerListedTool(
 	return { registered, listing: config.listing };
 }
 
+/**
+ * Leaves out `additionalProperties` everywhere (29 bytes a tool, which paid for issue 13's `reserve`):
+ * the listing says what to send, and an unknown key is still refused in toolHandler, naming the
+ * accepted ones. An object without properties (create's `cards` items) is listed as just an object.
+ */
+function withoutAdditionalProperties(schema: unknown): unknown {
+	if (Array.isArray(schema)) {
+		return schema.map(withoutAdditionalProperties);
+	}
+	if (typeof schema !== 'object' || schema === null) {
+		return schema;
+	}
+	const out: Record<string, unknown> = {};
+	for (const [key, value] of Object.entries(schema as Record<string, unknown>)) {
+		const empty =
+			key === 'properties' && typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+		if (key !== 'additionalProperties' && !empty) {
+			out[key] = withoutAdditionalProperties(value);
+		}
+	}
+	return out;
+}
+
 export function listingOf(name: string, tool: ListedTool): Tool {
-	const { $schema: _schema, ...inputSchema } = z.toJSONSchema(tool.listing, { target: 'draft-7', io: 'input' });
+	const { $schema: _schema, ...schema } = z.toJSONSchema(tool.listing, { target: 'draft-7', io: 'input' });
+	const inputSchema = withoutAdditionalProperties(schema);
 	const { registered } = tool;
 	return {
 		name,

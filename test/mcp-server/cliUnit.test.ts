@@ -122,6 +122,7 @@ describe('agent identity', () => {
 		assert.deepEqual(parseMcpArgs(['--agent', 'codex-1', '--capabilities', 'lang:ts, repo:web'], {}), {
 			agent: 'codex-1',
 			capabilities: ['lang:ts', 'repo:web'],
+			project: undefined,
 			dataDir: undefined,
 		});
 		const fromEnv = parseMcpArgs([], { BATON_AGENT: 'claude-2', BATON_CAPABILITIES: 'lang:go' });
@@ -134,6 +135,20 @@ describe('agent identity', () => {
 		assert.throws(() => parseMcpArgs(['--capabilities', 'bad cap!'], {}), /capabilities/);
 		assert.throws(() => parseMcpArgs(['--port', '80'], {}), /port/);
 		assert.equal(parseMcpArgs(['--help'], {}), 'help');
+	});
+
+	it('MCP: --project, else BATON_PROJECT (checked as project ids, "*" for any), else left to the git repository', () => {
+		const project = (argv: string[], env: NodeJS.ProcessEnv): string | undefined => {
+			const options = parseMcpArgs(argv, env);
+			assert.ok(options !== 'help');
+			return options.project;
+		};
+		assert.equal(project(['--project', 'github.com/acme/web'], { BATON_PROJECT: 'other' }), 'github.com/acme/web');
+		assert.equal(project([], { BATON_PROJECT: ' github.com/acme/api ' }), 'github.com/acme/api');
+		assert.equal(project(['--project', '*'], {}), '*');
+		assert.equal(project([], { BATON_PROJECT: '' }), undefined);
+		assert.throws(() => parseMcpArgs(['--project', 'a*b'], {}), /--project "a\*b" is not a project id/);
+		assert.throws(() => parseMcpArgs([], { BATON_PROJECT: ' \u0007x' }), /BATON_PROJECT/);
 	});
 });
 

@@ -24,8 +24,9 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 			title: 'Claim a card',
 			description:
 				'Claim the best ready card for you, or cardId. Returns {card, lease, handoff?}, or card null with a reason. ' +
-				'Then heartbeat, and complete, release or fail.',
-			listing: leanObject(ClaimParams, {
+				'Then heartbeat; complete, release or fail it.',
+			// project: the session sends its own (run.ts); the tool still takes one.
+			listing: leanObject(ClaimParams.omit({ project: true }), {
 				cardId: 'Claim this card',
 				phase: 'Only this phase',
 				capabilities: 'Your capabilities',
@@ -42,6 +43,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				'card/claim',
 				{
 					...args,
+					project: ctx.claimProject(args.project),
 					...(capabilities === undefined ? {} : { capabilities }),
 					...(waitSeconds === undefined ? {} : { waitSeconds }),
 				},

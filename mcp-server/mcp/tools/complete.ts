@@ -12,7 +12,7 @@ import { type ListedTool, registerListedTool, updatingTool } from '../toolListin
 import { toolHandler } from '../toolResult';
 
 // Agents never force: that is the human override on the board. `next` is a flag here: the next card is
-// claimed with the session's capabilities, as `claim` would (phase and ttl as given).
+// claimed with the session's capabilities and project, as `claim` would (phase and ttl as given).
 const CompleteToolParams = CompleteParams.omit({ force: true, next: true })
 	.extend({
 		next: z.boolean().optional().describe('Also claim the next card, as claim would'),
@@ -54,6 +54,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 				...(next === true
 					? {
 							next: {
+								project: ctx.project,
 								...(phase === undefined ? {} : { phase }),
 								...(ttlSeconds === undefined ? {} : { ttlSeconds }),
 								...(capabilities === undefined ? {} : { capabilities }),

@@ -36,7 +36,14 @@ type CreateToolParams = z.output<typeof CreateToolParams>;
 const createListing = leanObject(
 	// Attempt, retry and stall policies are the humans' to tune (CLI, board); agents need not pay for
 	// them here (the handler still takes them).
-	CreateToolParams.omit({ cards: true, maxAttempts: true, backoffSeconds: true, stallReleaseSeconds: true }),
+	// The session gives new cards its project (context.ts); an agent may still name another.
+	CreateToolParams.omit({
+		cards: true,
+		maxAttempts: true,
+		backoffSeconds: true,
+		stallReleaseSeconds: true,
+		project: true,
+	}),
 	{
 		id: 'Own id',
 		title: 'Title, ≤ 200 chars',
@@ -49,6 +56,7 @@ const createListing = leanObject(
 		deferUntil: 'Not before this ISO time',
 		idempotencyKey: 'Retry-safe key',
 		review: 'Who approves it',
+		scope: 'Paths it touches: globs, lock:name',
 	},
 )
 	.extend({ cards: z.array(z.looseObject({})).optional().describe('Cards with the fields above') })
@@ -79,12 +87,16 @@ export function registerCreateTool(server: McpServer, ctx: ToolContext): ListedT
 		{
 			title: 'Create cards',
 			description:
-				'Create one card from its fields, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards} without bodies.',
+				'Create one card, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards} without bodies.',
 			listing: createListing,
 			annotations: updatingTool,
 		},
 		toolHandler('create', CreateToolParams, async args => {
-			const result = await ctx.request('card/create', { cards: toCards(args) });
+			const project = ctx.createProject;
+			const cards = toCards(args).map(card =>
+				project === undefined || card.project !== undefined ? card : { ...card, project },
+			);
+			const result = await ctx.request('card/create', { cards });
 			return { cards: result.cards.map(createdCard) };
 		}),
 	);

@@ -1,7 +1,11 @@
-/** `list`: page through cards by status / phase, or only those claimable now. */
+/**
+ * `list`: page through cards by status / phase, or only those claimable now: the cards of the
+ * session's project and those with none (as claim sees them), or every project's with project: '*'.
+ */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
-import { CardStatus, ListParams, Phase } from '../../../core/protocol';
+import { CardStatus, ClaimParams, ListParams, Phase } from '../../../core/protocol';
+import { anyProject } from '../../cli/project';
 import { compactCards } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
@@ -12,6 +16,7 @@ const ListToolParams = ListParams.pick({ readyOnly: true, limit: true, cursor: t
 	.extend({
 		status: CardStatus.optional().describe('Only cards with this status'),
 		phase: Phase.optional().describe('Only cards in this phase'),
+		project: ClaimParams.shape.project,
 	})
 	.strict();
 
@@ -22,8 +27,9 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'List cards',
 			description:
-				'List cards by status or phase, or readyOnly (claimable now). Returns {cards, nextCursor?}; pass it as cursor for more.',
-			listing: leanObject(ListToolParams, {
+				'List cards by status, phase or readyOnly. Returns {cards, nextCursor?}; pass it as cursor for more.',
+			// project: the session's by default (context.ts); taken, not listed, to keep tools/list small.
+			listing: leanObject(ListToolParams.omit({ project: true }), {
 				status: 'Only this status',
 				phase: 'Only this phase',
 				readyOnly: 'Only claimable now',
@@ -33,7 +39,11 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 			annotations: readOnlyTool,
 		},
 		toolHandler('list', ListToolParams, async args => {
-			const result = await ctx.request('card/list', args);
+			const { project: given, ...rest } = args;
+			const project = ctx.claimProject(given);
+			// The hub's list has no "only cards without a project": an agent without one sees every card.
+			const params = project === null || project === anyProject ? rest : { ...rest, project };
+			const result = await ctx.request('card/list', params);
 			return {
 				cards: compactCards(result.cards),
 				...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }),

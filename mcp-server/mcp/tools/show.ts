@@ -15,7 +15,7 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'Show a card',
 			description:
-				'Returns {card, dependencies, dependents, history, attempts, messages} of a card; read attempts before resuming work.',
+				'Returns {card, dependencies, dependents, history, attempts, messages} of a card; read attempts before resuming.',
 			listing: leanObject(GetParams, { cardId: 'Card id' }),
 			annotations: readOnlyTool,
 		},

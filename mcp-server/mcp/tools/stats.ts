@@ -14,7 +14,7 @@ export function registerStatsTool(server: McpServer, ctx: ToolContext): ListedTo
 		'stats',
 		{
 			title: 'Backlog stats',
-			description: 'Returns {counts, claimable, waiting, agents, ...}: the backlog by status and agent health.',
+			description: 'Returns {counts, claimable, waiting, agents, ...}: cards by status, agent health.',
 			listing: leanObject(StatsParams),
 			annotations: readOnlyTool,
 		},
