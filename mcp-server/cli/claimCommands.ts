@@ -1,0 +1,176 @@
+/**
+ * CLI subcommands of the claim cycle: claim, heartbeat, complete, release, fail, reserve and reclaim.
+ * Each is one hub request whose flags are bound to its params schema (flags.ts), so the CLI refuses
+ * exactly what the hub, the MCP tools and the board refuse. A CLI agent keeps its own lease alive.
+ */
+import {
+	AgentReclaimParams,
+	ClaimParams,
+	CompleteParams,
+	FailParams,
+	HeartbeatParams,
+	NextClaim,
+	ReclaimParams,
+	ReleaseParams,
+} from '../../core/protocol';
+import { cardChangeCommand } from './cardChange';
+import { type Command, arg, show } from './command';
+import { type FieldFlag, cliFlags, paramFlags } from './flags';
+import { UsageError, truncate } from './output';
+
+/** claim's flags, and complete's for its --next claim. */
+const claimFieldFlags = {
+	phase: { value: 'NAME' },
+	capabilities: { value: 'CAPS', description: 'Capabilities you have' },
+	ttlSeconds: { flag: 'ttl', value: 'SECONDS' },
+} as const satisfies Record<string, FieldFlag>;
+const claimFlags = paramFlags(ClaimParams, {
+	...claimFieldFlags,
+	waitSeconds: { flag: 'wait', value: 'SECONDS' },
+	review: { description: "Take review work instead (needs the capability 'review')" },
+});
+
+const claim: Command = {
+	name: 'claim',
+	summary: 'Claim the best ready card (or the card ID) for this agent',
+	args: '[ID]',
+	minArgs: 0,
+	maxArgs: 1,
+	options: claimFlags.options,
+	notes: 'A CLI agent keeps its lease alive with explicit "baton heartbeat" calls.',
+	async run(ctx) {
+		const params = claimFlags.read(ctx.values);
+		const cardId = ctx.positionals[0];
+		const hub = await ctx.hub();
+		const r = await hub.request(
+			'card/claim',
+			{ ...params, ...(cardId === undefined ? {} : { cardId }) },
+			{ timeoutMs: (params.waitSeconds ?? 0) * 1000 + 15_000 },
+		);
+		show(ctx, r, () =>
+			r.card === null || r.lease === null
+				? `Nothing claimable${r.reason === undefined ? '.' : `: ${r.reason}`}`
+				: `Claimed ${r.card.id} (epoch ${r.lease.epoch}, lease until ${r.lease.expiresAt}): ${truncate(r.card.title, 60)}\n` +
+					`Next: baton heartbeat ${r.card.id} --progress N, then baton complete ${r.card.id} --result "..."`,
+		);
+		return 0;
+	},
+};
+
+const heartbeatFlags = paramFlags(HeartbeatParams, {
+	epoch: {},
+	progress: { value: 'PCT' },
+	note: { value: 'TEXT' },
+	ttlSeconds: { flag: 'ttl', value: 'SECONDS' },
+});
+
+const heartbeat: Command = {
+	name: 'heartbeat',
+	summary: 'Report progress on a card you hold and renew its lease',
+	args: 'ID',
+	minArgs: 1,
+	maxArgs: 1,
+	options: heartbeatFlags.options,
+	async run(ctx) {
+		const params = heartbeatFlags.read(ctx.values);
+		const hub = await ctx.hub();
+		const r = await hub.request('card/heartbeat', { cardId: arg(ctx, 0), ...params });
+		show(ctx, r, () => `Lease on ${r.card.id} renewed until ${r.lease.expiresAt} (epoch ${r.lease.epoch}).`);
+		return 0;
+	},
+};
+
+const completeFlags = paramFlags(CompleteParams, { epoch: {}, result: { value: 'TEXT' }, force: {} });
+const nextFlag = cliFlags({
+	next: { type: 'boolean', description: 'Also claim the next best card in the same step' },
+});
+const nextClaimFlags = paramFlags(NextClaim, {
+	phase: { ...claimFieldFlags.phase, description: 'With --next: only cards in this phase' },
+	capabilities: { ...claimFieldFlags.capabilities, description: 'With --next: capabilities you have' },
+	ttlSeconds: { ...claimFieldFlags.ttlSeconds, description: 'With --next: lease length; default 300' },
+});
+
+const complete: Command = {
+	name: 'complete',
+	summary: 'Mark a card you hold as done',
+	args: 'ID',
+	minArgs: 1,
+	maxArgs: 1,
+	options: { ...completeFlags.options, ...nextFlag.options, ...nextClaimFlags.options },
+	async run(ctx) {
+		const { next } = nextFlag.read(ctx.values);
+		const nextClaim = nextClaimFlags.read(ctx.values);
+		if (!next && Object.keys(nextClaim).length > 0) {
+			throw new UsageError('--phase, --capabilities and --ttl apply to the next card: add --next, or drop them.');
+		}
+		const params = completeFlags.read(ctx.values);
+		const hub = await ctx.hub();
+		const r = await hub.request('card/complete', {
+			cardId: arg(ctx, 0),
+			...params,
+			...(next ? { next: nextClaim } : {}),
+		});
+		show(ctx, r, () => {
+			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`;
+			if (r.next === undefined) {
+				return done;
+			}
+			const { card, lease, reason } = r.next;
+			return card === null || lease === null
+				? `${done}\nNothing claimable next${reason === undefined ? '.' : `: ${reason}`}`
+				: `${done}\nClaimed ${card.id} (epoch ${lease.epoch}, lease until ${lease.expiresAt}): ${truncate(card.title, 60)}`;
+		});
+		return 0;
+	},
+};
+
+const releaseFlags = paramFlags(ReleaseParams, { epoch: {}, reason: { value: 'TEXT' }, force: {} });
+
+const release = cardChangeCommand('release', 'Hand a card you hold back to ready', releaseFlags, (hub, cardId, p) =>
+	hub.request('card/release', { cardId, ...p }),
+);
+
+const failFlags = paramFlags(FailParams, {
+	reason: { value: 'TEXT' },
+	epoch: {},
+	retry: { flag: 'no-retry', negate: true, description: 'Park it in blocked instead of returning it to ready' },
+	backoffSeconds: { flag: 'backoff', value: 'SECONDS' },
+});
+
+const fail = cardChangeCommand('fail', 'Report that work on a card you hold failed', failFlags, (hub, cardId, p) =>
+	hub.request('card/fail', { cardId, ...p }),
+);
+
+const reclaimFlags = paramFlags(ReclaimParams, { reason: { value: 'TEXT' } });
+/** --from names an agent: agent/reclaim instead of card/reclaim (optional here: ID is the other way). */
+const fromFlag = paramFlags(AgentReclaimParams.partial(), { agentId: { flag: 'from', value: 'AGENT' } });
+
+const reclaim: Command = {
+	name: 'reclaim',
+	summary: 'Take a card back from its holder (ID), every card of an agent (--from), or every expired lease',
+	args: '[ID]',
+	minArgs: 0,
+	maxArgs: 1,
+	options: { ...reclaimFlags.options, ...fromFlag.options },
+	async run(ctx) {
+		const { agentId } = fromFlag.read(ctx.values);
+		const cardId = ctx.positionals[0];
+		if (agentId !== undefined && cardId !== undefined) {
+			throw new UsageError('Give a card ID or --from AGENT, not both.');
+		}
+		const params = reclaimFlags.read(ctx.values);
+		const hub = await ctx.hub();
+		const r =
+			agentId === undefined
+				? await hub.request('card/reclaim', { ...params, ...(cardId === undefined ? {} : { cardId }) })
+				: await hub.request('agent/reclaim', { agentId, ...params });
+		show(ctx, r, () =>
+			r.cards.length === 0
+				? 'Nothing to reclaim.'
+				: `Reclaimed ${r.cards.length}: ${r.cards.map(c => c.id).join(', ')}`,
+		);
+		return 0;
+	},
+};
+
+export const claimCommands: readonly Command[] = [claim, heartbeat, complete, release, fail, reclaim];
