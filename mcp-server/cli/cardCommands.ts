@@ -6,12 +6,15 @@
  */
 import { readFileSync } from 'node:fs';
 
-import { BlockParams, CreateCardInput, ListParams, UpdateParams } from '../../core/protocol';
+import { z } from 'zod';
+
+import { BlockParams, CreateCardInput, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
 import { cardChange, cardChangeCommand, statusLine } from './cardChange';
 import { claimCommands } from './claimCommands';
 import { type Command, arg, show } from './command';
 import { type FieldFlag, cliFlags, paramFlags } from './flags';
 import { policyFieldFlags } from './policyCommands';
+import { anyProject, chosenProject, noProjectFlag } from './project';
 import { UsageError, cardTable, describeCard, eventTable, formatTable, messageList, truncate } from './output';
 
 function readStdin(): string {
@@ -51,6 +54,7 @@ const cardFieldFlags = {
 	acceptance: { value: 'TEXT', whole: true, description: 'An acceptance criterion' },
 	maxAttempts: {},
 	review: { value: 'MODE' },
+	scope: { value: 'GLOBS', description: 'Paths it touches: globs from the project root, or lock:NAME' },
 	...policyFieldFlags,
 } as const satisfies Record<string, FieldFlag>;
 
@@ -79,6 +83,7 @@ const createFlags = paramFlags(CreateCardInput, {
 	dependsOn: { value: 'IDS' },
 	deferUntil: { value: 'ISO' },
 	idempotencyKey: { value: 'KEY' },
+	project: { value: 'ID', description: "Project id (default: BATON_PROJECT, else this folder's git repository)" },
 });
 const planFlag = cliFlags({
 	file: {
@@ -94,38 +99,47 @@ const create: Command = {
 	args: '[TITLE]',
 	minArgs: 0,
 	maxArgs: 1,
-	options: { ...createFlags.options, ...bodyFileFlag.options, ...planFlag.options },
+	options: { ...createFlags.options, ...noProjectFlag.options, ...bodyFileFlag.options, ...planFlag.options },
 	notes:
-		'Cards in a plan file may depend on ids defined earlier in the same file; --review sets the review of\n' +
-		'every card of the plan that does not say.',
+		'Cards in a plan file may depend on ids defined earlier in the same file; --review and --project set\n' +
+		'the review and project of every card of the plan that does not say. Without --project or\n' +
+		"--no-project, cards get BATON_PROJECT, else the project of this folder's git repository.",
 	async run(ctx) {
 		const { file } = planFlag.read(ctx.values);
+		const { project: projectFlag, ...fields } = createFlags.read(ctx.values);
+		const chosen = await chosenProject(projectFlag, noProjectFlag.read(ctx.values).noProject, ctx.workingProject);
+		const project = chosen === null || chosen === anyProject ? undefined : chosen;
 		let cards: unknown[];
 		if (file !== undefined) {
 			if (ctx.positionals.length > 0) {
 				throw new UsageError('Give either a TITLE or --file, not both.');
 			}
-			// --review is the plan's default; the other card flags describe one card, so a plan says them.
-			const { review, ...others } = createFlags.read(ctx.values);
+			// --review and --project are the plan's defaults; the other card flags describe one card.
+			const { review, ...others } = fields;
 			const oneCard = Object.keys(others);
 			if (oneCard.length > 0) {
 				throw new UsageError(
-					`With --file, set ${oneCard.join(', ')} per card in the plan; only --review applies to the whole plan.`,
+					`With --file, set ${oneCard.join(', ')} per card in the plan; only --review and --project apply to the whole plan.`,
 				);
 			}
+			const defaults = { ...(review === undefined ? {} : { review }), ...(project === undefined ? {} : { project }) };
 			cards = readPlan(file).map(card =>
-				review !== undefined && typeof card === 'object' && card !== null && !('review' in card)
-					? { ...card, review }
-					: card,
+				typeof card === 'object' && card !== null && !Array.isArray(card) ? { ...defaults, ...card } : card,
 			);
 		} else {
 			const title = ctx.positionals[0];
 			if (title === undefined) {
 				throw new UsageError('Missing TITLE (or --file PATH for a plan).');
 			}
-			const fields = createFlags.read(ctx.values);
 			const body = bodyOf(fields.body, bodyFileFlag.read(ctx.values).bodyFile);
-			cards = [{ ...fields, title, ...(body === undefined ? {} : { body }) }];
+			cards = [
+				{
+					...fields,
+					title,
+					...(body === undefined ? {} : { body }),
+					...(project === undefined ? {} : { project }),
+				},
+			];
 		}
 		const hub = await ctx.hub();
 		// The hub validates every card of a plan file with the protocol schema; the cast only hands it over.
@@ -139,7 +153,14 @@ const create: Command = {
 	},
 };
 
-const listFlags = paramFlags(ListParams, {
+/** list's --project also takes "*" (every project), as claim's does. */
+const ListCliParams = ListParams.extend({
+	project: z
+		.union([ProjectId, z.literal(anyProject)])
+		.optional()
+		.describe('Only this project\'s cards and cards with none; "*": every project (default: this folder\'s project)'),
+});
+const listFlags = paramFlags(ListCliParams, {
 	status: { value: 'S' },
 	phase: { value: 'NAME' },
 	owner: { value: 'AGENT' },
@@ -147,6 +168,7 @@ const listFlags = paramFlags(ListParams, {
 	text: { value: 'TEXT' },
 	limit: {},
 	cursor: { value: 'C' },
+	project: { value: 'ID' },
 });
 const allFlag = cliFlags({ all: { type: 'boolean', description: 'Follow nextCursor and list everything' } });
 
@@ -158,7 +180,10 @@ const list: Command = {
 	maxArgs: 0,
 	options: { ...listFlags.options, ...allFlag.options },
 	async run(ctx) {
-		const params = listFlags.read(ctx.values);
+		const { project: flag, ...rest } = listFlags.read(ctx.values);
+		const project = await chosenProject(flag, false, ctx.workingProject);
+		// No project (outside a repository) lists every card, as "*" does: the hub has no "only none" list.
+		const params = project === null || project === anyProject ? rest : { ...rest, project };
 		const hub = await ctx.hub();
 		let result = await hub.request('card/list', params);
 		if (allFlag.read(ctx.values).all) {
@@ -230,19 +255,24 @@ const editFlags = paramFlags(UpdateParams, {
 	title: { value: 'TEXT' },
 	...cardFieldFlags,
 	version: { description: 'Refuse unless the card is still at this version' },
+	project: { value: 'ID', description: 'Move it to this project' },
 });
 const clearPhaseFlag = cliFlags({ clearPhase: { type: 'boolean', description: 'Remove the phase' } });
 
 const edit: Command = {
 	name: 'edit',
-	summary: "Change a card's title, body, phase, priority, requirements or criteria",
+	summary: "Change a card's title, body, phase, priority, requirements, criteria, project or scope",
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
-	options: { ...editFlags.options, ...bodyFileFlag.options, ...clearPhaseFlag.options },
+	options: { ...editFlags.options, ...noProjectFlag.options, ...bodyFileFlag.options, ...clearPhaseFlag.options },
 	async run(ctx) {
 		const { clearPhase } = clearPhaseFlag.read(ctx.values);
+		const { noProject } = noProjectFlag.read(ctx.values);
 		const fields = editFlags.read(ctx.values);
+		if (noProject && fields.project !== undefined) {
+			throw new UsageError('Use --project or --no-project, not both.');
+		}
 		if (clearPhase && fields.phase !== undefined) {
 			throw new UsageError('Use --phase or --clear-phase, not both.');
 		}
@@ -253,6 +283,7 @@ const edit: Command = {
 			...fields,
 			...(body === undefined ? {} : { body }),
 			...(clearPhase ? { phase: null } : {}),
+			...(noProject ? { project: null } : {}),
 		});
 		cardChange(ctx, result);
 		return 0;

@@ -2,6 +2,7 @@
  * CLI subcommands of the claim cycle: claim, heartbeat, complete, release, fail, reserve and reclaim.
  * Each is one hub request whose flags are bound to its params schema (flags.ts), so the CLI refuses
  * exactly what the hub, the MCP tools and the board refuse. A CLI agent keeps its own lease alive.
+ * Claims go to the working directory's project unless --project / --no-project say otherwise.
  */
 import {
 	AgentReclaimParams,
@@ -12,11 +13,15 @@ import {
 	NextClaim,
 	ReclaimParams,
 	ReleaseParams,
+	ReserveParams,
+	type Result,
 } from '../../core/protocol';
+import { BatonError, describeIssues } from '../../core/errors';
 import { cardChangeCommand } from './cardChange';
 import { type Command, arg, show } from './command';
 import { type FieldFlag, cliFlags, paramFlags } from './flags';
 import { UsageError, truncate } from './output';
+import { chosenProject, noProjectFlag } from './project';
 
 /** claim's flags, and complete's for its --next claim. */
 const claimFieldFlags = {
@@ -28,6 +33,10 @@ const claimFlags = paramFlags(ClaimParams, {
 	...claimFieldFlags,
 	waitSeconds: { flag: 'wait', value: 'SECONDS' },
 	review: { description: "Take review work instead (needs the capability 'review')" },
+	project: {
+		value: 'ID',
+		description: 'This project\'s cards and cards with none; "*": any (default: this folder\'s)',
+	},
 });
 
 const claim: Command = {
@@ -36,15 +45,19 @@ const claim: Command = {
 	args: '[ID]',
 	minArgs: 0,
 	maxArgs: 1,
-	options: claimFlags.options,
-	notes: 'A CLI agent keeps its lease alive with explicit "baton heartbeat" calls.',
+	options: { ...claimFlags.options, ...noProjectFlag.options },
+	notes:
+		'A CLI agent keeps its lease alive with explicit "baton heartbeat" calls. Without --project, it claims\n' +
+		"cards of BATON_PROJECT, else of this folder's git repository, and cards with no project; outside a\n" +
+		'repository, only cards with no project.',
 	async run(ctx) {
-		const params = claimFlags.read(ctx.values);
+		const { project: flag, ...params } = claimFlags.read(ctx.values);
+		const project = await chosenProject(flag, noProjectFlag.read(ctx.values).noProject, ctx.workingProject);
 		const cardId = ctx.positionals[0];
 		const hub = await ctx.hub();
 		const r = await hub.request(
 			'card/claim',
-			{ ...params, ...(cardId === undefined ? {} : { cardId }) },
+			{ ...params, project, ...(cardId === undefined ? {} : { cardId }) },
 			{ timeoutMs: (params.waitSeconds ?? 0) * 1000 + 15_000 },
 		);
 		show(ctx, r, () =>
@@ -88,6 +101,7 @@ const nextClaimFlags = paramFlags(NextClaim, {
 	phase: { ...claimFieldFlags.phase, description: 'With --next: only cards in this phase' },
 	capabilities: { ...claimFieldFlags.capabilities, description: 'With --next: capabilities you have' },
 	ttlSeconds: { ...claimFieldFlags.ttlSeconds, description: 'With --next: lease length; default 300' },
+	project: { value: 'ID', description: 'With --next: as claim --project' },
 });
 
 const complete: Command = {
@@ -99,16 +113,18 @@ const complete: Command = {
 	options: { ...completeFlags.options, ...nextFlag.options, ...nextClaimFlags.options },
 	async run(ctx) {
 		const { next } = nextFlag.read(ctx.values);
-		const nextClaim = nextClaimFlags.read(ctx.values);
-		if (!next && Object.keys(nextClaim).length > 0) {
-			throw new UsageError('--phase, --capabilities and --ttl apply to the next card: add --next, or drop them.');
+		const { project: projectFlag, ...nextClaim } = nextClaimFlags.read(ctx.values);
+		if (!next && (Object.keys(nextClaim).length > 0 || projectFlag !== undefined)) {
+			throw new UsageError(
+				'--phase, --capabilities, --ttl and --project apply to the next card: add --next, or drop them.',
+			);
 		}
 		const params = completeFlags.read(ctx.values);
 		const hub = await ctx.hub();
 		const r = await hub.request('card/complete', {
 			cardId: arg(ctx, 0),
 			...params,
-			...(next ? { next: nextClaim } : {}),
+			...(next ? { next: { ...nextClaim, project: await chosenProject(projectFlag, false, ctx.workingProject) } } : {}),
 		});
 		show(ctx, r, () => {
 			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`;
@@ -140,6 +156,44 @@ const failFlags = paramFlags(FailParams, {
 const fail = cardChangeCommand('fail', 'Report that work on a card you hold failed', failFlags, (hub, cardId, p) =>
 	hub.request('card/fail', { cardId, ...p }),
 );
+
+const reserveFlags = paramFlags(ReserveParams, { epoch: {} });
+
+function reserveText(r: Result<'card/reserve'>): string {
+	const lines: string[] = [];
+	if (r.granted.length > 0) {
+		lines.push(`Reserved for ${r.card.id}: ${r.granted.join(', ')}`);
+	}
+	for (const refusal of r.refused) {
+		lines.push(`Refused ${refusal.path}: ${refusal.cardId} (${refusal.holder}) holds ${refusal.theirs}`);
+	}
+	return lines.length === 0 ? `Nothing to reserve for ${r.card.id}.` : lines.join('\n');
+}
+
+const reserve: Command = {
+	name: 'reserve',
+	summary: 'Add paths to the scope of a card you hold; paths another claim holds are refused, naming it',
+	args: 'ID PATH...',
+	minArgs: 2,
+	maxArgs: Infinity,
+	options: reserveFlags.options,
+	notes:
+		'Each PATH is a glob from the project root ("src/db/**") or a lock ("lock:db-migrations"). What is\n' +
+		'granted stays reserved until the claim ends; a refused path prints the card and agent holding it.',
+	async run(ctx) {
+		const params = reserveFlags.read(ctx.values);
+		const [cardId = '', ...paths] = ctx.positionals;
+		// Checked before a hub is started, as flags are; the hub checks each entry's syntax (core/scope.ts).
+		const checked = ReserveParams.shape.paths.safeParse(paths);
+		if (!checked.success) {
+			throw new BatonError('invalid_input', describeIssues(checked.error.issues), { field: 'paths' });
+		}
+		const hub = await ctx.hub();
+		const r = await hub.request('card/reserve', { cardId, paths: checked.data, ...params });
+		show(ctx, r, () => reserveText(r));
+		return 0;
+	},
+};
 
 const reclaimFlags = paramFlags(ReclaimParams, { reason: { value: 'TEXT' } });
 /** --from names an agent: agent/reclaim instead of card/reclaim (optional here: ID is the other way). */
@@ -173,4 +227,4 @@ const reclaim: Command = {
 	},
 };
 
-export const claimCommands: readonly Command[] = [claim, heartbeat, complete, release, fail, reclaim];
+export const claimCommands: readonly Command[] = [claim, heartbeat, complete, release, fail, reserve, reclaim];

@@ -7,6 +7,7 @@
 import type { AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { type Output, UsageError, printJson } from './output';
+import type { ProjectChoice } from './project';
 
 export interface OptionSpec {
 	type: 'string' | 'boolean';
@@ -28,6 +29,11 @@ export interface CommandContext {
 	dataDir: string | undefined;
 	/** Who this CLI acts as: --agent, BATON_AGENT, else cli:<user>. */
 	agent: AgentInfo;
+	/**
+	 * The project this command works in when its flags name none (issue 13): BATON_PROJECT, else the
+	 * git repository of the working directory, else null. Asked once, on first use.
+	 */
+	workingProject: () => Promise<ProjectChoice>;
 	/** Connects on first use; `spawn: false` refuses to start a hub (hub status / stop). */
 	hub(options?: { spawn?: boolean }): Promise<RpcClient>;
 	/** Resolves when the user presses Ctrl-C (SIGINT) or SIGTERM arrives; for long-running commands. */

@@ -168,6 +168,26 @@ function optionOf(info: FieldInfo, binding: FieldFlag): OptionSpec {
 	};
 }
 
+/** "a,b" -> ["a", "b"], but a scope glob's braces stay whole: "src/{a,b}/**,x" -> ["src/{a,b}/**", "x"]. */
+function splitCommas(text: string): string[] {
+	const items: string[] = [];
+	let depth = 0;
+	let start = 0;
+	for (let i = 0; i < text.length; i++) {
+		const c = text[i];
+		if (c === '{') {
+			depth++;
+		} else if (c === '}' && depth > 0) {
+			depth--;
+		} else if (c === ',' && depth === 0) {
+			items.push(text.slice(start, i));
+			start = i + 1;
+		}
+	}
+	items.push(text.slice(start));
+	return items;
+}
+
 /** The flag's raw value in the field's type; undefined when the flag was not given. */
 function convert(flag: string, raw: Values[string], info: FieldInfo, binding: FieldFlag): unknown {
 	if (raw === undefined) {
@@ -180,7 +200,7 @@ function convert(flag: string, raw: Values[string], info: FieldInfo, binding: Fi
 	const texts = (Array.isArray(raw) ? raw : [raw]).filter((x): x is string => typeof x === 'string');
 	if (kind.type === 'list') {
 		const items = texts
-			.flatMap(x => (binding.whole === true ? [x] : x.split(',')))
+			.flatMap(x => (binding.whole === true ? [x] : splitCommas(x)))
 			.map(x => (binding.whole === true ? x : x.trim()))
 			.filter(x => x !== '');
 		return items;

@@ -60,19 +60,45 @@ export function ago(iso: string | null, now: number = Date.now()): string {
 	return `${Math.floor(seconds / 86_400)}d ago`;
 }
 
+/** A card's scope with what its holder reserved on top: "src/auth/**, lock:db (+ package.json)". */
+export function scopeText(card: Card): string | null {
+	const scope = card.scope ?? [];
+	const reserved = card.reserved ?? [];
+	if (scope.length === 0 && reserved.length === 0) {
+		return null;
+	}
+	const extra = reserved.length === 0 ? '' : `${scope.length === 0 ? '' : ' '}(+ ${reserved.join(', ')})`;
+	return `${scope.join(', ')}${extra}`;
+}
+
 export function cardTable(cards: readonly Card[]): string {
 	if (cards.length === 0) {
 		return 'No cards.';
 	}
+	// PROJECT and SCOPE only when some card has one, so a backlog without projects reads as before.
+	const projects = cards.some(c => c.project != null);
+	const scopes = cards.some(c => scopeText(c) !== null);
 	return formatTable(
-		['ID', 'STATUS', 'PRI', 'PHASE', 'OWNER', 'WAITS', 'TITLE'],
+		[
+			'ID',
+			'STATUS',
+			'PRI',
+			'PHASE',
+			...(projects ? ['PROJECT'] : []),
+			'OWNER',
+			'WAITS',
+			...(scopes ? ['SCOPE'] : []),
+			'TITLE',
+		],
 		cards.map(c => [
 			c.id,
 			c.status === 'ready' && c.unmetDeps > 0 ? 'waiting' : c.status,
 			String(c.priority),
 			c.phase ?? '-',
+			...(projects ? [truncate(c.project ?? '-', 30)] : []),
 			c.claimOwner ?? '-',
 			c.dependsOn.length === 0 ? '-' : truncate(c.dependsOn.join(','), 24),
+			...(scopes ? [truncate(scopeText(c) ?? '-', 30)] : []),
 			truncate(c.title, 60),
 		]),
 	);
@@ -94,6 +120,9 @@ export function describeCard(card: Card): string {
 	];
 	const optional: [string, string | null][] = [
 		['phase', card.phase],
+		['project', card.project ?? null],
+		['scope', card.scope !== undefined && card.scope.length > 0 ? card.scope.join(', ') : null],
+		['reserved', card.reserved !== undefined && card.reserved.length > 0 ? card.reserved.join(', ') : null],
 		['dependsOn', card.dependsOn.length > 0 ? card.dependsOn.join(', ') : null],
 		['requires', card.requires.length > 0 ? card.requires.join(', ') : null],
 		['owner', card.claimOwner],
@@ -164,6 +193,9 @@ export function eventDetail(event: BacklogEvent): string {
 	}
 	if (d.dependsOn !== undefined) {
 		parts.push(`on ${d.dependsOn.join(',')}`);
+	}
+	if (d.granted !== undefined) {
+		parts.push(`reserved ${truncate(d.granted.join(', '), 40)}`);
 	}
 	if (d.readiness !== undefined) {
 		const freed = d.readiness.filter(r => r.unmetDeps === 0).map(r => r.id);

@@ -8,6 +8,8 @@
 import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { ProjectId } from '../../core/protocol';
+import { cliFlags } from './flags';
+import { UsageError } from './output';
 
 /** Every project: what a claim or a list sends (or leaves out) to not narrow by project. */
 export const anyProject = '*';
@@ -52,4 +54,30 @@ export async function workingProject(dir: string, explicit: string | undefined):
 	}
 	const inferred = (await findGitRepo(dir))?.project;
 	return inferred !== undefined && ProjectId.safeParse(inferred).success ? inferred : null;
+}
+
+/** `--no-project`: create/edit a card without one, claim only cards without one. */
+export const noProjectFlag = cliFlags({
+	noProject: {
+		type: 'boolean',
+		description: 'No project: a card any project may claim; on claim, only such cards',
+	},
+});
+
+/**
+ * What a command works in: `--no-project` (null), else `--project` (already checked by its schema),
+ * else the working directory's project.
+ */
+export async function chosenProject(
+	flag: string | null | undefined,
+	none: boolean,
+	working: () => Promise<ProjectChoice>,
+): Promise<ProjectChoice> {
+	if (none && flag !== undefined) {
+		throw new UsageError('Use --project or --no-project, not both.');
+	}
+	if (none) {
+		return null;
+	}
+	return flag === undefined ? working() : flag;
 }

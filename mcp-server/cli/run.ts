@@ -19,6 +19,7 @@ import { demoCommand } from './demo';
 import { cliFlags } from './flags';
 import { openHub } from './hubClient';
 import { policyCommands } from './policyCommands';
+import { type ProjectChoice, explicitProject, workingProject } from './project';
 import { steeringCommands } from './steeringCommands';
 import { type Output, UsageError, printJson, processOutput } from './output';
 import { upCommand } from './up';
@@ -195,6 +196,7 @@ export async function runCli(
 		const { dataDir } = global;
 		const agent = cliAgent(global.agent, env);
 		let hubPromise: Promise<RpcClient> | undefined;
+		let projectPromise: Promise<ProjectChoice> | undefined;
 		const ctx: CommandContext = {
 			values,
 			positionals,
@@ -202,6 +204,10 @@ export async function runCli(
 			output,
 			dataDir,
 			agent,
+			workingProject: () => {
+				projectPromise ??= (async () => workingProject(process.cwd(), explicitProject(undefined, env)))();
+				return projectPromise;
+			},
 			hub: (options = {}) => {
 				hubPromise ??= openHub({
 					dataDir,
