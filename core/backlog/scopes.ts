@@ -23,6 +23,8 @@ export async function lockLiveScopes(tx: Queryable): Promise<LiveScopes> {
 	const rows = await tx.query<{ id: string; holder: string; title: string; project: string | null; entries: string[] }>(
 		`SELECT id, claim_owner AS holder, title, project, scope || reserved AS entries FROM cards
 		 WHERE status = 'claimed' AND (scope <> '{}' OR reserved <> '{}')`,
+		[],
+		'baton_live_scopes',
 	);
 	return new LiveScopes(rows.map((r): HeldScope => ({ ...r, cardId: r.id })));
 }
@@ -54,7 +56,7 @@ interface Candidate {
 	project: string | null;
 	scope: string[];
 	priority: number;
-	created_at: string;
+	at: string;
 }
 
 /** Candidates read per batch: the first is small (the best card is usually free), later ones larger. */
@@ -70,25 +72,21 @@ const scanLimit = 2048;
  */
 export async function pickClaimable(
 	tx: Queryable,
-	sql: { claimCandidates: string; claimById: string },
+	sql: { claimCandidates: string; claimCandidatesAfter: string; claimById: string },
 	o: PickOptions,
 ): Promise<{ card?: Card; waits: ScopeWaits }> {
 	const [now, caps, phase] = o.claimParams;
 	const waits: ScopeWaits = { count: 0, holders: 0 };
 	const holders = new Set<string>();
 	let live: LiveScopes | undefined;
-	let after: unknown[] = [null, null, null];
+	let after: unknown[] = [];
 	for (let seen = 0; seen < scanLimit;) {
 		const limit = seen === 0 ? firstBatch : laterBatch;
-		const rows: Candidate[] = await tx.query<Candidate>(sql.claimCandidates, [
-			now,
-			caps,
-			phase,
-			projectParam(o.project),
-			o.skip,
-			limit,
-			...after,
-		]);
+		const rows: Candidate[] = await tx.query<Candidate>(
+			after.length === 0 ? sql.claimCandidates : sql.claimCandidatesAfter,
+			[now, caps, phase, projectParam(o.project), o.skip, limit, ...after],
+			after.length === 0 ? 'baton_claim_candidates' : 'baton_claim_candidates_after',
+		);
 		for (const row of rows) {
 			if (row.scope.length > 0) {
 				live ??= await lockLiveScopes(tx);
@@ -100,7 +98,7 @@ export async function pickClaimable(
 					continue;
 				}
 			}
-			const taken = await tx.query<{ card: Card }>(sql.claimById, [...o.claimParams, row.id]);
+			const taken = await tx.query<{ card: Card }>(sql.claimById, [...o.claimParams, row.id], 'baton_claim_by_id');
 			if (taken[0] !== undefined) {
 				return { card: taken[0].card, waits };
 			}
@@ -110,7 +108,7 @@ export async function pickClaimable(
 		if (rows.length < limit || last === undefined) {
 			break;
 		}
-		after = [last.priority, last.created_at, last.id];
+		after = [last.priority, last.at, last.id];
 	}
 	waits.holders = holders.size;
 	return { waits };
