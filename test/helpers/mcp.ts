@@ -44,11 +44,17 @@ export function tempDataDir(): string {
 	return mkdtempSync('/tmp/bt-');
 }
 
-/** The environment of a child: this data dir, PGlite (no DATABASE_URL), no inherited agent. */
+/** The environment of a child: this data dir, PGlite (no DATABASE_URL), no inherited agent or project. */
 export function childEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
 	const env: Record<string, string> = {};
 	for (const [k, v] of Object.entries(process.env)) {
-		if (v !== undefined && k !== 'DATABASE_URL' && k !== 'BATON_AGENT' && k !== 'BATON_CAPABILITIES') {
+		if (
+			v !== undefined &&
+			k !== 'DATABASE_URL' &&
+			k !== 'BATON_AGENT' &&
+			k !== 'BATON_CAPABILITIES' &&
+			k !== 'BATON_PROJECT'
+		) {
 			env[k] = v;
 		}
 	}
@@ -76,13 +82,15 @@ export function textOf(result: CallToolResult): string {
 /** Starts `node dist/baton.js mcp [args]` with the real SDK client, as an agent's MCP client does. */
 export async function startAgent(
 	dataDir: string,
-	options: { args?: string[]; env?: Record<string, string>; clientName?: string } = {},
+	/** cwd: the working directory of `baton mcp` (its project is that folder's git repository). */
+	options: { args?: string[]; env?: Record<string, string>; clientName?: string; cwd?: string } = {},
 ): Promise<Agent> {
 	const transport = new StdioClientTransport({
 		command: process.execPath,
 		args: [batonJs, 'mcp', ...(options.args ?? [])],
 		env: childEnv(dataDir, options.env),
 		stderr: 'pipe',
+		...(options.cwd === undefined ? {} : { cwd: options.cwd }),
 	});
 	let stderr = '';
 	transport.stderr?.on('data', (chunk: Buffer) => {
@@ -122,11 +130,12 @@ export interface CliResult {
 /** Runs `node dist/baton.js ...args` to completion. */
 export function runBaton(
 	args: string[],
-	options: { dataDir: string; input?: string; env?: Record<string, string>; timeoutMs?: number },
+	options: { dataDir: string; input?: string; env?: Record<string, string>; timeoutMs?: number; cwd?: string },
 ): Promise<CliResult> {
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn(process.execPath, [batonJs, ...args], {
 			env: childEnv(options.dataDir, options.env),
+			...(options.cwd === undefined ? {} : { cwd: options.cwd }),
 			stdio: ['pipe', 'pipe', 'pipe'],
 		});
 		let stdout = '';
