@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -39,6 +40,12 @@ function newestSource(dir: string): number {
 	}
 	return newest;
 }
+
+/**
+ * Where children run unless a test says: outside any git repository, so no test's cards or claims
+ * depend on the checkout's folder name or remote (issue 13's project inference).
+ */
+export const neutralCwd = tmpdir();
 
 export function tempDataDir(): string {
 	return mkdtempSync('/tmp/bt-');
@@ -82,7 +89,7 @@ export function textOf(result: CallToolResult): string {
 /** Starts `node dist/baton.js mcp [args]` with the real SDK client, as an agent's MCP client does. */
 export async function startAgent(
 	dataDir: string,
-	/** cwd: the working directory of `baton mcp` (its project is that folder's git repository). */
+	/** cwd: the working directory of `baton mcp` (its project is that folder's git repository); default neutralCwd. */
 	options: { args?: string[]; env?: Record<string, string>; clientName?: string; cwd?: string } = {},
 ): Promise<Agent> {
 	const transport = new StdioClientTransport({
@@ -90,7 +97,7 @@ export async function startAgent(
 		args: [batonJs, 'mcp', ...(options.args ?? [])],
 		env: childEnv(dataDir, options.env),
 		stderr: 'pipe',
-		...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+		cwd: options.cwd ?? neutralCwd,
 	});
 	let stderr = '';
 	transport.stderr?.on('data', (chunk: Buffer) => {
@@ -135,7 +142,7 @@ export function runBaton(
 	return new Promise((resolvePromise, reject) => {
 		const child = spawn(process.execPath, [batonJs, ...args], {
 			env: childEnv(options.dataDir, options.env),
-			...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+			cwd: options.cwd ?? neutralCwd,
 			stdio: ['pipe', 'pipe', 'pipe'],
 		});
 		let stdout = '';
