@@ -227,6 +227,9 @@ for (const kind of storeKinds) {
 				[['../other/**'], /leaves the project root/],
 				[['lock:db migrations'], /lock name/],
 				[['src/{a,{b,c}}'], /nests braces/],
+				[['src/[abc'], /not a valid glob: it opens a character class "\[" that never closes/],
+				[['src/{a,b'], /not a valid glob: it opens a brace "\{" that never closes/],
+				[['src/[z-a].ts'], /range "z-a" backwards/],
 				[Array.from({ length: 65 }, (_, i) => `f${i}.ts`), /at most 64 entries/],
 			];
 			for (const [scope, why] of cases) {
