@@ -198,14 +198,15 @@ export class Scopes {
 		checkScope(p.paths); // refused before anything is read
 		return this.uow.mutate(ctx, 'card/reserve', async (tx, now) => {
 			const before = await loadCard(tx, p.cardId, true);
+			// A zombie (its epoch superseded, its card reclaimed) hears lease_lost, as on every holder call.
+			checkLease(cardState(before), ctx.actor, p.epoch, now, 'reserve files for');
 			if (before.status !== 'claimed') {
 				throw new BatonError(
 					'invalid_transition',
-					`Card ${p.cardId} is ${before.status}, not claimed; only the agent that holds a card reserves files for it. Claim it first.`,
+					`Card ${p.cardId} is ${before.status}, not claimed; only the agent working on a card reserves files for it.`,
 					{ cardId: p.cardId, status: before.status },
 				);
 			}
-			checkLease(cardState(before), ctx.actor, p.epoch, now, 'reserve files for');
 			const live = await lockLiveScopes(tx);
 			const have = new Set([...(before.scope ?? []), ...(before.reserved ?? [])]);
 			const granted: string[] = [];

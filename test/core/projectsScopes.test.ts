@@ -186,6 +186,8 @@ for (const kind of storeKinds) {
 			// Release ends the claim and its reservations: z becomes claimable.
 			await b.release(a1, { cardId: x, epoch: cx.lease?.epoch });
 			assert.deepEqual((await get(x)).reserved, []);
+			// The zombie of that claim cannot reserve again.
+			await refused(b.reserve(a1, { cardId: x, epoch: cx.lease?.epoch, paths: ['src/x/**'] }), 'lease_lost');
 			assert.equal((await b.claim({ actor: 'w9' }, { project: web })).card?.id, x);
 		});
 
