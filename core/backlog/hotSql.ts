@@ -152,7 +152,8 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				FROM done, readiness RETURNING seq, data
 			)`;
 	// Read by the claim index in its order; the cursor is a second text so it stays an index condition.
-	const candidates = (after: string): string => `SELECT id, project, scope, priority, baton_ts(created_at) AS at
+	const candidates = (after: string): string => `SELECT id, project, array_to_string(scope, E'\n') AS scope,
+				priority, baton_ts(created_at) AS at
 			FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
 				AND NOT id = ANY($5::text[]) ${after}
 			ORDER BY ${claimOrder} LIMIT $6`;

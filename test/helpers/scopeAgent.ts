@@ -15,7 +15,13 @@ const random = prng(Number(seedText));
 const reservable = ['package.json', 'docs/guide.md', 'src/m1/extra.ts', 'src/shared/util.ts', 'lock:release'];
 
 async function main(): Promise<void> {
-	const client = await connectHub({ dataDir, client: 'test', agent: { id: agentId }, spawnHub: false });
+	const client = await connectHub({
+		dataDir,
+		client: 'test',
+		agent: { id: agentId },
+		spawnHub: false,
+		requestTimeoutMs: 60_000, // a loaded CI machine must not turn a slow answer into a failed agent
+	});
 	const counts = { completed: 0, emptyClaims: 0, reserved: 0, reserveRefused: 0, lost: 0 };
 	for (;;) {
 		const { card, lease } = await client.request('card/claim', { project, waitSeconds: 1 });
