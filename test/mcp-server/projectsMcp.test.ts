@@ -206,6 +206,7 @@ describe('baton mcp: scopes and reserve', () => {
 		['a path out of the root', 'src/../../etc', /Scope entry "src\/\.\.\/\.\.\/etc" leaves the project root/],
 		['a lock name with spaces', 'lock:two words', /Scope entry "lock:two words" is not a lock name/],
 		['an invalid glob', 'src/{a,{b,c}}/*', /Scope entry "src\/\{a,\{b,c\}\}\/\*" nests braces/],
+		['an unclosed character class', 'src/[ab.ts', /Scope entry "src\/\[ab\.ts" is not a valid glob/],
 	];
 	for (const [what, entry, message] of bad) {
 		it(`refuses ${what} in create and reserve with the hub's words, changing nothing`, async () => {
