@@ -242,3 +242,43 @@ export function scopeEntriesOverlap(a: readonly string[], b: readonly string[]):
 	}
 	return undefined;
 }
+
+/** A ready card's scope meets a live claim of the same project: which card, held by whom, where. */
+export interface ScopeWait {
+	holder: Card;
+	overlap: EntryOverlap;
+}
+
+/**
+ * The live claim a ready card would wait on (issue 13 §4: "waits on files held by AUTH-3
+ * (claude-code-1)"): the first claimed card of the same project (a card without one meets every
+ * project) whose live scope overlaps this card's scope; undefined when none does or it is not ready.
+ */
+export function scopeWait(card: Card, cards: Iterable<Card>): ScopeWait | undefined {
+	const scope = card.scope ?? [];
+	if (card.status !== 'ready' || scope.length === 0) {
+		return undefined;
+	}
+	for (const other of cards) {
+		if (other.id === card.id || other.status !== 'claimed') {
+			continue;
+		}
+		const a = card.project ?? null;
+		const b = other.project ?? null;
+		if (a !== null && b !== null && a !== b) {
+			continue;
+		}
+		const live = liveScope(other);
+		const overlap = live.length === 0 ? undefined : scopeEntriesOverlap(scope, live);
+		if (overlap !== undefined) {
+			return { holder: other, overlap };
+		}
+	}
+	return undefined;
+}
+
+/** "waits on files held by AUTH-3 (claude-code-1)", or "waits on lock:db held by …" for a lock. */
+export function scopeWaitText(wait: ScopeWait): string {
+	const what = wait.overlap.theirs.startsWith(lockPrefix) ? wait.overlap.theirs : 'files';
+	return `waits on ${what} held by ${wait.holder.id} (${wait.holder.claimOwner ?? 'unknown'})`;
+}
