@@ -158,17 +158,63 @@ export function matchScope(entries: readonly string[]): (path: string) => boolea
 	return path => regexes.some(r => r.test(path));
 }
 
-interface IndexNode<T> {
-	children: Map<string, IndexNode<T>>;
-	globs: { owner: T; compiled: CompiledGlob }[];
+interface IndexEntry<T> {
+	owner: T;
+	regex: RegExp;
+	/** The literal end of the glob's last segment (`.ts` of `*.ts`): a path's name must end with it. */
+	tail: string;
 }
 
-const newNode = <T>(): IndexNode<T> => ({ children: new Map(), globs: [] });
+/**
+ * One folder of the index. A glob is filed at the folder its literal leading segments name, in the
+ * cheapest form that decides it: `under` (the folder then `**`: every path reaching it matches),
+ * `named` (then one plain name: a path in this very folder with that name), `leaf` (then one
+ * wildcard segment: its RegExp on the name of a path in this folder), else `full` (the whole path's
+ * RegExp, looked up by name when the glob ends in a plain one, and after a tail check otherwise).
+ */
+interface IndexNode<T> {
+	children: Map<string, IndexNode<T>>;
+	under: T[];
+	named: Map<string, T[]>;
+	leaf: IndexEntry<T>[];
+	fullByName: Map<string, IndexEntry<T>[]>;
+	full: IndexEntry<T>[];
+}
+
+const newNode = <T>(): IndexNode<T> => ({
+	children: new Map(),
+	under: [],
+	named: new Map(),
+	leaf: [],
+	fullByName: new Map(),
+	full: [],
+});
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+	const list = map.get(key);
+	if (list === undefined) {
+		map.set(key, [value]);
+	} else {
+		list.push(value);
+	}
+}
+
+/** The literal text of a segment without wildcards, else undefined; and its literal tail. */
+function literalOf(segment: Segment | undefined): { name: string | undefined; tail: string } {
+	if (segment === undefined || segment.kind === 'globstar') {
+		return { name: undefined, tail: '' };
+	}
+	let tail = '';
+	for (const t of segment.tokens) {
+		tail = t.kind === 'char' ? tail + t.value : '';
+	}
+	return { name: tail.length === segment.tokens.length ? tail : undefined, tail };
+}
 
 /**
  * Many scopes, each with an owner (a card), indexed by their globs' literal leading folders: `match`
- * walks a path's folders down that tree and tests only the globs filed on the way (`src/auth/**` is
- * never tried on `docs/a.md`); globs that start with a wildcard are tried on every path.
+ * walks a path's folders down that tree and looks only at the globs filed on the way (`src/auth/**`
+ * is never tried on `docs/a.md`), most of them decided without a RegExp (see IndexNode).
  */
 export class ScopeIndex<T> {
 	private readonly root = newNode<T>();
@@ -183,6 +229,9 @@ export class ScopeIndex<T> {
 	add(owner: T, entries: readonly string[]): void {
 		for (const glob of scopeGlobs(entries)) {
 			const compiled = compileGlob(glob);
+			const segments = parseGlob(glob).filter(
+				(s, i, all) => !(s.kind === 'globstar' && all[i - 1]?.kind === 'globstar'),
+			);
 			let node = this.root;
 			for (const segment of compiled.prefix) {
 				let next = node.children.get(segment);
@@ -192,28 +241,102 @@ export class ScopeIndex<T> {
 				}
 				node = next;
 			}
-			node.globs.push({ owner, compiled });
+			const rest = segments.slice(compiled.prefix.length);
+			const last = literalOf(rest.at(-1));
+			if (rest.length === 0) {
+				// A plain path: filed under its own name at its parent folder.
+				node = this.root;
+				for (const segment of compiled.prefix.slice(0, -1)) {
+					node = node.children.get(segment) ?? node;
+				}
+				push(node.named, compiled.prefix.at(-1) ?? '', owner);
+			} else if (rest.length === 1 && rest[0]?.kind === 'globstar') {
+				node.under.push(owner);
+			} else if (rest.length === 1) {
+				const leaf = rest[0]?.kind === 'pattern' ? rest[0].tokens.map(tokenSource).join('') : '';
+				node.leaf.push({ owner, regex: new RegExp(`^${leaf}$`), tail: last.tail });
+			} else if (last.name !== undefined) {
+				push(node.fullByName, last.name, { owner, regex: compiled.regex, tail: '' });
+			} else {
+				node.full.push({ owner, regex: compiled.regex, tail: last.tail });
+			}
 			this.count++;
 		}
 	}
 
-	/** The owners whose scope covers `path`, each once, in the order they were added per folder depth. */
-	match(path: string): T[] {
-		const segments = path.split('/').filter(s => s !== '' && s !== '.');
-		const rel = segments.join('/');
-		const out: T[] = [];
+	/**
+	 * The owners whose scope covers `path` (relative to the root, `/`-separated), each once, in the
+	 * order they were added per folder depth; an empty array (shared: do not change it) when none do.
+	 */
+	match(path: string): readonly T[] {
+		const rel =
+			path.charCodeAt(0) === slash || path.includes('//') || path.includes('./') || path.endsWith('/')
+				? path
+						.split('/')
+						.filter(s => s !== '' && s !== '.')
+						.join('/')
+				: path;
+		const nameAt = rel.lastIndexOf('/') + 1;
+		const name = rel.slice(nameAt);
+		let out: T[] | undefined;
 		let node: IndexNode<T> | undefined = this.root;
-		for (let depth = 0; node !== undefined; depth++) {
-			for (const { owner, compiled } of node.globs) {
-				if (!out.includes(owner) && compiled.regex.test(rel)) {
-					out.push(owner);
-				}
+		// Down the path's folders by index, not split(): no array per path (a 50k-file pass is GC-bound
+		// otherwise), and no closure per path either.
+		for (let start = 0; node !== undefined;) {
+			out = visit(node, rel, name, out);
+			if (start === nameAt) {
+				// The folder that holds the path: plain names and one-segment wildcards decide on the name alone.
+				out = addAll(node.named.get(name), out);
+				out = collect(node.leaf, name, name, out);
 			}
-			const segment = segments[depth];
-			node = segment === undefined ? undefined : node.children.get(segment);
+			if (start > rel.length) {
+				break;
+			}
+			const end = rel.indexOf('/', start);
+			node = node.children.get(end < 0 ? rel.slice(start) : rel.slice(start, end));
+			start = end < 0 ? rel.length + 1 : end + 1;
 		}
-		return out;
+		return out ?? none;
 	}
+}
+
+const slash = 47;
+const none: readonly never[] = [];
+
+/** The globs of a folder on the path's way that do not depend on the path being in that very folder. */
+function visit<T>(node: IndexNode<T>, rel: string, name: string, out: T[] | undefined): T[] | undefined {
+	let found = addAll(node.under, out);
+	const byName = node.fullByName.get(name);
+	if (byName !== undefined) {
+		found = collect(byName, rel, name, found);
+	}
+	return node.full.length > 0 ? collect(node.full, rel, name, found) : found;
+}
+
+function addAll<T>(owners: readonly T[] | undefined, out: T[] | undefined): T[] | undefined {
+	for (const owner of owners ?? none) {
+		if (out === undefined) {
+			out = [owner];
+		} else if (!out.includes(owner)) {
+			out.push(owner);
+		}
+	}
+	return out;
+}
+
+/** Adds the owners of `entries` whose RegExp matches `text` (the path, or its name for a leaf). */
+function collect<T>(
+	entries: readonly IndexEntry<T>[],
+	text: string,
+	name: string,
+	out: T[] | undefined,
+): T[] | undefined {
+	for (const { owner, regex, tail } of entries) {
+		if (name.endsWith(tail) && !(out?.includes(owner) ?? false) && regex.test(text)) {
+			(out ??= []).push(owner);
+		}
+	}
+	return out;
 }
 
 /** Where two scopes meet: the first pair of overlapping entries (a glob pair, or a shared lock). */

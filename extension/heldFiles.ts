@@ -90,22 +90,26 @@ export class HeldFiles {
 
 	/** The cards whose live scope covers the file at `fsPath` (absolute), each once. */
 	holdersOf(fsPath: string): Card[] {
-		const out: Card[] = [];
+		let out: Card[] | undefined;
 		for (const { root, index } of this.indexes) {
-			if (index.size === 0) {
+			// String prefix, not path.relative (which resolves both paths: 40 % of a 50k-file pass).
+			if (index.size === 0 || fsPath.length <= root.length || !fsPath.startsWith(root)) {
 				continue;
 			}
-			const rel = path.relative(root, fsPath);
-			if (rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
+			const start = root.endsWith(path.sep) ? root.length : root.length + 1;
+			if (fsPath[start - 1] !== path.sep) {
 				continue;
 			}
-			for (const card of index.match(rel.split(path.sep).join('/'))) {
-				if (!out.includes(card)) {
+			const rel = fsPath.slice(start);
+			for (const card of index.match(path.sep === '/' ? rel : rel.split(path.sep).join('/'))) {
+				if (out === undefined) {
+					out = [card];
+				} else if (!out.includes(card)) {
 					out.push(card);
 				}
 			}
 		}
-		return out;
+		return out ?? [];
 	}
 
 	/** The decoration of the file at `fsPath`, or undefined when no live claim holds it. */
