@@ -14,6 +14,7 @@ import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
 import { Messages, cardsWithUndelivered, pendingInbox } from './backlog/messages';
 import { Reviews } from './backlog/reviews';
+import { Scopes } from './backlog/scopes';
 import type { HotStatements } from './backlog/hotSql';
 import { openStore, type StoreOptions } from './backlog/openStore';
 import { BacklogSettings } from './backlog/settings';
@@ -21,7 +22,6 @@ import { Transfer } from './backlog/transfer';
 import { type Listener, type OpContext, UnitOfWork } from './backlog/unitOfWork';
 import { Upkeep } from './backlog/upkeep';
 import { type Clock, systemClock } from './clock';
-import { BatonError } from './errors';
 import { type Logger, createLogger } from './log';
 import {
 	type AgentInfo,
@@ -66,6 +66,7 @@ export class Backlog {
 	private readonly feed: Feed;
 	private readonly messages: Messages;
 	private readonly reviews: Reviews;
+	private readonly scopes: Scopes;
 	private readonly transfer: Transfer;
 	private readonly upkeep: Upkeep;
 
@@ -92,6 +93,7 @@ export class Backlog {
 		this.feed = new Feed(this.uow);
 		this.messages = new Messages(this.uow);
 		this.reviews = new Reviews(this.uow, defaultTtl);
+		this.scopes = new Scopes(this.uow);
 		this.transfer = new Transfer(this.uow);
 		this.upkeep = new Upkeep(this.uow);
 	}
@@ -258,8 +260,8 @@ export class Backlog {
 	// Scopes (backlog/scopes.ts)
 
 	/** The holder widens its card's scope: what no other live claim of the project holds is granted. */
-	reserve(_ctx: OpContext, _p: ParsedParams<'card/reserve'>): Promise<Result<'card/reserve'>> {
-		return Promise.reject(new BatonError('unavailable', 'reserve is not available yet (issue 13 lands it)'));
+	reserve(ctx: OpContext, p: ParsedParams<'card/reserve'>): Promise<Result<'card/reserve'>> {
+		return this.scopes.reserve(ctx, p);
 	}
 
 	// Agents (backlog/agents.ts)

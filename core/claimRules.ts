@@ -104,6 +104,8 @@ export interface UnclaimableCounts {
 	needCapabilities: number;
 	missingCapabilities: readonly string[];
 	otherPhase: number;
+	/** "2 ready cards wait on files held by AUTH-3 (claude-code-1)", when scopes keep cards back. */
+	scopeWaits?: string | undefined;
 }
 
 export function describeNothingClaimable(c: UnclaimableCounts): string {
@@ -111,6 +113,9 @@ export function describeNothingClaimable(c: UnclaimableCounts): string {
 	const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 	if (c.waiting > 0) {
 		parts.push(`${plural(c.waiting, 'ready card waits', 'ready cards wait')} on dependencies`);
+	}
+	if (c.scopeWaits !== undefined) {
+		parts.push(c.scopeWaits);
 	}
 	if (c.deferred > 0) {
 		parts.push(`${plural(c.deferred, 'is', 'are')} deferred by retry backoff`);

@@ -77,6 +77,10 @@ async function applyPatch(tx: Queryable, cardId: string, patch: CardPatch, now: 
 		params.push(value);
 		sets.push(`${patchColumns[key]} = $${params.length}`);
 	}
+	if (patch.status !== undefined || patch.claimEpoch !== undefined) {
+		// Reservations live as long as the claim that made them (issue 13): any end or new epoch drops them.
+		sets.push(`reserved = '{}'`);
+	}
 	sets.push('updated_at = $2');
 	if (visible) {
 		sets.push('version = version + 1');

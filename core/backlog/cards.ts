@@ -7,6 +7,7 @@ import { checkBody, checkCardId, checkTitle } from '../cardText';
 import { BatonError } from '../errors';
 import { agentHealth } from '../health';
 import { generateCardId } from '../ids';
+import { checkScope } from '../scope';
 import type { AgentHealth, Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
@@ -30,6 +31,31 @@ import type { OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
 const historyLimit = 500;
+
+/** A new or edited scope is checked entry by entry (core/scope.ts); the error names the card. */
+function checkCardScope(cardId: string, scope: readonly string[] | undefined): void {
+	if (scope === undefined || scope.length === 0) {
+		return;
+	}
+	try {
+		checkScope(scope);
+	} catch (e) {
+		throw BatonError.is(e)
+			? new BatonError(e.code, `Card ${cardId}: ${e.message}`, { cardId, ...(e.data as object) })
+			: e;
+	}
+}
+
+/** A held card's files change only through its holder's reserve: other claims were checked against them. */
+function checkNotHeld(card: Card, field: 'project' | 'scope'): void {
+	if (card.status === 'claimed') {
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} is claimed by ${card.claimOwner ?? '?'}; its ${field} cannot change while it is held (other claims were checked against it). Its holder can widen it with reserve; change it after the claim ends.`,
+			{ cardId: card.id, holder: card.claimOwner, field },
+		);
+	}
+}
 
 export class Cards {
 	constructor(
@@ -72,6 +98,7 @@ export class Cards {
 				}
 			}
 			checkTexts(toCreate, ids);
+			toCreate.forEach((c, i) => checkCardScope(present(ids[i]), c.scope));
 
 			// Dependencies: in this batch or existing; unknown ids and cycles are refused.
 			const external = externalDeps(toCreate, batch);
@@ -211,6 +238,15 @@ export class Cards {
 			if (p.review !== undefined && p.review !== (before.review ?? 'none')) {
 				set('review', 'review', p.review);
 			}
+			if (p.project !== undefined && p.project !== (before.project ?? null)) {
+				checkNotHeld(before, 'project');
+				set('project', 'project', p.project);
+			}
+			if (p.scope !== undefined && p.scope.join('\n') !== (before.scope ?? []).join('\n')) {
+				checkCardScope(p.cardId, p.scope);
+				checkNotHeld(before, 'scope');
+				set('scope', 'scope', p.scope, '::text[]');
+			}
 			if (changed.length === 0) {
 				return { result: { card: before }, events: [] };
 			}
@@ -251,6 +287,7 @@ export class Cards {
 			p.status === undefined &&
 			p.phase === undefined &&
 			p.owner === undefined &&
+			p.project === undefined &&
 			p.text === undefined;
 		if (onlyReady) {
 			// The board's and agents' most common page: prepared, reading the claim index in claim order.
@@ -285,6 +322,9 @@ export class Cards {
 		}
 		if (p.owner !== undefined) {
 			where.push(`claim_owner = ${param(p.owner)}`);
+		}
+		if (p.project !== undefined) {
+			where.push(`(project IS NULL OR project = ${param(p.project)})`);
 		}
 		if (p.readyOnly === true) {
 			where.push(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= ${param(now)})`);

@@ -10,6 +10,14 @@ import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
 import { nowClaimable, withHandoff } from './reviews';
+import {
+	type ScopeWaits,
+	checkProject,
+	checkScopeFree,
+	describeScopeWaits,
+	pickClaimable,
+	projectParam,
+} from './scopes';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
@@ -53,7 +61,7 @@ export class ClaimCycle {
 		const passOver = options.passOver ?? [];
 		const ttl = p.ttlSeconds ?? this.defaultTtl;
 		const caps = [...new Set(p.capabilities ?? [])];
-		// $1–$6 of the claim, the same for the hot statement and the general path's claimBare.
+		// $1–$6 of the claim, the same for the hot statement and the general path's pick.
 		const claimParams = (now: Date): unknown[] => [
 			now,
 			caps,
@@ -67,6 +75,7 @@ export class ClaimCycle {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
 					key,
+					projectParam(p.project),
 				]);
 				const row = rows[0];
 				if (row === undefined) {
@@ -96,21 +105,28 @@ export class ClaimCycle {
 							).map(r => r.id)
 						: [];
 				checkClaimable(cardState(before), ctx.actor, caps, now, unmetIds);
+				checkProject(before, p.project);
+				await checkScopeFree(tx, before);
 				const { card, events } = await act(tx, p.cardId, { type: 'claim', actor: ctx.actor, ttlSeconds: ttl }, now);
 				return { result: { card, lease: leaseOf(cardState(card)) }, events };
 			}
-			// The general path (the fast one found nothing, or lost a race): same statement, plus the reason.
-			const pickBare = async (skip: readonly string[]): Promise<Card | undefined> =>
-				(
-					await tx.query<{ card: Card; epoch: number }>(this.uow.catalogue.sql.claimBare, [...claimParams(now), skip])
-				)[0]?.card;
-			const card = (passOver.length > 0 ? await pickBare(passOver) : undefined) ?? (await pickBare([]));
+			// The general path (the fast one found nothing, lost a race, or met a card with a scope): the
+			// same order, each scoped card checked against the live claims of its project, plus the reason.
+			const pick = (skip: readonly string[]) =>
+				pickClaimable(tx, this.uow.catalogue.sql, { claimParams: claimParams(now), project: p.project, skip });
+			const first = passOver.length > 0 ? await pick(passOver) : undefined;
+			const picked = first?.card !== undefined ? first : await pick([]);
+			const card = picked.card;
 			if (card === undefined) {
 				if (options.explain === false) {
 					return { result: { card: null, lease: null }, events: [] };
 				}
 				return {
-					result: { card: null, lease: null, reason: await this.nothingClaimable(tx, caps, p.phase, now) },
+					result: {
+						card: null,
+						lease: null,
+						reason: await this.nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits),
+					},
 					events: [],
 				};
 			}
@@ -121,8 +137,16 @@ export class ClaimCycle {
 		});
 	}
 
-	private async nothingClaimable(tx: Queryable, caps: string[], phase: string | undefined, now: Date): Promise<string> {
-		// Counts within the asked-for phase; cards elsewhere are only mentioned when they would be claimable.
+	private async nothingClaimable(
+		tx: Queryable,
+		caps: string[],
+		phase: string | undefined,
+		project: string | null | undefined,
+		now: Date,
+		waits: ScopeWaits,
+	): Promise<string> {
+		// Counts within the asked-for phase and project; cards elsewhere are only mentioned when they
+		// would be claimable (other phases) or not at all (other projects are not this agent's business).
 		const [row] = await tx.query<Record<string, unknown>>(
 			`SELECT
 				count(*) FILTER (WHERE mine AND status = 'ready') AS ready_total,
@@ -134,8 +158,9 @@ export class ClaimCycle {
 					AND (defer_until IS NULL OR defer_until <= $1) AND requires <@ $2::text[]) AS other_phase,
 				count(*) FILTER (WHERE mine AND status = 'claimed') AS claimed,
 				count(*) FILTER (WHERE mine AND status = 'blocked') AS blocked
-			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards) c`,
-			[now, caps, phase ?? null],
+			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards
+				WHERE $4::text = '*' OR project IS NULL OR project = $4) c`,
+			[now, caps, phase ?? null, projectParam(project)],
 		);
 		const r = present(row);
 		const needCaps = num(r.need_caps);
@@ -159,6 +184,7 @@ export class ClaimCycle {
 			needCapabilities: needCaps,
 			missingCapabilities: missing,
 			otherPhase: num(r.other_phase),
+			scopeWaits: describeScopeWaits(waits),
 		};
 		return describeNothingClaimable(counts);
 	}
@@ -297,6 +323,7 @@ export class ClaimCycle {
 			next.phase ?? null,
 			new Date(now.getTime() + ttl * 1000),
 			ttl,
+			projectParam(next.project),
 		]);
 		const row = rows[0];
 		if (row === undefined) {

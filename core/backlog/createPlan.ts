@@ -133,6 +133,9 @@ export function cardRecords(
 			updated_at: now.toISOString(),
 			review: c.review ?? review,
 			needs_input: false,
+			project: c.project ?? null,
+			scope: c.scope ?? [],
+			reserved: [],
 		};
 	});
 }

@@ -62,19 +62,25 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
 	const pickWhere = (now: string, caps: string): string => `status = 'ready' AND unmet_deps = 0
 			AND (defer_until IS NULL OR defer_until <= ${now}) AND requires <@ ${caps}::text[]`;
+	/** The claimer's project: '*' any, null only cards without one, else its own and those without one. */
+	const ofProject = (project: string): string =>
+		`(${project}::text = '*' OR project IS NULL OR project = ${project}::text)`;
 	const pickTail = `ORDER BY ${claimOrder} LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
-	const pick = (now: string, caps: string, phase: string, withPhase: boolean): string =>
+	const pick = (now: string, caps: string, phase: string, withPhase: boolean, project: string): string =>
 		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
-			${pickTail}`;
+			AND ${ofProject(project)} ${pickTail}`;
 	// $ placeholders of the claim: now, actor, lease expiry, ttl.
 	const take = (now: string, actor: string, expiry: string, ttl: string): string =>
 		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claimed_at = ${now}, lease_expires_at = ${expiry},
 			lease_ttl_seconds = ${ttl}, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
-			progress_note = NULL, progress_at = ${now}, defer_until = NULL, version = version + 1, updated_at = ${now}
+			progress_note = NULL, progress_at = ${now}, defer_until = NULL, reserved = '{}', version = version + 1,
+			updated_at = ${now}
 		FROM pick WHERE cards.id = pick.id`;
 	/**
 	 * pick → took (the claim) → the `claimed` event, as CTEs named pick, took and `event`, for the
-	 * placeholders given; `guard` is an extra condition on the claiming UPDATE.
+	 * placeholders given; `guard` is an extra condition on the claiming UPDATE. A picked card with a
+	 * scope is not taken: whether it overlaps a live claim is decided in TypeScript, by the general
+	 * path (claimCycle.ts), which then runs.
 	 */
 	const claimCtes = (o: {
 		now: string;
@@ -86,9 +92,10 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		ttl: string;
 		seq: string;
 		event: string;
+		project: string;
 		guard?: string;
-	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase)}),
-			took AS (${take(o.now, o.actor, o.expiry, o.ttl)} ${o.guard ?? ''}
+	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase, o.project)}),
+			took AS (${take(o.now, o.actor, o.expiry, o.ttl)} AND cards.scope = '{}' ${o.guard ?? ''}
 				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			${o.event} AS (
 				INSERT INTO events (seq, at, card_id, actor, type, data)
@@ -105,6 +112,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		ttl: '$6',
 		seq: nextSeq,
 		event: 'ev',
+		project: '$8',
 	})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
@@ -116,7 +124,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// A card that needs review goes to `review` instead: no row here, the general path decides.
 	const completeCtes = `done AS (
 				UPDATE cards SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
-					lease_ttl_seconds = NULL, result = $4, blocked_reason = NULL, defer_until = NULL,
+					lease_ttl_seconds = NULL, reserved = '{}', result = $4, blocked_reason = NULL, defer_until = NULL,
 					version = version + 1, updated_at = $1
 				WHERE id = $2 AND ${holds('$3', '$5', '$1')} AND review = 'none'
 				RETURNING cards.id, baton_card(cards) AS card
@@ -146,7 +154,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
 	/**
 	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
-	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl. A card this completion unblocks is not
+	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl, $11 project ('*' any). A card this completion unblocks is not
 	 * among the pick's choices (the pick reads the statement's snapshot, from before the completion; the
 	 * caller claims again when nothing was picked). It claims only when the completion happened.
 	 * PostgreSQL runs the same steps as the function baton_hand_over (migration 0007): one cached plan per
@@ -156,7 +164,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	const completeNextWith = (withPhase: boolean): string =>
 		lockPick
 			? `SELECT * FROM baton_hand_over($1::timestamptz, $2::text, $3::text, $4::text, $5::int, $6::text,
-				$7::text[], $8::text, $9::timestamptz, $10::int)`
+				$7::text[], $8::text, $9::timestamptz, $10::int, $11::text)`
 			: `WITH ${completeCtes},
 			${claimCtes({
 				now: '$1',
@@ -168,6 +176,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				ttl: '$10',
 				seq: secondSeq,
 				event: 'ev2',
+				project: '$11',
 				guard: 'AND EXISTS (SELECT 1 FROM done)',
 			})},
 			log AS (
@@ -190,13 +199,23 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			true,
 		),
 		/**
-		 * Claim inside the general path's transaction (no event: the caller logs it): $1–$6 as claim, $7
-		 * ids not to pick (complete {next} without the hand-over passes over the cards it unblocked).
+		 * The general path's candidates, in claim order (scopes.ts checks each one's scope): $1 now, $2
+		 * caps, $3 phase (null = any), $4 project, $5 ids not to pick, $6 limit, and the last candidate
+		 * of the previous batch ($7 priority, $8 createdAt, $9 id; null for the first batch).
 		 */
-		claimBare: `WITH pick AS (SELECT id FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3)
-				AND NOT id = ANY($7::text[]) ${pickTail})
+		claimCandidates: `SELECT id, project, scope, priority, baton_ts(created_at) AS created_at FROM cards
+			WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
+				AND NOT id = ANY($5::text[])
+				AND ($7::int IS NULL OR ${afterInClaimOrder('$7', '$8', '$9')})
+			ORDER BY ${claimOrder} LIMIT $6`,
+		/**
+		 * Claim card $7 inside the general path's transaction if it is still claimable (no event: the
+		 * caller logs it): $1–$6 as claim. A card another transaction is taking is skipped, not waited on.
+		 */
+		claimById: `WITH pick AS (SELECT id FROM cards WHERE id = $7 AND ${pickWhere('$1', '$2')}
+				AND ($3::text IS NULL OR phase = $3) ${lockPick ? 'FOR UPDATE SKIP LOCKED' : ''})
 			${take('$1', '$4', '$5', '$6')} RETURNING baton_card(cards) AS card`,
-		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key. */
+		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key, $8 project. */
 		claim: claimWith(false),
 		/** The same with $3 a phase. */
 		claimPhase: claimWith(true),

@@ -86,6 +86,9 @@ export class Transfer {
 				completed_by: c.completedBy ?? null,
 				handoff: c.handoff ?? null,
 				needs_input: c.needsInput ?? false,
+				project: c.project ?? null,
+				scope: c.scope ?? [],
+				reserved: c.reserved ?? [],
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

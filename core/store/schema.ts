@@ -83,6 +83,18 @@ export const cards = pgTable(
 		handoff: text(),
 		/** An agent's question (a message with question = true) is waiting for an answer. */
 		needsInput: boolean().notNull().default(false),
+		/** The project it belongs to; null = none (migration 0011). */
+		project: text(),
+		/** Path globs from the project root and `lock:` names its work touches. */
+		scope: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		/** What the holder reserved while it works; emptied when the claim ends. */
+		reserved: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
@@ -112,6 +124,12 @@ export const cards = pgTable(
 		index('cards_review_idx')
 			.on(t.priority.desc().nullsFirst(), t.createdAt, t.id)
 			.where(sql`status = 'review'`),
+		index('cards_live_scope_idx')
+			.on(t.project)
+			.where(sql`status = 'claimed' AND (scope <> '{}' OR reserved <> '{}')`),
+		index('cards_project_idx')
+			.on(t.project)
+			.where(sql`project IS NOT NULL`),
 		check('cards_status_check', sql`status IN ('ready', 'claimed', 'review', 'blocked', 'done')`),
 		check('cards_review_check', sql`review IN ('none', 'human', 'agent')`),
 	],

@@ -387,7 +387,7 @@ for (const kind of storeKinds) {
 					await t.backlog.create(ctx, { cards });
 				}
 				await internals.db.exec('ANALYZE cards');
-				const texts = Object.entries(internals.sql).filter(([key]) => !/^(readyPage|claimBare)/.test(key));
+				const texts = Object.entries(internals.sql).filter(([key]) => !/^(readyPage|claimCandidates)/.test(key));
 				assert.ok(texts.length >= 6, texts.map(([key]) => key).join(', '));
 				const readsByClaimIndexes = (key: string, plan: unknown): void => {
 					const scans = cardScans(plan);
@@ -451,7 +451,7 @@ for (const kind of storeKinds) {
 							}
 							plans.length = 0;
 							const { rows } = await client.query(
-								`SELECT * FROM baton_hand_over(now(), $1, $2, NULL, $3, NULL, '{}', $4, now() + interval '1 minute', 60)`,
+								`SELECT * FROM baton_hand_over(now(), $1, $2, NULL, $3, NULL, '{}', $4, now() + interval '1 minute', 60, '*')`,
 								[held.card?.id, ctx.actor, held.lease?.epoch, phase],
 							);
 							await client.query('ROLLBACK');

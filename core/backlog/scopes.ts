@@ -1,0 +1,208 @@
+/**
+ * Scopes in the store (issue 13 §2): the general path's pick that never hands out a card whose scope
+ * overlaps a live claim of its project, the refusal of such a card claimed by id, and card/reserve.
+ * Granting a scope (a scoped claim, a reservation) happens under one advisory lock, so two hubs on one
+ * PostgreSQL cannot both grant overlapping scopes; releasing one needs no lock (it only frees files).
+ * Overlap is decided by the pure core/scopeConflicts.ts; this module sends SQL and decides nothing else.
+ */
+import { BatonError } from '../errors';
+import { checkLease } from '../lease';
+import type { Card, ParsedParams, ReserveRefusal, Result } from '../protocol';
+import { checkScope } from '../scope';
+import { type HeldScope, LiveScopes, type ScopeConflict } from '../scopeConflicts';
+import type { Queryable } from '../store/db';
+import { cardState, loadCard } from './cardActions';
+import type { OpContext, UnitOfWork } from './unitOfWork';
+
+/** The advisory lock every grant of a scope takes (transaction-scoped): "btsc". */
+const scopeLockKey = 0x62747363;
+
+/** Takes the scope lock for the rest of the transaction, then reads the live scopes as they are now. */
+export async function lockLiveScopes(tx: Queryable): Promise<LiveScopes> {
+	await tx.query('SELECT pg_advisory_xact_lock($1)', [scopeLockKey]);
+	const rows = await tx.query<{ id: string; holder: string; title: string; project: string | null; entries: string[] }>(
+		`SELECT id, claim_owner AS holder, title, project, scope || reserved AS entries FROM cards
+		 WHERE status = 'claimed' AND (scope <> '{}' OR reserved <> '{}')`,
+	);
+	return new LiveScopes(rows.map((r): HeldScope => ({ ...r, cardId: r.id })));
+}
+
+/** The claimer's project as the statements take it: '*' any, null only cards without one. */
+export function projectParam(project: string | null | undefined): string | null {
+	return project === undefined ? '*' : project;
+}
+
+/** Ready cards that wait on files held by others, for the "nothing claimable" reason. */
+export interface ScopeWaits {
+	count: number;
+	/** The first candidate's conflict (the holder it waits on). */
+	first?: ScopeConflict;
+	/** How many different claims hold the files they wait on. */
+	holders: number;
+}
+
+export interface PickOptions {
+	/** $1–$6 of the claim (now, caps, phase, actor, expiry, ttl). */
+	claimParams: unknown[];
+	project: string | null | undefined;
+	/** Ids not to pick. */
+	skip: readonly string[];
+}
+
+interface Candidate {
+	id: string;
+	project: string | null;
+	scope: string[];
+	priority: number;
+	created_at: string;
+}
+
+/** Candidates read per batch: the first is small (the best card is usually free), later ones larger. */
+const firstBatch = 4;
+const laterBatch = 128;
+/** Candidates looked at before giving up (their scopes all overlap live claims). */
+const scanLimit = 2048;
+
+/**
+ * The general path's pick: the best claimable card whose scope overlaps no live claim of its project,
+ * claimed (no event: the caller logs it). Cards without a scope are taken as they come; the scope lock
+ * is taken at the first card with one. Returns the waits when nothing was taken.
+ */
+export async function pickClaimable(
+	tx: Queryable,
+	sql: { claimCandidates: string; claimById: string },
+	o: PickOptions,
+): Promise<{ card?: Card; waits: ScopeWaits }> {
+	const [now, caps, phase] = o.claimParams;
+	const waits: ScopeWaits = { count: 0, holders: 0 };
+	const holders = new Set<string>();
+	let live: LiveScopes | undefined;
+	let after: unknown[] = [null, null, null];
+	for (let seen = 0; seen < scanLimit;) {
+		const limit = seen === 0 ? firstBatch : laterBatch;
+		const rows: Candidate[] = await tx.query<Candidate>(sql.claimCandidates, [
+			now,
+			caps,
+			phase,
+			projectParam(o.project),
+			o.skip,
+			limit,
+			...after,
+		]);
+		for (const row of rows) {
+			if (row.scope.length > 0) {
+				live ??= await lockLiveScopes(tx);
+				const conflict = live.conflict(row.project, row.scope);
+				if (conflict !== undefined) {
+					waits.count++;
+					waits.first ??= conflict;
+					holders.add(conflict.cardId);
+					continue;
+				}
+			}
+			const taken = await tx.query<{ card: Card }>(sql.claimById, [...o.claimParams, row.id]);
+			if (taken[0] !== undefined) {
+				return { card: taken[0].card, waits };
+			}
+		}
+		seen += rows.length;
+		const last = rows.at(-1);
+		if (rows.length < limit || last === undefined) {
+			break;
+		}
+		after = [last.priority, last.created_at, last.id];
+	}
+	waits.holders = holders.size;
+	return { waits };
+}
+
+/** "2 ready cards wait on files held by AUTH-3 (claude-code-1)", for the nothing-claimable reason. */
+export function describeScopeWaits(w: ScopeWaits): string | undefined {
+	if (w.count === 0 || w.first === undefined) {
+		return undefined;
+	}
+	const others = w.holders > 1 ? ` and ${w.holders - 1} other ${w.holders === 2 ? 'claim' : 'claims'}` : '';
+	return `${w.count} ready ${w.count === 1 ? 'card waits' : 'cards wait'} on files held by ${w.first.cardId} (${w.first.holder})${others}`;
+}
+
+/** A refusal for a card claimed by id whose scope overlaps a live claim: names the holder and both globs. */
+export async function checkScopeFree(tx: Queryable, card: Card): Promise<void> {
+	const scope = card.scope ?? [];
+	if (scope.length === 0) {
+		return;
+	}
+	const conflict = (await lockLiveScopes(tx)).conflict(card.project ?? null, scope, card.id);
+	if (conflict !== undefined) {
+		throw new BatonError(
+			'conflict',
+			`Card ${card.id} touches files that ${conflict.cardId} (${conflict.holder}) holds: its "${conflict.mine}" overlaps "${conflict.theirs}". Claim it after ${conflict.cardId} ends, or claim another card.`,
+			{
+				cardId: card.id,
+				holder: conflict.holder,
+				holderCard: conflict.cardId,
+				mine: conflict.mine,
+				theirs: conflict.theirs,
+			},
+		);
+	}
+}
+
+/** A card claimed by id must be of the claimer's project (or of none); '*' and omitted take any. */
+export function checkProject(card: Card, project: string | null | undefined): void {
+	const of = card.project ?? null;
+	if (project === undefined || project === '*' || of === null || of === project) {
+		return;
+	}
+	throw new BatonError(
+		'invalid_transition',
+		`Card ${card.id} belongs to project ${of}; you work in ${project ?? 'no project'}. Claim a card of your project, or start the agent in ${of}'s repository.`,
+		{ cardId: card.id, project: of, yourProject: project },
+	);
+}
+
+export class Scopes {
+	constructor(private readonly uow: UnitOfWork) {}
+
+	/** The holder widens its card's scope: what no other live claim of the project holds is granted. */
+	async reserve(ctx: OpContext, p: ParsedParams<'card/reserve'>): Promise<Result<'card/reserve'>> {
+		checkScope(p.paths); // refused before anything is read
+		return this.uow.mutate(ctx, 'card/reserve', async (tx, now) => {
+			const before = await loadCard(tx, p.cardId, true);
+			if (before.status !== 'claimed') {
+				throw new BatonError(
+					'invalid_transition',
+					`Card ${p.cardId} is ${before.status}, not claimed; only the agent that holds a card reserves files for it. Claim it first.`,
+					{ cardId: p.cardId, status: before.status },
+				);
+			}
+			checkLease(cardState(before), ctx.actor, p.epoch, now, 'reserve files for');
+			const live = await lockLiveScopes(tx);
+			const have = new Set([...(before.scope ?? []), ...(before.reserved ?? [])]);
+			const granted: string[] = [];
+			const refused: ReserveRefusal[] = [];
+			for (const path of new Set(p.paths)) {
+				const conflict = have.has(path) ? undefined : live.conflict(before.project ?? null, [path], before.id);
+				if (conflict === undefined) {
+					granted.push(path);
+				} else {
+					refused.push({ path, theirs: conflict.theirs, cardId: conflict.cardId, holder: conflict.holder });
+				}
+			}
+			const added = granted.filter(path => !have.has(path));
+			checkScope([...have, ...added]); // the card's whole live scope stays within the limits
+			if (added.length === 0) {
+				return { result: { card: before, granted, refused }, events: [] };
+			}
+			const rows = await tx.query<{ card: Card }>(
+				`UPDATE cards SET reserved = reserved || $2::text[], version = version + 1, updated_at = $3 WHERE id = $1
+				 RETURNING baton_card(cards) AS card`,
+				[p.cardId, added, now],
+			);
+			const card = (rows[0] as { card: Card }).card;
+			return {
+				result: { card, granted, refused },
+				events: [{ cardId: card.id, type: 'reserved', data: { card, granted: added } }],
+			};
+		});
+	}
+}
