@@ -19,7 +19,7 @@ import type { BenchReport } from './report';
 
 /** Every bench we know of, in run order (cheap and independent first). Missing files are skipped. */
 const benchNames = [
-	'decorations',
+	'heldFiles',
 	'core',
 	'pgCompare',
 	'hub',

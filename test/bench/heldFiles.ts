@@ -58,7 +58,7 @@ function liveClaims(random: () => number): Card[] {
 }
 
 function main(): void {
-	const reporter = new Reporter('decorations');
+	const reporter = new Reporter('heldFiles');
 	const random = prng(13);
 	const paths = workspaceFiles(random);
 	const cards = liveClaims(random);
