@@ -267,10 +267,11 @@ export class ScopeIndex<T> {
 	/**
 	 * The owners whose scope covers `path` (relative to the root, `/`-separated), each once, in the
 	 * order they were added per folder depth; an empty array (shared: do not change it) when none do.
+	 * `normalized`: the caller vouches for no empty, `.` or leading `/` segment (a file-system path).
 	 */
-	match(path: string): readonly T[] {
+	match(path: string, normalized = false): readonly T[] {
 		const rel =
-			path.charCodeAt(0) === slash || path.includes('//') || path.includes('./') || path.endsWith('/')
+			!normalized && (path.charCodeAt(0) === slash || path.includes('//') || path.includes('./') || path.endsWith('/'))
 				? path
 						.split('/')
 						.filter(s => s !== '' && s !== '.')
@@ -286,8 +287,8 @@ export class ScopeIndex<T> {
 			out = visit(node, rel, name, out);
 			if (start === nameAt) {
 				// The folder that holds the path: plain names and one-segment wildcards decide on the name alone.
-				out = addAll(node.named.get(name), out);
-				out = collect(node.leaf, name, name, out);
+				out = node.named.size > 0 ? addAll(node.named.get(name), out) : out;
+				out = node.leaf.length > 0 ? collect(node.leaf, name, name, out) : out;
 			}
 			if (start > rel.length) {
 				break;
@@ -305,8 +306,9 @@ const none: readonly never[] = [];
 
 /** The globs of a folder on the path's way that do not depend on the path being in that very folder. */
 function visit<T>(node: IndexNode<T>, rel: string, name: string, out: T[] | undefined): T[] | undefined {
-	let found = addAll(node.under, out);
-	const byName = node.fullByName.get(name);
+	// Most folders on a path's way file no glob: the size checks spare them a hash of the name.
+	let found = node.under.length > 0 ? addAll(node.under, out) : out;
+	const byName = node.fullByName.size > 0 ? node.fullByName.get(name) : undefined;
 	if (byName !== undefined) {
 		found = collect(byName, rel, name, found);
 	}
