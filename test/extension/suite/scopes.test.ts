@@ -84,10 +84,17 @@ describe('projects and scopes in the editor', () => {
 		const seen = await uiCheck({ rows: [titles.mine, titles.loose, titles.other] });
 		assert.deepEqual(seen.rowsFound, [titles.mine, titles.loose], 'as the user sees the rows');
 
+		// The sidebar board follows the same switch (the extension tells it with view/projects).
+		await vscode.commands.executeCommand('baton.board.focus');
+		const board = await uiCheck({ rows: [], boardText: titles.mine });
+		assert.ok(board.boardRendered, 'the board shows the workspace project’s card');
+		assert.equal(board.boardSample.includes(titles.other), false, 'the board hides the other project’s card');
+
 		await vscode.commands.executeCommand('baton.showAllProjects');
 		await waitFor('every project’s cards', () => ready().includes(other));
-		const all = await uiCheck({ rows: [titles.other] });
+		const all = await uiCheck({ rows: [titles.other], boardText: titles.other });
 		assert.deepEqual(all.rowsFound, [titles.other]);
+		assert.ok(all.boardRendered, 'All projects: the board shows the other project’s card too');
 		await vscode.commands.executeCommand('baton.showWorkspaceProjects');
 		await waitFor('the filter back', () => !ready().includes(other));
 	});
