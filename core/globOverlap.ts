@@ -55,6 +55,70 @@ function parseSegment(segment: string): CharToken[] {
 	return tokens;
 }
 
+/**
+ * Why `glob` is not a glob Baton accepts (as a sentence ending in what to do), or undefined. Refused:
+ * a lone trailing `\`, a `[` whose class never closes, a backwards range (`[z-a]`), braces that do not
+ * balance, empty braces. The matcher would read some of these as literal characters; a scope is
+ * refused instead, because its author almost surely meant something else.
+ */
+export function globSyntaxError(glob: string): string | undefined {
+	let depth = 0;
+	for (const segment of glob.split('/')) {
+		for (let i = 0; i < segment.length; i++) {
+			const c = segment.charAt(i);
+			if (c === '\\') {
+				if (i + 1 >= segment.length) {
+					return 'ends a segment with a lone "\\". Escape a backslash as "\\\\", or remove it.';
+				}
+				i++;
+			} else if (c === '[') {
+				const end = classEnd(segment, i);
+				if (end === -1) {
+					return 'opens a character class "[" that never closes. Close it with "]", or write "\\[" for the character.';
+				}
+				const backwards = backwardsRange(segment.slice(i + 1, end));
+				if (backwards !== undefined) {
+					return `has the range "${backwards}" backwards. Write the lower character first.`;
+				}
+				i = end;
+			} else if (c === '{') {
+				depth++;
+				if (segment.charAt(i + 1) === '}') {
+					return 'has empty braces "{}". List alternatives inside them, like "{a,b}", or remove them.';
+				}
+			} else if (c === '}') {
+				if (--depth < 0) {
+					return 'closes a brace "}" it never opened. Write "\\}" for the character.';
+				}
+			}
+		}
+	}
+	return depth > 0 ? 'opens a brace "{" that never closes. Close it with "}".' : undefined;
+}
+
+/** The first range of a class body whose ends are in the wrong order (`z-a`), or undefined. */
+function backwardsRange(body: string): string | undefined {
+	let i = body.startsWith('!') || body.startsWith('^') ? 1 : 0;
+	for (; i < body.length; i++) {
+		let lo = body.charAt(i);
+		if (lo === '\\') {
+			lo = body.charAt(++i);
+		}
+		if (body.charAt(i + 1) === '-' && i + 2 < body.length) {
+			let hi = body.charAt(i + 2);
+			const start = i;
+			i += 2;
+			if (hi === '\\') {
+				hi = body.charAt(++i);
+			}
+			if (lo > hi) {
+				return body.slice(start, i + 1);
+			}
+		}
+	}
+	return undefined;
+}
+
 /** Index of the `]` closing the class opened at `start`, or -1 (a `]` first in the class is literal). */
 function classEnd(segment: string, start: number): number {
 	let i = start + 1;

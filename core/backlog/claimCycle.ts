@@ -16,6 +16,7 @@ import {
 	checkScopeFree,
 	describeScopeWaits,
 	pickClaimable,
+	preparePick,
 	projectParam,
 } from './scopes';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
@@ -91,6 +92,7 @@ export class ClaimCycle {
 				return fast;
 			}
 		}
+		await preparePick(this.uow.db, this.uow.catalogue.sql);
 		return this.uow.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
 			if (p.cardId !== undefined) {
 				const before = await loadCard(tx, p.cardId, true);

@@ -151,6 +151,12 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 						ELSE json_build_object('card', done.card) END
 				FROM done, readiness RETURNING seq, data
 			)`;
+	// Read by the claim index in its order; the cursor is a second text so it stays an index condition.
+	const candidates = (after: string): string => `SELECT id, project, array_to_string(scope, E'\n') AS scope,
+				priority, baton_ts(created_at) AS at
+			FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
+				AND NOT id = ANY($5::text[]) ${after}
+			ORDER BY ${claimOrder} LIMIT $6`;
 	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
 	/**
 	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
@@ -200,20 +206,18 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		),
 		/**
 		 * The general path's candidates, in claim order (scopes.ts checks each one's scope): $1 now, $2
-		 * caps, $3 phase (null = any), $4 project, $5 ids not to pick, $6 limit, and the last candidate
-		 * of the previous batch ($7 priority, $8 createdAt, $9 id; null for the first batch).
+		 * caps, $3 phase (null = any), $4 project, $5 ids not to pick, $6 limit.
 		 */
-		claimCandidates: `SELECT id, project, scope, priority, baton_ts(created_at) AS created_at FROM cards
-			WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
-				AND NOT id = ANY($5::text[])
-				AND ($7::int IS NULL OR ${afterInClaimOrder('$7', '$8', '$9')})
-			ORDER BY ${claimOrder} LIMIT $6`,
+		claimCandidates: candidates(''),
+		/** The next batch, after the last candidate of the previous one ($7 priority, $8 createdAt, $9 id). */
+		claimCandidatesAfter: candidates(`AND ${afterInClaimOrder('$7', '$8', '$9')}`),
 		/**
 		 * Claim card $7 inside the general path's transaction if it is still claimable (no event: the
 		 * caller logs it): $1–$6 as claim. A card another transaction is taking is skipped, not waited on.
 		 */
-		claimById: `WITH pick AS (SELECT id FROM cards WHERE id = $7 AND ${pickWhere('$1', '$2')}
-				AND ($3::text IS NULL OR phase = $3) ${lockPick ? 'FOR UPDATE SKIP LOCKED' : ''})
+		claimById: `WITH pick AS (SELECT id FROM cards WHERE id = $7
+				AND (${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3)) IS TRUE
+				${lockPick ? 'FOR UPDATE SKIP LOCKED' : ''})
 			${take('$1', '$4', '$5', '$6')} RETURNING baton_card(cards) AS card`,
 		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key, $8 project. */
 		claim: claimWith(false),

@@ -196,6 +196,14 @@ class PgliteQueryable implements Queryable {
 		return rowsOfReply<T>(reply, this.root.pglite.parsers, ready.columns);
 	}
 
+	/** Prepares `name` outside any transaction (Db.prepare), unless done already. */
+	async prepareOutside(name: string, text: string): Promise<void> {
+		if (this.root === undefined) {
+			throw new Error('prepareOutside runs on the instance, not inside a transaction');
+		}
+		await (this.prepared.get(name) ?? this.prepare(this.root, name, text)).ready;
+	}
+
 	/** Prepares `name` once; a failed prepare is forgotten so the next call retries. */
 	private prepare(root: Root, name: string, text: string): PreparedEntry {
 		const created: PreparedEntry = { done: false, ready: Promise.resolve(), columns: [] };
@@ -286,6 +294,13 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 				}
 			}),
 		close: () => inFlight.run(() => pglite.close()),
+		prepare: async list => {
+			if (wire) {
+				for (const { name, text } of list) {
+					await root.prepareOutside(name, text);
+				}
+			}
+		},
 	};
 	const dataDir = options.dataDir;
 	return {

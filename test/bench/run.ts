@@ -25,6 +25,7 @@ const benchNames = [
 	'hub',
 	'mcp',
 	'inbox',
+	'scopes',
 	'board',
 	'activation',
 	'fastPaths',

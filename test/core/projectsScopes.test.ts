@@ -186,6 +186,8 @@ for (const kind of storeKinds) {
 			// Release ends the claim and its reservations: z becomes claimable.
 			await b.release(a1, { cardId: x, epoch: cx.lease?.epoch });
 			assert.deepEqual((await get(x)).reserved, []);
+			// The zombie of that claim cannot reserve again.
+			await refused(b.reserve(a1, { cardId: x, epoch: cx.lease?.epoch, paths: ['src/x/**'] }), 'lease_lost');
 			assert.equal((await b.claim({ actor: 'w9' }, { project: web })).card?.id, x);
 		});
 
@@ -227,6 +229,9 @@ for (const kind of storeKinds) {
 				[['../other/**'], /leaves the project root/],
 				[['lock:db migrations'], /lock name/],
 				[['src/{a,{b,c}}'], /nests braces/],
+				[['src/[abc'], /not a valid glob: it opens a character class "\[" that never closes/],
+				[['src/{a,b'], /not a valid glob: it opens a brace "\{" that never closes/],
+				[['src/[z-a].ts'], /range "z-a" backwards/],
 				[Array.from({ length: 65 }, (_, i) => `f${i}.ts`), /at most 64 entries/],
 			];
 			for (const [scope, why] of cases) {
