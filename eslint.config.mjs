@@ -12,8 +12,22 @@ const hostAndStore = ['vscode', 'ws', 'pg', '@electric-sql/*', 'drizzle-orm', 'd
  * clock and the retry policy every connection shares. All are platform-free; the rule modules are
  * zod-free too (types only from protocol.ts).
  */
-const sharedCore = ['protocol', 'rpc', 'frameSize', 'errors', 'clock', 'backoff', 'lease', 'health', 'claimable'];
-const ruleModules = ['errors', 'clock', 'backoff', 'lease', 'health', 'claimable'];
+const sharedCore = [
+	'protocol',
+	'rpc',
+	'frameSize',
+	'errors',
+	'clock',
+	'backoff',
+	'lease',
+	'health',
+	'claimable',
+	// Issue 13: the board shows a card's scope and which claim it waits on (globOverlap ~3 KB minified,
+	// scopeMatch expands braces itself so the `braces` library stays out of the board and extension).
+	'globOverlap',
+	'scopeMatch',
+];
+const ruleModules = ['errors', 'clock', 'backoff', 'lease', 'health', 'claimable', 'globOverlap', 'scopeMatch'];
 
 /**
  * drizzle is a devDependency: core/store/schema.ts declares the tables in it for

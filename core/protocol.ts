@@ -931,5 +931,7 @@ export const ViewMessage = z.discriminatedUnion('type', [
 	z.object({ type: z.literal('view/connection'), state: z.enum(['connected', 'connecting', 'offline']) }),
 	/** host -> webview: select and open a card's detail pane. */
 	z.object({ type: z.literal('view/openCard'), cardId: CardId }),
+	/** host -> webview: the workspace's projects (issue 13 §1) and whether the user chose All projects. */
+	z.object({ type: z.literal('view/projects'), workspace: z.array(z.string()), showAll: z.boolean() }),
 ]);
 export type ViewMessage = z.infer<typeof ViewMessage>;

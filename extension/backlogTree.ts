@@ -9,9 +9,11 @@ import { isDeferred, isWaiting } from '../core/claimable';
 import { isCardStalled } from '../core/health';
 import { isLeaseExpired } from '../core/lease';
 import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
+import { scopeWait, scopeWaitText } from '../core/scopeMatch';
 import { isFailed } from './alertRules';
 import { cardSummary, compareByPriority, formatDuration, leaseText } from './cardText';
 import type { HubConnection } from './hubConnection';
+import type { WorkspaceProjects } from './workspaceProjects';
 
 export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'review' | 'failed' | 'blocked' | 'done';
 
@@ -26,7 +28,13 @@ export interface CardNode {
 	group: GroupKey;
 }
 
-export type BacklogNode = GroupNode | CardNode;
+/** The one row of a tree whose project filter hides every card: "No cards in … — show all projects". */
+export interface EmptyNode {
+	kind: 'empty';
+	label: string;
+}
+
+export type BacklogNode = GroupNode | CardNode | EmptyNode;
 
 export interface BacklogFilter {
 	phase?: string;
@@ -132,12 +140,23 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	private pending: ReturnType<typeof setTimeout> | undefined;
 	private readonly disposables: vscode.Disposable[] = [];
 	private readonly countdown: ReturnType<typeof setInterval>;
+	private claimed: Card[] | undefined;
 
-	constructor(private readonly hub: HubConnection) {
+	constructor(
+		private readonly hub: HubConnection,
+		/** The workspace's projects and the All projects switch; absent: every card shows. */
+		private readonly projects?: WorkspaceProjects,
+	) {
 		this.disposables.push(
-			hub.onDidChangeCards(() => this.scheduleRefresh()),
+			hub.onDidChangeCards(() => {
+				this.claimed = undefined;
+				this.scheduleRefresh();
+			}),
 			hub.onDidChangeState(() => this.scheduleRefresh()),
 		);
+		if (projects !== undefined) {
+			this.disposables.push(projects.onDidChange(() => this.changeEmitter.fire(undefined)));
+		}
 		// Lease countdowns and stalled flags move with the clock, not with events.
 		this.countdown = setInterval(() => {
 			for (const card of hub.cards.values()) {
@@ -166,9 +185,13 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		this.changeEmitter.fire(undefined);
 	}
 
-	/** "phase: api · text: login", shown as the view's description. */
+	/** "github.com/acme/web · phase: api · text: login", shown as the view's description. */
 	describeFilter(): string {
 		const parts: string[] = [];
+		const project = this.projects?.label;
+		if (project !== undefined) {
+			parts.push(project);
+		}
 		if (this.filterValue.phase !== undefined) {
 			parts.push(`phase: ${this.filterValue.phase}`);
 		}
@@ -180,7 +203,9 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 
 	/** Cards of one group as the tree shows them (filtered, sorted, Done capped). */
 	cardsIn(key: GroupKey): Card[] {
-		const cards = [...this.hub.cards.values()].filter(c => groupOf(c) === key && matches(c, this.filterValue));
+		const cards = [...this.hub.cards.values()].filter(
+			c => groupOf(c) === key && matches(c, this.filterValue) && (this.projects?.includes(c) ?? true),
+		);
 		if (key === 'done') {
 			return cards.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)).slice(0, this.hub.settings.doneLimit);
 		}
@@ -207,9 +232,13 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 				// An empty tree lets the view show its welcome content (connecting / empty backlog).
 				return [];
 			}
+			const label = this.projects?.label;
+			if (label !== undefined && ![...this.hub.cards.values()].some(c => this.projects?.includes(c) ?? true)) {
+				return [{ kind: 'empty', label: `No cards in ${label} — show all projects` }];
+			}
 			return groups.map(g => groupNodes.get(g.key)).filter((g): g is GroupNode => g !== undefined);
 		}
-		if (element.kind === 'card') {
+		if (element.kind !== 'group') {
 			return [];
 		}
 		return this.cardsIn(element.key).map(card => ({ kind: 'card', card, group: element.key }));
@@ -221,6 +250,14 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 
 	getTreeItem(element: BacklogNode): vscode.TreeItem {
 		const now = Date.now();
+		if (element.kind === 'empty') {
+			const item = new vscode.TreeItem(element.label, vscode.TreeItemCollapsibleState.None);
+			item.id = 'empty:projects';
+			item.iconPath = new vscode.ThemeIcon('info');
+			item.command = { command: 'baton.showAllProjects', title: 'Show All Projects' };
+			item.contextValue = 'empty.projects';
+			return item;
+		}
 		if (element.kind === 'group') {
 			const spec = groups.find(g => g.key === element.key);
 			const count = this.cardsIn(element.key).length;
@@ -238,7 +275,8 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		item.id = `card:${card.id}`;
 		const thresholds = this.hub.thresholds;
 		const holder = this.hub.healthOf(card.claimOwner, now);
-		item.description = cardSummary(card, now, thresholds, holder);
+		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
+		item.description = cardSummary(card, now, thresholds, holder) + (wait ? ` · ${scopeWaitText(wait)}` : '');
 		item.iconPath = cardIcon(card, now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
 		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };
@@ -292,6 +330,21 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			const icon = isFailed(card) ? '$(error) Failed: ' : '$(circle-slash) ';
 			tip.appendMarkdown(`${icon}${md(card.blockedReason)}\n\n`);
 		}
+		const scope = card.scope ?? [];
+		if (scope.length > 0 || (card.reserved ?? []).length > 0) {
+			const list = (entries: readonly string[]) => entries.map(e => `\`${e.replace(/`/g, "'")}\``).join(', ');
+			tip.appendMarkdown(`$(files) **Scope${card.project ? ` in ${md(card.project)}` : ''}:** ${list(scope)}`);
+			if (card.status === 'claimed' && (card.reserved ?? []).length > 0) {
+				tip.appendMarkdown(` · reserved: ${list(card.reserved ?? [])}`);
+			}
+			tip.appendMarkdown('\n\n');
+		} else if (card.project) {
+			tip.appendMarkdown(`$(repo) ${md(card.project)}\n\n`);
+		}
+		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
+		if (wait) {
+			tip.appendMarkdown(`$(lock) ${md(scopeWaitText(wait))} (${md(wait.overlap.theirs)})\n\n`);
+		}
 		if (card.dependsOn.length > 0) {
 			const deps = card.dependsOn.map(id => {
 				const dep = this.hub.cards.get(id);
@@ -320,6 +373,12 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			d.dispose();
 		}
 		this.changeEmitter.dispose();
+	}
+
+	/** The claimed cards, collected once per refresh for the "waits on files held by …" test. */
+	private liveClaims(): Card[] {
+		this.claimed ??= [...this.hub.cards.values()].filter(c => c.status === 'claimed' && (c.scope ?? []).length > 0);
+		return this.claimed;
 	}
 
 	/** Coalesces bursts of events (a 1,000-card plan) into one refresh. */

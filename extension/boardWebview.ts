@@ -11,11 +11,14 @@ import { boardPageHtml } from '../core/boardHtml';
 import type { ViewMessage } from '../core/protocol';
 import type { HubConnection } from './hubConnection';
 import type { WebviewRelay } from './webviewRelay';
+import type { WorkspaceProjects } from './workspaceProjects';
 
 export interface BoardHost {
 	extensionUri: vscode.Uri;
 	hub: HubConnection;
 	log: vscode.LogOutputChannel;
+	/** The workspace's projects: the board starts filtered to them unless the user chose All projects. */
+	projects: WorkspaceProjects;
 	/** Handles view/revealInTree and other messages meant for the extension. */
 	onViewMessage(message: ViewMessage): void;
 }
@@ -46,6 +49,17 @@ export function setUpBoardWebview(webview: vscode.Webview, host: BoardHost): Boa
 			cardToOpen = undefined;
 		}
 	};
+	const postProjects = (): void => {
+		if (!disposed && boardReady) {
+			const message: ViewMessage = {
+				type: 'view/projects',
+				workspace: host.projects.projects,
+				showAll: host.projects.showAll,
+			};
+			void webview.postMessage(message);
+		}
+	};
+	const projectsChanged = host.projects.onDidChange(postProjects);
 	const subscription = webview.onDidReceiveMessage((message: unknown) => {
 		if (relay) {
 			relay.receive(message);
@@ -60,6 +74,7 @@ export function setUpBoardWebview(webview: vscode.Webview, host: BoardHost): Boa
 		relay = new WebviewRelay(webview, host.hub, host.log, m => {
 			if (m.type === 'view/ready') {
 				boardReady = true;
+				postProjects();
 				openPending();
 			}
 			host.onViewMessage(m);
@@ -98,6 +113,7 @@ export function setUpBoardWebview(webview: vscode.Webview, host: BoardHost): Boa
 			disposed = true;
 			subscription.dispose();
 			switched.dispose();
+			projectsChanged.dispose();
 			relay?.dispose();
 		},
 	};

@@ -18,8 +18,10 @@ import { HubConnection } from './hubConnection';
 import { configureMcp } from './mcpConfig';
 import { type McpRegistration, registerMcpProvider } from './mcpProvider';
 import { FleetAlerts } from './fleetAlerts';
+import { HeldFileDecorations } from './heldFileDecorations';
 import { ReviewDesk } from './reviewDesk';
 import { AgentStatusBar, ReviewStatusBar } from './statusBar';
+import { WorkspaceProjects } from './workspaceProjects';
 
 /**
  * The end of module evaluation (main.ts is the entry, evaluated last). VS Code calls activate() only
@@ -38,6 +40,10 @@ export interface BatonApi {
 	reviewBar: ReviewStatusBar;
 	/** Review and question notifications. */
 	desk: ReviewDesk;
+	/** The workspace's projects and the All projects switch (issue 13 §1). */
+	projects: WorkspaceProjects;
+	/** Files inside live claims' scopes: Explorer decorations and the edit warning (issue 13 §3). */
+	heldFiles: HeldFileDecorations;
 	mcp: McpRegistration;
 	/** Time spent inside activate() itself, in ms. */
 	activationMs: number;
@@ -55,22 +61,25 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	const config = readConfig();
 	const hub = new HubConnection(context.extensionPath, log, config);
 
-	const backlog = new BacklogTreeProvider(hub);
+	const projects = new WorkspaceProjects(context.workspaceState);
+	const backlog = new BacklogTreeProvider(hub, projects);
 	const backlogView = vscode.window.createTreeView(viewIds.backlog, {
 		treeDataProvider: backlog,
 		showCollapseAll: true,
 	});
 	const agents = new AgentsTreeProvider(hub);
 	const agentsView = vscode.window.createTreeView(viewIds.agents, { treeDataProvider: agents });
-	const statusBar = new AgentStatusBar(hub);
+	const statusBar = new AgentStatusBar(hub, projects);
 	const fleetAlerts = new FleetAlerts(hub);
-	const reviewBar = new ReviewStatusBar(hub);
+	const reviewBar = new ReviewStatusBar(hub, projects);
+	const heldFiles = new HeldFileDecorations(hub, projects);
 	const desk = new ReviewDesk(hub);
 
 	const boardHost: BoardHost = {
 		extensionUri: context.extensionUri,
 		hub,
 		log,
+		projects,
 		onViewMessage: message => {
 			if (message.type === 'view/revealInTree') {
 				void vscode.commands.executeCommand(commandIds.revealCard, message.cardId);
@@ -90,7 +99,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 		const now = Date.now();
 		let ready = 0;
 		for (const c of hub.cards.values()) {
-			if (isClaimable(c, now)) {
+			if (isClaimable(c, now) && projects.includes(c)) {
 				ready++;
 			}
 		}
@@ -100,6 +109,8 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	context.subscriptions.push(
 		log,
 		hub,
+		projects,
+		heldFiles,
 		backlog,
 		backlogView,
 		agents,
@@ -115,11 +126,16 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 			webviewOptions: { retainContextWhenHidden: true },
 		}),
 		hub.onDidChangeCards(updateBadge),
+		projects.onDidChange(() => {
+			updateBadge();
+			backlogView.description = backlog.describeFilter();
+		}),
 		...registerCommands({
 			hub,
 			backlog,
 			backlogView,
 			log,
+			projects,
 			openBoard: cardId => boardView.reveal(cardId),
 			openBoardInEditor: cardId => {
 				boardPanel.show(cardId);
@@ -139,13 +155,28 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	);
 
 	hub.start();
+	// git runs in the background: until it answers, every card shows (as in a folder outside git).
+	void projects.refresh();
 	const activationMs = performance.now() - started;
 	const cpu = process.cpuUsage(startedCpu);
 	const activationCpuMs = (cpu.user + cpu.system + moduleEvaluatedCpu.user + moduleEvaluatedCpu.system) / 1000;
 	log.info(
 		`Baton activated in ${activationMs.toFixed(1)} ms after ${moduleLoadMs.toFixed(1)} ms of module evaluation (the hub connects in the background).`,
 	);
-	return { hub, backlog, agents, statusBar, reviewBar, desk, mcp, activationMs, moduleLoadMs, activationCpuMs };
+	return {
+		hub,
+		backlog,
+		agents,
+		statusBar,
+		reviewBar,
+		desk,
+		projects,
+		heldFiles,
+		mcp,
+		activationMs,
+		moduleLoadMs,
+		activationCpuMs,
+	};
 }
 
 export function deactivate(): void {

@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import { type AgentView, healthRank } from './agentHealth';
 import type { HubConnection } from './hubConnection';
 import { type DeskSummary, deskSummary } from './reviewQueue';
+import type { WorkspaceProjects } from './workspaceProjects';
 
 export interface StatusSummary {
 	text: string;
@@ -22,8 +23,11 @@ function watched(views: readonly AgentView[], me: string): AgentView[] {
 	return views.filter(v => v.agent.id !== me && (v.health !== 'dead' || v.cards.length > 0));
 }
 
-/** The status text and level for the current state; pure over the connection's cache. */
-export function summarize(hub: HubConnection, now = Date.now()): StatusSummary {
+/**
+ * The status text and level for the current state; pure over the connection's cache. With `projects`
+ * (issue 13 §1) each agent's cards are those of the workspace's projects, and the tooltip says so.
+ */
+export function summarize(hub: HubConnection, now = Date.now(), projects?: WorkspaceProjects): StatusSummary {
 	if (hub.state !== 'connected') {
 		const offline = hub.state === 'offline';
 		return {
@@ -43,7 +47,9 @@ export function summarize(hub: HubConnection, now = Date.now()): StatusSummary {
 			tooltip: store.message ?? `The Baton store is ${store.state.replace('_', ' ')}.`,
 		};
 	}
-	const views = watched(hub.agentViews(now), hub.me);
+	const views = watched(hub.agentViews(now), hub.me).map(v =>
+		projects === undefined ? v : { ...v, cards: v.cards.filter(c => projects.includes(c)) },
+	);
 	const count = (pred: (v: AgentView) => boolean) => views.filter(pred).length;
 	const late = count(v => v.health === 'late');
 	const stale = count(v => v.health === 'stale');
@@ -72,10 +78,12 @@ export function summarize(hub: HubConnection, now = Date.now()): StatusSummary {
 			const cards = v.cards.map(c => `${c.id}${c.progress === null ? '' : ` ${c.progress}%`}`).join(', ');
 			return `${v.agent.name} — ${v.health}${v.stalled ? ', stalled' : ''}${cards === '' ? ', idle' : ` — ${cards}`}`;
 		});
+	const label = projects?.label;
+	const scope = label === undefined ? '' : `\nCards of ${label} (Baton: Show All Projects for every project)`;
 	return {
 		text,
 		level,
-		tooltip: lines.length > 0 ? lines.join('\n') : 'No agent is connected to this backlog.',
+		tooltip: (lines.length > 0 ? lines.join('\n') : 'No agent is connected to this backlog.') + scope,
 	};
 }
 
@@ -84,7 +92,10 @@ export class AgentStatusBar implements vscode.Disposable {
 	private readonly disposables: vscode.Disposable[] = [];
 	private current: StatusSummary | undefined;
 
-	constructor(private readonly hub: HubConnection) {
+	constructor(
+		private readonly hub: HubConnection,
+		private readonly projects?: WorkspaceProjects,
+	) {
 		this.item = vscode.window.createStatusBarItem('baton.agents', vscode.StatusBarAlignment.Left, 50);
 		this.item.name = 'Baton Agents';
 		this.item.command = 'baton.showAgents';
@@ -93,17 +104,20 @@ export class AgentStatusBar implements vscode.Disposable {
 			hub.onDidChangeState(() => this.update()),
 			hub.onDidChangeCards(() => this.update()),
 		);
+		if (projects !== undefined) {
+			this.disposables.push(projects.onDidChange(() => this.update()));
+		}
 		this.update();
 		this.item.show();
 	}
 
 	/** What the item shows now (the tests read it). */
 	get summary(): StatusSummary {
-		return this.current ?? summarize(this.hub);
+		return this.current ?? summarize(this.hub, Date.now(), this.projects);
 	}
 
 	update(): void {
-		const s = summarize(this.hub);
+		const s = summarize(this.hub, Date.now(), this.projects);
 		const c = this.current;
 		if (c?.text === s.text && c.level === s.level && c.tooltip === s.tooltip) {
 			return;
@@ -134,7 +148,10 @@ export class ReviewStatusBar implements vscode.Disposable {
 	private current: DeskSummary | undefined;
 	private pending: ReturnType<typeof setTimeout> | undefined;
 
-	constructor(private readonly hub: HubConnection) {
+	constructor(
+		private readonly hub: HubConnection,
+		private readonly projects?: WorkspaceProjects,
+	) {
 		this.item = vscode.window.createStatusBarItem('baton.review', vscode.StatusBarAlignment.Left, 49);
 		this.item.name = 'Baton Review';
 		// A burst of events (a plan of 1,000 cards) is one count, not one per event.
@@ -145,6 +162,9 @@ export class ReviewStatusBar implements vscode.Disposable {
 			}, 100);
 		};
 		this.disposables.push(hub.onDidChangeState(schedule), hub.onDidChangeCards(schedule));
+		if (projects !== undefined) {
+			this.disposables.push(projects.onDidChange(schedule));
+		}
 		this.update();
 	}
 
@@ -154,7 +174,8 @@ export class ReviewStatusBar implements vscode.Disposable {
 	}
 
 	update(): void {
-		const s = this.hub.state === 'connected' ? deskSummary(this.hub.cards.values(), this.hub.me) : undefined;
+		const cards = [...this.hub.cards.values()].filter(c => this.projects?.includes(c) ?? true);
+		const s = this.hub.state === 'connected' ? deskSummary(cards, this.hub.me) : undefined;
 		if (s?.text === this.current?.text && s?.tooltip === this.current?.tooltip) {
 			return;
 		}

@@ -7,6 +7,7 @@
  */
 import type { Card } from '../core/protocol';
 import { formatDuration, formatRemaining } from './format';
+import { scopeChip, waitingOnScope } from './scopeView';
 import type { BoardState } from './state';
 import { el } from './dom';
 
@@ -145,6 +146,17 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		note = `waits on ${deps.length > 0 ? deps.join(', ') : `${card.unmetDeps} dependencies`}`;
 		addFlag(p.flags, 'waiting', 'waiting', note);
 		labels.push(note);
+	}
+	const scopeWait = m.waiting ? undefined : waitingOnScope(state, card);
+	if (scopeWait !== undefined) {
+		note = scopeWait.text;
+		addFlag(p.flags, 'waiting', 'files held', `${scopeWait.text}: ${scopeWait.wait.overlap.theirs}`);
+		labels.push(note);
+	}
+	const chip = scopeChip(card);
+	if (chip !== undefined) {
+		addFlag(p.flags, 'scope', chip.label, chip.title);
+		labels.push(chip.title);
 	}
 	if (m.deferred && card.deferUntil !== null) {
 		addFlag(p.flags, 'deferred', 'deferred', `Not claimable before ${new Date(card.deferUntil).toLocaleString()}`);

@@ -15,6 +15,7 @@ import { formatRemaining } from './format';
 import { renderMarkdown } from './markdown';
 import { mergeMessages, messagesOf } from './messageList';
 import { planMove } from './moves';
+import { scopeFact, waitingOnScope } from './scopeView';
 import type { BoardState } from './state';
 import { button, el } from './dom';
 
@@ -271,6 +272,17 @@ export class DetailPane {
 		reviewFacts(card, add);
 		if (card.requires.length > 0) {
 			add('Requires', card.requires.join(', '));
+		}
+		if (card.project != null) {
+			add('Project', card.project);
+		}
+		const scope = scopeFact(card);
+		if (scope !== undefined) {
+			add('Scope', scope);
+		}
+		const wait = waitingOnScope(this.host.state, card);
+		if (wait !== undefined) {
+			add('Waits on', `${wait.text} (${wait.wait.overlap.theirs})`);
 		}
 		add('Attempts', `${card.attempts} of ${card.maxAttempts}`);
 		return dl;

@@ -18,7 +18,9 @@ import { DetailPane } from './detail';
 import { DragController, type DropTarget } from './dnd';
 import { boardAgentId, randomHex } from './identity';
 import { attachKeyboard, keyHelp } from './keyboard';
+import { ProjectPicker } from './projects';
 import { BoardView } from './render';
+import { projectsSeen } from './scopeView';
 import { type Change, BoardState, blockedFilters, emptyChange, mergeChange } from './state';
 import { Toolbar } from './toolbar';
 import { type HostApi, VsCodeHost, browserConnector, getHostApi, hubSocketUrl } from './transport';
@@ -44,6 +46,8 @@ const app = document.getElementById('app') ?? document.body.appendChild(el('div'
 app.id = 'app';
 const toolbar = new Toolbar();
 const { filterInput, phaseSelect } = toolbar;
+const projectPicker = new ProjectPicker(host, applyFilter);
+phaseSelect.after(projectPicker.select);
 const banners = new Banners(host);
 const showError = (e: unknown): void => banners.showError(e);
 const keys = el('p', 'keys', keyHelp);
@@ -64,7 +68,7 @@ const detail = new DetailPane({
 	closed: cardId => focusCardIfShown(cardId),
 });
 layout.append(view.root, detail.root);
-app.replaceChildren(toolbar.root, ...banners.elements, layout, keys);
+app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, layout, keys);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
@@ -81,6 +85,8 @@ if (host === 'vscode') {
 	vsHost.onView(m => {
 		if (m.type === 'view/openCard') {
 			detail.open(m.cardId);
+		} else if (m.type === 'view/projects') {
+			projectPicker.setWorkspace(m.workspace, m.showAll);
 		}
 	});
 }
@@ -131,7 +137,7 @@ function flush(): void {
 	for (const col of change.columns) {
 		view.columns[col].setCards(state.column(col));
 	}
-	if (change.phases) {
+	if (change.phases || change.columns.size > 0) {
 		updatePhases();
 	}
 	for (const id of change.cards) {
@@ -178,8 +184,11 @@ function renderAll(): void {
 	updateSummary();
 }
 
+/** The phase and project choices, and the empty state of a project choice that hides every card. */
 function updatePhases(): void {
 	toolbar.updatePhases(state.phases(), state.filter.phase);
+	const shown = columnIds.reduce((n, col) => n + state.column(col).length, 0);
+	projectPicker.update(projectsSeen(state), state.size, shown);
 }
 
 function updateSummary(): void {
@@ -276,7 +285,8 @@ let filterTimer: number | undefined;
 const blockedSelect = view.columns.blocked.filterSelect;
 function applyFilter(): void {
 	const blocked = blockedFilters.find(f => f === blockedSelect?.value) ?? 'all';
-	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked }));
+	const projects = projectPicker.selected;
+	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked, projects }));
 	hostApi?.setState({ filter: state.filter });
 }
 filterInput.addEventListener('input', () => {
@@ -337,6 +347,8 @@ async function boot(): Promise<void> {
 		}
 		state.setFilter({ text: saved.filter.text, phase: saved.filter.phase, blocked });
 	}
+	// The browser tab's remembered project (VS Code's host says its own with view/projects).
+	state.setFilter({ ...state.filter, projects: projectPicker.selected });
 	let hello: HelloOk | undefined;
 	// The RpcClient reconnects by itself once connected; the very first connection is retried here.
 	for (let delay = 500; hello === undefined; delay = Math.min(delay * 2, 10_000)) {

@@ -27,6 +27,8 @@ export interface Filter {
 	phase: string;
 	/** Which blocked cards the Blocked column shows: failed ones (attempts used up), parked ones, or all. */
 	blocked?: BlockedFilter;
+	/** Projects to show (issue 13); cards without a project always show; empty or absent: every project. */
+	projects?: readonly string[];
 }
 
 export type BlockedFilter = 'all' | 'failed' | 'parked';
@@ -99,7 +101,9 @@ export class BoardState {
 	/** The actor id the hub records for this board's connection (from HelloOk). */
 	actor: string | undefined;
 	lastSeq = 0;
-	private filterValue: Required<Filter> = { text: '', phase: '', blocked: 'all' };
+	private filterValue: Required<Filter> = { text: '', phase: '', blocked: 'all', projects: [] };
+	/** Bumped whenever a card the hub reported changes: derived lists (projects, live claims) cache on it. */
+	version = 0;
 	private filterNeedle = '';
 
 	get size(): number {
@@ -134,6 +138,11 @@ export class BoardState {
 		return [...this.asking];
 	}
 
+	/** Every card as the hub last reported it. */
+	cards(): IterableIterator<Card> {
+		return this.real.values();
+	}
+
 	/** Every phase in use, sorted. */
 	phases(): string[] {
 		return [...this.phaseCounts.keys()].sort((a, b) => a.localeCompare(b));
@@ -146,6 +155,7 @@ export class BoardState {
 
 	/** Replaces everything with a fresh snapshot (initial load). */
 	load(cards: readonly Card[]): Change {
+		this.version++;
 		this.real.clear();
 		this.overlay.clear();
 		this.cardSeq.clear();
@@ -238,13 +248,22 @@ export class BoardState {
 	}
 
 	setFilter(filter: Filter): Change {
-		this.filterValue = { text: filter.text, phase: filter.phase, blocked: filter.blocked ?? 'all' };
+		this.filterValue = {
+			text: filter.text,
+			phase: filter.phase,
+			blocked: filter.blocked ?? 'all',
+			projects: filter.projects ?? [],
+		};
 		this.filterNeedle = filter.text.trim().toLowerCase();
 		return this.rebuildLists();
 	}
 
 	matches(card: Card): boolean {
 		if (this.filterValue.phase !== '' && card.phase !== this.filterValue.phase) {
+			return false;
+		}
+		const projects = this.filterValue.projects;
+		if (projects.length > 0 && card.project != null && !projects.includes(card.project)) {
 			return false;
 		}
 		const blocked = this.filterValue.blocked;
@@ -289,6 +308,9 @@ export class BoardState {
 
 	private putReal(next: Card, shownBefore: Card | undefined, change: Change): void {
 		const prev = this.real.get(next.id);
+		this.version++;
+		// A new project joins the project choice the same way a new phase joins the phase choice.
+		change.phases ||= (prev?.project ?? null) !== (next.project ?? null);
 		if (prev?.phase !== next.phase) {
 			if (prev !== undefined) {
 				this.countPhase(prev.phase, -1);
@@ -303,6 +325,7 @@ export class BoardState {
 
 	private removeReal(id: string, shownBefore: Card | undefined, change: Change): void {
 		const prev = this.real.get(id);
+		this.version++;
 		if (prev !== undefined) {
 			this.countPhase(prev.phase, -1);
 			change.phases = true;

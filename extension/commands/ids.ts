@@ -38,6 +38,8 @@ export const commandIds = {
 	replyToAgent: 'baton.replyToAgent',
 	openChanges: 'baton.openChanges',
 	showCardDetail: 'baton.showCardDetail',
+	showAllProjects: 'baton.showAllProjects',
+	showWorkspaceProjects: 'baton.showWorkspaceProjects',
 } as const;
 
 /** View ids and context keys, next to the command ids (STYLE 2.6). */

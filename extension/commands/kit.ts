@@ -13,6 +13,7 @@ import type { BacklogNode, BacklogTreeProvider } from '../backlogTree';
 import { cardSummary, compareByPriority } from '../cardText';
 import type { HubConnection } from '../hubConnection';
 import type { McpTarget } from '../mcpConfig';
+import type { WorkspaceProjects } from '../workspaceProjects';
 
 /** Options a caller (a test, a keybinding) may pass instead of answering prompts. */
 export interface CardCommandOptions {
@@ -29,6 +30,8 @@ export interface CommandContext {
 	backlog: BacklogTreeProvider;
 	backlogView: vscode.TreeView<BacklogNode>;
 	log: vscode.LogOutputChannel;
+	/** The workspace's projects and the All projects switch (issue 13 §1). */
+	projects: WorkspaceProjects;
 	openBoard(cardId?: string): Promise<void>;
 	openBoardInEditor(cardId?: string): Promise<void>;
 	configureMcp(target: McpTarget, confirm: boolean): Promise<string | undefined>;

@@ -1,6 +1,6 @@
 /**
  * Navigation and views: open the board (panel or editor, optionally at a card), focus the Agents view,
- * filter and reveal in the Backlog tree, copy a card id, reconnect, show the log. Reads the
+ * filter and reveal in the Backlog tree, the All projects / workspace projects switch (issue 13 §1), copy a card id, reconnect, show the log. Reads the
  * connection's cache and moves the UI; never sends a request that changes the backlog.
  */
 import * as vscode from 'vscode';
@@ -90,6 +90,17 @@ export function registerViewCommands(kit: CommandKit): vscode.Disposable[] {
 			}
 			await ctx.backlogView.reveal(node, { select: true, focus: true, expand: true });
 			return id;
+		}),
+		register(commandIds.showAllProjects, async () => {
+			await ctx.projects.setShowAll(true);
+			ctx.backlogView.description = ctx.backlog.describeFilter();
+			return ctx.projects.filter ?? null;
+		}),
+		register(commandIds.showWorkspaceProjects, async () => {
+			await ctx.projects.refresh();
+			await ctx.projects.setShowAll(false);
+			ctx.backlogView.description = ctx.backlog.describeFilter();
+			return ctx.projects.filter ?? null;
 		}),
 		register(commandIds.showLog, async () => {
 			log.show();

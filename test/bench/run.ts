@@ -18,7 +18,18 @@ import { z } from 'zod';
 import type { BenchReport } from './report';
 
 /** Every bench we know of, in run order (cheap and independent first). Missing files are skipped. */
-const benchNames = ['core', 'pgCompare', 'hub', 'mcp', 'inbox', 'scopes', 'board', 'activation', 'fastPaths'] as const;
+const benchNames = [
+	'heldFiles',
+	'core',
+	'pgCompare',
+	'hub',
+	'mcp',
+	'inbox',
+	'scopes',
+	'board',
+	'activation',
+	'fastPaths',
+] as const;
 /** Benches that run only when --only names them: the fast-path A/B repeats what the others measure. */
 const onDemand: readonly string[] = ['fastPaths'];
 

@@ -26,6 +26,8 @@ export interface UiCheckRequest {
 	palette?: { command: string; pick: string; input?: { prompt: string; text: string } };
 	/** Focus this card on the board and press these keys (before the screenshot). */
 	boardKeys?: { cardId: string; keys: string[]; expectColumn: string };
+	/** An Explorer row (file name, already revealed) whose decoration to report. */
+	explorerFile?: string;
 }
 
 export interface UiCheckResult {
@@ -45,6 +47,10 @@ export interface UiCheckResult {
 	expanded: Record<string, boolean>;
 	/** The card reached expectColumn on the board after boardKeys. */
 	boardKeysMoved: boolean | undefined;
+	/** The Explorer row's decoration badges as drawn (the label's ::after content) and its label colour. */
+	explorerFile: { badge: string; color: string } | undefined;
+	/** The text of every notification toast on screen. */
+	notifications: string[];
 	screenshot: string | undefined;
 }
 
@@ -259,6 +265,24 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 			boardKeysMoved = false;
 		}
 	}
+	let explorerFile: UiCheckResult['explorerFile'];
+	if (request.explorerFile !== undefined) {
+		const row = page
+			.locator('.explorer-folders-view .monaco-list-row', {
+				has: page.locator('.label-name', { hasText: request.explorerFile }),
+			})
+			.first();
+		await row.waitFor({ state: 'visible', timeout: 10_000 });
+		// Decorations are CSS: the badge is the label's ::after content, the colour the label's.
+		explorerFile = await row
+			.locator('.monaco-icon-label')
+			.first()
+			.evaluate(label => ({
+				badge: getComputedStyle(label, '::after').content,
+				color: getComputedStyle(label.querySelector('.label-name') ?? label).color,
+			}));
+	}
+	const notifications = (await page.locator('.notification-toast').allInnerTexts()).map(t => t.trim());
 	let screenshot: string | undefined;
 	if (request.screenshot !== undefined) {
 		// Let the last tree refresh and webview paint settle.
@@ -276,6 +300,8 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 		pickedItem,
 		expanded,
 		boardKeysMoved,
+		explorerFile,
+		notifications,
 		screenshot,
 	};
 }

@@ -11,6 +11,7 @@ import { formatRemaining } from '../../webview/format';
 import { composerState, mergeMessages, messagesOf } from '../../webview/messageList';
 import { planMove, priorityForDrop, withAnswer } from '../../webview/moves';
 import { keyboardTarget } from '../../webview/reviewMoves';
+import { projectsSeen } from '../../webview/scopeView';
 import { BoardState } from '../../webview/state';
 import { makeCard, makeEvent } from './fixtures';
 
@@ -551,5 +552,29 @@ describe('messages in the detail pane', () => {
 		assert.equal(big.over, true);
 		assert.equal(big.canSend, false);
 		assert.equal(composerState(asking, [], 'é'.repeat(2048)).canSend, true);
+	});
+});
+
+describe('BoardState: projects (issue 13)', () => {
+	it('filters by project, always shows cards without one, and lists the projects seen', () => {
+		const s = new BoardState();
+		s.load([
+			makeCard({ id: 'w', project: 'github.com/acme/web' }),
+			makeCard({ id: 'a', project: 'github.com/acme/api' }),
+			makeCard({ id: 'n', project: null }),
+			makeCard({ id: 'old' }),
+		]);
+		assert.deepEqual(projectsSeen(s), ['github.com/acme/api', 'github.com/acme/web']);
+		s.setFilter({ text: '', phase: '', projects: ['github.com/acme/web'] });
+		assert.deepEqual(ids(s, 'ready').sort(), ['n', 'old', 'w']);
+		s.setFilter({ text: '', phase: '', projects: [] });
+		assert.deepEqual(ids(s, 'ready').sort(), ['a', 'n', 'old', 'w']);
+		const before = s.version;
+		const change = s.applyEvent(
+			makeEvent(1, 'updated', makeCard({ id: 'n', project: 'github.com/acme/mobile', version: 2 })),
+		);
+		assert.equal(change.phases, true, 'a new project refreshes the choice');
+		assert.ok(s.version > before);
+		assert.deepEqual(projectsSeen(s), ['github.com/acme/api', 'github.com/acme/mobile', 'github.com/acme/web']);
 	});
 });

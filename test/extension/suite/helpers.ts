@@ -79,7 +79,11 @@ export async function storeCard(observer: RpcClient, id: string): Promise<Card> 
 }
 
 /** A real MCP client session: the SDK Client over stdio spawning `node dist/baton.js mcp`. */
-export async function mcpAgent(agentId: string, dataDir = env('BATON_TEST_DATA_DIR')): Promise<Client> {
+export async function mcpAgent(
+	agentId: string,
+	dataDir = env('BATON_TEST_DATA_DIR'),
+	extraEnv: Record<string, string> = {},
+): Promise<Client> {
 	const root = env('BATON_TEST_ROOT');
 	const transport = new StdioClientTransport({
 		command: process.execPath,
@@ -88,6 +92,7 @@ export async function mcpAgent(agentId: string, dataDir = env('BATON_TEST_DATA_D
 			...(process.env as Record<string, string>),
 			BATON_DATA_DIR: dataDir,
 			ELECTRON_RUN_AS_NODE: '1',
+			...extraEnv,
 		},
 		stderr: 'pipe',
 	});

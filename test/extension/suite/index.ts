@@ -10,6 +10,7 @@ import './commands.test';
 import './statusBar.test';
 import './review.test';
 import './hubConnection.test';
+import './scopes.test';
 import './ui.test';
 
 export async function run(): Promise<void> {
