@@ -64,15 +64,16 @@ describe('projects and scopes in the editor', () => {
 		const other = uniqueId('OTH');
 		const loose = uniqueId('ANY');
 		const titles = {
-			mine: `Harden the session cookie ${mine}`,
-			other: `Tune the mobile build ${other}`,
-			loose: `Update the licence year ${loose}`,
+			mine: `Harden the session cookie ${slug} ${mine}`,
+			other: `Tune the mobile build ${slug} ${other}`,
+			loose: `Update the licence year ${slug} ${loose}`,
 		};
 		await observer.request('card/create', {
 			cards: [
-				{ id: mine, title: titles.mine, project },
-				{ id: other, title: titles.other, project: `github.com/acme/mobile-${slug}` },
-				{ id: loose, title: titles.loose },
+				// First in Ready, so the board renders them among the cards earlier cases left.
+				{ id: mine, title: titles.mine, project, priority: 1000 },
+				{ id: other, title: titles.other, project: `github.com/acme/mobile-${slug}`, priority: 1000 },
+				{ id: loose, title: titles.loose, priority: 1000 },
 			],
 		});
 		const ready = () => backlog.cardsIn('ready').map(c => c.id);
@@ -80,6 +81,8 @@ describe('projects and scopes in the editor', () => {
 		assert.equal(ready().includes(other), false, 'another project’s card is hidden');
 		assert.match(backlog.describeFilter(), new RegExp(project.replace(/\./g, '\\.')));
 
+		// Only this case's cards in view (earlier cases left many), so every row asked for is rendered.
+		await vscode.commands.executeCommand('baton.filterBacklog', { text: slug });
 		await vscode.commands.executeCommand('workbench.view.extension.baton');
 		const seen = await uiCheck({ rows: [titles.mine, titles.loose, titles.other] });
 		assert.deepEqual(seen.rowsFound, [titles.mine, titles.loose], 'as the user sees the rows');
@@ -97,7 +100,8 @@ describe('projects and scopes in the editor', () => {
 		assert.ok(all.boardRendered, 'All projects: the board shows the other project’s card too');
 		await vscode.commands.executeCommand('baton.showWorkspaceProjects');
 		await waitFor('the filter back', () => !ready().includes(other));
-	});
+		await vscode.commands.executeCommand('baton.clearFilter');
+	}, 90_000);
 
 	it('an MCP agent’s claim decorates the file in the Explorer, editing it warns, and its complete removes it', async () => {
 		assert.ok(observer);
