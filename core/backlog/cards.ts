@@ -7,7 +7,6 @@ import { checkBody, checkCardId, checkTitle } from '../cardText';
 import { BatonError } from '../errors';
 import { agentHealth } from '../health';
 import { generateCardId } from '../ids';
-import { checkScope } from '../scope';
 import type { AgentHealth, Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
@@ -25,37 +24,13 @@ import {
 } from './createPlan';
 import { cardEvents } from './feed';
 import { cardMessages } from './messages';
+import { checkCardScope, checkNotHeld } from './scopes';
 import { defaultReview } from './settings';
 import { afterInClaimOrder, decodeCursor, page, pageOf } from './paging';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
 const historyLimit = 500;
-
-/** A new or edited scope is checked entry by entry (core/scope.ts); the error names the card. */
-function checkCardScope(cardId: string, scope: readonly string[] | undefined): void {
-	if (scope === undefined || scope.length === 0) {
-		return;
-	}
-	try {
-		checkScope(scope);
-	} catch (e) {
-		throw BatonError.is(e)
-			? new BatonError(e.code, `Card ${cardId}: ${e.message}`, { cardId, ...(e.data as object) })
-			: e;
-	}
-}
-
-/** A held card's files change only through its holder's reserve: other claims were checked against them. */
-function checkNotHeld(card: Card, field: 'project' | 'scope'): void {
-	if (card.status === 'claimed') {
-		throw new BatonError(
-			'invalid_transition',
-			`Card ${card.id} is claimed by ${card.claimOwner ?? '?'}; its ${field} cannot change while it is held (other claims were checked against it). Its holder can widen it with reserve; change it after the claim ends.`,
-			{ cardId: card.id, holder: card.claimOwner, field },
-		);
-	}
-}
 
 export class Cards {
 	constructor(

@@ -1,6 +1,7 @@
 /**
  * Scopes in the store (issue 13 §2): the general path's pick that never hands out a card whose scope
- * overlaps a live claim of its project, the refusal of such a card claimed by id, and card/reserve.
+ * overlaps a live claim of its project, the refusal of such a card claimed by id, card/reserve, and
+ * the checks of a scope or project set by create or edit.
  * Granting a scope (a scoped claim, a reservation) happens under one advisory lock, so two hubs on one
  * PostgreSQL cannot both grant overlapping scopes; releasing one needs no lock (it only frees files).
  * Overlap is decided by the pure core/scopeConflicts.ts; this module sends SQL and decides nothing else.
@@ -188,6 +189,31 @@ export function checkProject(card: Card, project: string | null | undefined): vo
 		`Card ${card.id} belongs to project ${of}; you work in ${project ?? 'no project'}. Claim a card of your project, or start the agent in ${of}'s repository.`,
 		{ cardId: card.id, project: of, yourProject: project },
 	);
+}
+
+/** A new or edited scope is checked entry by entry (core/scope.ts); the error names the card. */
+export function checkCardScope(cardId: string, scope: readonly string[] | undefined): void {
+	if (scope === undefined || scope.length === 0) {
+		return;
+	}
+	try {
+		checkScope(scope);
+	} catch (e) {
+		throw BatonError.is(e)
+			? new BatonError(e.code, `Card ${cardId}: ${e.message}`, { cardId, ...(e.data as object) })
+			: e;
+	}
+}
+
+/** A held card's files change only through its holder's reserve: other claims were checked against them. */
+export function checkNotHeld(card: Card, field: 'project' | 'scope'): void {
+	if (card.status === 'claimed') {
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} is claimed by ${card.claimOwner ?? '?'}; its ${field} cannot change while it is held (other claims were checked against it). Its holder can widen it with reserve; change it after the claim ends.`,
+			{ cardId: card.id, holder: card.claimOwner, field },
+		);
+	}
 }
 
 export class Scopes {
