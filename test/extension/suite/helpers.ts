@@ -3,6 +3,7 @@
  * outside clients (a plain hub connection, a real MCP client) that act as other agents on the same
  * data dir the extension uses.
  */
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -88,6 +89,10 @@ export async function mcpAgent(
 	const transport = new StdioClientTransport({
 		command: process.execPath,
 		args: [join(root, 'dist', 'baton.js'), 'mcp', '--agent', agentId],
+		// Outside any git repository, so the agent has no project (and its cards none) unless the test
+		// names one: started in the checkout, its cards took the checkout's folder name as their project
+		// and the workspace's project filter hid them.
+		cwd: tmpdir(),
 		env: {
 			...(process.env as Record<string, string>),
 			BATON_DATA_DIR: dataDir,
