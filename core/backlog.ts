@@ -12,6 +12,7 @@ import { ClaimCycle, type ClaimOptions } from './backlog/claimCycle';
 import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
+import { type CompactionOptions, type CompactionReport, LogCompaction } from './backlog/logCompaction';
 import { Messages, cardsWithUndelivered, pendingInbox } from './backlog/messages';
 import { Reviews } from './backlog/reviews';
 import { Scopes } from './backlog/scopes';
@@ -69,6 +70,7 @@ export class Backlog {
 	private readonly scopes: Scopes;
 	private readonly transfer: Transfer;
 	private readonly upkeep: Upkeep;
+	private readonly logCompaction: LogCompaction;
 
 	/** A backlog on an opened, migrated store (openStore); close() closes the store. */
 	constructor(db: Db, options: BacklogOptions = {}, dump?: () => Promise<Blob | File>) {
@@ -96,6 +98,7 @@ export class Backlog {
 		this.scopes = new Scopes(this.uow);
 		this.transfer = new Transfer(this.uow);
 		this.upkeep = new Upkeep(this.uow);
+		this.logCompaction = new LogCompaction(this.uow, this.settingsStore);
 	}
 
 	/** Opens (creating and migrating as needed) the store described by `options`. */
@@ -300,6 +303,16 @@ export class Backlog {
 		return this.feed.lastSeq();
 	}
 
+	/** The highest seq the log's compaction deleted: resuming after an older seq needs a resync. */
+	logHorizon(): Promise<number> {
+		return this.feed.horizon();
+	}
+
+	/** Compacts the event log now (backlog/logCompaction.ts); the hub's maintenance runs it too. */
+	compactLog(options?: CompactionOptions): Promise<CompactionReport> {
+		return this.logCompaction.compact(options);
+	}
+
 	// Backup, export, import (backlog/transfer.ts)
 
 	dump(): Promise<{ rows: DumpRows; schema: number }> {
@@ -324,7 +337,10 @@ export class Backlog {
 		return this.upkeep.nextDeferredAt();
 	}
 
-	maintenance(): Promise<void> {
-		return this.upkeep.maintenance();
+	/** Compacts the event log, prunes the request log, then VACUUM (ANALYZE) in PGlite. */
+	async maintenance(): Promise<CompactionReport> {
+		const compacted = await this.logCompaction.compact();
+		await this.upkeep.maintenance();
+		return compacted;
 	}
 }

@@ -694,9 +694,18 @@ export const EventsListParams = z
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('At most this many'),
 	})
 	.strict();
-export const EventsListResult = z.object({ events: z.array(BacklogEvent), lastSeq: Seq });
+/**
+ * `horizon`: the highest seq the log's compaction deleted (issue 14 §2): progress events beyond the
+ * newest per card or older than the settings allow. Events after it are all there.
+ */
+export const EventsListResult = z.object({ events: z.array(BacklogEvent), lastSeq: Seq, horizon: Seq });
 export const SubscribeParams = z.object({ afterSeq: Seq.optional() }).strict();
-export const SubscribeResult = z.object({ seq: Seq });
+/**
+ * `resync`: the client asked to resume after a seq older than the log's horizon, so some events it
+ * never saw are gone. The subscription is live from `seq` on; the client must reload its state (cards,
+ * counts) instead of replaying. Without it every event after `afterSeq` was replayed.
+ */
+export const SubscribeResult = z.object({ seq: Seq, resync: z.literal(true).optional() });
 
 /**
  * Whether the store takes writes: `disk_full` (the data dir's filesystem is below Baton's reserve:
@@ -758,6 +767,18 @@ export const Settings = z
 			'Release a claim after this long without progress; 0 = never (the default)',
 		),
 		review: ReviewMode.describe('Review of new cards that do not say: none (the default), human or agent'),
+		progressEventsPerCard: z
+			.number()
+			.int()
+			.min(1)
+			.max(100_000)
+			.describe("Progress events (heartbeats that changed a card's progress) kept per card; default 50"),
+		progressEventDays: z
+			.number()
+			.int()
+			.min(1)
+			.max(36_500)
+			.describe('Progress events older than this many days are compacted away; default 90'),
 	})
 	.strict();
 export type Settings = z.infer<typeof Settings>;
@@ -766,6 +787,8 @@ export const defaultSettings: Settings = {
 	backoffMaxSeconds: 3600,
 	stallReleaseSeconds: 0,
 	review: 'none',
+	progressEventsPerCard: 50,
+	progressEventDays: 90,
 };
 export const SettingsGetParams = z.object({}).strict();
 export const SettingsUpdateParams = Settings.partial().strict();
@@ -908,6 +931,14 @@ export type InboxFrame = z.infer<typeof InboxFrame>;
 export const StoreFrame = z.object({ notice: z.literal('store'), store: StoreHealth });
 export type StoreFrame = z.infer<typeof StoreFrame>;
 
+/**
+ * A resubscribe after a reconnect came back with `resync` (SubscribeResult): events were compacted away
+ * while this client was offline. Live from `seq` on; reload. The VS Code relay sends it to the board
+ * when its own connection's resume was refused that way.
+ */
+export const ResyncFrame = z.object({ notice: z.literal('resync'), seq: Seq });
+export type ResyncFrame = z.infer<typeof ResyncFrame>;
+
 export const ServerFrame = z.union([
 	HelloOk,
 	HelloError,
@@ -916,6 +947,7 @@ export const ServerFrame = z.union([
 	AgentsFrame,
 	StoreFrame,
 	InboxFrame,
+	ResyncFrame,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 

@@ -85,6 +85,8 @@ export class RpcClient {
 	private subscribed = false;
 	/** Highest event seq delivered to listeners; a resubscribe asks for everything after it. */
 	private lastSeq = 0;
+	/** The id of the resubscribe sent after a reconnect, whose answer may say resync. */
+	private resumeId: number | undefined;
 	private readonly eventListeners = new Set<Listener<BacklogEvent>>();
 	private readonly agentListeners = new Set<Listener<Agent[]>>();
 	private readonly inboxListeners = new Set<Listener<Message[]>>();
@@ -93,6 +95,7 @@ export class RpcClient {
 	private readonly stateListeners = new Set<Listener<ConnectionState>>();
 	private readonly helloListeners = new Set<Listener<HelloOk>>();
 	private readonly storeListeners = new Set<Listener<StoreHealth>>();
+	private readonly resyncListeners = new Set<Listener<number>>();
 	private storeHealth: StoreHealth = { state: 'ok' };
 	private connecting: Promise<HelloOk> | undefined;
 	private offlineSince: number | undefined;
@@ -189,8 +192,32 @@ export class RpcClient {
 			this.lastSeq = afterSeq;
 		}
 		this.subscribed = true;
-		const { seq } = await this.request('events/subscribe', { afterSeq: this.lastSeq });
-		return seq;
+		const answer = await this.request('events/subscribe', { afterSeq: this.lastSeq });
+		this.subscribedAt(answer);
+		return answer.seq;
+	}
+
+	/**
+	 * The hub could not replay what this client missed (the log was compacted past its seq, issue 14
+	 * §2): the feed is live from the new seq, and the listener must reload what it shows.
+	 */
+	onResync(listener: Listener<number>): () => void {
+		this.resyncListeners.add(listener);
+		return () => this.resyncListeners.delete(listener);
+	}
+
+	/** A subscribe's answer: after a resync, events before its seq will never come. */
+	private subscribedAt(answer: Result<'events/subscribe'>): void {
+		if (answer.resync === true) {
+			this.resynced(answer.seq);
+		}
+	}
+
+	private resynced(seq: number): void {
+		this.lastSeq = Math.max(this.lastSeq, seq);
+		for (const l of this.resyncListeners) {
+			l(seq);
+		}
 	}
 
 	onEvent(listener: Listener<BacklogEvent>): () => void {
@@ -317,9 +344,11 @@ export class RpcClient {
 			l(hello);
 		}
 		if (this.subscribed) {
-			// Resume the feed first, so events missed while offline arrive before new responses.
+			// Resume the feed first, so events missed while offline arrive before new responses. Not a
+			// pending request: a connection that drops again is resumed by the next one, never re-sent.
+			this.resumeId = this.nextId++;
 			transport.send(
-				JSON.stringify({ id: this.nextId++, method: 'events/subscribe', params: { afterSeq: this.lastSeq } }),
+				JSON.stringify({ id: this.resumeId, method: 'events/subscribe', params: { afterSeq: this.lastSeq } }),
 			);
 		}
 		for (const p of this.pending.values()) {
@@ -341,6 +370,10 @@ export class RpcClient {
 			return;
 		}
 		if ('notice' in frame) {
+			if (frame.notice === 'resync') {
+				this.resynced(frame.seq);
+				return;
+			}
 			if (frame.notice === 'store') {
 				this.setStore(frame.store);
 				return;
@@ -360,6 +393,14 @@ export class RpcClient {
 			return;
 		}
 		if ('id' in frame) {
+			if (frame.id === this.resumeId) {
+				this.resumeId = undefined;
+				const answer = 'result' in frame ? methods['events/subscribe'].result.safeParse(frame.result) : undefined;
+				if (answer?.success === true) {
+					this.subscribedAt(answer.data);
+				}
+				return;
+			}
 			const p = this.pending.get(frame.id);
 			if (!p) {
 				return;

@@ -3,7 +3,7 @@
  * frame, passed on unchanged; an object message is a ViewMessage. The extension holds the token, so
  * the webview's hello is answered here with the HelloOk of a dedicated connection that acts as the
  * human's agent; requests go to the hub over that connection with their idempotency keys, and its
- * events and agent notices are pushed back. Every inbound message is validated before use. The
+ * events, agent notices and resyncs are pushed back. Every inbound message is validated before use. The
  * thresholds the board judges health and stalled by are the trees' (`baton.health.*` settings win
  * over the hub's, key by key), so the two faces apply core/health.ts to the same numbers.
  */
@@ -154,6 +154,8 @@ export class WebviewRelay implements vscode.Disposable {
 				client.onEvent((e: BacklogEvent) => this.post(JSON.stringify({ event: e.type, seq: e.seq, data: e }))),
 				client.onAgents(agents => this.post(JSON.stringify({ notice: 'agents', agents }))),
 				client.onStore(store => this.post(JSON.stringify({ notice: 'store', store }))),
+				// The log was compacted past the board's seq (issue 14 §2): the board reloads.
+				client.onResync(seq => this.post(JSON.stringify({ notice: 'resync', seq }))),
 			);
 			return client;
 		});

@@ -1,9 +1,10 @@
 /**
  * The event feed read back: pages of the log for clients that resume by seq, the hub's event pump,
- * the last seq, and one card's history. Read-only: events are appended by the unit of work alone.
+ * the last seq and the compaction horizon (what a resume may not start before), and one card's history. Read-only: events are appended by the unit of work alone.
  */
 import type { BacklogEvent, EventType, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
+import { logHorizon } from './logCompaction';
 import type { UnitOfWork } from './unitOfWork';
 import { num } from './values';
 
@@ -16,7 +17,7 @@ export class Feed {
 			 WHERE seq > $1 AND ($2::text IS NULL OR card_id = $2) ORDER BY seq LIMIT $3`,
 			[p.afterSeq ?? 0, p.cardId ?? null, p.limit ?? 100],
 		);
-		return { events: rows.map(toEvent), lastSeq: await this.lastSeq() };
+		return { events: rows.map(toEvent), lastSeq: await this.lastSeq(), horizon: await logHorizon(this.uow.db) };
 	}
 
 	async eventsAfter(seq: number, limit: number): Promise<BacklogEvent[]> {
@@ -26,6 +27,10 @@ export class Feed {
 			'baton_events_after',
 		);
 		return rows.map(toEvent);
+	}
+
+	horizon(): Promise<number> {
+		return logHorizon(this.uow.db);
 	}
 
 	async lastSeq(): Promise<number> {

@@ -86,6 +86,11 @@ const events: Command = {
 				}
 			};
 			hub.onEvent(print);
+			hub.onResync(seq =>
+				ctx.output.err(
+					`Progress events before seq ${seq} were compacted away (the log keeps every state change, not every heartbeat); following from seq ${seq}.`,
+				),
+			);
 			await hub.subscribe(after ?? hub.hello?.seq ?? 0);
 			await ctx.interrupted();
 			return 0;

@@ -62,18 +62,22 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 	backoffMaxSeconds: {},
 	stallReleaseSeconds: {},
 	review: { value: 'MODE' },
+	progressEventsPerCard: { flag: 'keep-progress' },
+	progressEventDays: { flag: 'progress-days' },
 });
 
 const settings: Command = {
 	name: 'settings',
-	summary: "Show or change the backlog's retry backoff, stall policy and default review",
+	summary: "Show or change the backlog's retry backoff, stall policy, default review and event log bounds",
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
 	options: settingFlags.options,
 	notes:
 		"Settings live in the backlog, so every hub and every backup agree. A card's own --backoff-seconds or\n" +
-		'--stall-release-seconds (create, edit) overrides them.',
+		'--stall-release-seconds (create, edit) overrides them. The event log keeps every state change; of the\n' +
+		'progress events (heartbeats that changed a progress note) it keeps the newest --keep-progress per card\n' +
+		'and none older than --progress-days; the hub compacts the rest during its maintenance.',
 	async run(ctx) {
 		const patch = settingFlags.read(ctx.values);
 		const hub = await ctx.hub();
@@ -90,6 +94,7 @@ const settings: Command = {
 				`retry backoff   ${r.backoffSeconds} s, doubling per failed attempt up to ${r.backoffMaxSeconds} s`,
 				`stall release   ${r.stallReleaseSeconds === 0 ? 'off' : `after ${r.stallReleaseSeconds} s without progress`}`,
 				`review          ${r.review === 'none' ? 'none: complete means done' : `${r.review}, for new cards that do not say`}`,
+				`progress log    the newest ${r.progressEventsPerCard} progress events per card, none older than ${r.progressEventDays} days`,
 			].join('\n'),
 		);
 		return 0;

@@ -1,6 +1,6 @@
 /**
- * The hub's upkeep timers: write maintenance (at start, after 60 s without writes, every ~5,000
- * events), periodic backups (only when something changed, never on a full disk) and the idle exit
+ * The hub's upkeep timers: write maintenance — the event log's compaction, the request log's pruning,
+ * VACUUM — (at start, after 60 s without writes, every ~5,000 events), periodic backups (only when something changed, never on a full disk) and the idle exit
  * (no client for `idleMs`). It owns these timers only: it answers no request, touches no connection
  * and stops the hub only through the `stop` it is given.
  */
@@ -83,6 +83,11 @@ export class Housekeeping {
 		this.writesSinceMaintenance = 0;
 		this.options.backlog
 			.maintenance()
+			.then(r => {
+				if (r.deleted > 0) {
+					log.info(`compacted the event log: ${r.deleted} progress events in ${r.ms} ms (horizon seq ${r.horizon})`);
+				}
+			})
 			.catch((e: unknown) => log.error(`maintenance failed: ${errorText(e)}`))
 			.finally(() => {
 				this.maintaining = false;

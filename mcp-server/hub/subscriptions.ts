@@ -2,7 +2,7 @@
  * Events to subscribers (DESIGN §4): `events/subscribe` replays the log after the client's seq in
  * pages up to what the event pump has delivered, then switches the connection to live in the same
  * tick, so nothing falls between and nothing comes twice; `deliver` pushes each pumped batch to the
- * live connections. It reads the log through the backlog and never writes; it wakes no claim.
+ * live connections. A resume from before the log's compaction horizon is answered `resync` instead. It reads the log through the backlog and never writes; it wakes no claim.
  */
 import type { Backlog } from '../../core/backlog';
 import type { BacklogEvent, Result } from '../../core/protocol';
@@ -24,14 +24,30 @@ export class Subscriptions {
 		private readonly pump: { readonly seq: number },
 	) {}
 
-	/** Replays the log after `afterSeq` in pages, then switches the connection to live pushes. */
+	/**
+	 * Replays the log after `afterSeq` in pages, then switches the connection to live pushes. After a
+	 * seq older than the log's horizon (compacted events it never saw) it replays nothing and answers
+	 * `resync`: live from the pump's seq, the client reloads. The horizon is read again once the replay
+	 * caught up, in case compaction deleted an event the replay had not reached yet.
+	 */
 	async subscribe(conn: Connection, afterSeq: number): Promise<Result<'events/subscribe'>> {
 		const sub: Subscription = { sent: afterSeq, live: false };
 		conn.subscription = sub;
+		let horizonChecked = false;
+		if (afterSeq < (await this.backlog.logHorizon())) {
+			return this.resync(sub);
+		}
 		for (;;) {
 			const target = this.pump.seq;
 			if (sub.sent >= target) {
-				break;
+				if (horizonChecked || sub.sent === afterSeq) {
+					break;
+				}
+				horizonChecked = true;
+				if (afterSeq < (await this.backlog.logHorizon())) {
+					return this.resync(sub);
+				}
+				continue; // the pump may have delivered more during that read
 			}
 			const page = await this.backlog.eventsAfter(sub.sent, replayPage);
 			if (conn.subscription !== sub || conn.closed) {
@@ -55,6 +71,13 @@ export class Subscriptions {
 		// Synchronous from the last check to here: no pump delivery can slip between replay and live.
 		sub.live = true;
 		return { seq: sub.sent };
+	}
+
+	/** Live from the pump's seq on, without the replay; the answer tells the client to reload. */
+	private resync(sub: Subscription): Result<'events/subscribe'> {
+		sub.sent = Math.max(sub.sent, this.pump.seq);
+		sub.live = true;
+		return { seq: sub.sent, resync: true };
 	}
 
 	/** Pushes a pumped batch to every live subscriber, each event once. */

@@ -179,6 +179,8 @@ for (const kind of storeKinds) {
 					backoffMaxSeconds: 25,
 					stallReleaseSeconds: 0,
 					review: 'none',
+					progressEventsPerCard: 50,
+					progressEventDays: 90,
 				});
 				assert.deepEqual(await b.settings(), settings);
 				await b.create(alice, {

@@ -2,14 +2,15 @@
  * RpcClient's connection lifecycle on the test clock and an in-memory hub: reconnects with the one
  * backoff policy (core/backoff.ts), stays 'offline' through failed attempts (no 'connecting' flicker),
  * re-sends what was pending once back, and times requests out on its clock; an inbox notice that
- * arrives with the hello's answer reaches the first listener. Nothing here sleeps.
+ * arrives with the hello's answer reaches the first listener; a resume the hub answers `resync` (the
+ * log was compacted past the client's seq) tells the listeners to reload. Nothing here sleeps.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
-import type { HelloOk, Message } from '../../core/protocol';
+import type { BacklogEvent, HelloOk, Message } from '../../core/protocol';
 import { type ConnectionState, RpcClient, type Transport } from '../../core/rpc';
 
 const helloOk: HelloOk = {
@@ -25,6 +26,8 @@ const helloOk: HelloOk = {
 class FakeHub {
 	up = true;
 	silent = false;
+	/** The answer to `events/subscribe` (and every other request). */
+	answer: unknown = { seq: 7 };
 	/** Pushed right behind the hello's answer, as the hub pushes an MCP agent's inbox. */
 	inboxAfterHello: Message[] | undefined;
 	readonly connectsAt: number[] = [];
@@ -52,7 +55,7 @@ class FakeHub {
 				} else if (frame.method !== undefined) {
 					this.requests.push(frame.method);
 					if (!this.silent) {
-						reply({ id: frame.id, result: { seq: 7 } });
+						reply({ id: frame.id, result: this.answer });
 					}
 				}
 			},
@@ -61,6 +64,11 @@ class FakeHub {
 		this.open = transport;
 		return Promise.resolve(transport);
 	};
+
+	/** Pushes a frame on the open connection. */
+	push(frame: unknown): void {
+		this.open?.onmessage?.(JSON.stringify(frame));
+	}
 
 	/** The hub goes away: the open connection closes and new ones are refused. */
 	stop(): void {
@@ -204,3 +212,51 @@ describe('RpcClient inbox notices', () => {
 		}
 	});
 });
+
+describe('RpcClient resync', () => {
+	it('tells its listeners to reload when a resume after a reconnect is answered resync', async () => {
+		const { clock, hub, client } = clientOn();
+		try {
+			await client.start();
+			assert.equal(await client.subscribe(3), 7);
+			hub.push({ event: 'created', seq: 8, data: event(8) });
+			assert.equal(client.seq, 8);
+			const resyncs: number[] = [];
+			client.onResync(seq => resyncs.push(seq));
+			hub.answer = { seq: 40, resync: true };
+			hub.stop();
+			hub.up = true;
+			await clock.tick(200);
+			assert.deepEqual(hub.requests, ['events/subscribe', 'events/subscribe'], 'resumed once, not re-sent');
+			assert.deepEqual(resyncs, [40]);
+			assert.equal(client.seq, 40, 'events before the new seq will never come');
+			const seen: number[] = [];
+			client.onEvent(e => seen.push(e.seq));
+			hub.push({ event: 'created', seq: 39, data: event(39) });
+			hub.push({ event: 'created', seq: 41, data: event(41) });
+			assert.deepEqual(seen, [41]);
+		} finally {
+			client.close();
+		}
+	});
+
+	it('reports a resync answered to subscribe() and one sent as a notice (the VS Code relay)', async () => {
+		const { hub, client } = clientOn();
+		try {
+			await client.start();
+			const resyncs: number[] = [];
+			client.onResync(seq => resyncs.push(seq));
+			hub.answer = { seq: 12, resync: true };
+			assert.equal(await client.subscribe(1), 12);
+			hub.push({ notice: 'resync', seq: 30 });
+			assert.deepEqual(resyncs, [12, 30]);
+			assert.equal(client.seq, 30);
+		} finally {
+			client.close();
+		}
+	});
+});
+
+function event(seq: number): BacklogEvent {
+	return { seq, at: '2026-01-01T00:00:00.000Z', cardId: 'C1', actor: 'a', type: 'created', data: { card: null } };
+}

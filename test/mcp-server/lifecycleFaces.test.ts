@@ -97,7 +97,14 @@ describe('lifecycle through the CLI and MCP', () => {
 			'--stall-release-seconds',
 			'600',
 		]);
-		assert.deepEqual(set, { backoffSeconds: 0, backoffMaxSeconds: 3600, stallReleaseSeconds: 600, review: 'none' });
+		assert.deepEqual(set, {
+			backoffSeconds: 0,
+			backoffMaxSeconds: 3600,
+			stallReleaseSeconds: 600,
+			review: 'none',
+			progressEventsPerCard: 50,
+			progressEventDays: 90,
+		});
 		const bad = await baton(['settings', '--backoff-seconds', 'soon']);
 		assert.equal(bad.code, 2);
 		assert.match(bad.stderr, /--backoff-seconds must be a whole number of seconds/);
