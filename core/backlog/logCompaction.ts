@@ -4,8 +4,8 @@
  * card (and the last one of every attempt, which its summary shows) and none older than
  * `progressEventDays`. Every other event — each state change — is kept forever.
  *
- * It works in short transactions of at most `batch` events each, pausing between them, so claims and
- * the rest of the backlog's work interleave (PGlite runs one transaction at a time). It never deletes
+ * It works in short transactions, each sized to hold the store about `budgetMs`, pausing between them,
+ * so claims and the rest of the backlog's work interleave (PGlite runs one transaction at a time). It never deletes
  * the newest event of the log (PGlite numbers the next one max(seq)+1, so a seq is never reused) nor
  * one younger than `settleMs` (live subscribers and the other hubs' pumps have read it by then). The
  * highest seq it deleted is the log's horizon: a client resuming after a seq below it is told to resync.
@@ -17,8 +17,10 @@ import type { UnitOfWork } from './unitOfWork';
 import { num } from './values';
 
 export interface CompactionOptions {
-	/** Events read per transaction (default 2,000). */
+	/** Events read by the first transaction (default 500); later ones are sized to `budgetMs`. */
 	batch?: number;
+	/** How long one transaction should hold the store (default 10 ms): about the longest a claim waits. */
+	budgetMs?: number;
 	/** Events younger than this are never deleted (default 60 s; 0 in tests: anything but the newest). */
 	settleMs?: number;
 	/** Awaited between batches (default: one macrotask), so queued work runs first. */
@@ -46,7 +48,11 @@ interface Step {
 	done: boolean;
 }
 
-const defaultBatch = 2_000;
+const defaultBatch = 500;
+const defaultBudgetMs = 10;
+/** Bounds of the batch size as it adapts to the budget. */
+const minBatch = 50;
+const maxBatch = 20_000;
 const defaultSettleMs = 60_000;
 
 export class LogCompaction {
@@ -68,7 +74,8 @@ export class LogCompaction {
 	private async pass(options: CompactionOptions): Promise<CompactionReport> {
 		const clock = this.uow.clock;
 		const started = clock.now().getTime();
-		const batch = options.batch ?? defaultBatch;
+		let batch = options.batch ?? defaultBatch;
+		const budgetMs = options.budgetMs ?? defaultBudgetMs;
 		// A real macrotask, not the clock's timer: pacing, not time (a ManualClock would never fire it).
 		const pause = options.pause ?? (() => new Promise<void>(resolve => setTimeout(resolve, 0)));
 		const policy = await this.settings.read();
@@ -77,11 +84,15 @@ export class LogCompaction {
 		let deleted = 0;
 		let batches = 0;
 		for (const step of [
-			() => this.uow.db.transaction(tx => this.ageStep(tx, agedBefore, batch)),
-			() => this.uow.db.transaction(tx => this.countStep(tx, settleBefore, policy.progressEventsPerCard, batch)),
+			(n: number) => this.uow.db.transaction(tx => this.ageStep(tx, agedBefore, n)),
+			(n: number) => this.uow.db.transaction(tx => this.countStep(tx, settleBefore, policy.progressEventsPerCard, n)),
 		]) {
 			for (let done = false; !done;) {
-				const r = await step();
+				const t = performance.now();
+				const r = await step(batch);
+				// Size the next transaction to hold the store about budgetMs (at most halving at once).
+				const took = Math.max(performance.now() - t, 0.1);
+				batch = Math.round(Math.min(maxBatch, Math.max(minBatch, batch / 2, (batch * budgetMs) / took)));
 				batches++;
 				deleted += r.deleted;
 				done = r.done;

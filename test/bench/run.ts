@@ -26,6 +26,7 @@ const benchNames = [
 	'mcp',
 	'inbox',
 	'scopes',
+	'eventLog',
 	'board',
 	'activation',
 	'fastPaths',
