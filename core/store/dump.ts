@@ -18,6 +18,7 @@ export const dumpTables = [
 	{ name: 'request_log', key: ['key'] },
 	{ name: 'settings', key: ['key'] },
 	{ name: 'messages', key: ['card_id', 'id'] },
+	{ name: 'log_state', key: ['id'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];
@@ -80,7 +81,7 @@ const insertRows = 1_000;
  * Replaces every dumped table's rows with `rows`, in one transaction: all of it or nothing. The store
  * must already have the schema the rows were dumped from (a table that schema does not have yet, such
  * as `messages` before migration 0009, must have no rows); the event sequence continues after the
- * highest seq loaded. A row that does not fit its table is an `invalid_input` error naming the table.
+ * highest seq loaded, and the log's compaction state is there even when the backup predates it. A row that does not fit its table is an `invalid_input` error naming the table.
  */
 export async function loadDump(db: Db, rows: DumpRows): Promise<void> {
 	await db.transaction(async tx => {
@@ -110,6 +111,10 @@ export async function loadDump(db: Db, rows: DumpRows): Promise<void> {
 			}
 		}
 		await tx.query("SELECT setval('event_seq', coalesce((SELECT max(seq) FROM events), 0) + 1, false)");
+		if (present.has('log_state')) {
+			// A backup from before the bounded log (0013) has no compaction state: nothing was compacted.
+			await tx.query('INSERT INTO log_state DEFAULT VALUES ON CONFLICT DO NOTHING');
+		}
 	});
 }
 
@@ -139,7 +144,7 @@ export async function storeRowCount(db: Db): Promise<number> {
 	const present = await presentTables(db);
 	const rows = await db.query<{ n: number }>(
 		`SELECT (${dumpTables
-			.filter(t => t.name !== 'settings' && present.has(t.name))
+			.filter(t => t.name !== 'settings' && t.name !== 'log_state' && present.has(t.name))
 			.map(t => `(SELECT count(*) FROM ${quoteIdent(t.name)})`)
 			.join(' + ')})::int AS n`,
 	);
