@@ -51,6 +51,11 @@ export class BacklogSettings {
 					[entries.map(([k]) => k), entries.map(([, v]) => JSON.stringify(v))],
 				);
 			}
+			if (p.progressEventsPerCard !== undefined) {
+				// A new per-card limit applies to every card, not only to those with progress after the
+				// count rule's cursor (logCompaction.ts): its next pass reads the log from the start.
+				await tx.query('UPDATE log_state SET counted_through = 0');
+			}
 			return { result: await this.read(tx), events: [] };
 		});
 	}

@@ -159,6 +159,24 @@ for (const kind of storeKinds) {
 			}
 		});
 
+		it('applies a lowered per-card limit to cards compacted before', async () => {
+			const p = prefix();
+			await b.create(human, { cards: [{ id: `${p}a`, title: 'idle since' }] });
+			await work(`${p}a`, 'gus', 8);
+			clock.advance(120);
+			await b.compactLog();
+			await b.create(human, { cards: [{ id: `${p}z`, title: 'after' }] });
+			await b.updateSettings(human, { progressEventsPerCard: 3 });
+			try {
+				clock.advance(120);
+				await b.compactLog();
+				const beats = (await allEvents(b)).filter(e => e.cardId === `${p}a` && e.type === 'heartbeat');
+				assert.equal(beats.length, 3, 'the idle card was compacted again under the new limit');
+			} finally {
+				await b.updateSettings(human, { progressEventsPerCard: 50 });
+			}
+		});
+
 		it('honours a smaller per-card limit and never deletes the newest event of the log', async () => {
 			const p = prefix();
 			await b.updateSettings(human, { progressEventsPerCard: 2 });
