@@ -48,7 +48,7 @@ async function simulateYear(db: Db, now: number): Promise<number> {
 			 FROM (
 				SELECT c.i, 'Y' || c.i AS card_id, 'agent-' || (c.i % 64) AS actor, s.k, s.n,
 					CASE WHEN s.k = 0 THEN 'created' WHEN s.k = 1 THEN 'claimed' WHEN s.k = c.beats + 2 THEN 'completed' ELSE 'heartbeat' END AS type,
-					$1::timestamptz + make_interval(secs => c.i * $2 + s.k * 30) AS at
+					$1::timestamptz + make_interval(secs => c.i * $2::float8 + s.k * 30) AS at
 				FROM (SELECT i, CASE WHEN i % 50 = 0 THEN 300 ELSE 8 + (i * 7919) % 40 END AS beats
 					FROM generate_series($3::int, $4::int) i) c
 				CROSS JOIN LATERAL (SELECT k, greatest(k - 1, 0) AS n FROM generate_series(0, c.beats + 2) k) s
