@@ -8,7 +8,8 @@
  * (create sent → the waiting claim's answer), and no double claim.
  * Standalone: `npm run build && node --import tsx test/bench/fleet.ts [--quick] [--only pglite|team]`.
  * BATON_FLEET_CPU_PROF=DIR writes V8 CPU profiles of the first 4 `baton mcp` processes and the PGlite hub
- * to DIR (profiling all 64 would swamp the machine).
+ * to DIR (profiling all 64 would swamp the machine). BATON_FLEET_JS=path/to/baton.js runs another build
+ * (the before of a before/after; docs/benchmarks.md "Fleet scale").
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ import pg from 'pg';
 import type { RpcClient } from '../../core/rpc';
 import { cardBatches } from './dataset';
 import { checkHolds, cpuMsOfAll, FleetRecord, runAgent } from './fleetAgents';
-import { connect, type HubHandle, requireBuild, rssOf, startHub } from './hubProcess';
+import { batonJs, connect, type HubHandle, requireBuild, rssOf, startHub } from './hubProcess';
 import { batonSession, type Session } from './mcpSession';
 import { median, percentile, Reporter, round, row } from './report';
 
@@ -27,6 +28,7 @@ const onlyArg = process.argv.indexOf('--only');
 const only = onlyArg > 0 ? process.argv[onlyArg + 1] : undefined;
 const databaseUrl = process.env.DATABASE_URL_TEST ?? 'postgres://postgres@127.0.0.1:5432/test';
 const profDir = process.env.BATON_FLEET_CPU_PROF;
+const script = process.env.BATON_FLEET_JS ?? batonJs;
 
 const pauseMs = 1_000;
 /** The first seconds of a run are left out of the CPU window: every agent's first call connects. */
@@ -63,7 +65,7 @@ async function openAgents(dataDirs: readonly string[], count: number, prefix: st
 			...(await Promise.all(
 				batch.map(async n => {
 					const name = `${prefix}-${String(n)}`;
-					const session = await batonSession(dataDirs[n % dataDirs.length]!, name, undefined, n < 4 ? nodeArgs : []);
+					const session = await batonSession(dataDirs[n % dataDirs.length]!, name, script, n < 4 ? nodeArgs : []);
 					// Connect to the hub before the clock starts.
 					await session.client.callTool({ name: 'stats', arguments: {} });
 					return { name, session };
@@ -148,7 +150,7 @@ async function runPglite(report: Reporter, temp: string): Promise<void> {
 	const label = `PGlite, ${pglite.agents} agents`;
 	console.log(`fleet: ${label}, ${pglite.cards} cards, ${pglite.runMs / 1000} s`);
 	const dataDir = join(temp, 'pglite');
-	const hub = await startHub(dataDir, 120_000, {}, undefined, profArgs('hub'));
+	const hub = await startHub(dataDir, 120_000, {}, script, profArgs('hub'));
 	const rpc = await connect(dataDir);
 	let agents: Agent[] = [];
 	try {
@@ -249,7 +251,7 @@ async function runTeam(report: Reporter, temp: string): Promise<void> {
 		for (let i = 0; i < team.hubs; i++) {
 			dirs.push(join(temp, `team-${String(i)}`));
 			// One after another: the first migrates the fresh schema.
-			hubs.push(await startHub(dirs[i]!, 120_000, env));
+			hubs.push(await startHub(dirs[i]!, 120_000, env, script));
 		}
 		rpc = await connect(dirs[0]!);
 		for (const batch of cardBatches(team.cards)) {

@@ -154,7 +154,7 @@ export async function checkHolds(rpc: RpcClient, afterSeq: number): Promise<Hold
 				if (status.get(event.cardId) === 'claimed') {
 					check.doubleHolds.push(`${event.cardId} claimed again at seq ${String(event.seq)} by ${event.actor}`);
 				}
-				const epoch = card?.epoch ?? -1;
+				const epoch = card?.claimEpoch ?? -1;
 				const last = epochs.get(event.cardId);
 				if (last !== undefined && epoch <= last) {
 					check.epochRepeats.push(`${event.cardId} epoch ${String(epoch)} after ${String(last)}`);
@@ -162,7 +162,7 @@ export async function checkHolds(rpc: RpcClient, afterSeq: number): Promise<Hold
 			}
 			if (card !== null) {
 				status.set(event.cardId, card.status);
-				epochs.set(event.cardId, Math.max(card.epoch, epochs.get(event.cardId) ?? -1));
+				epochs.set(event.cardId, Math.max(card.claimEpoch, epochs.get(event.cardId) ?? -1));
 			}
 		}
 		if (page.events.length < 1000) {

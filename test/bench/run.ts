@@ -26,6 +26,7 @@ const benchNames = [
 	'mcp',
 	'inbox',
 	'scopes',
+	'fleet',
 	'board',
 	'activation',
 	'fastPaths',
