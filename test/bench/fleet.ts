@@ -31,7 +31,10 @@ const profDir = process.env.BATON_FLEET_CPU_PROF;
 const script = process.env.BATON_FLEET_JS ?? batonJs;
 
 const pauseMs = 1_000;
-/** The first seconds of a run are left out of the CPU window: every agent's first call connects. */
+/**
+ * The first seconds of a run are left out of the CPU window and the latencies: every agent makes its
+ * first claim then, and each process compiles that path on first use.
+ */
 const warmMs = 3_000;
 const pglite = { agents: 64, cards: quick ? 5_000 : 20_000, runMs: quick ? 12_000 : 60_000 };
 const team = { hubs: 3, agents: 48, cards: quick ? 2_000 : 5_000, runMs: quick ? 10_000 : 40_000, waiters: 8 };
@@ -100,7 +103,7 @@ function holdRows(report: Reporter, record: FleetRecord, holds: Awaited<ReturnTy
 			holds.doubleHolds.length + holds.epochRepeats.length,
 			'count',
 			{ max: 0 },
-			`${holds.claims} claims in ${holds.events} events; ${record.leases.size} leases seen by clients, ${record.clientDoubleHolds.length} given twice`,
+			`${holds.claims} claims in ${holds.events} events (${holds.seqHoles} seq holes); ${record.leases.size} leases seen by clients, ${record.clientDoubleHolds.length} given twice`,
 		),
 	);
 	for (const problem of [...holds.doubleHolds, ...holds.epochRepeats, ...record.clientDoubleHolds].slice(0, 10)) {
