@@ -1,5 +1,6 @@
 // Bundles the three faces (DESIGN §6): dist/extension.js (cjs, `vscode` external, small, no PGlite),
-// dist/baton.js (node: hub + MCP + CLI, carries PGlite) and dist/webview/board.js (browser iife).
+// the `baton` program (dist/baton.js picks dist/mcp.js for `baton mcp`, else dist/program.js: hub +
+// CLI, carries PGlite) and dist/webview/board.js (browser iife).
 // PGlite's WASM and data files are copied to dist/pglite/ and loaded explicitly, because esbuild
 // does not follow `new URL('./file', import.meta.url)` (PGlite's bundler-support docs).
 import * as esbuild from 'esbuild';
@@ -27,26 +28,10 @@ const common = {
 	legalComments: 'none',
 };
 
-const builds = [
-	{
-		...common,
-		entryPoints: ['mcp-server/main.ts'],
-		outfile: 'dist/baton.js',
-		platform: 'node',
-		format: 'cjs',
-		target: 'node20',
-		// PGlite's Emscripten glue calls createRequire(import.meta.url), which is undefined in a CJS
-		// bundle: give it this file's URL.
-		banner: { js: "#!/usr/bin/env node\nconst __batonImportMetaUrl = require('url').pathToFileURL(__filename).href;" },
-		define: { 'import.meta.url': '__batonImportMetaUrl' },
-		// pg's optional native binding is never used.
-		external: ['pg-native'],
-	},
-];
 /**
  * zod re-exports all ~40 of its locales as a namespace, which defeats tree shaking (264 KB of the
- * extension's 568 KB minified). Nothing of ours sets another locale, so the extension and the board get
- * English only.
+ * extension's 568 KB minified). Nothing of ours sets another locale, so the extension, the board and
+ * dist/mcp.js get English only.
  */
 const zodEnglishOnly = {
 	name: 'zod-english-only',
@@ -60,6 +45,49 @@ const zodEnglishOnly = {
 		}));
 	},
 };
+/** PGlite's Emscripten glue calls createRequire(import.meta.url), which is undefined in a CJS bundle. */
+const importMetaUrl = {
+	banner: { js: "const __batonImportMetaUrl = require('url').pathToFileURL(__filename).href;" },
+	define: { 'import.meta.url': '__batonImportMetaUrl' },
+};
+/**
+ * The `baton` program is three files (issue 14): dist/baton.js, the bin, only picks one of the other
+ * two; dist/mcp.js is `baton mcp` alone (one process per agent: no hub, store or CLI to parse);
+ * dist/program.js is everything else (hub, CLI, and `mcp` too when main.ts is run directly).
+ */
+const builds = [
+	{
+		...common,
+		entryPoints: ['mcp-server/bin.ts'],
+		outfile: 'dist/baton.js',
+		platform: 'node',
+		format: 'cjs',
+		target: 'node20',
+		banner: { js: '#!/usr/bin/env node' },
+	},
+	{
+		...common,
+		entryPoints: ['mcp-server/mcp/main.ts'],
+		outfile: 'dist/mcp.js',
+		platform: 'node',
+		format: 'cjs',
+		target: 'node20',
+		...importMetaUrl,
+		external: ['pg-native'],
+		plugins: [zodEnglishOnly],
+	},
+	{
+		...common,
+		entryPoints: ['mcp-server/main.ts'],
+		outfile: 'dist/program.js',
+		platform: 'node',
+		format: 'cjs',
+		target: 'node20',
+		...importMetaUrl,
+		// pg's optional native binding is never used.
+		external: ['pg-native'],
+	},
+];
 if (existsSync('extension/main.ts')) {
 	builds.push({
 		...common,
@@ -124,6 +152,13 @@ function checkBundles() {
 		/@electric-sql\/pglite|pglite\.wasm/.test(readFileSync('dist/extension.js', 'utf8'))
 	) {
 		throw new Error('dist/extension.js contains PGlite: the extension must only talk to the hub (DESIGN §1)');
+	}
+	// Not the extension's test: dist/mcp.js carries package.json (its version), which names the dependency.
+	if (
+		existsSync('dist/mcp.js') &&
+		/node_modules\/@electric-sql\/|pglite\.wasm/.test(readFileSync('dist/mcp.js', 'utf8'))
+	) {
+		throw new Error('dist/mcp.js contains PGlite: `baton mcp` only talks to the hub (issue 14)');
 	}
 }
 

@@ -1,8 +1,10 @@
 /**
  * Which agents are connected (DESIGN §5): a connection is attached to its hello's agent and
  * detached when it closes; the last connection of an MCP agent releases that agent's claims at once
- * (not after the TTL). Every change is told to all clients in a `{notice: 'agents'}`, at most 4 a
- * second. It registers no agent (the hello does, in connections.ts) and reads no frame.
+ * (not after the TTL). Every change is told to the clients that show agents in a `{notice: 'agents'}`,
+ * at most 4 a second; MCP sessions never get it (issue 14: with 64 agents pinging, every `baton mcp`
+ * parsed the 64-agent list 4 times a second for nothing). It registers no agent (the hello does, in
+ * connections.ts) and reads no frame.
  */
 import type { Backlog } from '../../core/backlog';
 import { createLogger, errorText } from '../../core/log';
@@ -15,8 +17,10 @@ export interface AgentPresenceOptions {
 	backlog: Backlog;
 	guard: StoreGuard;
 	stopping: () => boolean;
-	/** Sends a frame to every connection that said hello. */
+	/** Sends a frame to every connection that said hello and shows agents (not `mcp` sessions). */
 	broadcast: (frame: object) => void;
+	/** Whether any such connection is open: without one, no notice is built at all. */
+	hasWatchers: () => boolean;
 }
 
 const noticeMinMs = 250;
@@ -70,9 +74,9 @@ export class AgentPresence {
 		this.scheduleNotice();
 	}
 
-	/** Tells every client the agents' state, at most 4 times a second however many agents ping. */
+	/** Tells the clients that show agents their state, at most 4 times a second however many agents ping. */
 	scheduleNotice(): void {
-		if (this.noticeTimer !== undefined || this.options.stopping()) {
+		if (this.noticeTimer !== undefined || this.options.stopping() || !this.options.hasWatchers()) {
 			return;
 		}
 		const wait = Math.max(0, this.lastNotice + noticeMinMs - Date.now());

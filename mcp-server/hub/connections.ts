@@ -65,6 +65,11 @@ export interface ConnectionsOptions {
 
 const helloTimeoutMs = 10_000;
 
+/** The agents notice is for faces that show agents; an MCP session never reads it. */
+function showsAgents(conn: Connection): boolean {
+	return conn.client !== 'mcp';
+}
+
 export class Connections {
 	private readonly wss: WebSocketServer;
 	private readonly unixServer: Server;
@@ -81,7 +86,15 @@ export class Connections {
 			backlog: options.backlog,
 			guard: options.guard,
 			stopping: options.stopping,
-			broadcast: frame => this.broadcast(frame),
+			broadcast: frame => this.broadcast(frame, showsAgents),
+			hasWatchers: () => {
+				for (const conn of this.all) {
+					if (conn.hello !== undefined && showsAgents(conn)) {
+						return true;
+					}
+				}
+				return false;
+			},
 		});
 		this.wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxPayload, perMessageDeflate: false });
 		this.wss.on('error', e => log.error(`websocket server error: ${e.message}`));
@@ -131,10 +144,10 @@ export class Connections {
 		return `http://127.0.0.1:${this.tcpPort}/board?ticket=${this.sessions.issueTicket()}`;
 	}
 
-	/** Sends `frame` to every connection that said hello. */
-	broadcast(frame: object): void {
+	/** Sends `frame` to every connection that said hello (and passes `to`, when given). */
+	broadcast(frame: object, to?: (conn: Connection) => boolean): void {
 		for (const conn of this.all) {
-			if (conn.hello) {
+			if (conn.hello && (to === undefined || to(conn))) {
 				send(conn, frame);
 			}
 		}

@@ -39,17 +39,18 @@ export interface HubHandle {
 /**
  * Starts a hub on `dataDir` and waits until it answers a hello (up to `timeoutMs`). `env` adds to this
  * process's environment (BATON_FAST_PATHS for an A/B run); `script` is another build's baton.js (the
- * inbox bench's baseline).
+ * inbox bench's baseline); `nodeArgs` go to node before the script (the fleet bench's --cpu-prof).
  */
 export async function startHub(
 	dataDir: string,
 	timeoutMs = 60_000,
 	env: NodeJS.ProcessEnv = {},
 	script = batonJs,
+	nodeArgs: readonly string[] = [],
 ): Promise<HubHandle> {
 	requireBuild();
 	const t0 = performance.now();
-	const proc = spawn(process.execPath, [script, 'hub', '--data-dir', dataDir], {
+	const proc = spawn(process.execPath, [...nodeArgs, script, 'hub', '--data-dir', dataDir], {
 		stdio: ['ignore', 'ignore', 'pipe'],
 		env: { ...process.env, ...env, BATON_DATA_DIR: dataDir },
 	});

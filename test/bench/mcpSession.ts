@@ -22,9 +22,17 @@ export async function openSession(command: string, args: string[], cwd?: string)
 	return { client, pid: transport.pid, close: () => client.close() };
 }
 
-/** `baton mcp` of this build, or of another one's baton.js (`script`). */
-export function batonSession(dataDir: string, agent: string, script = batonJs): Promise<Session> {
-	return openSession(process.execPath, [script, 'mcp', '--data-dir', dataDir, '--agent', agent]);
+/**
+ * `baton mcp` of this build, or of another one's baton.js (`script`); `nodeArgs` go to node before the
+ * script (the fleet bench's --cpu-prof, which NODE_OPTIONS refuses).
+ */
+export function batonSession(
+	dataDir: string,
+	agent: string,
+	script = batonJs,
+	nodeArgs: readonly string[] = [],
+): Promise<Session> {
+	return openSession(process.execPath, [...nodeArgs, script, 'mcp', '--data-dir', dataDir, '--agent', agent]);
 }
 
 export type ToolOutput = Record<string, unknown>;

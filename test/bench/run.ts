@@ -27,6 +27,7 @@ const benchNames = [
 	'inbox',
 	'scopes',
 	'eventLog',
+	'fleet',
 	'board',
 	'activation',
 	'fastPaths',

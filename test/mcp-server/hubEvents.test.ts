@@ -157,6 +157,22 @@ describe('hub events and timers', () => {
 		watcher.close();
 	});
 
+	it('sends no agent notices to MCP sessions, which never show agents (issue 14)', async () => {
+		const watcher = await RawClient.unix(hub.paths);
+		assert.equal((await watcher.hello({ token: hub.token })).hello, 'ok');
+		const mcp = await RawClient.unix(hub.paths);
+		assert.equal((await mcp.hello({ token: hub.token, client: 'mcp', agent: { id: 'quiet-mcp-agent' } })).hello, 'ok');
+		const pinger = await client(dataDir, { client: 'mcp', agent: { id: 'pinging-mcp-agent' } });
+		await pinger.request('agent/ping', {});
+		await watcher.next(f => f.notice === 'agents' && JSON.stringify(f).includes('pinging-mcp-agent'));
+		// The watcher got the notice; the MCP session, connected all along, got none.
+		await sleep(300);
+		assert.equal(mcp.frames.filter(f => (f as { notice?: string }).notice === 'agents').length, 0);
+		pinger.close();
+		mcp.close();
+		watcher.close();
+	});
+
 	it('throttles agent notices to at most 4 a second however fast agents ping', async () => {
 		const watcher = await RawClient.unix(hub.paths);
 		assert.equal((await watcher.hello({ token: hub.token })).hello, 'ok');

@@ -166,6 +166,34 @@ describe('baton mcp over stdio: happy paths', () => {
 		assert.deepEqual(seen.sort(), ['A1', 'B1', 'B2']);
 	});
 
+	it('list: text finds cards by a phrase of the title or the body, in any case (issue 14)', async () => {
+		await alpha.json('create', {
+			cards: [
+				{ id: 'T1', title: 'Fix the Login redirect', body: 'After sign-in the user lands on /home.' },
+				{ id: 'T2', title: 'Session cookie', body: 'The OAuth callback drops the state parameter.' },
+			],
+		});
+		try {
+			const byTitle = await alpha.json<{ cards: CardJson[] }>('list', { text: 'login REDIRECT' });
+			assert.deepEqual(
+				byTitle.cards.map(c => c.id),
+				['T1'],
+			);
+			const byBody = await alpha.json<{ cards: CardJson[] }>('list', { text: 'oauth callback' });
+			assert.deepEqual(
+				byBody.cards.map(c => c.id),
+				['T2'],
+			);
+			const none = await alpha.json<{ cards: CardJson[] }>('list', { text: 'no card says this' });
+			assert.deepEqual(none.cards, []);
+		} finally {
+			// The later cases count the ready cards.
+			for (const cardId of ['T1', 'T2']) {
+				await observer!.request('card/delete', { cardId });
+			}
+		}
+	});
+
 	it('link and unlink: dependency edges', async () => {
 		const linked = await alpha.json<{ card: CardJson }>('link', { cardId: 'A1', dependsOn: 'B1' });
 		assert.deepEqual(linked.card.dependsOn, ['B1']);

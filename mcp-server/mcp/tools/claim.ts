@@ -23,7 +23,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 		{
 			title: 'Claim a card',
 			description:
-				'Claim the best ready card for you, or cardId. Returns {card, lease, handoff?}, or card null with a reason. ' +
+				'Claim the best ready card for you, or cardId. Returns {card, lease, handoff?}, or card null and why. ' +
 				'Then heartbeat; complete, release or fail it.',
 			// project: the session sends its own (run.ts); the tool still takes one.
 			listing: leanObject(ClaimParams.omit({ project: true }), {

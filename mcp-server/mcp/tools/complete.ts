@@ -28,7 +28,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 		{
 			title: 'Complete a card',
 			description:
-				'Mark a card you hold done. Returns {card, unblocked}. next: true also claims your next card in this call: next {card, lease}.',
+				'Mark a card you hold done. Returns {card, unblocked}; next: true also claims your next card: next {card, lease}.',
 			listing: leanObject(CompleteToolParams.omit({ epoch: true }), {
 				cardId: 'Card id',
 				result: 'Summary, commit, links',

@@ -53,7 +53,7 @@ const createListing = leanObject(
 		dependsOn: 'Ids to finish first',
 		requires: 'Capabilities needed',
 		acceptance: 'Acceptance criteria',
-		deferUntil: 'Not before this ISO time',
+		deferUntil: 'Not before (ISO time)',
 		idempotencyKey: 'Retry-safe key',
 		review: 'Who approves it',
 		scope: 'Paths it touches: globs, lock:name',
@@ -87,7 +87,7 @@ export function registerCreateTool(server: McpServer, ctx: ToolContext): ListedT
 		{
 			title: 'Create cards',
 			description:
-				'Create one card, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards} without bodies.',
+				'Create one card, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards}, no bodies.',
 			listing: createListing,
 			annotations: updatingTool,
 		},

@@ -15,7 +15,7 @@ export function registerFailTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'Report a failure',
 			description:
-				'Report failed work on a card you hold: retried later, or blocked if retry is false or attempts ran out. Returns {card}.',
+				'Report failed work on a card you hold: retried later, or blocked if retry is false or out of attempts. Returns {card}.',
 			listing: leanObject(FailParams.omit({ epoch: true }), {
 				cardId: 'Card id',
 				reason: 'What went wrong',

@@ -23,8 +23,8 @@ export function registerLinkTool(server: McpServer, ctx: ToolContext): ListedToo
 		'link',
 		{
 			title: 'Add dependencies',
-			description: 'Make cardId wait until the dependsOn cards are done; cycles are refused. Returns {card}.',
-			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id or ids it waits on' }),
+			description: 'Make cardId wait until the dependsOn cards are done (no cycles). Returns {card}.',
+			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id(s) it waits on' }),
 			annotations: { ...updatingTool, idempotentHint: true },
 		},
 		toolHandler('link', LinkToolParams, async args => ({

@@ -1,6 +1,7 @@
 /**
- * `list`: page through cards by status / phase, or only those claimable now: the cards of the
- * session's project and those with none (as claim sees them), or every project's with project: '*'.
+ * `list`: page through cards by status / phase, or only those claimable now, or those whose id, title
+ * or body contain `text` (agents search before they create, issue 14): the cards of the session's
+ * project and those with none (as claim sees them), or every project's with project: '*'.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
@@ -12,7 +13,7 @@ import { leanObject } from '../leanSchema';
 import { type ListedTool, readOnlyTool, registerListedTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
-const ListToolParams = ListParams.pick({ readyOnly: true, limit: true, cursor: true })
+const ListToolParams = ListParams.pick({ readyOnly: true, text: true, limit: true, cursor: true })
 	.extend({
 		status: CardStatus.optional().describe('Only cards with this status'),
 		phase: Phase.optional().describe('Only cards in this phase'),
@@ -27,12 +28,13 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'List cards',
 			description:
-				'List cards by status, phase or readyOnly. Returns {cards, nextCursor?}; pass it as cursor for more.',
+				'List cards by status, phase, readyOnly or text. Returns {cards, nextCursor?}; pass it as cursor for more.',
 			// project: the session's by default (context.ts); taken, not listed, to keep tools/list small.
 			listing: leanObject(ListToolParams.omit({ project: true }), {
 				status: 'Only this status',
 				phase: 'Only this phase',
 				readyOnly: 'Only claimable now',
+				text: 'In id, title or body',
 				limit: 'Page size (50)',
 				cursor: 'From nextCursor',
 			}),

@@ -18,7 +18,7 @@ export function registerReserveTool(server: McpServer, ctx: ToolContext): Listed
 		{
 			title: 'Reserve paths',
 			description:
-				'Add paths to the scope of a card you hold before editing them. Returns {granted, refused}; a refused path names the cardId and holder that have it.',
+				'Add paths to the scope of a card you hold before editing them. Returns {granted, refused}; a refusal names the card and holder.',
 			listing: leanObject(ReserveParams.omit({ epoch: true }), {
 				cardId: 'Card id',
 				paths: 'Globs or lock:name',

@@ -15,7 +15,7 @@ export function registerUnlinkTool(server: McpServer, ctx: ToolContext): ListedT
 		{
 			title: 'Remove dependencies',
 			description: 'Stop cardId waiting on the dependsOn cards. Returns {card}.',
-			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id or ids it waits on' }),
+			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id(s) it waits on' }),
 			annotations: { ...updatingTool, destructiveHint: true, idempotentHint: true },
 		},
 		toolHandler('unlink', LinkToolParams, async args => ({
