@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import { isDeferred, isWaiting } from '../core/claimable';
+import { compareRecent } from '../core/donePages';
 import { isCardStalled } from '../core/health';
 import { isLeaseExpired } from '../core/lease';
 import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
@@ -34,7 +35,14 @@ export interface EmptyNode {
 	label: string;
 }
 
-export type BacklogNode = GroupNode | CardNode | EmptyNode;
+/** The last row of Done while more done cards exist than are loaded: "Load more…" (issue 14). */
+export interface MoreNode {
+	kind: 'more';
+}
+
+export type BacklogNode = GroupNode | CardNode | EmptyNode | MoreNode;
+
+const moreNode: MoreNode = { kind: 'more' };
 
 export interface BacklogFilter {
 	phase?: string;
@@ -201,13 +209,19 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		return parts.join(' · ');
 	}
 
-	/** Cards of one group as the tree shows them (filtered, sorted, Done capped). */
+	/**
+	 * Cards of one group as the tree shows them (filtered, sorted). Done: the loaded pages, newest
+	 * first (the hub's order), none with a doneLimit of 0.
+	 */
 	cardsIn(key: GroupKey): Card[] {
+		if (key === 'done' && this.hub.settings.doneLimit === 0) {
+			return [];
+		}
 		const cards = [...this.hub.cards.values()].filter(
 			c => groupOf(c) === key && matches(c, this.filterValue) && (this.projects?.includes(c) ?? true),
 		);
 		if (key === 'done') {
-			return cards.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)).slice(0, this.hub.settings.doneLimit);
+			return cards.filter(c => this.hub.done.shows(c)).sort(compareRecent);
 		}
 		if (key === 'review') {
 			// The order Review Next Card takes: the longest waiting first.
@@ -241,11 +255,32 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		if (element.kind !== 'group') {
 			return [];
 		}
-		return this.cardsIn(element.key).map(card => ({ kind: 'card', card, group: element.key }));
+		const rows: BacklogNode[] = this.cardsIn(element.key).map(card => ({ kind: 'card', card, group: element.key }));
+		if (element.key === 'done' && this.hub.done.more && this.hub.settings.doneLimit > 0) {
+			rows.push(moreNode);
+		}
+		return rows;
 	}
 
 	getParent(element: BacklogNode): BacklogNode | undefined {
-		return element.kind === 'card' ? groupNodes.get(element.group) : undefined;
+		return element.kind === 'card'
+			? groupNodes.get(element.group)
+			: element.kind === 'more'
+				? groupNodes.get('done')
+				: undefined;
+	}
+
+	/**
+	 * A group's count. Done counts every done card (the hub's stats, kept by the events) unless a
+	 * filter applies; then the loaded matches, with "+" while more pages exist.
+	 */
+	private countOf(key: GroupKey): string {
+		const shown = this.cardsIn(key).length;
+		if (key !== 'done' || !this.hub.done.more) {
+			return String(shown);
+		}
+		const filtered = Object.keys(this.filterValue).length > 0 || this.projects?.label !== undefined;
+		return filtered ? `${shown}+` : String(this.hub.done.totals.done);
 	}
 
 	getTreeItem(element: BacklogNode): vscode.TreeItem {
@@ -258,15 +293,25 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			item.contextValue = 'empty.projects';
 			return item;
 		}
+		if (element.kind === 'more') {
+			const left = Math.max(0, this.hub.done.totals.done - this.cardsIn('done').length);
+			const item = new vscode.TreeItem('Load more…', vscode.TreeItemCollapsibleState.None);
+			item.id = 'more:done';
+			item.description = this.hub.done.loading ? 'loading' : `${left.toLocaleString('en')} more, newest first`;
+			item.iconPath = new vscode.ThemeIcon('ellipsis');
+			item.command = { command: 'baton.loadMoreDone', title: 'Load More Done Cards' };
+			item.contextValue = 'more.done';
+			return item;
+		}
 		if (element.kind === 'group') {
 			const spec = groups.find(g => g.key === element.key);
-			const count = this.cardsIn(element.key).length;
+			const count = this.countOf(element.key);
 			const item = new vscode.TreeItem(
 				spec?.label ?? element.key,
 				spec?.expanded === false ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded,
 			);
 			item.id = `group:${element.key}`;
-			item.description = String(count);
+			item.description = count;
 			item.contextValue = `group.${element.key}`;
 			return item;
 		}
