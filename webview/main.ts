@@ -151,7 +151,7 @@ function flush(): void {
 		view.columns[col].setCards(state.column(col));
 	}
 	if (change.phases || change.columns.size > 0) {
-		updatePhases();
+		updatePhases(change.phases);
 	}
 	for (const id of change.cards) {
 		detail.cardChanged(id);
@@ -200,10 +200,15 @@ function renderAll(): void {
 }
 
 /** The phase and project choices, and the empty state of a project choice that hides every card. */
-function updatePhases(): void {
-	toolbar.updatePhases(state.phases(), state.filter.phase);
+let seenProjects: string[] = [];
+/** `choices`: the phases or projects may have changed (a scan of every card: not on every event at 50k). */
+function updatePhases(choices = true): void {
+	if (choices) {
+		toolbar.updatePhases(state.phases(), state.filter.phase);
+		seenProjects = projectsSeen(state);
+	}
 	const shown = columnIds.reduce((n, col) => n + state.column(col).length, 0);
-	projectPicker.update(projectsSeen(state), state.size, shown);
+	projectPicker.update(seenProjects, state.size, shown);
 }
 
 function updateSummary(): void {
@@ -375,9 +380,11 @@ async function boot(): Promise<void> {
 	const list = (params: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', params);
 	const [cards, agents] = await Promise.all([loadLiveCards(list), client.request('agent/list', {})]);
 	state.load(cards);
+	performance.mark('baton:live-loaded');
 	// The first Done page after the live cards (a card done meanwhile is known already and kept), the
 	// stats after both, so every change the snapshot holds is counted by them and not by its event too.
 	await done.pager.reset(state.filter, true);
+	performance.mark('baton:done-loaded');
 	done.totals.set(await client.request('card/stats', {}));
 	performance.mark('baton:data-loaded');
 	state.setAgents(agents.agents);
