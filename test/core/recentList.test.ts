@@ -98,7 +98,7 @@ for (const kind of storeKinds) {
 			assert.ok(!rest.some(c => c.id === 'd03'), 'the changed card is above the cursor now');
 			const top = await b.list(human, { status: 'done', order: 'recent', limit: 1 });
 			assert.equal(top.cards[0]?.id, 'd03');
-			assert.equal(top.cards[0]?.title, 'Fizz 3, retitled');
+			assert.equal(top.cards[0].title, 'Fizz 3, retitled');
 		});
 
 		it('applies the text and phase filters in recent order', async () => {
