@@ -7,11 +7,10 @@
 import * as vscode from 'vscode';
 import { isDeferred, isWaiting } from '../core/claimable';
 import { compareRecent } from '../core/donePages';
-import { isCardStalled } from '../core/health';
-import { isLeaseExpired } from '../core/lease';
-import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
+import type { Card } from '../core/protocol';
 import { scopeWait, scopeWaitText } from '../core/scopeMatch';
 import { isFailed } from './alertRules';
+import { cardIcon } from './cardIcon';
 import { cardSummary, compareByPriority, formatDuration, leaseText } from './cardText';
 import type { HubConnection } from './hubConnection';
 import type { WorkspaceProjects } from './workspaceProjects';
@@ -86,41 +85,6 @@ export function cardContextValue(card: Card, me: string): string {
 				? 'card.review.own'
 				: `card.${group}`;
 	return card.needsInput === true ? `${base}.needsInput` : base;
-}
-
-function cardIcon(
-	card: Card,
-	now: number,
-	thresholds: HealthThresholds,
-	holder: AgentHealth | undefined,
-): vscode.ThemeIcon {
-	const color = (id: string) => new vscode.ThemeColor(id);
-	if (card.needsInput === true) {
-		return new vscode.ThemeIcon('comment-unresolved', color('list.warningForeground'));
-	}
-	switch (groupOf(card)) {
-		case 'ready':
-			return isDeferred(card, now)
-				? new vscode.ThemeIcon('history', color('disabledForeground'))
-				: new vscode.ThemeIcon('circle-large-outline', color('charts.green'));
-		case 'waiting':
-			return new vscode.ThemeIcon('watch', color('charts.yellow'));
-		case 'claimed':
-			if (isLeaseExpired(card, now)) {
-				return new vscode.ThemeIcon('warning', color('list.errorForeground'));
-			}
-			return isCardStalled(card, holder, now, thresholds)
-				? new vscode.ThemeIcon('warning', color('list.warningForeground'))
-				: new vscode.ThemeIcon('play-circle', color('charts.blue'));
-		case 'review':
-			return new vscode.ThemeIcon('eye', color('charts.orange'));
-		case 'failed':
-			return new vscode.ThemeIcon('error', color('list.errorForeground'));
-		case 'blocked':
-			return new vscode.ThemeIcon('circle-slash', color('charts.red'));
-		case 'done':
-			return new vscode.ThemeIcon('pass-filled', color('charts.purple'));
-	}
 }
 
 function matches(card: Card, filter: BacklogFilter): boolean {
@@ -322,7 +286,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const holder = this.hub.healthOf(card.claimOwner, now);
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
 		item.description = cardSummary(card, now, thresholds, holder) + (wait ? ` · ${scopeWaitText(wait)}` : '');
-		item.iconPath = cardIcon(card, now, thresholds, holder);
+		item.iconPath = cardIcon(card, groupOf(card), now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
 		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };
 		return item;
