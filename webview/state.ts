@@ -1,11 +1,12 @@
 /**
- * The board's state: every card the hub knows, the agents, the filter, and one sorted list per column
- * that is kept up to date incrementally (binary-search insert/remove), so an event touching one card
- * costs O(log n) plus a splice, never a re-sort of 5,000 cards; it also keeps the set of cards that
- * need a human's input (an agent's unanswered question). Pure logic: no DOM, no transport;
- * every mutation returns a Change naming what the renderer must patch. The card and agent rules
- * (expired, stalled, waiting, deferred, health) are core's (lease.ts, health.ts, claimable.ts), the
- * same functions the hub and the extension's trees call: never re-written here.
+ * The board's state: the cards the board holds (every live card, Done's loaded pages: Done lists only
+ * the cards down to the boundary of those pages, core/donePages.ts), the agents, the filter, and one
+ * sorted list per column that is kept up to date incrementally (binary-search insert/remove), so an
+ * event touching one card costs O(log n) plus a splice, never a re-sort of 50,000 cards; it also keeps
+ * the set of cards that need a human's input (an agent's unanswered question). Pure logic: no DOM, no
+ * transport; every mutation returns a Change naming what the renderer must patch. The card and agent
+ * rules (expired, stalled, waiting, deferred, health) are core's (lease.ts, health.ts, claimable.ts),
+ * the same functions the hub and the extension's trees call: never re-written here.
  */
 import { isDeferred, isWaiting } from '../core/claimable';
 import { type DoneBoundary, isBelowBoundary } from '../core/donePages';
