@@ -26,8 +26,20 @@ const sharedCore = [
 	// scopeMatch expands braces itself so the `braces` library stays out of the board and extension).
 	'globOverlap',
 	'scopeMatch',
+	// Issue 14: the board and the tree page Done the same way (where the loaded pages end, the counts).
+	'donePages',
 ];
-const ruleModules = ['errors', 'clock', 'backoff', 'lease', 'health', 'claimable', 'globOverlap', 'scopeMatch'];
+const ruleModules = [
+	'errors',
+	'clock',
+	'backoff',
+	'lease',
+	'health',
+	'claimable',
+	'globOverlap',
+	'scopeMatch',
+	'donePages',
+];
 
 /**
  * drizzle is a devDependency: core/store/schema.ts declares the tables in it for

@@ -468,6 +468,12 @@ export const ListParams = z
 		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
 		cursor: z.string().max(500).optional().describe('nextCursor from the previous page'),
+		/**
+		 * `priority` (default): priority, then oldest first. `recent`: most recently changed first
+		 * (updatedAt, then id, descending), the board's and tree's Done column paged as one scrolls;
+		 * a cursor continues in the order it was made for.
+		 */
+		order: z.enum(['priority', 'recent']).optional().describe('priority (default) or recent: newest change first'),
 	})
 	.strict();
 export const ListResult = z.object({ cards: z.array(Card), nextCursor: z.string().optional() });

@@ -6,11 +6,11 @@
  */
 import * as vscode from 'vscode';
 import { isDeferred, isWaiting } from '../core/claimable';
-import { isCardStalled } from '../core/health';
-import { isLeaseExpired } from '../core/lease';
-import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
+import { compareRecent } from '../core/donePages';
+import type { Card } from '../core/protocol';
 import { scopeWait, scopeWaitText } from '../core/scopeMatch';
 import { isFailed } from './alertRules';
+import { cardIcon } from './cardIcon';
 import { cardSummary, compareByPriority, formatDuration, leaseText } from './cardText';
 import type { HubConnection } from './hubConnection';
 import type { WorkspaceProjects } from './workspaceProjects';
@@ -34,7 +34,14 @@ export interface EmptyNode {
 	label: string;
 }
 
-export type BacklogNode = GroupNode | CardNode | EmptyNode;
+/** The last row of Done while more done cards exist than are loaded: "Load more…" (issue 14). */
+export interface MoreNode {
+	kind: 'more';
+}
+
+export type BacklogNode = GroupNode | CardNode | EmptyNode | MoreNode;
+
+const moreNode: MoreNode = { kind: 'more' };
 
 export interface BacklogFilter {
 	phase?: string;
@@ -78,41 +85,6 @@ export function cardContextValue(card: Card, me: string): string {
 				? 'card.review.own'
 				: `card.${group}`;
 	return card.needsInput === true ? `${base}.needsInput` : base;
-}
-
-function cardIcon(
-	card: Card,
-	now: number,
-	thresholds: HealthThresholds,
-	holder: AgentHealth | undefined,
-): vscode.ThemeIcon {
-	const color = (id: string) => new vscode.ThemeColor(id);
-	if (card.needsInput === true) {
-		return new vscode.ThemeIcon('comment-unresolved', color('list.warningForeground'));
-	}
-	switch (groupOf(card)) {
-		case 'ready':
-			return isDeferred(card, now)
-				? new vscode.ThemeIcon('history', color('disabledForeground'))
-				: new vscode.ThemeIcon('circle-large-outline', color('charts.green'));
-		case 'waiting':
-			return new vscode.ThemeIcon('watch', color('charts.yellow'));
-		case 'claimed':
-			if (isLeaseExpired(card, now)) {
-				return new vscode.ThemeIcon('warning', color('list.errorForeground'));
-			}
-			return isCardStalled(card, holder, now, thresholds)
-				? new vscode.ThemeIcon('warning', color('list.warningForeground'))
-				: new vscode.ThemeIcon('play-circle', color('charts.blue'));
-		case 'review':
-			return new vscode.ThemeIcon('eye', color('charts.orange'));
-		case 'failed':
-			return new vscode.ThemeIcon('error', color('list.errorForeground'));
-		case 'blocked':
-			return new vscode.ThemeIcon('circle-slash', color('charts.red'));
-		case 'done':
-			return new vscode.ThemeIcon('pass-filled', color('charts.purple'));
-	}
 }
 
 function matches(card: Card, filter: BacklogFilter): boolean {
@@ -201,13 +173,19 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		return parts.join(' · ');
 	}
 
-	/** Cards of one group as the tree shows them (filtered, sorted, Done capped). */
+	/**
+	 * Cards of one group as the tree shows them (filtered, sorted). Done: the loaded pages, newest
+	 * first (the hub's order), none with a doneLimit of 0.
+	 */
 	cardsIn(key: GroupKey): Card[] {
+		if (key === 'done' && this.hub.settings.doneLimit === 0) {
+			return [];
+		}
 		const cards = [...this.hub.cards.values()].filter(
 			c => groupOf(c) === key && matches(c, this.filterValue) && (this.projects?.includes(c) ?? true),
 		);
 		if (key === 'done') {
-			return cards.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt)).slice(0, this.hub.settings.doneLimit);
+			return cards.filter(c => this.hub.done.shows(c)).sort(compareRecent);
 		}
 		if (key === 'review') {
 			// The order Review Next Card takes: the longest waiting first.
@@ -241,11 +219,32 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		if (element.kind !== 'group') {
 			return [];
 		}
-		return this.cardsIn(element.key).map(card => ({ kind: 'card', card, group: element.key }));
+		const rows: BacklogNode[] = this.cardsIn(element.key).map(card => ({ kind: 'card', card, group: element.key }));
+		if (element.key === 'done' && this.hub.done.more && this.hub.settings.doneLimit > 0) {
+			rows.push(moreNode);
+		}
+		return rows;
 	}
 
 	getParent(element: BacklogNode): BacklogNode | undefined {
-		return element.kind === 'card' ? groupNodes.get(element.group) : undefined;
+		return element.kind === 'card'
+			? groupNodes.get(element.group)
+			: element.kind === 'more'
+				? groupNodes.get('done')
+				: undefined;
+	}
+
+	/**
+	 * A group's count. Done counts every done card (the hub's stats, kept by the events) unless a
+	 * filter applies; then the loaded matches, with "+" while more pages exist.
+	 */
+	private countOf(key: GroupKey): string {
+		const shown = this.cardsIn(key).length;
+		if (key !== 'done' || !this.hub.done.more) {
+			return String(shown);
+		}
+		const filtered = Object.keys(this.filterValue).length > 0 || this.projects?.label !== undefined;
+		return filtered ? `${shown}+` : String(this.hub.done.totals.done);
 	}
 
 	getTreeItem(element: BacklogNode): vscode.TreeItem {
@@ -258,15 +257,25 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			item.contextValue = 'empty.projects';
 			return item;
 		}
+		if (element.kind === 'more') {
+			const left = Math.max(0, this.hub.done.totals.done - this.cardsIn('done').length);
+			const item = new vscode.TreeItem('Load more…', vscode.TreeItemCollapsibleState.None);
+			item.id = 'more:done';
+			item.description = this.hub.done.loading ? 'loading' : `${left.toLocaleString('en')} more, newest first`;
+			item.iconPath = new vscode.ThemeIcon('ellipsis');
+			item.command = { command: 'baton.loadMoreDone', title: 'Load More Done Cards' };
+			item.contextValue = 'more.done';
+			return item;
+		}
 		if (element.kind === 'group') {
 			const spec = groups.find(g => g.key === element.key);
-			const count = this.cardsIn(element.key).length;
+			const count = this.countOf(element.key);
 			const item = new vscode.TreeItem(
 				spec?.label ?? element.key,
 				spec?.expanded === false ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded,
 			);
 			item.id = `group:${element.key}`;
-			item.description = String(count);
+			item.description = count;
 			item.contextValue = `group.${element.key}`;
 			return item;
 		}
@@ -277,7 +286,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const holder = this.hub.healthOf(card.claimOwner, now);
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
 		item.description = cardSummary(card, now, thresholds, holder) + (wait ? ` · ${scopeWaitText(wait)}` : '');
-		item.iconPath = cardIcon(card, now, thresholds, holder);
+		item.iconPath = cardIcon(card, groupOf(card), now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
 		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };
 		return item;

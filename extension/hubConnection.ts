@@ -1,7 +1,8 @@
 /**
  * The extension's one connection to the hub (DESIGN §1): finds or spawns `baton hub` with VS Code's
- * own runtime, keeps a live copy of the cards and agents from the event feed, reconnects by itself,
- * and keeps the human's claims alive with `agent/ping` while the window is open. Never loads PGlite:
+ * own runtime, keeps a live copy of the cards (every live one, Done by pages: doneCache.ts) and agents
+ * from the event feed, reconnects by itself, and keeps the human's claims alive with `agent/ping`
+ * while the window is open. Never loads PGlite:
  * the hub runs in its own process, so nothing heavy ever runs on the extension host.
  */
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import * as vscode from 'vscode';
 import { Backoff, firstConnectBackoff } from '../core/backoff';
 import type { ConnectHubOptions } from '../core/client/connectHub';
 import { type Clock, type Timer, sleep, systemClock } from '../core/clock';
+import { loadLiveCards } from '../core/donePages';
 import { BatonError } from '../core/errors';
 import { agentHealth, isAgentStalled } from '../core/health';
 import type {
@@ -25,6 +27,7 @@ import type {
 import type { ConnectionState, RpcClient } from '../core/rpc';
 import type { AgentView } from './agentHealth';
 import { type BatonConfig, effectiveThresholds, humanAgent } from './config';
+import { DoneCache } from './doneCache';
 
 export type HubState = 'connecting' | 'connected' | 'offline';
 
@@ -56,6 +59,8 @@ const healthTickMs = 1_000;
 export class HubConnection implements vscode.Disposable {
 	private client: RpcClient | undefined;
 	private readonly cardMap = new Map<string, Card>();
+	/** Done's pages and counts: the cache holds only the newest done cards (issue 14). */
+	readonly done = new DoneCache(this.cardMap);
 	private agentList: Agent[] = [];
 	private agentById = new Map<string, Agent>();
 	private hubThresholds: HealthThresholds = designThresholds;
@@ -123,6 +128,13 @@ export class HubConnection implements vscode.Disposable {
 
 	get cards(): ReadonlyMap<string, Card> {
 		return this.cardMap;
+	}
+
+	/** Loads the next page of Done into the cache (the tree's "Load more…"). */
+	async loadMoreDone(): Promise<void> {
+		const client = await this.whenAttached();
+		await this.done.loadMore(p => client.request('card/list', p));
+		this.cardsEmitter.fire({ ids: new Set(), reset: true });
 	}
 
 	get agents(): readonly Agent[] {
@@ -342,17 +354,14 @@ export class HubConnection implements vscode.Disposable {
 			}),
 		);
 		const afterSeq = hello?.seq ?? 0;
-		const cards: Card[] = [];
-		let cursor: string | undefined;
-		do {
-			const page = await client.request('card/list', cursor === undefined ? { limit: 1000 } : { limit: 1000, cursor });
-			cards.push(...page.cards);
-			cursor = page.nextCursor;
-		} while (cursor !== undefined);
+		// Issue 14: every live card, but Done newest first and by pages (doneCache.ts).
+		const list = (p: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', p);
+		const cards = await loadLiveCards(list);
 		this.cardMap.clear();
 		for (const card of cards) {
 			this.cardMap.set(card.id, card);
 		}
+		await this.done.load(list, () => client.request('card/stats', {}), Math.max(1, this.config.doneLimit));
 		this.cardsEmitter.fire({ ids: new Set(), reset: true });
 		await client.subscribe(afterSeq);
 		await this.refreshAgents();
@@ -392,6 +401,7 @@ export class HubConnection implements vscode.Disposable {
 	}
 
 	private applyEvent(e: BacklogEvent): void {
+		this.done.beforeEvent(e);
 		const ids = new Set<string>([e.cardId]);
 		const card = e.data.card;
 		if (card === null) {

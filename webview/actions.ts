@@ -12,7 +12,8 @@ import { askText, confirmDialog } from './dialog';
 import { cardFormDialog } from './editor';
 import { type MoveRequest, planMove, priorityForDrop, priorityRequest, withAnswer } from './moves';
 import { keyboardTarget } from './reviewMoves';
-import type { BoardState, Change } from './state';
+import type { Change } from './change';
+import type { BoardState } from './state';
 
 export interface ActionsHost {
 	client: RpcClient;

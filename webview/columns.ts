@@ -2,6 +2,7 @@
  * The board's five columns: their ids, titles, the status a card has in each, and each column's
  * order. Pure definitions: no state, no DOM.
  */
+import { compareRecent } from '../core/donePages';
 import type { Card, CardStatus } from '../core/protocol';
 
 export type ColumnId = 'ready' | 'inProgress' | 'review' | 'blocked' | 'done';
@@ -48,5 +49,6 @@ export const columnOrder: Readonly<Record<ColumnId, (a: Card, b: Card) => number
 	inProgress: (a, b) => cmp(b.claimedAt ?? '', a.claimedAt ?? '') || cmp(a.id, b.id),
 	review: (a, b) => cmp(a.updatedAt, b.updatedAt) || cmp(a.id, b.id),
 	blocked: (a, b) => cmp(b.updatedAt, a.updatedAt) || cmp(a.id, b.id),
-	done: (a, b) => cmp(b.updatedAt, a.updatedAt) || cmp(a.id, b.id),
+	// The hub's recent order exactly (ties by id descending), so Done's loaded pages stay a prefix of it.
+	done: compareRecent,
 };

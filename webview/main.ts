@@ -1,14 +1,15 @@
 /**
  * Entry of the board bundle (dist/webview/board.js): picks the transport from <body data-host>, loads
- * every card and agent, subscribes to the event feed and wires state, rendering, toolbar, banners,
+ * the live columns in full and Done by pages (paging.ts) and the agents, subscribes to the event feed and wires state, rendering, toolbar, banners,
  * drag and drop, keyboard, detail pane and requests (actions.ts) together. Only the boot and the
  * wiring live here: no request logic, no rules, no element building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol.ts defines its schemas.
 import './jitless';
 
+import { loadLiveCards } from '../core/donePages';
 import { BatonError } from '../core/errors';
-import type { BacklogEvent, Card, HelloOk } from '../core/protocol';
+import type { BacklogEvent, HelloOk, Params, Result } from '../core/protocol';
 import { RpcClient } from '../core/rpc';
 import { BoardActions } from './actions';
 import { Banners } from './banners';
@@ -20,8 +21,11 @@ import { boardAgentId, randomHex } from './identity';
 import { attachKeyboard, keyHelp } from './keyboard';
 import { ProjectPicker } from './projects';
 import { BoardView } from './render';
+import { DoneColumn } from './doneColumn';
 import { projectsSeen } from './scopeView';
-import { type Change, BoardState, blockedFilters, emptyChange, mergeChange } from './state';
+import { type Change, emptyChange, mergeChange } from './change';
+import { blockedFilters } from './filter';
+import { BoardState } from './state';
 import { Toolbar } from './toolbar';
 import { type HostApi, VsCodeHost, browserConnector, getHostApi, hubSocketUrl } from './transport';
 import { el } from './dom';
@@ -108,6 +112,15 @@ const actions = new BoardActions({
 	openDetail: id => detail.open(id),
 });
 
+const done = new DoneColumn({
+	column: view.columns.done,
+	list: params => client.request('card/list', params),
+	state,
+	queue,
+	showError,
+	isLoaded: () => loaded,
+});
+
 // ---------------------------------------------------------------- applying changes
 
 let pending = emptyChange();
@@ -138,12 +151,13 @@ function flush(): void {
 		view.columns[col].setCards(state.column(col));
 	}
 	if (change.phases || change.columns.size > 0) {
-		updatePhases();
+		updatePhases(change.phases);
 	}
 	for (const id of change.cards) {
 		detail.cardChanged(id);
 	}
 	updateSummary();
+	done.update();
 	if (hadFocus && focusedId !== undefined) {
 		// Rows are recycled: make sure focus stays on the same card, not on the node that held it.
 		const card = state.get(focusedId);
@@ -182,17 +196,23 @@ function renderAll(): void {
 	}
 	updatePhases();
 	updateSummary();
+	done.update();
 }
 
 /** The phase and project choices, and the empty state of a project choice that hides every card. */
-function updatePhases(): void {
-	toolbar.updatePhases(state.phases(), state.filter.phase);
+let seenProjects: string[] = [];
+/** `choices`: the phases or projects may have changed (a scan of every card: not on every event at 50k). */
+function updatePhases(choices = true): void {
+	if (choices) {
+		toolbar.updatePhases(state.phases(), state.filter.phase);
+		seenProjects = projectsSeen(state);
+	}
 	const shown = columnIds.reduce((n, col) => n + state.column(col).length, 0);
-	projectPicker.update(projectsSeen(state), state.size, shown);
+	projectPicker.update(seenProjects, state.size, shown);
 }
 
 function updateSummary(): void {
-	toolbar.updateSummary(state);
+	toolbar.updateSummary(state, done.totals.total);
 }
 
 function onEvent(event: BacklogEvent): void {
@@ -201,6 +221,7 @@ function onEvent(event: BacklogEvent): void {
 		return;
 	}
 	pendingSeqs.push(event.seq);
+	done.totals.apply(event, state.getReal(event.cardId));
 	queue(state.applyEvent(event));
 	detail.eventArrived(event);
 }
@@ -288,6 +309,9 @@ function applyFilter(): void {
 	const projects = projectPicker.selected;
 	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked, projects }));
 	hostApi?.setState({ filter: state.filter });
+	if (loaded) {
+		void done.pager.reset(state.filter);
+	}
 }
 filterInput.addEventListener('input', () => {
 	window.clearTimeout(filterTimer);
@@ -307,17 +331,6 @@ window.setInterval(() => {
 }, 1000);
 
 // ---------------------------------------------------------------- boot
-
-async function loadAllCards(): Promise<Card[]> {
-	const all: Card[] = [];
-	let cursor: string | undefined;
-	do {
-		const page = await client.request('card/list', cursor === undefined ? { limit: 1000 } : { limit: 1000, cursor });
-		all.push(...page.cards);
-		cursor = page.nextCursor;
-	} while (cursor !== undefined);
-	return all;
-}
 
 async function boot(): Promise<void> {
 	banners.showConnection('connecting');
@@ -364,12 +377,20 @@ async function boot(): Promise<void> {
 	// Subscribe before loading: events during the load are buffered and applied after it, in order.
 	await client.subscribe(hello.seq);
 	performance.mark('baton:subscribed');
-	const [cards, agents] = await Promise.all([loadAllCards(), client.request('agent/list', {})]);
-	performance.mark('baton:data-loaded');
+	const list = (params: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', params);
+	const [cards, agents] = await Promise.all([loadLiveCards(list), client.request('agent/list', {})]);
 	state.load(cards);
+	performance.mark('baton:live-loaded');
+	// The first Done page after the live cards (a card done meanwhile is known already and kept), the
+	// stats after both, so every change the snapshot holds is counted by them and not by its event too.
+	await done.pager.reset(state.filter, true);
+	performance.mark('baton:done-loaded');
+	done.totals.set(await client.request('card/stats', {}));
+	performance.mark('baton:data-loaded');
 	state.setAgents(agents.agents);
 	state.thresholds = agents.thresholds;
 	for (const e of buffered.splice(0)) {
+		done.totals.apply(e, state.getReal(e.cardId));
 		state.applyEvent(e);
 	}
 	loaded = true;

@@ -39,6 +39,11 @@ export class ColumnView {
 	private readonly rows = new Map<string, Row>();
 	private readonly spare: HTMLElement[] = [];
 	private cards: readonly Card[] = [];
+	/** Done only: the count to show when the column holds fewer cards than exist, and if more exist. */
+	private total: { count: number | undefined; more: boolean } = { count: undefined, more: false };
+
+	/** Done only: "N more" at the end of the loaded pages (a button; main.ts loads the next page). */
+	readonly moreButton: HTMLButtonElement | undefined;
 
 	/** The Blocked column's all / failed / parked choice (main.ts feeds it into the filter). */
 	readonly filterSelect: HTMLSelectElement | undefined;
@@ -79,6 +84,12 @@ export class ColumnView {
 		this.marker = el('div', 'drop-marker');
 		this.marker.hidden = true;
 		this.scroller.append(this.list, this.emptyEl, this.marker);
+		if (id === 'done') {
+			this.moreButton = el('button', 'btn column-more');
+			this.moreButton.type = 'button';
+			this.moreButton.hidden = true;
+			this.scroller.insertBefore(this.moreButton, this.marker);
+		}
 		this.root.append(head, this.scroller);
 		this.root.setAttribute('aria-labelledby', h.id);
 		this.scroller.addEventListener('scroll', () => this.renderWindow(), { passive: true });
@@ -96,11 +107,50 @@ export class ColumnView {
 		return this.cards.findIndex(c => c.id === id);
 	}
 
+	/**
+	 * Done: what the count says while not every card is loaded. `count` is the backlog's number (shown
+	 * when no filter applies); otherwise the loaded matches show, with "+" while `more` pages exist.
+	 */
+	setTotal(count: number | undefined, more: boolean): void {
+		this.total = { count, more };
+		this.updateCount();
+	}
+
+	/** Done: the footer under the loaded pages: "N more", "Loading…", or nothing when all are here. */
+	setMore(text: string | undefined, loading: boolean): void {
+		const button = this.moreButton;
+		if (button === undefined) {
+			return;
+		}
+		button.hidden = text === undefined;
+		button.textContent = text ?? '';
+		button.disabled = loading;
+		button.setAttribute('aria-busy', String(loading));
+	}
+
+	/** Whether the end of the loaded cards is within `margin` px of the column's visible bottom. */
+	nearEnd(margin: number): boolean {
+		return this.cards.length * rowHeight - (this.scroller.scrollTop + this.scroller.clientHeight) < margin;
+	}
+
+	private updateCount(): void {
+		const n = this.cards.length;
+		const { count, more } = this.total;
+		const shown = count ?? n;
+		const plus = count === undefined && more ? '+' : '';
+		// An empty Done with pages still to load is not "nothing is done".
+		this.emptyEl.hidden = n > 0 || more;
+		this.countEl.textContent = `${shown.toLocaleString('en')}${plus}`;
+		this.countEl.setAttribute(
+			'aria-label',
+			`${shown}${plus === '' ? '' : ' or more'} card${shown === 1 && plus === '' ? '' : 's'}`,
+		);
+	}
+
 	/** New list for the column (a new array after every change that touched it). */
 	setCards(cards: readonly Card[]): void {
 		this.cards = cards;
-		this.countEl.textContent = String(cards.length);
-		this.countEl.setAttribute('aria-label', `${cards.length} card${cards.length === 1 ? '' : 's'}`);
+		this.updateCount();
 		this.list.style.height = `${cards.length * rowHeight}px`;
 		const filter = this.ctx().state.filter;
 		const blockedOnly = this.id === 'blocked' && filter.blocked !== undefined && filter.blocked !== 'all';
@@ -113,7 +163,6 @@ export class ColumnView {
 					: blockedOnly
 						? `No ${filter.blocked} cards.`
 						: emptyText[this.id];
-		this.emptyEl.hidden = cards.length > 0;
 		this.renderWindow(true);
 	}
 

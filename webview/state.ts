@@ -1,13 +1,15 @@
 /**
- * The board's state: every card the hub knows, the agents, the filter, and one sorted list per column
- * that is kept up to date incrementally (binary-search insert/remove), so an event touching one card
- * costs O(log n) plus a splice, never a re-sort of 5,000 cards; it also keeps the set of cards that
- * need a human's input (an agent's unanswered question). Pure logic: no DOM, no transport;
- * every mutation returns a Change naming what the renderer must patch. The card and agent rules
- * (expired, stalled, waiting, deferred, health) are core's (lease.ts, health.ts, claimable.ts), the
- * same functions the hub and the extension's trees call: never re-written here.
+ * The board's state: the cards the board holds (every live card, Done's loaded pages: Done lists only
+ * the cards down to the boundary of those pages, core/donePages.ts), the agents, the filter, and one
+ * sorted list per column that is kept up to date incrementally (binary-search insert/remove), so an
+ * event touching one card costs O(log n) plus a splice, never a re-sort of 50,000 cards; it also keeps
+ * the set of cards that need a human's input (an agent's unanswered question). Pure logic: no DOM, no
+ * transport; every mutation returns a Change naming what the renderer must patch. The card and agent
+ * rules (expired, stalled, waiting, deferred, health) are core's (lease.ts, health.ts, claimable.ts),
+ * the same functions the hub and the extension's trees call: never re-written here.
  */
 import { isDeferred, isWaiting } from '../core/claimable';
+import { type DoneBoundary, isBelowBoundary } from '../core/donePages';
 import { agentHealth, isCardStalled } from '../core/health';
 import { isLeaseExpired } from '../core/lease';
 import {
@@ -18,58 +20,10 @@ import {
 	type HealthThresholds,
 	defaultHealthThresholds,
 } from '../core/protocol';
+import { type Change, emptyChange, lowerBound, mergeChange } from './change';
 import { type ColumnId, columnIds, columnOf, columnOrder } from './columns';
 
-export interface Filter {
-	/** Case-insensitive match in id or title; '' matches all. */
-	text: string;
-	/** Exact phase; '' matches all. */
-	phase: string;
-	/** Which blocked cards the Blocked column shows: failed ones (attempts used up), parked ones, or all. */
-	blocked?: BlockedFilter;
-	/** Projects to show (issue 13); cards without a project always show; empty or absent: every project. */
-	projects?: readonly string[];
-}
-
-export type BlockedFilter = 'all' | 'failed' | 'parked';
-export const blockedFilters: readonly BlockedFilter[] = ['all', 'failed', 'parked'];
-
-/** What a mutation changed, so the renderer patches only that. */
-export interface Change {
-	columns: Set<ColumnId>;
-	cards: Set<string>;
-	/** The set of phases may have changed (refresh the phase filter). */
-	phases: boolean;
-}
-
-export const emptyChange = (): Change => ({ columns: new Set(), cards: new Set(), phases: false });
-
-export function mergeChange(into: Change, from: Change): Change {
-	for (const c of from.columns) {
-		into.columns.add(c);
-	}
-	for (const c of from.cards) {
-		into.cards.add(c);
-	}
-	into.phases ||= from.phases;
-	return into;
-}
-
-/** First index whose element sorts at or after `card`. */
-function lowerBound(list: readonly Card[], card: Card, order: (a: Card, b: Card) => number): number {
-	let lo = 0;
-	let hi = list.length;
-	while (lo < hi) {
-		const mid = (lo + hi) >>> 1;
-		const item = list[mid];
-		if (item !== undefined && order(item, card) < 0) {
-			lo = mid + 1;
-		} else {
-			hi = mid;
-		}
-	}
-	return lo;
-}
+import { type Filter, matchesFilter } from './filter';
 
 export interface CardMarkers {
 	/** Ready but waiting on dependencies that are not done. */
@@ -105,6 +59,10 @@ export class BoardState {
 	/** Bumped whenever a card the hub reported changes: derived lists (projects, live claims) cache on it. */
 	version = 0;
 	private filterNeedle = '';
+	/** Done shows the cards down to the last one of the pages loaded so far; null: every done card is here. */
+	private doneBoundary: DoneBoundary | null = null;
+	/** Cards deleted since the load: a Done page read before the deletion must not bring one back. */
+	private readonly deleted = new Set<string>();
 
 	get size(): number {
 		return this.real.size;
@@ -161,6 +119,7 @@ export class BoardState {
 		this.cardSeq.clear();
 		this.phaseCounts.clear();
 		this.asking.clear();
+		this.deleted.clear();
 		for (const card of cards) {
 			this.real.set(card.id, card);
 			this.countPhase(card.phase, 1);
@@ -210,6 +169,38 @@ export class BoardState {
 		return change;
 	}
 
+	/**
+	 * Adds a page of Done (newest first) and moves the boundary to its end (`null`: that was the last
+	 * page). A card the board already knows is kept as it is: events have kept it current since the
+	 * load, and the page may have been read before its last change; a card deleted since is dropped.
+	 */
+	addDonePage(cards: readonly Card[], boundary: DoneBoundary | null): Change {
+		const change = emptyChange();
+		for (const card of cards) {
+			if (!this.real.has(card.id) && !this.deleted.has(card.id)) {
+				this.putReal(card, undefined, change);
+			}
+		}
+		mergeChange(change, this.setDoneBoundary(boundary));
+		return change;
+	}
+
+	/** Where Done stops (the last card of the loaded pages), and re-lists Done against it. */
+	setDoneBoundary(boundary: DoneBoundary | null): Change {
+		this.doneBoundary = boundary;
+		const change = emptyChange();
+		const list: Card[] = [];
+		for (const id of new Set([...this.real.keys(), ...this.overlay.keys()])) {
+			const card = this.get(id);
+			if (card?.status === 'done' && this.matches(card)) {
+				list.push(card);
+			}
+		}
+		this.lists.done = list.sort(columnOrder.done);
+		change.columns.add('done');
+		return change;
+	}
+
 	/** Shows `patch` at once while its request is in flight. */
 	optimistic(id: string, patch: Partial<Card>): Change {
 		const change = emptyChange();
@@ -217,7 +208,10 @@ export class BoardState {
 		if (shown === undefined) {
 			return change;
 		}
-		const next: Card = { ...shown, ...patch, id };
+		// A status change is an update: the hub sets updatedAt too, so the card lands where it will stay
+		// (on top of Done, whose loaded pages end at a boundary it must not fall below).
+		const moved = patch.status !== undefined && patch.status !== shown.status;
+		const next: Card = { ...shown, ...(moved ? { updatedAt: new Date().toISOString() } : {}), ...patch, id };
 		this.overlay.set(id, next);
 		this.moveShown(shown, next, change);
 		return change;
@@ -259,21 +253,10 @@ export class BoardState {
 	}
 
 	matches(card: Card): boolean {
-		if (this.filterValue.phase !== '' && card.phase !== this.filterValue.phase) {
+		if (card.status === 'done' && isBelowBoundary(card, this.doneBoundary)) {
 			return false;
 		}
-		const projects = this.filterValue.projects;
-		if (projects.length > 0 && card.project != null && !projects.includes(card.project)) {
-			return false;
-		}
-		const blocked = this.filterValue.blocked;
-		if (card.status === 'blocked' && blocked !== 'all' && (card.failed === true) !== (blocked === 'failed')) {
-			return false;
-		}
-		if (this.filterNeedle === '') {
-			return true;
-		}
-		return card.id.toLowerCase().includes(this.filterNeedle) || card.title.toLowerCase().includes(this.filterNeedle);
+		return matchesFilter(card, this.filterValue, this.filterNeedle);
 	}
 
 	/** Dependencies of a card that are not done yet (ids we do not know are listed as unknown). */
@@ -331,6 +314,7 @@ export class BoardState {
 			change.phases = true;
 		}
 		this.real.delete(id);
+		this.deleted.add(id);
 		this.cardSeq.delete(id);
 		this.trackAsking(id, false);
 		if (shownBefore !== undefined) {

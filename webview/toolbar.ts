@@ -50,11 +50,12 @@ export class Toolbar {
 		this.phaseSelect.value = current;
 	}
 
-	updateSummary(state: BoardState): void {
+	/** `total`: every card of the backlog (the board holds only some done ones). */
+	updateSummary(state: BoardState, total: number): void {
 		const agents = [...state.agents.values()];
 		const now = Date.now();
 		const alive = agents.filter(a => isAlive(state.healthOf(a.id, now) ?? a.health)).length;
-		this.summary.textContent = `${state.size.toLocaleString()} cards · ${alive} of ${agents.length} agents alive`;
+		this.summary.textContent = `${total.toLocaleString()} cards · ${alive} of ${agents.length} agents alive`;
 		const asking = state.needsInput().length;
 		this.needsInputButton.hidden = asking === 0;
 		this.needsInputButton.textContent = asking === 1 ? '1 question' : `${asking.toLocaleString()} questions`;

@@ -130,6 +130,10 @@ export const cards = pgTable(
 		index('cards_project_idx')
 			.on(t.project)
 			.where(sql`project IS NOT NULL`),
+		// Done newest first, a page at a time (the board's and tree's Done column; migration 0014).
+		index('cards_done_recent_idx')
+			.on(t.updatedAt.desc().nullsFirst(), t.id.desc().nullsFirst())
+			.where(sql`status = 'done'`),
 		check('cards_status_check', sql`status IN ('ready', 'claimed', 'review', 'blocked', 'done')`),
 		check('cards_review_check', sql`review IN ('none', 'human', 'agent')`),
 	],

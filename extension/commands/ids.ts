@@ -40,6 +40,7 @@ export const commandIds = {
 	showCardDetail: 'baton.showCardDetail',
 	showAllProjects: 'baton.showAllProjects',
 	showWorkspaceProjects: 'baton.showWorkspaceProjects',
+	loadMoreDone: 'baton.loadMoreDone',
 } as const;
 
 /** View ids and context keys, next to the command ids (STYLE 2.6). */

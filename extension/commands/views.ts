@@ -1,6 +1,6 @@
 /**
  * Navigation and views: open the board (panel or editor, optionally at a card), focus the Agents view,
- * filter and reveal in the Backlog tree, the All projects / workspace projects switch (issue 13 §1), copy a card id, reconnect, show the log. Reads the
+ * filter and reveal in the Backlog tree and load more of its Done, the All projects / workspace projects switch (issue 13 §1), copy a card id, reconnect, show the log. Reads the
  * connection's cache and moves the UI; never sends a request that changes the backlog.
  */
 import * as vscode from 'vscode';
@@ -85,7 +85,7 @@ export function registerViewCommands(kit: CommandKit): vscode.Disposable[] {
 			if (!node) {
 				throw new BatonError(
 					'not_found',
-					`Card ${id} is not in the Backlog tree (done cards beyond the recent ones are not listed).`,
+					`Card ${id} is not in the Backlog tree (done cards are listed newest first: Load more… under Done lists older ones).`,
 				);
 			}
 			await ctx.backlogView.reveal(node, { select: true, focus: true, expand: true });
@@ -101,6 +101,11 @@ export function registerViewCommands(kit: CommandKit): vscode.Disposable[] {
 			await ctx.projects.setShowAll(false);
 			ctx.backlogView.description = ctx.backlog.describeFilter();
 			return ctx.projects.filter ?? null;
+		}),
+		// The tree's "Load more…" under Done: the next page of done cards, newest first (issue 14).
+		register(commandIds.loadMoreDone, async () => {
+			await hub.loadMoreDone();
+			return [...hub.cards.values()].filter(c => c.status === 'done').length;
 		}),
 		register(commandIds.showLog, async () => {
 			log.show();

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import type { CardNode, GroupKey } from '../../../extension/backlogTree';
 import { after, before, describe, it } from './harness';
+import { makeCard } from '../../helpers/cards';
 import { agentClient, api, callTool, mcpAgent, uniqueId, waitFor } from './helpers';
 
 type Mcp = Awaited<ReturnType<typeof mcpAgent>>;
@@ -141,5 +142,64 @@ describe('stalled in the trees', () => {
 		await waitFor('the reclaimed card back under Ready', async () =>
 			(await rowsIn('ready')).some(r => r.node.card.id === id),
 		);
+	});
+});
+
+// Issue 14: the connection holds every live card but Done only by pages, newest first.
+describe('Done by pages in the Backlog tree', () => {
+	it('lists Done newest first, more per Load more…, each card once, and counts every done card', async () => {
+		const baton = await api();
+		await waitFor('the hub connection', () => baton.hub.state === 'connected', 60_000);
+		const importer = await agentClient(uniqueId('importer'));
+		const prefix = uniqueId('old');
+		const base = Date.parse('2001-01-01T00:00:00.000Z');
+		try {
+			// Older than any other done card: they sit on the last pages of Done.
+			await importer.request('data/import', {
+				cards: Array.from({ length: 150 }, (_, i) =>
+					makeCard({
+						id: `${prefix}-${String(i).padStart(3, '0')}`,
+						status: 'done',
+						createdAt: new Date(base).toISOString(),
+						updatedAt: new Date(base + i * 1000).toISOString(),
+					}),
+				),
+			});
+			// A fresh snapshot: Done's first page (doneLimit, 20) and the counts from card/stats.
+			baton.hub.restart();
+			await waitFor('the hub connection again', () => baton.hub.state === 'connected', 60_000);
+			const doneGroup = baton.backlog.getChildren().find(g => g.kind === 'group' && g.key === 'done');
+			assert.ok(doneGroup);
+			const children = () => baton.backlog.getChildren(doneGroup);
+			const more = () => children().find(n => n.kind === 'more');
+			assert.ok(more(), 'Load more… under Done');
+			assert.ok(children().length <= 21, 'only the first page is loaded');
+			const stats = await importer.request('card/stats', {});
+			// Every done card counted, not the loaded ones (a project filter shows the loaded matches and "+").
+			const unfiltered = baton.backlog.describeFilter() === '';
+			const count = String(baton.backlog.getTreeItem(doneGroup).description);
+			assert.ok(unfiltered ? count === String(stats.counts.done) : /^\d+\+$/.test(count), count);
+			const moreItem = baton.backlog.getTreeItem(more()!);
+			assert.equal(moreItem.command?.command, 'baton.loadMoreDone');
+			for (let i = 0; more() !== undefined && i < 200; i++) {
+				await vscode.commands.executeCommand('baton.loadMoreDone');
+			}
+			assert.equal(more(), undefined, 'no Load more… once every done card is listed');
+			const ids = children()
+				.filter((n): n is CardNode => n.kind === 'card')
+				.map(n => n.card.id);
+			assert.equal(new Set(ids).size, ids.length, 'no card twice');
+			if (unfiltered) {
+				assert.equal(ids.length, stats.counts.done);
+			}
+			const mine = ids.filter(id => id.startsWith(`${prefix}-`));
+			assert.deepEqual(
+				mine,
+				Array.from({ length: 150 }, (_, i) => `${prefix}-${String(149 - i).padStart(3, '0')}`),
+			);
+			assert.deepEqual(ids.slice(-150), mine, 'the oldest last');
+		} finally {
+			importer.close();
+		}
 	});
 });
