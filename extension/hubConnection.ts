@@ -59,6 +59,8 @@ const healthTickMs = 1_000;
 export class HubConnection implements vscode.Disposable {
 	private client: RpcClient | undefined;
 	private readonly cardMap = new Map<string, Card>();
+	/** Events held while the snapshot reloads after a resync (undefined: not reloading). */
+	private resyncing: BacklogEvent[] | undefined;
 	/** Done's pages and counts: the cache holds only the newest done cards (issue 14). */
 	readonly done = new DoneCache(this.cardMap);
 	private agentList: Agent[] = [];
@@ -339,7 +341,15 @@ export class HubConnection implements vscode.Disposable {
 			this.hubThresholds = hello.thresholds;
 		}
 		this.unsubscribe.push(
-			client.onEvent(e => this.applyEvent(e)),
+			client.onEvent(e => {
+				if (this.resyncing === undefined) {
+					this.applyEvent(e);
+				} else {
+					this.resyncing.push(e);
+				}
+			}),
+			// The log was compacted past what this window saw while away (issue 14 §2): load it again.
+			client.onResync(() => void this.resync(client)),
 			client.onAgents(agents => this.setAgents(agents)),
 			client.onState(s => this.onClientState(s)),
 			client.onStore(store => {
@@ -354,7 +364,16 @@ export class HubConnection implements vscode.Disposable {
 			}),
 		);
 		const afterSeq = hello?.seq ?? 0;
-		// Issue 14: every live card, but Done newest first and by pages (doneCache.ts).
+		await this.loadSnapshot(client);
+		await client.subscribe(afterSeq);
+		await this.refreshAgents();
+		this.lastErrorValue = undefined;
+		this.setState('connected');
+		this.attached.resolve(client);
+	}
+
+	/** Every live card, but Done newest first and by pages (issue 14, doneCache.ts). */
+	private async loadSnapshot(client: RpcClient): Promise<void> {
 		const list = (p: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', p);
 		const cards = await loadLiveCards(list);
 		this.cardMap.clear();
@@ -363,11 +382,29 @@ export class HubConnection implements vscode.Disposable {
 		}
 		await this.done.load(list, () => client.request('card/stats', {}), Math.max(1, this.config.doneLimit));
 		this.cardsEmitter.fire({ ids: new Set(), reset: true });
-		await client.subscribe(afterSeq);
-		await this.refreshAgents();
-		this.lastErrorValue = undefined;
-		this.setState('connected');
-		this.attached.resolve(client);
+	}
+
+	/**
+	 * Reloads the snapshot after a resync. Events that arrive meanwhile are held and applied after it,
+	 * in order: each carries its card's state after it, so the last one of a card wins either way.
+	 */
+	private async resync(client: RpcClient): Promise<void> {
+		if (this.resyncing !== undefined) {
+			return;
+		}
+		this.resyncing = [];
+		this.log.info('Baton: the hub compacted events this window had not seen; reloading the cards.');
+		try {
+			await this.loadSnapshot(client);
+		} catch (e) {
+			this.log.warn(`Reloading after a resync failed: ${e instanceof Error ? e.message : String(e)}`);
+		} finally {
+			const held = this.resyncing;
+			this.resyncing = undefined;
+			for (const e of held) {
+				this.applyEvent(e);
+			}
+		}
 	}
 
 	private detach(): void {

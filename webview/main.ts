@@ -332,6 +332,31 @@ window.setInterval(() => {
 
 // ---------------------------------------------------------------- boot
 
+/**
+ * Loads the cards, Done's first page, the counts and the agents, applies the events that arrived
+ * meanwhile and draws the board: at boot, and again when the hub answers a resume with resync.
+ */
+async function loadSnapshot(): Promise<void> {
+	const list = (params: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', params);
+	const [cards, agents] = await Promise.all([loadLiveCards(list), client.request('agent/list', {})]);
+	state.load(cards);
+	performance.mark('baton:live-loaded');
+	// The first Done page after the live cards (a card done meanwhile is known already and kept), the
+	// stats after both, so every change the snapshot holds is counted by them and not by its event too.
+	await done.pager.reset(state.filter, true);
+	performance.mark('baton:done-loaded');
+	done.totals.set(await client.request('card/stats', {}));
+	performance.mark('baton:data-loaded');
+	state.setAgents(agents.agents);
+	state.thresholds = agents.thresholds;
+	for (const e of buffered.splice(0)) {
+		done.totals.apply(e, state.getReal(e.cardId));
+		state.applyEvent(e);
+	}
+	loaded = true;
+	renderAll();
+}
+
 async function boot(): Promise<void> {
 	banners.showConnection('connecting');
 	client.onState(s => banners.showConnection(s));
@@ -377,24 +402,12 @@ async function boot(): Promise<void> {
 	// Subscribe before loading: events during the load are buffered and applied after it, in order.
 	await client.subscribe(hello.seq);
 	performance.mark('baton:subscribed');
-	const list = (params: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', params);
-	const [cards, agents] = await Promise.all([loadLiveCards(list), client.request('agent/list', {})]);
-	state.load(cards);
-	performance.mark('baton:live-loaded');
-	// The first Done page after the live cards (a card done meanwhile is known already and kept), the
-	// stats after both, so every change the snapshot holds is counted by them and not by its event too.
-	await done.pager.reset(state.filter, true);
-	performance.mark('baton:done-loaded');
-	done.totals.set(await client.request('card/stats', {}));
-	performance.mark('baton:data-loaded');
-	state.setAgents(agents.agents);
-	state.thresholds = agents.thresholds;
-	for (const e of buffered.splice(0)) {
-		done.totals.apply(e, state.getReal(e.cardId));
-		state.applyEvent(e);
-	}
-	loaded = true;
-	renderAll();
+	// The log was compacted past what this board saw while it was away (issue 14 §2): load it again.
+	client.onResync(() => {
+		loaded = false;
+		loadSnapshot().catch(showError);
+	});
+	await loadSnapshot();
 	performance.mark('baton:first-render');
 	// rAF runs before that frame's style, layout and paint; a task queued from it runs after them.
 	requestAnimationFrame(() => setTimeout(() => performance.mark('baton:first-frame'), 0));
