@@ -15,18 +15,19 @@ const foldAbove = 2_000;
 
 export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds): Promise<Result<'card/stats'>> {
 	const stallBefore = new Date(now.getTime() - thresholds.stallSeconds * 1000);
-	// Each part reads a few rows: card_counts' delta rows, then the deferred, ready-age and lease
-	// partial indexes (claimed cards are one per working agent) and the events' primary key.
+	// Each part reads a few rows: card_counts' delta rows, then the claimed (lease), deferred and
+	// ready-age partial indexes (claimed cards are one per working agent) and the events' primary key.
 	const [row] = await db.query<Record<string, unknown>>(
 		`SELECT
-			coalesce(sum(n) FILTER (WHERE status = 'ready'), 0) AS ready,
-			coalesce(sum(n) FILTER (WHERE status = 'claimed'), 0) AS claimed,
-			coalesce(sum(n) FILTER (WHERE status = 'review'), 0) AS review,
-			coalesce(sum(n) FILTER (WHERE status = 'blocked'), 0) AS blocked,
-			coalesce(sum(n) FILTER (WHERE status = 'done'), 0) AS done,
+			coalesce(sum(n) FILTER (WHERE bucket = 'open'), 0) AS open,
+			coalesce(sum(n) FILTER (WHERE bucket = 'review'), 0) AS review,
+			coalesce(sum(n) FILTER (WHERE bucket = 'blocked'), 0) AS blocked,
+			coalesce(sum(n) FILTER (WHERE bucket = 'done'), 0) AS done,
 			coalesce(sum(n) FILTER (WHERE needs_input), 0) AS needs_input,
-			coalesce(sum(n) FILTER (WHERE status = 'ready' AND waiting), 0) AS waiting,
+			coalesce(sum(n) FILTER (WHERE bucket = 'open' AND waiting), 0) AS open_waiting,
 			count(*) AS delta_rows,
+			(SELECT count(*) FROM cards WHERE status = 'claimed') AS claimed,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0) AS claimed_waiting,
 			(SELECT count(*) FROM cards WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
 			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready') AS oldest_ready,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1) AS expired,
@@ -36,14 +37,15 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 		[now, stallBefore],
 	);
 	const r = present(row);
+	// Ready and claimed cards share card_counts' bucket 'open' (migration 0012: claims fire no trigger).
 	const counts = {
-		ready: num(r.ready),
+		ready: num(r.open) - num(r.claimed),
 		claimed: num(r.claimed),
 		review: num(r.review),
 		blocked: num(r.blocked),
 		done: num(r.done),
 	};
-	const waiting = num(r.waiting);
+	const waiting = num(r.open_waiting) - num(r.claimed_waiting);
 	if (num(r.delta_rows) > foldAbove) {
 		await foldCounts(db);
 	}

@@ -1,9 +1,11 @@
 -- Fleet scale (issue 14): card/stats and the text filter stop scanning every card.
 --
--- * `card_counts`: how many cards are in each (status, waiting, needs_input), kept as delta rows. A
---   trigger adds a -1 and a +1 row when a card moves between keys (a claim, a complete, a dependency
---   met, a question asked), and the statement triggers below add one row per key for a whole create
---   or delete. Rows are only ever inserted, never updated, so claims on several PostgreSQL hubs do
+-- * `card_counts`: how many cards are in each (bucket, waiting, needs_input), kept as delta rows. The
+--   bucket is the status, except that ready and claimed cards share the bucket 'open': a claim or a
+--   release then changes no key and fires no trigger (the claim path stays as fast as before), and
+--   stats counts the claimed cards, one per working agent, from their partial index. A trigger adds a
+--   -1 and a +1 row when a card moves between keys (a complete, a dependency met, a question asked),
+--   and the statement triggers below add one row per key for a whole create or delete. Rows are only ever inserted, never updated, so claims on several PostgreSQL hubs do
 --   not queue behind one counter row (a row lock held to commit); stats sums them, and
 --   baton_fold_counts() folds them back into one row per key (upkeep, and stats when many piled up).
 --   card/stats at 100k cards: a sum over a few dozen rows instead of a scan of every card.
@@ -23,13 +25,16 @@ EXCEPTION WHEN others THEN
 END $$;
 
 CREATE TABLE card_counts (
-	status text NOT NULL,
+	bucket text NOT NULL,
 	waiting boolean NOT NULL,
 	needs_input boolean NOT NULL,
 	n bigint NOT NULL
 );
-INSERT INTO card_counts (status, waiting, needs_input, n)
-	SELECT status, unmet_deps > 0, needs_input, count(*) FROM cards GROUP BY 1, 2, 3;
+CREATE FUNCTION baton_count_bucket(status text) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE WHEN status IN ('ready', 'claimed') THEN 'open' ELSE status END
+$$;
+INSERT INTO card_counts (bucket, waiting, needs_input, n)
+	SELECT baton_count_bucket(status), unmet_deps > 0, needs_input, count(*) FROM cards GROUP BY 1, 2, 3;
 
 CREATE TABLE card_text (
 	id text PRIMARY KEY,
@@ -51,12 +56,14 @@ CREATE INDEX cards_ready_age_idx ON cards (created_at) WHERE status = 'ready';
 -- One card moved between keys (fires only then: see the trigger's WHEN).
 CREATE FUNCTION baton_count_moved() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO card_counts (status, waiting, needs_input, n)
-		VALUES (OLD.status, OLD.unmet_deps > 0, OLD.needs_input, -1), (NEW.status, NEW.unmet_deps > 0, NEW.needs_input, 1);
+	INSERT INTO card_counts (bucket, waiting, needs_input, n)
+		VALUES (baton_count_bucket(OLD.status), OLD.unmet_deps > 0, OLD.needs_input, -1),
+			(baton_count_bucket(NEW.status), NEW.unmet_deps > 0, NEW.needs_input, 1);
 	RETURN NULL;
 END $$;
 CREATE TRIGGER cards_count_moved AFTER UPDATE ON cards FOR EACH ROW
-	WHEN (OLD.status IS DISTINCT FROM NEW.status
+	WHEN ((OLD.status IS DISTINCT FROM NEW.status
+			AND NOT (OLD.status IN ('ready', 'claimed') AND NEW.status IN ('ready', 'claimed')))
 		OR (OLD.unmet_deps > 0) IS DISTINCT FROM (NEW.unmet_deps > 0)
 		OR OLD.needs_input IS DISTINCT FROM NEW.needs_input)
 	EXECUTE FUNCTION baton_count_moved();
@@ -64,8 +71,8 @@ CREATE TRIGGER cards_count_moved AFTER UPDATE ON cards FOR EACH ROW
 -- A create or an import: one count row per key and the cards' texts, once per statement.
 CREATE FUNCTION baton_cards_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO card_counts (status, waiting, needs_input, n)
-		SELECT status, unmet_deps > 0, needs_input, count(*) FROM new_cards GROUP BY 1, 2, 3;
+	INSERT INTO card_counts (bucket, waiting, needs_input, n)
+		SELECT baton_count_bucket(status), unmet_deps > 0, needs_input, count(*) FROM new_cards GROUP BY 1, 2, 3;
 	INSERT INTO card_text (id, doc) SELECT id, id || E'\n' || title || E'\n' || body FROM new_cards;
 	RETURN NULL;
 END $$;
@@ -74,8 +81,8 @@ CREATE TRIGGER cards_inserted AFTER INSERT ON cards REFERENCING NEW TABLE AS new
 
 CREATE FUNCTION baton_cards_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO card_counts (status, waiting, needs_input, n)
-		SELECT status, unmet_deps > 0, needs_input, -count(*) FROM old_cards GROUP BY 1, 2, 3;
+	INSERT INTO card_counts (bucket, waiting, needs_input, n)
+		SELECT baton_count_bucket(status), unmet_deps > 0, needs_input, -count(*) FROM old_cards GROUP BY 1, 2, 3;
 	DELETE FROM card_text t USING old_cards o WHERE t.id = o.id;
 	RETURN NULL;
 END $$;
@@ -96,7 +103,7 @@ CREATE TRIGGER cards_text_changed AFTER UPDATE OF title, body ON cards FOR EACH 
 -- either before or after, and a fold running at the same time on another hub only folds the rows it
 -- deleted itself, so the sums never change.
 CREATE FUNCTION baton_fold_counts() RETURNS void LANGUAGE sql AS $$
-	WITH gone AS (DELETE FROM card_counts RETURNING status, waiting, needs_input, n)
-	INSERT INTO card_counts (status, waiting, needs_input, n)
-		SELECT status, waiting, needs_input, sum(n) FROM gone GROUP BY 1, 2, 3 HAVING sum(n) <> 0;
+	WITH gone AS (DELETE FROM card_counts RETURNING bucket, waiting, needs_input, n)
+	INSERT INTO card_counts (bucket, waiting, needs_input, n)
+		SELECT bucket, waiting, needs_input, sum(n) FROM gone GROUP BY 1, 2, 3 HAVING sum(n) <> 0;
 $$;
