@@ -11,6 +11,7 @@ import { gunzipSync } from 'node:zlib';
 
 import { markDataDirReady, prepareDataDir, refusal } from './dataDir';
 import type { Db, Queryable, Row } from './db';
+import { unpackTemplate } from './templateUnpack';
 import { type Column, columnsOfReply, executeMessage, prepareMessage, rowsOfReply, textParam } from './pgWire';
 
 export interface PgliteOptions {
@@ -263,7 +264,13 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 		prepared = prepareDataDir(options.dataDir);
 	}
 	const { fresh, unmarked, notices } = prepared;
-	const template = fresh && options.useTemplate !== false ? templateBlob(options.assetsDir) : undefined;
+	const useTemplate = fresh && options.useTemplate !== false && existsSync(templatePath(options.assetsDir));
+	// On disk the template is streamed into the new dir (templateUnpack.ts: no 25 MB copies left in the
+	// C heap); in memory PGlite loads it.
+	if (useTemplate && options.dataDir !== undefined) {
+		await unpackTemplate(templatePath(options.assetsDir), options.dataDir);
+	}
+	const template = useTemplate && options.dataDir === undefined ? templateBlob(options.assetsDir) : undefined;
 	let pglite: PGlite;
 	try {
 		pglite = await PGlite.create({
