@@ -26,6 +26,7 @@ const benchNames = [
 	'mcp',
 	'inbox',
 	'scopes',
+	'size',
 	'board',
 	'activation',
 	'fastPaths',
