@@ -122,7 +122,8 @@ if (existsSync('webview/main.ts')) {
 function copyAssets() {
 	mkdirSync('dist/pglite', { recursive: true });
 	const pgliteDist = 'node_modules/@electric-sql/pglite/dist';
-	for (const file of ['pglite.wasm', 'initdb.wasm', 'pglite.data']) {
+	// pg_trgm.tar.gz: the trigram index of card/list {text} (migration 0012; core/store/pglite.ts).
+	for (const file of ['pglite.wasm', 'initdb.wasm', 'pglite.data', 'pg_trgm.tar.gz']) {
 		copyFileSync(join(pgliteDist, file), join('dist/pglite', file));
 	}
 	if (existsSync('webview/board.css')) {

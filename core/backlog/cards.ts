@@ -5,9 +5,8 @@
  */
 import { checkBody, checkCardId, checkTitle } from '../cardText';
 import { BatonError } from '../errors';
-import { agentHealth } from '../health';
 import { generateCardId } from '../ids';
-import type { AgentHealth, Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
+import type { Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
 import { loadCard } from './cardActions';
@@ -22,6 +21,7 @@ import {
 	edgesOf,
 	externalDeps,
 } from './createPlan';
+import { cardStats, textCondition } from './counts';
 import { cardEvents } from './feed';
 import { cardMessages } from './messages';
 import { checkCardScope, checkNotHeld } from './scopes';
@@ -36,7 +36,7 @@ import {
 	recentPageOf,
 } from './paging';
 import type { OpContext, UnitOfWork } from './unitOfWork';
-import { num, present } from './values';
+import { present } from './values';
 
 const historyLimit = 500;
 
@@ -318,8 +318,7 @@ export class Cards {
 			where.push(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= ${param(now)})`);
 		}
 		if (p.text !== undefined && p.text.trim() !== '') {
-			const pattern = param(`%${p.text.trim().replace(/[\\%_]/g, m => `\\${m}`)}%`);
-			where.push(`(id ILIKE ${pattern} OR title ILIKE ${pattern} OR body ILIKE ${pattern})`);
+			where.push(textCondition(p.text));
 		}
 		if (recent) {
 			if (p.cursor !== undefined) {
@@ -348,53 +347,7 @@ export class Cards {
 	}
 
 	async stats(_ctx: OpContext, _p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
-		const now = this.uow.clock.now();
-		const stallBefore = new Date(now.getTime() - this.thresholds.stallSeconds * 1000);
-		const [row] = await this.uow.db.query<Record<string, unknown>>(
-			`SELECT
-				count(*) FILTER (WHERE status = 'ready') AS ready,
-				count(*) FILTER (WHERE status = 'claimed') AS claimed,
-				count(*) FILTER (WHERE status = 'review') AS review,
-				count(*) FILTER (WHERE status = 'blocked') AS blocked,
-				count(*) FILTER (WHERE needs_input) AS needs_input,
-				count(*) FILTER (WHERE status = 'done') AS done,
-				count(*) FILTER (WHERE status = 'ready' AND unmet_deps > 0) AS waiting,
-				count(*) FILTER (WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
-				count(*) FILTER (WHERE status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)) AS claimable,
-				baton_ts(min(created_at) FILTER (WHERE status = 'ready')) AS oldest_ready,
-				count(*) FILTER (WHERE status = 'claimed' AND lease_expires_at <= $1) AS expired,
-				count(*) FILTER (WHERE status = 'claimed' AND progress_at <= $2) AS stalled,
-				(SELECT coalesce(max(seq), 0) FROM events) AS last_seq
-			 FROM cards`,
-			[now, stallBefore],
-		);
-		const r = present(row);
-		const agents: Record<AgentHealth, number> = { healthy: 0, late: 0, stale: 0, dead: 0 };
-		for (const a of await this.uow.db.query<{ last_seen_at: Date }>('SELECT last_seen_at FROM agents')) {
-			agents[agentHealth(new Date(a.last_seen_at), now, this.thresholds)]++;
-		}
-		const counts = {
-			ready: num(r.ready),
-			claimed: num(r.claimed),
-			review: num(r.review),
-			blocked: num(r.blocked),
-			done: num(r.done),
-		};
-		const oldest = r.oldest_ready as string | null;
-		return {
-			counts,
-			total: counts.ready + counts.claimed + counts.review + counts.blocked + counts.done,
-			needsInput: num(r.needs_input),
-			waiting: num(r.waiting),
-			deferred: num(r.deferred),
-			claimable: num(r.claimable),
-			oldestReadyAt: oldest,
-			oldestReadyAgeSeconds: oldest === null ? null : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000),
-			expiredClaims: num(r.expired),
-			stalledClaims: num(r.stalled),
-			agents,
-			lastSeq: num(r.last_seq),
-		};
+		return cardStats(this.uow.db, this.uow.clock.now(), this.thresholds);
 	}
 
 	async delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {

@@ -3,6 +3,7 @@
  * claim (the reaper), when the next deferred card becomes claimable (waiting claims), and the periodic
  * clean-up. Reads and prunes only; reclaiming is claimEnds.ts's.
  */
+import { foldCounts } from './counts';
 import { stallSecondsSql } from './settings';
 import type { UnitOfWork } from './unitOfWork';
 
@@ -35,10 +36,14 @@ export class Upkeep {
 		return at === null ? null : new Date(at);
 	}
 
-	/** VACUUM (ANALYZE) in PGlite (it has no autovacuum) and prunes request_log older than a day. */
+	/**
+	 * Folds card_counts' delta rows (migration 0012), prunes request_log older than a day, and runs
+	 * VACUUM (ANALYZE) in PGlite (it has no autovacuum).
+	 */
 	async maintenance(): Promise<void> {
 		const cutoff = new Date(this.uow.clock.now().getTime() - requestLogDays * 86_400_000);
 		await this.uow.db.query('DELETE FROM request_log WHERE at < $1', [cutoff]);
+		await foldCounts(this.uow.db);
 		if (this.uow.db.mode === 'pglite') {
 			await this.uow.db.exec('VACUUM (ANALYZE)');
 		}

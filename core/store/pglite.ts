@@ -6,10 +6,12 @@
 import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 
 import { markDataDirReady, prepareDataDir, refusal } from './dataDir';
 import type { Db, Queryable, Row } from './db';
+import { unpackTemplate } from './templateUnpack';
 import { type Column, columnsOfReply, executeMessage, prepareMessage, rowsOfReply, textParam } from './pgWire';
 
 export interface PgliteOptions {
@@ -50,6 +52,17 @@ async function assetOptions(assetsDir: string | undefined): Promise<Partial<PGli
 	]);
 	const modules: Record<string, unknown> = { pgliteWasmModule, initdbWasmModule };
 	return { ...(modules as Partial<PGliteOptions>), fsBundle: new Blob([readFileSync(join(assetsDir, 'pglite.data'))]) };
+}
+
+/**
+ * PGlite's pg_trgm bundle (migration 0012's trigram index for card/list {text}): a file URL, which
+ * PGlite reads itself in Node. Bundled, esbuild.mjs copies it next to pglite.wasm; from source it is
+ * in PGlite's own dist folder. Every open passes it: a store whose catalogue has the extension cannot
+ * use the index (or restore a dump of it) without the library.
+ */
+function trigramBundle(assetsDir: string | undefined): URL {
+	const dir = assetsDir ?? dirname(require.resolve('@electric-sql/pglite'));
+	return pathToFileURL(join(dir, 'pg_trgm.tar.gz'));
 }
 
 function templateBlob(assetsDir: string | undefined): Blob | undefined {
@@ -251,12 +264,19 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 		prepared = prepareDataDir(options.dataDir);
 	}
 	const { fresh, unmarked, notices } = prepared;
-	const template = fresh && options.useTemplate !== false ? templateBlob(options.assetsDir) : undefined;
+	const useTemplate = fresh && options.useTemplate !== false && existsSync(templatePath(options.assetsDir));
+	// On disk the template is streamed into the new dir (templateUnpack.ts: no 25 MB copies left in the
+	// C heap); in memory PGlite loads it.
+	if (useTemplate && options.dataDir !== undefined) {
+		await unpackTemplate(templatePath(options.assetsDir), options.dataDir);
+	}
+	const template = useTemplate && options.dataDir === undefined ? templateBlob(options.assetsDir) : undefined;
 	let pglite: PGlite;
 	try {
 		pglite = await PGlite.create({
 			...assets,
 			startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`],
+			extensions: { pg_trgm: trigramBundle(options.assetsDir) },
 			...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
 			...(template !== undefined ? { loadDataDir: template } : {}),
 		});

@@ -134,6 +134,9 @@ export const cards = pgTable(
 		index('cards_done_recent_idx')
 			.on(t.updatedAt.desc().nullsFirst(), t.id.desc().nullsFirst())
 			.where(sql`status = 'done'`),
+		index('cards_ready_age_idx')
+			.on(t.createdAt)
+			.where(sql`status = 'ready'`),
 		check('cards_status_check', sql`status IN ('ready', 'claimed', 'review', 'blocked', 'done')`),
 		check('cards_review_check', sql`review IN ('none', 'human', 'agent')`),
 	],
@@ -227,4 +230,53 @@ export const messages = pgTable(
 	],
 );
 
-export const tables = { cards, edges, events, agents, requestLog, batonMigrations, settings, messages } as const;
+/**
+ * card/stats' counts as delta rows (migration 0012, core/backlog/counts.ts): kept by triggers on
+ * cards, summed by stats, folded by baton_fold_counts(). `bucket` is the status, with ready and
+ * claimed sharing 'open'. No key: rows are only inserted and folded.
+ */
+export const cardCounts = pgTable('card_counts', {
+	bucket: text().notNull(),
+	waiting: boolean().notNull(),
+	needsInput: boolean().notNull(),
+	n: bigint({ mode: 'number' }).notNull(),
+});
+
+/** Each card's `id ⏎ title ⏎ body` for card/list {text}, under a trigram index (migration 0012). */
+export const cardText = pgTable(
+	'card_text',
+	{
+		id: text().primaryKey(),
+		doc: text().notNull(),
+	},
+	t => [index('card_text_trgm_idx').using('gin', t.doc.op('gin_trgm_ops'))],
+);
+
+/**
+ * The event log's compaction state (migration 0013, core/backlog/logCompaction.ts): one row, the
+ * horizon (the highest seq compaction deleted) and the two rules' cursors.
+ */
+export const logState = pgTable(
+	'log_state',
+	{
+		id: boolean().primaryKey().default(true),
+		horizon: bigint({ mode: 'number' }).notNull().default(0),
+		agedThrough: bigint({ mode: 'number' }).notNull().default(0),
+		countedThrough: bigint({ mode: 'number' }).notNull().default(0),
+	},
+	() => [check('log_state_id_check', sql`id`)],
+);
+
+export const tables = {
+	cards,
+	edges,
+	events,
+	agents,
+	requestLog,
+	batonMigrations,
+	settings,
+	messages,
+	cardCounts,
+	cardText,
+	logState,
+} as const;

@@ -28,6 +28,7 @@ const benchNames = [
 	'scopes',
 	'eventLog',
 	'fleet',
+	'size',
 	'board',
 	'activation',
 	'fastPaths',

@@ -105,7 +105,7 @@ describe('drizzle schema matches the migrations', () => {
 		try {
 			await migrate(db, migrations);
 			await db.exec(
-				`CREATE SCHEMA declared; SET search_path TO declared;\n${await declaredDdl()}\nSET search_path TO public;`,
+				`CREATE SCHEMA declared; SET search_path TO declared, public;\n${await declaredDdl()}\nSET search_path TO public;`,
 			);
 			assertSame(await catalogue(db, 'public'), await catalogue(db, 'declared'));
 		} finally {

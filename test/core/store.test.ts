@@ -23,7 +23,7 @@ function makeAssetsDir(root: string, extraMigration?: string): string {
 	const dir = join(root, 'assets');
 	mkdirSync(join(dir, 'migrations'), { recursive: true });
 	const pgliteDist = join('node_modules', '@electric-sql', 'pglite', 'dist');
-	for (const file of ['pglite.wasm', 'initdb.wasm', 'pglite.data']) {
+	for (const file of ['pglite.wasm', 'initdb.wasm', 'pglite.data', 'pg_trgm.tar.gz']) {
 		copyFileSync(join(pgliteDist, file), join(dir, file));
 	}
 	copyFileSync(join(sourceStoreDir, 'template.tar.gz'), join(dir, 'template.tar.gz'));

@@ -1,0 +1,95 @@
+/**
+ * card/stats and the text filter of card/list, both without reading every card (issue 14; migration
+ * 0012): stats sums the maintained delta rows of card_counts and asks small partial indexes for the
+ * few time-dependent counts; the text filter finds candidates through card_text's trigram index and
+ * checks them against the card itself. Reads only, except folding card_counts' delta rows when many
+ * have piled up; no status changes here.
+ */
+import { agentHealth } from '../health';
+import type { AgentHealth, HealthThresholds, Result } from '../protocol';
+import type { Db } from '../store/db';
+import { num, present } from './values';
+
+/** Delta rows stats tolerates before it folds them (hub upkeep folds too, every ~5,000 writes). */
+const foldAbove = 2_000;
+
+export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds): Promise<Result<'card/stats'>> {
+	const stallBefore = new Date(now.getTime() - thresholds.stallSeconds * 1000);
+	// Each part reads a few rows: card_counts' delta rows, then the claimed (lease), deferred and
+	// ready-age partial indexes (claimed cards are one per working agent) and the events' primary key.
+	const [row] = await db.query<Record<string, unknown>>(
+		`SELECT
+			coalesce(sum(n) FILTER (WHERE bucket = 'open'), 0) AS open,
+			coalesce(sum(n) FILTER (WHERE bucket = 'review'), 0) AS review,
+			coalesce(sum(n) FILTER (WHERE bucket = 'blocked'), 0) AS blocked,
+			coalesce(sum(n) FILTER (WHERE bucket = 'done'), 0) AS done,
+			coalesce(sum(n) FILTER (WHERE needs_input), 0) AS needs_input,
+			coalesce(sum(n) FILTER (WHERE bucket = 'open' AND waiting), 0) AS open_waiting,
+			count(*) AS delta_rows,
+			(SELECT count(*) FROM cards WHERE status = 'claimed') AS claimed,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0) AS claimed_waiting,
+			(SELECT count(*) FROM cards WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
+			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready') AS oldest_ready,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1) AS expired,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND progress_at <= $2) AS stalled,
+			(SELECT coalesce(max(seq), 0) FROM events) AS last_seq
+		 FROM card_counts`,
+		[now, stallBefore],
+	);
+	const r = present(row);
+	// Ready and claimed cards share card_counts' bucket 'open' (migration 0012: claims fire no trigger).
+	const counts = {
+		ready: num(r.open) - num(r.claimed),
+		claimed: num(r.claimed),
+		review: num(r.review),
+		blocked: num(r.blocked),
+		done: num(r.done),
+	};
+	const waiting = num(r.open_waiting) - num(r.claimed_waiting);
+	if (num(r.delta_rows) > foldAbove) {
+		await foldCounts(db);
+	}
+	const agents: Record<AgentHealth, number> = { healthy: 0, late: 0, stale: 0, dead: 0 };
+	for (const a of await db.query<{ last_seen_at: Date }>('SELECT last_seen_at FROM agents')) {
+		agents[agentHealth(new Date(a.last_seen_at), now, thresholds)]++;
+	}
+	const deferred = num(r.deferred);
+	const oldest = r.oldest_ready as string | null;
+	return {
+		counts,
+		total: counts.ready + counts.claimed + counts.review + counts.blocked + counts.done,
+		needsInput: num(r.needs_input),
+		waiting,
+		deferred,
+		claimable: counts.ready - waiting - deferred,
+		oldestReadyAt: oldest,
+		oldestReadyAgeSeconds: oldest === null ? null : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000),
+		expiredClaims: num(r.expired),
+		stalledClaims: num(r.stalled),
+		agents,
+		lastSeq: num(r.last_seq),
+	};
+}
+
+/** Folds card_counts' delta rows into one row per key (one statement; safe beside other hubs'). */
+export async function foldCounts(db: Db): Promise<void> {
+	await db.query('SELECT baton_fold_counts()');
+}
+
+/**
+ * The text filter's condition: `text` (trimmed) anywhere in the id, title or body, case-insensitive,
+ * with `%`, `_` and `\` taken literally. The pattern is written into the statement as a literal, not
+ * sent as a parameter: PGlite runs parameters under generic plans (plan_cache_mode), which cannot
+ * tell a rare word (the trigram index, then a sort of a few rows) from one in every card (the claim
+ * order index, stopping after one page); with the literal the planner sees the pattern and the
+ * statistics of card_text. An escape string (E'…'), so its meaning does not hang on the server's
+ * standard_conforming_strings.
+ */
+export function textCondition(text: string): string {
+	const like = `%${text.trim().replace(/[\\%_]/g, m => `\\${m}`)}%`;
+	const pattern = `E'${like.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+	return (
+		`id IN (SELECT id FROM card_text WHERE doc ILIKE ${pattern})` +
+		` AND (id ILIKE ${pattern} OR title ILIKE ${pattern} OR body ILIKE ${pattern})`
+	);
+}
