@@ -57,18 +57,30 @@ export class DoneTotals {
 
 	/**
 	 * Counts one event; `before` is the card as the face knew it. A card the face does not know was on
-	 * an unloaded Done page, unless the event created it: every other status is loaded in full.
+	 * an unloaded Done page, unless the event created it: every other status is loaded in full. While
+	 * live pages still load (`liveComplete` false) it may be live: the event's type tells (a deletion
+	 * of such a card is counted as a done one's).
 	 */
-	apply(event: BacklogEvent, before: Card | undefined): void {
+	apply(event: BacklogEvent, before: Card | undefined, liveComplete = true): void {
 		if (event.seq <= this.seq) {
 			return;
 		}
 		this.seq = event.seq;
-		const was: CardStatus | undefined = before?.status ?? (event.type === 'created' ? undefined : 'done');
+		const was: CardStatus | undefined =
+			before?.status ?? (event.type === 'created' ? undefined : liveComplete ? 'done' : statusBefore(event));
 		const now = event.data.card?.status;
 		this.total += (now === undefined ? 0 : 1) - (was === undefined ? 0 : 1);
 		this.done += (now === 'done' ? 1 : 0) - (was === 'done' ? 1 : 0);
 	}
+}
+
+/** The status before `event` of a card that may be on any unloaded page: done, or some live status. */
+function statusBefore(event: BacklogEvent): CardStatus {
+	const now = event.data.card?.status;
+	if (now === undefined || event.type === 'reopened') {
+		return 'done';
+	}
+	return now !== 'done' || event.type === 'completed' || event.type === 'approved' ? 'ready' : 'done';
 }
 
 type ListPage = (params: {

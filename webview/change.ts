@@ -41,3 +41,19 @@ export function lowerBound(list: readonly Card[], card: Card, order: (a: Card, b
 	}
 	return lo;
 }
+
+/** Merges two lists sorted by `order` into a new one (a page of cards into a column: one pass, no re-sort). */
+export function mergeSorted(a: readonly Card[], b: readonly Card[], order: (x: Card, y: Card) => number): Card[] {
+	const out: Card[] = [];
+	let j = 0;
+	for (const x of a) {
+		for (let y = b[j]; y !== undefined && order(y, x) < 0; y = b[++j]) {
+			out.push(y);
+		}
+		out.push(x);
+	}
+	for (let y = b[j]; y !== undefined; y = b[++j]) {
+		out.push(y);
+	}
+	return out;
+}

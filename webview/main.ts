@@ -1,17 +1,17 @@
 /**
  * Entry of the board bundle (dist/webview/board.js): picks the transport from <body data-host>, loads
- * the live columns in full and Done by pages (paging.ts) and the agents, subscribes to the event feed and wires state, rendering, toolbar, banners,
+ * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents, subscribes to the event feed and wires state, rendering, toolbar, banners,
  * drag and drop, keyboard, detail pane and requests (actions.ts) together. Only the boot and the
  * wiring live here: no request logic, no rules, no element building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol.ts defines its schemas.
 import './jitless';
 
-import { loadLiveCards } from '../core/donePages';
 import { BatonError } from '../core/errors';
-import type { BacklogEvent, HelloOk, Params, Result } from '../core/protocol';
+import type { BacklogEvent, HelloOk } from '../core/protocol';
 import { RpcClient } from '../core/rpc';
 import { BoardActions } from './actions';
+import { BoardLoad, liveStatuses } from './boardLoad';
 import { Banners } from './banners';
 import type { RenderContext } from './cardView';
 import { type ColumnId, columnIds, columnOf } from './columns';
@@ -40,9 +40,6 @@ const host = document.body.dataset.host === 'vscode' ? 'vscode' : 'browser';
 const state = new BoardState();
 let tabStopId: string | undefined;
 let focusedId: string | undefined;
-let loaded = false;
-/** Events that arrive while the first snapshot loads; applied after it, in order. */
-const buffered: BacklogEvent[] = [];
 
 // ---------------------------------------------------------------- layout
 
@@ -118,7 +115,24 @@ const done = new DoneColumn({
 	state,
 	queue,
 	showError,
-	isLoaded: () => loaded,
+	isLoaded: (): boolean => boardLoad.loaded,
+});
+
+const boardLoad: BoardLoad = new BoardLoad({
+	list: params => client.request('card/list', params),
+	agents: () => client.request('agent/list', {}),
+	stats: () => client.request('card/stats', {}),
+	state,
+	done,
+	queue,
+	showError,
+	renderAll,
+	liveChanged: () => {
+		updateLiveHeads();
+		if (boardLoad.complete) {
+			updatePhases();
+		}
+	},
 });
 
 // ---------------------------------------------------------------- applying changes
@@ -142,7 +156,7 @@ function flush(): void {
 	const seqs = pendingSeqs;
 	pending = emptyChange();
 	pendingSeqs = [];
-	if (!loaded) {
+	if (!boardLoad.loaded) {
 		return;
 	}
 	const hadFocus = focusedId !== undefined && (document.activeElement?.closest('.board') ?? null) !== null;
@@ -157,6 +171,7 @@ function flush(): void {
 		detail.cardChanged(id);
 	}
 	updateSummary();
+	updateLiveHeads();
 	done.update();
 	if (hadFocus && focusedId !== undefined) {
 		// Rows are recycled: make sure focus stays on the same card, not on the node that held it.
@@ -196,7 +211,20 @@ function renderAll(): void {
 	}
 	updatePhases();
 	updateSummary();
+	updateLiveHeads();
 	done.update();
+}
+
+/** The live columns' counts and "loading…" hints while their remaining pages load. */
+function updateLiveHeads(): void {
+	const f = state.filter;
+	const filtered = f.text.trim() !== '' || f.phase !== '' || (f.projects ?? []).length > 0 || f.blocked !== 'all';
+	for (const status of liveStatuses) {
+		const { count, more } = boardLoad.pendingCount(status, filtered);
+		const column = view.columns[columnOf(status)];
+		column.setTotal(count, more);
+		column.setLoading(more);
+	}
 }
 
 /** The phase and project choices, and the empty state of a project choice that hides every card. */
@@ -216,12 +244,11 @@ function updateSummary(): void {
 }
 
 function onEvent(event: BacklogEvent): void {
-	if (!loaded) {
-		buffered.push(event);
+	if (boardLoad.buffer(event)) {
 		return;
 	}
 	pendingSeqs.push(event.seq);
-	done.totals.apply(event, state.getReal(event.cardId));
+	done.totals.apply(event, state.getReal(event.cardId), boardLoad.complete);
 	queue(state.applyEvent(event));
 	detail.eventArrived(event);
 }
@@ -309,7 +336,7 @@ function applyFilter(): void {
 	const projects = projectPicker.selected;
 	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked, projects }));
 	hostApi?.setState({ filter: state.filter });
-	if (loaded) {
+	if (boardLoad.loaded) {
 		void done.pager.reset(state.filter);
 	}
 }
@@ -322,7 +349,7 @@ blockedSelect?.addEventListener('change', applyFilter);
 
 // Countdowns, agent health and stalled/expired markers move with the clock; only rendered rows are touched.
 window.setInterval(() => {
-	if (loaded) {
+	if (boardLoad.loaded) {
 		for (const col of columnIds) {
 			view.columns[col].refreshAll();
 		}
@@ -332,31 +359,6 @@ window.setInterval(() => {
 
 // ---------------------------------------------------------------- boot
 
-/**
- * Loads the cards, Done's first page, the counts and the agents, applies the events that arrived
- * meanwhile and draws the board: at boot, and again when the hub answers a resume with resync.
- */
-async function loadSnapshot(): Promise<void> {
-	const list = (params: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', params);
-	const [cards, agents] = await Promise.all([loadLiveCards(list), client.request('agent/list', {})]);
-	state.load(cards);
-	performance.mark('baton:live-loaded');
-	// The first Done page after the live cards (a card done meanwhile is known already and kept), the
-	// stats after both, so every change the snapshot holds is counted by them and not by its event too.
-	await done.pager.reset(state.filter, true);
-	performance.mark('baton:done-loaded');
-	done.totals.set(await client.request('card/stats', {}));
-	performance.mark('baton:data-loaded');
-	state.setAgents(agents.agents);
-	state.thresholds = agents.thresholds;
-	for (const e of buffered.splice(0)) {
-		done.totals.apply(e, state.getReal(e.cardId));
-		state.applyEvent(e);
-	}
-	loaded = true;
-	renderAll();
-}
-
 async function boot(): Promise<void> {
 	banners.showConnection('connecting');
 	client.onState(s => banners.showConnection(s));
@@ -364,7 +366,7 @@ async function boot(): Promise<void> {
 	client.onEvent(onEvent);
 	client.onAgents(agents => {
 		state.setAgents(agents);
-		if (loaded) {
+		if (boardLoad.loaded) {
 			for (const col of columnIds) {
 				view.columns[col].refreshAll();
 			}
@@ -399,15 +401,18 @@ async function boot(): Promise<void> {
 		}
 	}
 	banners.hideError();
-	// Subscribe before loading: events during the load are buffered and applied after it, in order.
+	// Subscribe before loading: events before the first render are buffered and applied then, in order
+	// (boardLoad.ts); the live pages after it merge with the events applied meanwhile.
 	await client.subscribe(hello.seq);
 	performance.mark('baton:subscribed');
 	// The log was compacted past what this board saw while it was away (issue 14 §2): load it again.
 	client.onResync(() => {
-		loaded = false;
-		loadSnapshot().catch(showError);
+		boardLoad.load().catch(showError);
 	});
-	await loadSnapshot();
+	// Drawn with the first page of each column; the rest of the live pages follow (baton:live-complete).
+	if (!(await boardLoad.load())) {
+		await boardLoad.firstRender; // a resync replaced this load before it drew: that one draws
+	}
 	performance.mark('baton:first-render');
 	// rAF runs before that frame's style, layout and paint; a task queued from it runs after them.
 	requestAnimationFrame(() => setTimeout(() => performance.mark('baton:first-frame'), 0));

@@ -34,6 +34,7 @@ export class ColumnView {
 	readonly scroller: HTMLElement;
 	private readonly list: HTMLElement;
 	private readonly countEl: HTMLElement;
+	private readonly loadingEl: HTMLElement;
 	private readonly emptyEl: HTMLElement;
 	private readonly marker: HTMLElement;
 	private readonly rows = new Map<string, Row>();
@@ -59,7 +60,10 @@ export class ColumnView {
 		h.id = `col-title-${id}`;
 		this.countEl = el('span', 'column-count', '0');
 		this.countEl.setAttribute('aria-label', '0 cards');
-		head.append(h, this.countEl);
+		// While the column's remaining pages load (boardLoad.ts).
+		this.loadingEl = el('span', 'column-loading', 'loading…');
+		this.loadingEl.hidden = true;
+		head.append(h, this.countEl, this.loadingEl);
 		if (id === 'blocked') {
 			// Failed cards (attempts used up) need triage; parked ones wait for a human on purpose.
 			this.filterSelect = el('select', 'input column-filter');
@@ -114,6 +118,12 @@ export class ColumnView {
 	setTotal(count: number | undefined, more: boolean): void {
 		this.total = { count, more };
 		this.updateCount();
+	}
+
+	/** Live columns: the "loading…" hint while their remaining pages load. */
+	setLoading(loading: boolean): void {
+		this.loadingEl.hidden = !loading;
+		this.root.setAttribute('aria-busy', String(loading));
 	}
 
 	/** Done: the footer under the loaded pages: "N more", "Loading…", or nothing when all are here. */

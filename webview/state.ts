@@ -20,7 +20,7 @@ import {
 	type HealthThresholds,
 	defaultHealthThresholds,
 } from '../core/protocol';
-import { type Change, emptyChange, lowerBound, mergeChange } from './change';
+import { type Change, emptyChange, lowerBound, mergeChange, mergeSorted } from './change';
 import { type ColumnId, columnIds, columnOf, columnOrder } from './columns';
 
 import { type Filter, matchesFilter } from './filter';
@@ -63,6 +63,9 @@ export class BoardState {
 	private doneBoundary: DoneBoundary | null = null;
 	/** Cards deleted since the load: a Done page read before the deletion must not bring one back. */
 	private readonly deleted = new Set<string>();
+	/** Live pages are still loading (boardLoad.ts): readiness reported for a card not here yet waits for it. */
+	private liveLoading = false;
+	private readonly laterReadiness = new Map<string, number>();
 
 	get size(): number {
 		return this.real.size;
@@ -111,9 +114,11 @@ export class BoardState {
 		return this.cardSeq.get(id) ?? 0;
 	}
 
-	/** Replaces everything with a fresh snapshot (initial load). */
-	load(cards: readonly Card[]): Change {
+	/** Replaces everything with a fresh snapshot (initial load); `complete` false: live pages follow. */
+	load(cards: readonly Card[], complete = true): Change {
 		this.version++;
+		this.liveLoading = !complete;
+		this.laterReadiness.clear();
 		this.real.clear();
 		this.overlay.clear();
 		this.cardSeq.clear();
@@ -147,7 +152,9 @@ export class BoardState {
 		}
 		for (const r of event.data.readiness ?? []) {
 			const card = this.real.get(r.id);
-			if (card !== undefined && card.unmetDeps !== r.unmetDeps) {
+			if (card === undefined && this.liveLoading) {
+				this.laterReadiness.set(r.id, r.unmetDeps);
+			} else if (card !== undefined && card.unmetDeps !== r.unmetDeps) {
 				this.putReal({ ...card, unmetDeps: r.unmetDeps }, this.get(r.id), change);
 			}
 		}
@@ -183,6 +190,45 @@ export class BoardState {
 		}
 		mergeChange(change, this.setDoneBoundary(boundary));
 		return change;
+	}
+
+	/**
+	 * Adds a page of a live status read after the first render, by Done's pages' rule: a card the board
+	 * holds is kept (events kept it current; the page may be older), one deleted since is dropped, and
+	 * readiness an event reported before the card was here is applied. One merge per column, no re-sort.
+	 */
+	addLivePage(cards: readonly Card[]): Change {
+		const change = emptyChange();
+		const added = new Map<ColumnId, Card[]>();
+		for (const page of cards) {
+			if (this.real.has(page.id) || this.deleted.has(page.id)) {
+				continue;
+			}
+			const unmetDeps = this.laterReadiness.get(page.id);
+			const card = unmetDeps === undefined ? page : { ...page, unmetDeps };
+			this.version++;
+			change.phases ||= card.phase !== null && !this.phaseCounts.has(card.phase);
+			this.countPhase(card.phase, 1);
+			this.real.set(card.id, card);
+			this.trackAsking(card.id, card.needsInput === true);
+			if (this.matches(card)) {
+				const col = columnOf(card.status);
+				const list = added.get(col) ?? [];
+				list.push(card);
+				added.set(col, list);
+			}
+		}
+		for (const [col, list] of added) {
+			this.lists[col] = mergeSorted(this.lists[col], list.sort(columnOrder[col]), columnOrder[col]);
+			change.columns.add(col);
+		}
+		return change;
+	}
+
+	/** Every live page is in: readiness is applied by events alone again. */
+	liveLoaded(): void {
+		this.liveLoading = false;
+		this.laterReadiness.clear();
 	}
 
 	/** Where Done stops (the last card of the loaded pages), and re-lists Done against it. */

@@ -101,6 +101,27 @@ describe('BoardState', () => {
 		assert.deepEqual(ids(s, 'ready'), []);
 	});
 
+	it('merges late live pages sorted, without overwriting what events changed or deleted', () => {
+		const s = new BoardState();
+		s.load([makeCard({ id: 'a', priority: 5 }), makeCard({ id: 'c', priority: 1 })], false);
+		// Events about cards of pages not loaded yet: a rename, a deletion, a readiness change.
+		s.applyEvent(makeEvent(1, 'updated', makeCard({ id: 'b', priority: 3, title: 'New' })));
+		s.applyEvent(makeEvent(2, 'deleted', null, { cardId: 'd' }));
+		s.applyEvent(makeEvent(3, 'completed', null, { cardId: 'z', readiness: [{ id: 'e', unmetDeps: 0 }] }));
+		const change = s.addLivePage([
+			makeCard({ id: 'b', priority: 3, title: 'Old' }),
+			makeCard({ id: 'd', priority: 2 }),
+			makeCard({ id: 'e', priority: 4, dependsOn: ['z'], unmetDeps: 1 }),
+			makeCard({ id: 'f', priority: 1 }),
+		]);
+		assert.ok(change.columns.has('ready'));
+		assert.deepEqual(ids(s, 'ready'), ['a', 'e', 'b', 'c', 'f']);
+		assert.equal(s.get('b')?.title, 'New');
+		assert.equal(s.get('d'), undefined);
+		assert.equal(s.get('e')?.unmetDeps, 0);
+		s.liveLoaded();
+	});
+
 	it('shows an optimistic move at once and rolls it back to the hub state on refusal', () => {
 		const s = new BoardState();
 		s.load([makeCard({ id: 'a' }), makeCard({ id: 'b' })]);
