@@ -78,6 +78,10 @@ export class LogCompaction {
 		const budgetMs = options.budgetMs ?? defaultBudgetMs;
 		// A real macrotask, not the clock's timer: pacing, not time (a ManualClock would never fire it).
 		const pause = options.pause ?? (() => new Promise<void>(resolve => setTimeout(resolve, 0)));
+		if (await caughtUp(this.uow.db)) {
+			// Nothing logged since the last pass (an idle hub's maintenance): no transaction at all.
+			return { deleted: 0, batches: 0, horizon: await logHorizon(this.uow.db), ms: 0 };
+		}
 		const policy = await this.settings.read();
 		const settleBefore = new Date(started - (options.settleMs ?? defaultSettleMs));
 		const agedBefore = new Date(Math.min(settleBefore.getTime(), started - policy.progressEventDays * 86_400_000));
@@ -158,6 +162,15 @@ export class LogCompaction {
 export async function logHorizon(q: Queryable): Promise<number> {
 	const rows = await q.query<{ horizon: unknown }>('SELECT horizon FROM log_state', [], 'baton_log_horizon');
 	return num(rows[0]?.horizon ?? 0);
+}
+
+/** Both rules' cursors stand just before the newest event (they never pass it): nothing to read. */
+async function caughtUp(q: Queryable): Promise<boolean> {
+	const rows = await q.query<{ behind: boolean }>(
+		`SELECT least(aged_through, counted_through) < (SELECT coalesce(max(seq), 0) FROM events) - 1 AS behind
+		 FROM log_state`,
+	);
+	return rows[0]?.behind === false;
 }
 
 type Cursor = 'aged_through' | 'counted_through';
