@@ -3,7 +3,7 @@
  * to stop. Exit codes: 0 stopped cleanly, 1 could not start, 2 bad flags, 3 another hub owns the
  * data dir (normal when racing clients spawned several). Logs go to stderr only; never the token.
  */
-import { existsSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Backlog } from '../../core/backlog';
@@ -217,9 +217,14 @@ function positive(name: string, raw: string, min: number, max: number): number {
 	return n;
 }
 
-/** Where dist/baton.js lives; its pglite/ and webview/ folders sit beside it. */
+/**
+ * Where dist/baton.js really lives; its pglite/ and webview/ folders sit beside it. Real path: an
+ * `npm i -g` install runs it through the symlink PREFIX/bin/baton, and beside that there is no
+ * pglite/, so the hub fell back to the source layout and looked for dist/migrations (issue 15).
+ */
 function bundleDir(): string {
-	return dirname(resolve(process.argv[1] ?? '.'));
+	const script = resolve(process.argv[1] ?? '.');
+	return dirname(existsSync(script) ? realpathSync(script) : script);
 }
 
 /** dist/pglite when running from the bundle (esbuild does not follow PGlite's asset URLs). */

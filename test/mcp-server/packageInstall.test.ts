@@ -1,0 +1,213 @@
+/**
+ * The npm package as a new user gets it (issue 15 §1, proof of §5): `npm pack` of the built repository,
+ * its file list checked (what runs, nothing else), installed globally into an empty prefix with an
+ * empty cache and `--offline` (so nothing may come from the registry, and no build step runs), then
+ * the installed `baton` starts a hub with `up --once` and serves an MCP claim to the real SDK client,
+ * and `npx baton-mcp mcp` picks the package's one bin. Packs with --ignore-scripts after ensureBuilt()
+ * to stay fast; `npm pack` without it runs prepack (the production build) first.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import {
+	type CliResult,
+	childEnv,
+	ensureBuilt,
+	hubPid,
+	isAlive,
+	neutralCwd,
+	repoRoot,
+	tempDataDir,
+	waitFor,
+} from '../helpers/mcp';
+
+interface PackResult {
+	filename: string;
+	size: number;
+	unpackedSize: number;
+	files: { path: string; size: number }[];
+}
+
+const packageJson = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+	name: string;
+	version: string;
+	scripts: Record<string, string>;
+};
+let work: string;
+let prefix: string;
+let dataDir: string;
+let packed: PackResult;
+let installedBaton = '';
+
+/** npm's own variables from an enclosing `npm run` (prefix, cache, …) must not steer the child npm. */
+function npmEnv(extra: Record<string, string> = {}): Record<string, string> {
+	const env: Record<string, string> = {};
+	for (const [k, v] of Object.entries(process.env)) {
+		if (v !== undefined && !/^npm_/i.test(k)) {
+			env[k] = v;
+		}
+	}
+	return { ...env, ...extra };
+}
+
+function npm(args: string[], cwd: string): string {
+	const r = spawnSync('npm', args, { cwd, env: npmEnv(), encoding: 'utf8', timeout: 120_000 });
+	assert.equal(r.status, 0, `npm ${args.join(' ')} failed:\n${r.stderr}`);
+	return r.stdout;
+}
+
+function installed(args: string[]): CliResult {
+	const r = spawnSync(installedBaton, args, {
+		env: childEnv(dataDir),
+		cwd: neutralCwd,
+		encoding: 'utf8',
+		timeout: 60_000,
+	});
+	return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function connect(command: string, args: string[], env: Record<string, string>, cwd: string): Promise<Client> {
+	const transport = new StdioClientTransport({ command, args, env, cwd, stderr: 'pipe' });
+	const client = new Client({ name: 'baton-package-test', version: '1.0.0' });
+	await client.connect(transport);
+	return client;
+}
+
+before(() => {
+	ensureBuilt();
+	work = mkdtempSync('/tmp/bt-pkg-');
+	prefix = join(work, 'prefix');
+	dataDir = tempDataDir();
+	const out = npm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], repoRoot);
+	packed = (JSON.parse(out) as PackResult[])[0]!;
+	console.log(
+		`# ${packed.filename}: ${(packed.size / 1e6).toFixed(1)} MB packed, ${(packed.unpackedSize / 1e6).toFixed(1)} MB unpacked, ${packed.files.length} files`,
+	);
+	npm(
+		[
+			'install',
+			'--global',
+			'--prefix',
+			prefix,
+			'--cache',
+			join(work, 'cache'),
+			'--offline',
+			'--no-audit',
+			'--no-fund',
+			join(work, packed.filename),
+		],
+		work,
+	);
+	installedBaton = join(prefix, 'bin', 'baton');
+});
+
+after(async () => {
+	const pid = hubPid(dataDir);
+	if (existsSync(installedBaton)) {
+		installed(['hub', 'stop', '--json']);
+	}
+	if (pid !== undefined) {
+		await waitFor(() => !isAlive(pid), 10_000, `hub ${pid} to exit`).catch(() => {
+			process.kill(pid, 'SIGKILL');
+		});
+	}
+	rmSync(dataDir, { recursive: true, force: true });
+	rmSync(work, { recursive: true, force: true });
+});
+
+describe('the npm package, installed from its tarball', () => {
+	it('ships only what runs: the bundles, PGlite assets with migrations and template, the board, docs files', () => {
+		const paths = packed.files.map(f => f.path).sort();
+		const allowed =
+			/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/(baton|mcp|program)\.js|dist\/pglite\/(pglite\.wasm|initdb\.wasm|pglite\.data|pg_trgm\.tar\.gz|template\.tar\.gz|migrations\/\d{4}_\w+\.sql)|dist\/webview\/board\.(js|css))$/;
+		assert.deepEqual(
+			paths.filter(p => !allowed.test(p)),
+			[],
+			'no tests, sources, docs sources, CI scripts or maps',
+		);
+		for (const needed of [
+			'dist/baton.js',
+			'dist/mcp.js',
+			'dist/program.js',
+			'dist/pglite/pglite.wasm',
+			'dist/pglite/template.tar.gz',
+			'dist/pglite/migrations/0001_init.sql',
+			'dist/webview/board.js',
+			'CHANGELOG.md',
+			'LICENSE',
+		]) {
+			assert.ok(paths.includes(needed), `${needed} is in the tarball`);
+		}
+		assert.equal(packed.filename, `${packageJson.name}-${packageJson.version}.tgz`);
+		assert.ok(packed.size < 12e6, `tarball is ${packed.size} bytes (was 13.2 MB with tests and sources)`);
+		assert.match(packageJson.scripts.prepack ?? '', /esbuild\.mjs --production/, 'npm pack ships a fresh build');
+	});
+
+	it('installs offline with no dependencies and links `baton` to the bundled bin', () => {
+		const pkgDir = join(prefix, 'lib', 'node_modules', packageJson.name);
+		assert.equal(realpathSync(installedBaton), join(realpathSync(pkgDir), 'dist', 'baton.js'));
+		// Nothing beside the package, and nothing inside it: every runtime dependency is in the bundles.
+		assert.deepEqual(readdirSync(join(prefix, 'lib', 'node_modules')), [packageJson.name]);
+		assert.equal(existsSync(join(pkgDir, 'node_modules')), false, 'no dependency was installed');
+	});
+
+	it('`baton up --once` starts a hub from the installed package and prints its MCP command', () => {
+		const r = installed(['up', '--once', '--json']);
+		assert.equal(r.code, 0, r.stderr);
+		const up = JSON.parse(r.stdout) as {
+			hub: { pid: number; mode: string };
+			mcp: { args: string[] };
+			boardUrl: string | null;
+		};
+		assert.equal(up.hub.mode, 'pglite');
+		assert.deepEqual(up.mcp.args, [installedBaton, 'mcp']);
+		assert.match(up.boardUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/board\?ticket=/);
+		const cmdline = readFileSync(`/proc/${up.hub.pid}/cmdline`, 'utf8').split('\0');
+		assert.ok(cmdline.includes(installedBaton), `the hub runs the installed bin: ${cmdline.join(' ')}`);
+	});
+
+	it('an MCP agent creates and claims a card through the installed `baton mcp`', async () => {
+		const client = await connect(installedBaton, ['mcp'], childEnv(dataDir), neutralCwd);
+		try {
+			const created = await client.callTool({ name: 'create', arguments: { id: 'P1', title: 'Packaged card' } });
+			assert.notEqual(created.isError, true, JSON.stringify(created.content));
+			const claimed = await client.callTool({ name: 'claim', arguments: {} });
+			assert.notEqual(claimed.isError, true, JSON.stringify(claimed.content));
+			const result = claimed.structuredContent as { card: { id: string; status: string }; lease: { epoch: number } };
+			assert.equal(result.card.id, 'P1');
+			assert.equal(result.card.status, 'claimed');
+			assert.equal(typeof result.lease.epoch, 'number');
+		} finally {
+			await client.close();
+		}
+	});
+
+	it('`npx baton-mcp mcp` runs the package’s only bin, `baton`', async () => {
+		// npx resolves baton-mcp in the local node_modules (the prefix's lib/) and runs the bin it infers;
+		// a global install links bins into prefix/bin, so that is on PATH as it would be for a user.
+		const env = Object.fromEntries(
+			Object.entries(childEnv(dataDir, { PATH: `${join(prefix, 'bin')}:${process.env.PATH ?? ''}` })).filter(
+				([k]) => !/^npm_/i.test(k),
+			),
+		);
+		const client = await connect(
+			'npx',
+			['--offline', '--cache', join(work, 'cache'), packageJson.name, 'mcp'],
+			env,
+			join(prefix, 'lib'),
+		);
+		try {
+			assert.equal(client.getServerVersion()?.name, 'baton');
+			const tools = await client.listTools();
+			assert.ok(tools.tools.some(t => t.name === 'claim'));
+		} finally {
+			await client.close();
+		}
+	});
+});
