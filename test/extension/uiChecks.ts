@@ -56,7 +56,7 @@ export interface UiCheckResult {
 
 function boardFrame(page: Page): FrameLocator {
 	return page
-		.locator('iframe.webview.ready[src*="extensionId=baton-dev.baton"]:visible')
+		.locator('iframe.webview.ready[src*="extensionId=baton-dev.baton-mcp"]:visible')
 		.first()
 		.contentFrame()
 		.frameLocator('#active-frame');
@@ -233,7 +233,9 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 
 	let boardRendered = false;
 	let boardSample = '';
-	const webviewFrames = await page.locator('iframe.webview.ready[src*="extensionId=baton-dev.baton"]:visible').count();
+	const webviewFrames = await page
+		.locator('iframe.webview.ready[src*="extensionId=baton-dev.baton-mcp"]:visible')
+		.count();
 	if (request.boardText !== undefined) {
 		const frame = boardFrame(page);
 		try {

@@ -2,8 +2,8 @@
  * Packaging check (issue item 7): installs a .vsix into a fresh code-server extensions dir with
  * `--install-extension` and runs a smoke suite against the installed copy (not the source tree):
  * it activates, spawns the hub from the packaged dist/baton.js and claims a card.
- * Usage: node --import tsx test/extension/vsixTest.ts [path/to.vsix]   (default: baton-<version>.vsix
- * in the repo root, as `npm run package` writes it).
+ * Usage: node --import tsx test/extension/vsixTest.ts [path/to.vsix]   (default: <name>-<version>.vsix,
+ * i.e. baton-mcp-<version>.vsix, in the repo root, as `npm run package` writes it).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,8 +11,12 @@ import { join, resolve } from 'node:path';
 import { repoRoot, runInVsCode } from './vscodeRun';
 
 async function main(): Promise<number> {
-	const { version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string };
-	const vsix = resolve(process.argv[2] ?? join(repoRoot, `baton-${version}.vsix`));
+	const { name, publisher, version } = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+		name: string;
+		publisher: string;
+		version: string;
+	};
+	const vsix = resolve(process.argv[2] ?? join(repoRoot, `${name}-${version}.vsix`));
 	if (!existsSync(vsix)) {
 		throw new Error(`${vsix} does not exist: run "npm run package" first.`);
 	}
@@ -28,10 +32,11 @@ async function main(): Promise<number> {
 		if (install.status !== 0) {
 			throw new Error(`--install-extension failed (${install.status}): ${install.stderr}`);
 		}
-		const installed = readdirSync(extensionsDir).filter(d => d.startsWith('baton-dev.baton-'));
+		const id = `${publisher}.${name}`;
+		const installed = readdirSync(extensionsDir).filter(d => d.startsWith(`${id}-`));
 		console.log(`installed into ${extensionsDir}: ${installed.join(', ')}`);
 		if (installed.length !== 1) {
-			throw new Error('the .vsix did not install as baton-dev.baton');
+			throw new Error(`the .vsix did not install as ${id}`);
 		}
 		// runTests needs an extension under development; an empty one keeps Baton the installed copy.
 		const host = join(tmp, 'host');

@@ -14,7 +14,7 @@ import type { RpcClient } from '../../../core/rpc';
 import type { BatonApi } from '../../../extension/main';
 import type { UiCheckRequest, UiCheckResult } from '../uiChecks';
 
-export const extensionId = 'baton-dev.baton';
+export const extensionId = 'baton-dev.baton-mcp';
 
 export function env(name: string): string {
 	const value = process.env[name];

@@ -15,7 +15,7 @@ function batonTools(): readonly vscode.LanguageModelToolInformation[] {
 }
 
 /** VS Code's id for the server the provider gives: the extension's id, then the server's label. */
-const serverId = 'baton-dev.baton/Baton';
+const serverId = 'baton-dev.baton-mcp/Baton';
 
 /** Calls Baton's `tool` through VS Code, as agent mode does; returns the tool's text answer. */
 async function callThroughVsCode(tool: string, input: object): Promise<string> {
