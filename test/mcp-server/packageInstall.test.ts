@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -157,7 +157,7 @@ describe('the npm package, installed from its tarball', () => {
 		assert.equal(existsSync(join(pkgDir, 'node_modules')), false, 'no dependency was installed');
 	});
 
-	it('`baton up --once` starts a hub from the installed package and prints its MCP command', () => {
+	it('`baton up --once` starts a hub from the installed package, prints its MCP command, serves the board', async () => {
 		const r = installed(['up', '--once', '--json']);
 		assert.equal(r.code, 0, r.stderr);
 		const up = JSON.parse(r.stdout) as {
@@ -170,6 +170,14 @@ describe('the npm package, installed from its tarball', () => {
 		assert.match(up.boardUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/board\?ticket=/);
 		const cmdline = readFileSync(`/proc/${up.hub.pid}/cmdline`, 'utf8').split('\0');
 		assert.ok(cmdline.includes(installedBaton), `the hub runs the installed bin: ${cmdline.join(' ')}`);
+		// The board's files are found beside the real dist/baton.js, not beside the bin's symlink.
+		const signIn = await fetch(up.boardUrl ?? '', { redirect: 'manual' });
+		assert.equal(signIn.status, 302);
+		const cookie = signIn.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+		const script = await fetch(new URL('/board/board.js', up.boardUrl ?? ''), { headers: { cookie } });
+		assert.equal(script.status, 200, await script.clone().text());
+		const pkgDir = join(prefix, 'lib', 'node_modules', packageJson.name);
+		assert.equal((await script.arrayBuffer()).byteLength, statSync(join(pkgDir, 'dist/webview/board.js')).size);
 	});
 
 	it('an MCP agent creates and claims a card through the installed `baton mcp`', async () => {
