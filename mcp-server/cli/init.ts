@@ -47,7 +47,7 @@ const initFlags = cliFlags({
 		type: 'string',
 		value: 'FILE',
 		description:
-			'AGENTS.md, CLAUDE.md or none (default: CLAUDE.md when it exists and AGENTS.md is not in use, else AGENTS.md)',
+			'AGENTS.md, CLAUDE.md or none (default: the one with the section, else CLAUDE.md if it exists and does not point to AGENTS.md, else AGENTS.md)',
 	},
 	dryRun: { type: 'boolean', description: 'Show the changes (diffs, new files in full) and write nothing' },
 });
