@@ -104,7 +104,8 @@ function render(value: unknown, base: string, unit: string, eol: string): string
 /**
  * `text` (a JSON object) with the member at `path` set to `value`, creating the objects on the way;
  * a non-object on the way is replaced. New members go after the last one, indented like it (or one
- * `unit` deeper than an empty object's line); a one-line object gets a one-line member.
+ * `unit` deeper than an empty object's line); a one-line object with members, or in a one-line file,
+ * gets a one-line member.
  */
 export function setJsonMember(text: string, path: readonly string[], value: unknown, unit: string): string {
 	const eol = text.includes('\r\n') ? '\r\n' : '\n';
@@ -118,7 +119,9 @@ export function setJsonMember(text: string, path: readonly string[], value: unkn
 			obj = readObject(text, member.valueStart);
 			continue;
 		}
-		const oneLine = !text.slice(obj.start, obj.end).includes('\n');
+		// An empty `{}` in a multi-line file opens up like its neighbours; a one-line file stays one line.
+		const oneLine =
+			!text.slice(obj.start, obj.end).includes('\n') && (obj.members.length > 0 || !text.trimEnd().includes('\n'));
 		if (member !== undefined) {
 			const rendered = oneLine ? JSON.stringify(nested) : render(nested, lineIndent(text, member.keyStart), unit, eol);
 			return `${text.slice(0, member.valueStart)}${rendered}${text.slice(member.valueEnd)}`;

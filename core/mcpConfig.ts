@@ -98,6 +98,27 @@ export function detectIndent(text: string): string {
 	return ws.startsWith('\t') ? '\t' : ' '.repeat(Math.min(ws.length, 8));
 }
 
+/** JSON.parse refuses a byte order mark, which some Windows editors write; the edit keeps it. */
+function withoutBom(text: string): string {
+	return text.startsWith('\uFEFF') ? text.slice(1) : text;
+}
+
+/**
+ * The `baton` entry `text` already has for `client`, or undefined (also when `text` is missing or
+ * not a JSON object: mergeMcpConfig is the one that refuses those).
+ */
+export function currentEntry(client: McpClient, text: string | undefined): unknown {
+	try {
+		const root: unknown = JSON.parse(withoutBom(text ?? ''));
+		const servers: unknown = (root as Record<string, unknown> | null)?.[mcpClients[client].key];
+		return typeof servers === 'object' && servers !== null
+			? (servers as Record<string, unknown>)[mcpServerName]
+			: undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 function refuse(file: string, problem: string, client: McpClient, launch: McpLaunch): never {
 	const entry = JSON.stringify({ [mcpServerName]: mcpEntry(client, launch) });
 	throw new BatonError(
@@ -124,11 +145,11 @@ export function mergeMcpConfig(
 	if (existing !== undefined && existing.trim() !== '') {
 		let parsed: unknown;
 		try {
-			parsed = JSON.parse(existing);
+			parsed = JSON.parse(withoutBom(existing));
 		} catch {
 			let jsonc = false;
 			try {
-				JSON.parse(stripJsonc(existing));
+				JSON.parse(stripJsonc(withoutBom(existing)));
 				jsonc = true;
 			} catch {
 				// Not JSONC either: the plain refusal below.
@@ -166,7 +187,7 @@ export function mergeMcpConfig(
 	let text = setJsonMember(existing, [key, mcpServerName], entry, detectIndent(existing));
 	text = text.endsWith('\n') ? text : `${text}${eol}`;
 	try {
-		return sameJson(JSON.parse(text), root) ? text : fresh;
+		return sameJson(JSON.parse(withoutBom(text)), root) ? text : fresh;
 	} catch {
 		return fresh;
 	}

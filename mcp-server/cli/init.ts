@@ -13,7 +13,14 @@ import { dirname, join, resolve } from 'node:path';
 import { type InstructionsFile, chooseInstructionsFile, upsertSection } from '../../core/agentsSection';
 import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
-import { type McpClient, type McpLaunch, mcpClientIds, mcpClients, mergeMcpConfig } from '../../core/mcpConfig';
+import {
+	type McpClient,
+	type McpLaunch,
+	currentEntry,
+	mcpClientIds,
+	mcpClients,
+	mergeMcpConfig,
+} from '../../core/mcpConfig';
 import type { Command } from './command';
 import { cliFlags } from './flags';
 import { batonScript } from './hubClient';
@@ -200,8 +207,8 @@ export const initCommand: Command = {
 	notes: [
 		'Clients found: Claude Code (.mcp.json, .claude/ or CLAUDE.md), Cursor (.cursor/ or .cursorrules),',
 		'VS Code (.vscode/); none found: Claude Code. Existing entries of other servers are kept; a file that',
-		'is not JSON, or has comments, is refused and nothing is written. --data-dir puts BATON_DATA_DIR in',
-		'the entries. Run it again any time: unchanged files stay as they are.',
+		'is not JSON, or has comments, is refused and nothing is written. An existing baton entry is kept',
+		'unless --launch or --data-dir (BATON_DATA_DIR in the entries) is given. Run it again any time.',
 	].join('\n'),
 	async run(ctx) {
 		const flags = initFlags.read(ctx.values);
@@ -215,6 +222,7 @@ export const initCommand: Command = {
 		}
 		const dir = await repositoryDir(flags.dir);
 		const launch = launchFor(launchKind as LaunchKind, ctx.dataDir);
+		const launchChosen = flags.launch !== undefined || ctx.dataDir !== undefined;
 		const notes: string[] = [];
 
 		const asked = readClients(flags.client);
@@ -236,7 +244,15 @@ export const initCommand: Command = {
 		for (const { client, why } of clients) {
 			const { file, label } = mcpClients[client];
 			const before = await readText(join(dir, file));
-			files.push(planned(file, `${label} MCP config (${why})`, before, mergeMcpConfig(client, before, launch, file)));
+			const merged = mergeMcpConfig(client, before, launch, file);
+			// An entry someone chose (another --launch, the extension's command) stays unless a flag says otherwise.
+			const keep =
+				!launchChosen && before !== undefined && merged !== before && currentEntry(client, before) !== undefined;
+			files.push(
+				keep
+					? planned(file, `${label} MCP config (${why}; its baton entry kept: --launch replaces it)`, before, before)
+					: planned(file, `${label} MCP config (${why})`, before, merged),
+			);
 		}
 		if (instructionsFlag !== 'none') {
 			const agents = await readText(join(dir, 'AGENTS.md'));

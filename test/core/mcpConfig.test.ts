@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 
 import { BatonError } from '../../core/errors';
 import { setJsonMember } from '../../core/jsonEdit';
-import { type McpLaunch, detectIndent, mergeMcpConfig, stripJsonc } from '../../core/mcpConfig';
+import { type McpLaunch, currentEntry, detectIndent, mergeMcpConfig, stripJsonc } from '../../core/mcpConfig';
 
 const npx: McpLaunch = { command: 'npx', args: ['-y', 'baton-mcp', 'mcp'], env: {} };
 const global: McpLaunch = { command: 'baton', args: ['mcp'], env: { BATON_DATA_DIR: '/data' } };
@@ -56,6 +56,15 @@ describe('mergeMcpConfig', () => {
 			args: ['mcp'],
 			env: { BATON_DATA_DIR: '/data' },
 		});
+	});
+
+	it('reads a file with a byte order mark and keeps the mark; tells the entry already there', () => {
+		const after = mergeMcpConfig('claude-code', '\uFEFF{\n  "mcpServers": {}\n}\n', npx, 'f');
+		assert.ok(after.startsWith('\uFEFF{\n  "mcpServers": {\n    "baton": {\n'));
+		assert.deepEqual(currentEntry('claude-code', after), { command: 'npx', args: npx.args });
+		assert.equal(currentEntry('vscode', after), undefined);
+		assert.equal(currentEntry('cursor', undefined), undefined);
+		assert.equal(currentEntry('cursor', '{ nope'), undefined);
 	});
 
 	it('keeps a one-line file on one line', () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { unifiedDiff } from '../../mcp-server/cli/textDiff';
 import { type CliResult, batonJs, ensureBuilt, runBaton } from '../helpers/mcp';
 import { gitRepo, plainFolder } from '../helpers/gitRepos';
 
@@ -217,6 +218,10 @@ describe('baton init', { concurrency: true }, () => {
 		});
 		assert.equal(statSync(join(folder, '.cursor/mcp.json')).mode & 0o777, 0o600);
 		assert.deepEqual(readdirSync(join(folder, '.cursor')), ['mcp.json']);
+		// Without --launch (or --data-dir) a re-run keeps the entry someone chose.
+		const kept = await initJson(folder, ['--client', 'cursor', '--instructions', 'none']);
+		assert.deepEqual(actions(kept), { '.cursor/mcp.json': 'unchanged' });
+		assert.match(kept.files[0]?.purpose ?? '', /its baton entry kept: --launch replaces it/);
 	});
 
 	it('exits 2 on a bad flag value', async () => {
@@ -226,5 +231,36 @@ describe('baton init', { concurrency: true }, () => {
 		const missing = await init(parent, ['--dir', join(parent, 'nope')]);
 		assert.equal(missing.code, 1);
 		assert.match(missing.stderr, /is not a folder/);
+	});
+});
+
+describe('unifiedDiff', () => {
+	it('prints hunks with three lines of context, merging close changes', () => {
+		const before = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm'].join('\n');
+		const after = before.replace('b', 'B').replace('d', 'D').replace('m', 'm\nn');
+		assert.equal(
+			unifiedDiff('f.txt', `${before}\n`, `${after}\n`),
+			[
+				'--- a/f.txt',
+				'+++ b/f.txt',
+				'@@ -1,7 +1,7 @@',
+				' a',
+				'-b',
+				'+B',
+				' c',
+				'-d',
+				'+D',
+				' e',
+				' f',
+				' g',
+				'@@ -11,3 +11,4 @@',
+				' k',
+				' l',
+				' m',
+				'+n',
+			].join('\n'),
+		);
+		assert.equal(unifiedDiff('f', 'same\n', 'same\n'), '');
+		assert.equal(unifiedDiff('f', '', 'x\n'), '--- a/f\n+++ b/f\n@@ -0,0 +1,1 @@\n+x');
 	});
 });
