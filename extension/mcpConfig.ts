@@ -1,29 +1,19 @@
 /**
  * "Configure MCP for Claude Code / Cursor / this workspace" (issue item 4): builds the Baton server
  * entry for that client's project config file, shows the resulting file, and writes it only after
- * the user agrees. Existing entries of other servers are kept; a file that is not valid JSON is
- * refused, never overwritten.
+ * the user agrees. The merge itself is core/mcpConfig.ts's, shared with `baton init`: existing entries
+ * of other servers are kept; a file that is not valid JSON (or has comments) is refused, never overwritten.
  */
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { BatonError } from '../core/errors';
+import { type McpClient, type McpLaunch, mcpClients, mergeMcpConfig } from '../core/mcpConfig';
 import type { BatonConfig } from './config';
 
-export type McpTarget = 'claude-code' | 'cursor' | 'vscode';
-
-export interface McpLaunch {
-	command: string;
-	args: string[];
-	env: Record<string, string>;
-}
-
-const targets: Record<McpTarget, { label: string; file: string; key: 'mcpServers' | 'servers' }> = {
-	'claude-code': { label: 'Claude Code', file: '.mcp.json', key: 'mcpServers' },
-	cursor: { label: 'Cursor', file: '.cursor/mcp.json', key: 'mcpServers' },
-	vscode: { label: 'VS Code (this workspace)', file: '.vscode/mcp.json', key: 'servers' },
-};
+/** The clients the extension configures: core/mcpConfig.ts's, under the name the commands use. */
+export type McpTarget = McpClient;
 
 function onPath(program: string): boolean {
 	for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -57,45 +47,6 @@ export function batonLaunch(extensionPath: string, config: BatonConfig, explicit
 	};
 }
 
-/** The config file's new text: `existing` with the `baton` entry set, everything else kept. */
-export function mergeMcpConfig(
-	target: McpTarget,
-	existing: string | undefined,
-	launch: McpLaunch,
-	file: string,
-): string {
-	let root: Record<string, unknown> = {};
-	if (existing !== undefined && existing.trim() !== '') {
-		let parsed: unknown;
-		try {
-			parsed = JSON.parse(existing);
-		} catch {
-			throw new BatonError(
-				'invalid_input',
-				`${file} is not valid JSON; fix or remove it, then run this command again.`,
-			);
-		}
-		if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-			throw new BatonError(
-				'invalid_input',
-				`${file} does not hold a JSON object; fix or remove it, then run this command again.`,
-			);
-		}
-		root = parsed as Record<string, unknown>;
-	}
-	const key = targets[target].key;
-	const servers = root[key];
-	const entry: Record<string, unknown> =
-		target === 'vscode'
-			? { type: 'stdio', command: launch.command, args: launch.args }
-			: { command: launch.command, args: launch.args };
-	if (Object.keys(launch.env).length > 0) {
-		entry.env = launch.env;
-	}
-	root[key] = { ...(typeof servers === 'object' && servers !== null ? servers : {}), baton: entry };
-	return `${JSON.stringify(root, null, '\t')}\n`;
-}
-
 /** Shows the file it would write and writes it on "Write"; returns the path written, if any. */
 export async function configureMcp(
 	target: McpTarget,
@@ -108,10 +59,10 @@ export async function configureMcp(
 	if (!folder) {
 		throw new BatonError(
 			'invalid_input',
-			`Open a folder first: the ${targets[target].label} MCP config lives in the project.`,
+			`Open a folder first: the ${mcpClients[target].label} MCP config lives in the project.`,
 		);
 	}
-	const file = join(folder.uri.fsPath, targets[target].file);
+	const file = join(folder.uri.fsPath, mcpClients[target].file);
 	const explicitDataDir = vscode.workspace.getConfiguration('baton').get<string>('dataDir', '').trim() !== '';
 	const existing = existsSync(file) ? await readFile(file, 'utf8') : undefined;
 	const text = mergeMcpConfig(target, existing, batonLaunch(extensionPath, config, explicitDataDir), file);
@@ -119,7 +70,7 @@ export async function configureMcp(
 		const preview = await vscode.workspace.openTextDocument({ language: 'jsonc', content: text });
 		await vscode.window.showTextDocument(preview, { preview: true, viewColumn: vscode.ViewColumn.Beside });
 		const choice = await vscode.window.showInformationMessage(
-			`Write this to ${targets[target].file}?`,
+			`Write this to ${mcpClients[target].file}?`,
 			{
 				modal: true,
 				detail: `${existing === undefined ? 'Creates' : 'Updates the "baton" entry of'} ${file}. ${

@@ -18,6 +18,7 @@ import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
 import { cliFlags } from './flags';
 import { openHub } from './hubClient';
+import { initCommand } from './init';
 import { policyCommands } from './policyCommands';
 import { type ProjectChoice, explicitProject, workingProject } from './project';
 import { steeringCommands } from './steeringCommands';
@@ -33,6 +34,7 @@ export const commands: readonly Command[] = [
 	...adminCommands,
 	...dataCommands,
 	upCommand,
+	initCommand,
 	demoCommand,
 ];
 

@@ -8,7 +8,7 @@ import { isLeaseExpired } from '../../../core/lease';
 import type { Card } from '../../../core/protocol';
 import { cardContextValue, groupOf } from '../../../extension/backlogTree';
 import { cardSummary, formatDuration, leaseText } from '../../../extension/cardText';
-import { mergeMcpConfig } from '../../../extension/mcpConfig';
+import { mergeMcpConfig } from '../../../core/mcpConfig';
 import { makeCard } from '../../helpers/cards';
 import { describe, it } from './harness';
 
