@@ -54,7 +54,7 @@ function statOf(path: string): Stats {
 function readSourceFile(path: string, inside: readonly string[]): { file: string; text: string } {
 	let file = path;
 	if (statOf(path).isDirectory()) {
-		const found = inside.map(p => join(path, p)).find(p => statOf(p).isFile());
+		const found = inside.map(p => join(path, p)).find(p => exists(p) && statSync(p).isFile());
 		if (found === undefined) {
 			throw new UsageError(`${path} is a folder without ${inside.join(' or ')}.`);
 		}

@@ -138,7 +138,8 @@ describe('baton import --from', () => {
 			{ cards: r.cards, dependencies: r.dependencies, byStatus: r.byStatus },
 			{ cards: 8, dependencies: 6, byStatus: { ready: 4, claimed: 0, review: 1, blocked: 1, done: 2 } },
 		);
-		const human = await baton(['import', '--from', 'taskmaster', join(fixtures, 'taskmaster', 'tasks.json')]);
+		// A folder is looked into for tasks.json; the human answer says nothing changed.
+		const human = await baton(['import', '--from', 'taskmaster', join(fixtures, 'taskmaster')]);
 		assert.match(human.stdout, /^Nothing to import from taskmaster: 8 items were imported before; nothing changed\./);
 		const api = { card: await show('3') };
 		assert.deepEqual(api.card.dependsOn, ['2', '3.1', '3.2']);
