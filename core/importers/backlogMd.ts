@@ -88,6 +88,15 @@ function configuredStatuses(config: BacklogMdFiles['config']): string[] {
 export function parseBacklogMd(files: BacklogMdFiles): ForeignBacklog {
 	const statuses = configuredStatuses(files.config);
 	const items = files.tasks.map(t => parseTask(t.file, t.text, statuses, t.completed === true));
+	// Older files write `task-1` where newer ones write `TASK-1`: links find their task either way.
+	const byLower = new Map(items.map(i => [i.ref.toLowerCase(), i.ref]));
+	const canonical = (ref: string): string => byLower.get(ref.toLowerCase()) ?? ref;
+	for (const i of items) {
+		i.dependsOn = i.dependsOn.map(canonical);
+		if (i.parent !== undefined) {
+			i.parent = canonical(i.parent);
+		}
+	}
 	return { source: 'backlog-md', items, skips: [] };
 }
 

@@ -122,6 +122,18 @@ describe('Backlog.md', () => {
 		assert.doesNotMatch(login.body, /SECTION:|AC:BEGIN|#1/);
 	});
 
+	it('links tasks whatever the case of their ids', () => {
+		const task = (id: string, more = ''): { file: string; text: string } => ({
+			file: `${id}.md`,
+			text: `---\nid: ${id}\ntitle: T ${id}\nstatus: To Do\n${more}---\n`,
+		});
+		const b = parseBacklogMd({
+			tasks: [task('TASK-1'), task('TASK-2', 'dependencies: [task-1]\nparent_task_id: task-1\n')],
+		});
+		assert.deepEqual(b.items[1]?.dependsOn, ['TASK-1']);
+		assert.equal(b.items[1].parent, 'TASK-1');
+	});
+
 	it('maps custom statuses: the last is done, a "block" one is blocked, the rest ready', () => {
 		const configured = ['Backlog', 'Doing', 'Blocked', 'Shipped'];
 		assert.equal(backlogMdStatus('Shipped', configured).status, 'done');
