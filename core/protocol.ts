@@ -756,7 +756,17 @@ export const BackupResult = z.object({
 /** A lossless export record: the full card (dependsOn included). */
 export const ExportParams = z.object({ cursor: z.string().max(500).optional() }).strict();
 export const ExportResult = z.object({ cards: z.array(Card), nextCursor: z.string().optional() });
-export const ImportParams = z.object({ cards: z.array(Card).min(1).max(limits.importBatch) }).strict();
+export const ImportParams = z
+	.object({
+		cards: z.array(Card).min(1).max(limits.importBatch),
+		/**
+		 * What a card whose id or idempotency key exists already does: `skip` it (the default: a
+		 * re-run merge of an export), or `fail` the whole call, so nothing of it is applied (a foreign
+		 * import, whose ids and dependencies were mapped against what the store held a moment ago).
+		 */
+		onConflict: z.enum(['skip', 'fail']).optional(),
+	})
+	.strict();
 export const ImportResult = z.object({ imported: z.number().int(), skipped: z.number().int() });
 
 /**

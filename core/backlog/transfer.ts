@@ -33,8 +33,9 @@ export class Transfer {
 	}
 
 	/**
-	 * Imports exported cards with their ids; ids that exist already are skipped. A dependency may
-	 * arrive in a later page: its edge is kept and counts as unmet until that card is imported.
+	 * Imports exported cards with their ids; ids that exist already are skipped (or, with
+	 * onConflict 'fail', refuse the whole call). A dependency may arrive in a later page: its edge is
+	 * kept and counts as unmet until that card is imported.
 	 */
 	async importCards(ctx: OpContext, p: ParsedParams<'data/import'>): Promise<Result<'data/import'>> {
 		return this.uow.mutate(ctx, 'data/import', async tx => {
@@ -96,6 +97,16 @@ export class Transfer {
 				[JSON.stringify(records)],
 			);
 			const ids = inserted.map(r => r.id);
+			if (p.onConflict === 'fail' && ids.length < p.cards.length) {
+				// Throwing rolls the whole call back: a foreign import is applied entirely or not at all.
+				const made = new Set(ids);
+				const clash = p.cards.filter(c => !made.has(c.id)).map(c => c.id);
+				throw new BatonError(
+					'conflict',
+					`${clash.length} of the imported cards exist already (${clash.slice(0, 5).join(', ')}${clash.length > 5 ? ', …' : ''}), by id or by source reference; nothing was imported. Run the import again: it maps around what the store holds now.`,
+					{ cardIds: clash },
+				);
+			}
 			if (ids.length > 0) {
 				await tx.query(
 					`INSERT INTO edges (card_id, dep_id)

@@ -1,6 +1,6 @@
 /**
  * CLI subcommands that move a backlog's data in and out: export (cards, or with --with-history the
- * whole store), import (merge cards), backup (the hub writes a full backup now) and restore (bring a
+ * whole store), import (merge cards; --from another tool's backlog: importForeign.ts), backup (the hub writes a full backup now) and restore (bring a
  * data dir back to a backup; restore.ts). Formats: core/exportFormat.ts and core/backupFormat.ts.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -12,8 +12,11 @@ import { collectExport, formatExport, importBatches, writeExportFile, writeFileA
 import { hubPaths, resolveDataDir } from '../../core/paths';
 import { pgliteAssetsDir } from '../hub/run';
 import { type Command, type CommandContext, show } from './command';
+import { importSources } from '../../core/importers/plan';
 import { cliFlags } from './flags';
+import { importForeign } from './importForeign';
 import { UsageError } from './output';
+import { checkProject, chosenProject, noProjectFlag } from './project';
 import { readRestorable, restore, restoreMigrations } from './restore';
 
 function readInput(file: string): Buffer {
@@ -82,15 +85,47 @@ async function exportWithHistory(ctx: CommandContext, out: string | undefined): 
 	return 0;
 }
 
+const importFlags = cliFlags({
+	from: {
+		type: 'string',
+		value: 'SOURCE',
+		description: `Import another tool's backlog: ${importSources.join(', ')} (PATH is its file or folder)`,
+	},
+	dryRun: {
+		type: 'boolean',
+		description: 'With --from: print what would change (counts, id mappings, skips), write nothing',
+	},
+	project: { type: 'string', value: 'ID', description: "With --from: the cards' project (default: this folder's)" },
+	tag: { type: 'string', value: 'TAG', description: 'With --from taskmaster: the tag to import (default: master)' },
+});
+
 const importCommand: Command = {
 	name: 'import',
-	summary: 'Load cards from a JSONL export (cards whose id exists are skipped)',
-	args: 'FILE',
+	summary: 'Load cards from a JSONL export, or with --from from beads, Backlog.md or Taskmaster',
+	args: 'FILE|PATH',
 	minArgs: 1,
 	maxArgs: 1,
-	options: {},
-	notes: 'FILE may be "-" for stdin, and may be gzip-compressed. A full backup is brought back with `baton restore`.',
+	options: { ...importFlags.options, ...noProjectFlag.options },
+	notes: [
+		'FILE may be "-" for stdin, and may be gzip-compressed; cards whose id exists are skipped. A full backup is',
+		'brought back with `baton restore`. With --from: beads PATH = .beads/issues.jsonl, backlog-md PATH = the',
+		'project folder, taskmaster PATH = .taskmaster/tasks/tasks.json. All of it is checked first and applied in',
+		'one transaction; a second run imports nothing again (docs/guide.md, "Switching from another tool").',
+	].join('\n'),
 	async run(ctx) {
+		const { from, dryRun, project: projectFlag, tag } = importFlags.read(ctx.values);
+		const noProject = noProjectFlag.read(ctx.values).noProject;
+		if (from !== undefined) {
+			const project = await chosenProject(
+				projectFlag === undefined ? undefined : checkProject(projectFlag, '--project'),
+				noProject,
+				ctx.workingProject,
+			);
+			return importForeign(ctx, { from, path: ctx.positionals[0] ?? '', dryRun, project, tag });
+		}
+		if (dryRun || projectFlag !== undefined || noProject || tag !== undefined) {
+			throw new UsageError('--dry-run, --project, --no-project and --tag apply with --from only.');
+		}
 		const file = ctx.positionals[0] ?? '-';
 		const parsed = parseBackup(readInput(file));
 		if (parsed.kind === 'backup') {

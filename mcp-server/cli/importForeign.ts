@@ -1,0 +1,170 @@
+/**
+ * `baton import --from beads|backlog-md|taskmaster PATH` (issue 15 §3): reads the foreign backlog
+ * from disk (the only node-only part), has core/importers parse and plan it against what the store
+ * holds, and applies the plan in ONE data/import call that fails whole on any clash, so an import is
+ * applied entirely or not at all. `--dry-run` prints the same plan and writes nothing. Parsing and
+ * mapping rules live in core/importers/, not here.
+ */
+import { type Stats, readFileSync, readdirSync, statSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+import { parseBacklogMd } from '../../core/importers/backlogMd';
+import { parseBeads } from '../../core/importers/beads';
+import {
+	type ForeignBacklog,
+	type ImportPlan,
+	type ImportSource,
+	describePlan,
+	importSources,
+	maxImportBytes,
+	planImport,
+} from '../../core/importers/plan';
+import { parseTaskmaster } from '../../core/importers/taskmaster';
+import { BatonError } from '../../core/errors';
+import { collectExport } from '../../core/exportFormat';
+import { type CommandContext, show } from './command';
+import { UsageError } from './output';
+import { type ProjectChoice, anyProject } from './project';
+
+export interface ForeignImportOptions {
+	from: string;
+	path: string;
+	dryRun: boolean;
+	project: ProjectChoice;
+	tag: string | undefined;
+}
+
+export function checkSource(from: string): ImportSource {
+	const source = importSources.find(s => s === from);
+	if (source === undefined) {
+		throw new UsageError(`--from ${from}: known sources are ${importSources.join(', ')}.`);
+	}
+	return source;
+}
+
+function statOf(path: string): Stats {
+	try {
+		return statSync(path);
+	} catch (e) {
+		throw new UsageError(`Cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`);
+	}
+}
+
+/** The file at `path`, or the first of `inside` when `path` is a folder; refused past the size limit. */
+function readSourceFile(path: string, inside: readonly string[]): { file: string; text: string } {
+	let file = path;
+	if (statOf(path).isDirectory()) {
+		const found = inside.map(p => join(path, p)).find(p => exists(p) && statSync(p).isFile());
+		if (found === undefined) {
+			throw new UsageError(`${path} is a folder without ${inside.join(' or ')}.`);
+		}
+		file = found;
+	}
+	const size = statOf(file).size;
+	if (size > maxImportBytes) {
+		throw new BatonError(
+			'too_large',
+			`${file} is ${size} bytes; an import reads at most ${maxImportBytes} (4 MiB). Nothing was imported.`,
+			{ file, bytes: size },
+		);
+	}
+	return { file, text: readFileSync(file, 'utf8') };
+}
+
+function exists(path: string): boolean {
+	try {
+		statSync(path);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** A Backlog.md project: PATH/backlog/ (or PATH itself when it is the backlog folder). */
+function readBacklogMd(path: string): ForeignBacklog {
+	statOf(path);
+	const root = exists(join(path, 'backlog', 'tasks')) ? join(path, 'backlog') : path;
+	if (!exists(join(root, 'tasks'))) {
+		throw new UsageError(`${path} is not a Backlog.md project: no backlog/tasks folder in it.`);
+	}
+	let total = 0;
+	const read = (file: string): string => {
+		total += statOf(file).size;
+		if (total > maxImportBytes) {
+			throw new BatonError(
+				'too_large',
+				`The task files under ${root} pass ${maxImportBytes} bytes (4 MiB) at ${file}; nothing was imported.`,
+				{ file },
+			);
+		}
+		return readFileSync(file, 'utf8');
+	};
+	const tasksIn = (folder: string, completed: boolean): { file: string; text: string; completed: boolean }[] =>
+		exists(folder)
+			? readdirSync(folder)
+					.filter(n => n.endsWith('.md'))
+					.sort()
+					.map(n => ({ file: join(folder, n), text: read(join(folder, n)), completed }))
+			: [];
+	const configFile = join(root, 'config.yml');
+	return parseBacklogMd({
+		...(exists(configFile) ? { config: { file: configFile, text: read(configFile) } } : {}),
+		tasks: [...tasksIn(join(root, 'tasks'), false), ...tasksIn(join(root, 'completed'), true)],
+	});
+}
+
+function readForeign(source: ImportSource, path: string, tag: string | undefined): ForeignBacklog {
+	switch (source) {
+		case 'beads': {
+			const { file, text } = readSourceFile(path, [join('.beads', 'issues.jsonl'), 'issues.jsonl']);
+			return parseBeads(text, basename(file));
+		}
+		case 'taskmaster': {
+			const { file, text } = readSourceFile(path, [
+				join('.taskmaster', 'tasks', 'tasks.json'),
+				join('tasks', 'tasks.json'),
+				'tasks.json',
+			]);
+			return parseTaskmaster(text, basename(file), tag);
+		}
+		case 'backlog-md':
+			return readBacklogMd(path);
+	}
+}
+
+/** The machine answer of an import (dry run or not). */
+function planJson(plan: ImportPlan, dryRun: boolean): Record<string, unknown> {
+	return {
+		source: plan.source,
+		dryRun,
+		imported: dryRun ? 0 : plan.counts.cards,
+		cards: plan.counts.cards,
+		dependencies: plan.counts.dependencies,
+		byStatus: plan.counts.byStatus,
+		already: plan.already.length,
+		mapped: plan.mapped,
+		skips: plan.skips,
+	};
+}
+
+export async function importForeign(ctx: CommandContext, o: ForeignImportOptions): Promise<number> {
+	const source = checkSource(o.from);
+	if (o.tag !== undefined && source !== 'taskmaster') {
+		throw new UsageError('--tag applies to --from taskmaster only.');
+	}
+	// Everything that can refuse the source is read and parsed before a hub is asked anything.
+	const backlog = readForeign(source, o.path, o.tag);
+	const hub = await ctx.hub();
+	const settings = await hub.request('settings/get', {});
+	const existing = await collectExport(cursor => hub.request('data/export', cursor === undefined ? {} : { cursor }));
+	const plan = planImport(backlog, existing, {
+		project: o.project === anyProject ? null : o.project,
+		review: settings.review,
+		now: new Date(),
+	});
+	if (!o.dryRun && plan.cards.length > 0) {
+		await hub.request('data/import', { cards: plan.cards, onConflict: 'fail' });
+	}
+	show(ctx, planJson(plan, o.dryRun), () => describePlan(plan, !o.dryRun));
+	return 0;
+}
