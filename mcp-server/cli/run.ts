@@ -17,6 +17,7 @@ import { dataCommands } from './dataCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
 import { cliFlags } from './flags';
+import { hookCommands } from './hookCommands';
 import { openHub } from './hubClient';
 import { policyCommands } from './policyCommands';
 import { type ProjectChoice, explicitProject, workingProject } from './project';
@@ -32,6 +33,7 @@ export const commands: readonly Command[] = [
 	...policyCommands,
 	...adminCommands,
 	...dataCommands,
+	...hookCommands,
 	upCommand,
 	demoCommand,
 ];
