@@ -15,8 +15,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import type { BacklogEvent, Hook } from '../../core/protocol';
+import { openPostgres } from '../../core/store/postgres';
 import type { RpcClient } from '../../core/rpc';
 import { verifyWebhook, webhookHeaders } from '../../core/webhook';
+import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 import {
 	type HubProcess,
 	batonJs,
@@ -312,6 +314,71 @@ describe('outgoing webhooks against a slow, failing, down and returning receiver
 		assert.deepEqual(
 			(await hooks()).map(h => h.id),
 			[hook.id],
+		);
+	});
+});
+
+describe('outgoing webhooks with two hubs on one PostgreSQL schema', () => {
+	const secret = 'a-test-secret-of-32-characters!!';
+	const receiver = new Receiver(secret);
+	const schema = uniqueSchema();
+	const env = hubEnv({ DATABASE_URL: testDatabaseUrl, BATON_PG_SCHEMA: schema, BATON_WEBHOOK_BACKOFF_MS: '50,200' });
+	const dirs = [tempDataDir(), tempDataDir()];
+	let hubs: HubProcess[] = [];
+	let clients: RpcClient[] = [];
+
+	before(async () => {
+		await receiver.open();
+		hubs = await Promise.all(dirs.map(dataDir => startHub({ dataDir, env })));
+		clients = await Promise.all(dirs.map(dataDir => client(dataDir, { agent: { id: 'worker' } })));
+	});
+	after(async () => {
+		for (const c of clients) {
+			c.close();
+		}
+		await Promise.all(hubs.map(h => h.stop()));
+		await receiver.close();
+		dirs.forEach(removeDataDir);
+		await dropSchema(schema);
+	});
+
+	it('has one hub at a time deliver a hook: each event once, in order, and the other hub takes over on a stop', async () => {
+		const [a, b0] = clients;
+		assert.ok(a && b0);
+		const { hook } = await a.request('hooks/add', { url: receiver.url(), secret });
+		for (let i = 1; i <= 6; i++) {
+			await (i % 2 === 0 ? a : b0).request('card/create', { cards: [{ id: `T${i}`, title: `team ${i}` }] });
+		}
+		const cursorOf = async (c: RpcClient): Promise<number> =>
+			(await c.request('hooks/list', { recent: 0 })).hooks.find(h => h.id === hook.id)?.cursor ?? -1;
+		const lastSeq = async (c: RpcClient): Promise<number> => (await c.request('events/list', { limit: 1 })).lastSeq;
+		const first = await lastSeq(a);
+		await waitFor(async () => (await cursorOf(a)) === first, 15_000, 'the first six delivered');
+		// Stop the hub that holds the hook's lease (its pid is in the lease owner): the other one takes over.
+		const db = await openPostgres({ databaseUrl: testDatabaseUrl, schema, poolSize: 1 });
+		const owner = await db.query<{ lease_owner: string | null }>('SELECT lease_owner FROM webhooks');
+		await db.close();
+		const holder = hubs.findIndex(h => owner[0]?.lease_owner?.includes(`:${h.pid}:`) === true);
+		assert.ok(holder >= 0, `a hub holds the lease (${owner[0]?.lease_owner ?? 'none'})`);
+		const other = clients[1 - holder];
+		assert.ok(other);
+		clients[holder]?.close();
+		await hubs[holder]?.stop();
+		const b = other;
+		for (let i = 7; i <= 9; i++) {
+			await b.request('card/create', { cards: [{ id: `T${i}`, title: `team ${i}` }] });
+		}
+		const end = await lastSeq(b);
+		await waitFor(async () => (await cursorOf(b)) === end, 20_000, 'the rest delivered by the remaining hub');
+		const seqs = receiver.got.flatMap(g => (g.event === undefined ? [] : [g.event.seq]));
+		assert.ok(
+			receiver.got.every(g => g.valid),
+			'signed',
+		);
+		assert.deepEqual(
+			seqs,
+			Array.from({ length: end - hook.cursor }, (_, i) => hook.cursor + 1 + i),
+			'every event once and in order, although two hubs could deliver it',
 		);
 	});
 });
