@@ -191,6 +191,7 @@ describe('outgoing webhooks against a slow, failing, down and returning receiver
 		);
 		assert.equal(JSON.stringify(list).includes(secret), false, 'hooks/list never returns the secret');
 		assert.equal(receiver.got.length, 1, 'refused adds sent nothing to the receiver');
+		assert.equal(hub.stderr().includes(secret), false, 'the hub never logs the secret');
 	});
 
 	it('delivers every event once, in order and signed, through hangs, 500s, an outage and a hub restart', async () => {
