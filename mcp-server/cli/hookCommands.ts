@@ -18,7 +18,7 @@ import { ago, formatTable, truncate } from './output';
 
 const listFlags = paramFlags(HooksListParams, { recent: {} });
 const addFlags = paramFlags(HooksAddParams, {
-	events: { value: 'TYPES', description: 'Only these event types (comma-separated); default all' },
+	events: { value: 'TYPES', description: 'Only these event types; default all' },
 });
 const secretFlags = cliFlags({
 	secretFile: {
