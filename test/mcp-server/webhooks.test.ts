@@ -16,9 +16,10 @@ import { after, before, describe, it } from 'node:test';
 
 import type { BacklogEvent, Hook } from '../../core/protocol';
 import { openPostgres } from '../../core/store/postgres';
+import { Webhooks } from '../../mcp-server/hub/webhooks';
 import type { RpcClient } from '../../core/rpc';
 import { verifyWebhook, webhookHeaders } from '../../core/webhook';
-import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
+import { dropSchema, openTestBacklog, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 import {
 	type HubProcess,
 	batonJs,
@@ -381,5 +382,62 @@ describe('outgoing webhooks with two hubs on one PostgreSQL schema', () => {
 			Array.from({ length: end - hook.cursor }, (_, i) => hook.cursor + 1 + i),
 			'every event once and in order, although two hubs could deliver it',
 		);
+	});
+});
+
+describe('progress events compacted away before delivery', () => {
+	it('are recorded as skipped, and everything after them is delivered', async () => {
+		const secret = 'a-test-secret-of-32-characters!!';
+		const receiver = new Receiver(secret);
+		await receiver.open();
+		// The hub's delivery worker on a real PGlite backlog, in this process (no hub needed for this part).
+		const store = await openTestBacklog('pglite');
+		const b = store.backlog;
+		const worker = new Webhooks({
+			backlog: b,
+			seq: () => settled,
+			userAgent: 'baton/test',
+			backoff: { minMs: 20, maxMs: 50 },
+			soleHub: true,
+			mayWrite: () => true,
+		});
+		let settled = 0;
+		try {
+			const alice = { actor: 'alice' };
+			const { hook } = await b.addHook(alice, { url: receiver.url(), secret });
+			await b.create(alice, { cards: [{ id: 'P1', title: 'progress' }] });
+			const { lease } = await b.claim(alice, { cardId: 'P1' });
+			assert.ok(lease);
+			for (let i = 1; i <= 5; i++) {
+				await b.heartbeat(alice, { cardId: 'P1', epoch: lease.epoch, progress: i * 10, note: `step ${i}` });
+			}
+			await b.complete(alice, { cardId: 'P1', epoch: lease.epoch, result: 'ok' });
+			// Keep one progress event per card: compaction deletes four before the hook could send them.
+			await b.updateSettings(alice, { progressEventsPerCard: 1 });
+			const report = await b.compactLog({ settleMs: 0 });
+			assert.equal(report.deleted, 4);
+			settled = await b.lastSeq();
+			await worker.start();
+			await waitFor(
+				async () => (await b.listHooks({ recent: 0 })).hooks[0]?.cursor === settled,
+				10_000,
+				'the hook caught up',
+			);
+			const listed = (await b.listHooks({ recent: 50 })).hooks[0];
+			assert.ok(listed);
+			const skipped = listed.recent.filter(d => d.outcome === 'skipped');
+			assert.equal(skipped.length, 1, JSON.stringify(listed.recent));
+			assert.match(skipped[0]?.error ?? '', /compacted away before delivery/);
+			const kept = (await b.listEvents({ afterSeq: hook.cursor, limit: 100 })).events.map(e => e.seq);
+			assert.deepEqual(
+				receiver.got.map(g => g.event?.seq),
+				kept,
+				'every event the log still holds, in order',
+			);
+		} finally {
+			await worker.stop();
+			await store.cleanup();
+			await receiver.close();
+		}
 	});
 });
