@@ -56,6 +56,9 @@ export class Webhooks {
 			await this.options.backlog.hooks.releaseLeases();
 		}
 		await this.refresh();
+		if (this.isStopped()) {
+			return;
+		}
 		this.pollTimer = setInterval(() => void this.refresh(), this.options.pollMs ?? 5_000);
 		this.pollTimer.unref();
 	}
@@ -79,8 +82,13 @@ export class Webhooks {
 		await this.refreshing;
 		const workers = [...this.workers.values()];
 		this.workers.clear();
-		await Promise.all(workers.map(w => w.stop()));
-		if (!freeLeases) {
+		// A worker waits for its store statement to finish; a store that never answers must not hold
+		// the hub's stop (the leases then run out by themselves).
+		const ended = await Promise.race([
+			Promise.all(workers.map(w => w.stop())).then(() => true),
+			new Promise<boolean>(resolve => setTimeout(() => resolve(false), 5_000).unref()),
+		]);
+		if (!freeLeases || !ended) {
 			return;
 		}
 		try {
