@@ -12,6 +12,7 @@ import { ClaimCycle, type ClaimOptions } from './backlog/claimCycle';
 import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
+import { HookStore } from './backlog/hookStore';
 import { type CompactionOptions, type CompactionReport, LogCompaction } from './backlog/logCompaction';
 import { Messages, cardsWithUndelivered, pendingInbox } from './backlog/messages';
 import { Reviews } from './backlog/reviews';
@@ -71,6 +72,8 @@ export class Backlog {
 	private readonly transfer: Transfer;
 	private readonly upkeep: Upkeep;
 	private readonly logCompaction: LogCompaction;
+	/** Outgoing webhooks (backlog/hookStore.ts): the hooks/* operations and the delivering hub's bookkeeping. */
+	readonly hooks: HookStore;
 
 	/** A backlog on an opened, migrated store (openStore); close() closes the store. */
 	constructor(db: Db, options: BacklogOptions = {}, dump?: () => Promise<Blob | File>) {
@@ -99,6 +102,7 @@ export class Backlog {
 		this.transfer = new Transfer(this.uow);
 		this.upkeep = new Upkeep(this.uow);
 		this.logCompaction = new LogCompaction(this.uow, this.settingsStore);
+		this.hooks = new HookStore(this.uow);
 	}
 
 	/** Opens (creating and migrating as needed) the store described by `options`. */
@@ -155,6 +159,20 @@ export class Backlog {
 
 	stallDueAt(card: Card | null | undefined): string | null {
 		return this.settingsStore.stallDueAt(card);
+	}
+
+	// Outgoing webhooks (backlog/hookStore.ts; the hub's webhooks.ts delivers)
+
+	listHooks(p: ParsedParams<'hooks/list'>): Promise<Result<'hooks/list'>> {
+		return this.hooks.list(p);
+	}
+
+	addHook(ctx: OpContext, p: ParsedParams<'hooks/add'>): Promise<Result<'hooks/add'>> {
+		return this.hooks.add(ctx, p);
+	}
+
+	removeHook(ctx: OpContext, p: ParsedParams<'hooks/remove'>): Promise<Result<'hooks/remove'>> {
+		return this.hooks.remove(ctx, p);
 	}
 
 	// Cards (backlog/cards.ts)

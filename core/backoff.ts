@@ -33,6 +33,12 @@ export const hubStartBackoff: BackoffPolicy = { minMs: 25, maxMs: 250 };
  */
 export const firstConnectBackoff: BackoffPolicy = { minMs: 500, maxMs: 10_000 };
 
+/**
+ * A webhook receiver that failed (mcp-server/hub/webhooks.ts): someone else's server, maybe down for
+ * hours, so retries space out to one per 5 minutes; the hook's events wait in the log meanwhile.
+ */
+export const webhookBackoff: BackoffPolicy = { minMs: 1_000, maxMs: 300_000 };
+
 /** The wait before retry number `failures` (1 = after the first failure) under `policy`. */
 export function backoffDelay(policy: BackoffPolicy, failures: number): number {
 	const grown = policy.minMs * (policy.factor ?? 2) ** Math.max(0, failures - 1);

@@ -19,6 +19,9 @@ export const dumpTables = [
 	{ name: 'settings', key: ['key'] },
 	{ name: 'messages', key: ['card_id', 'id'] },
 	{ name: 'log_state', key: ['id'] },
+	// Outgoing webhooks' configuration, secret and cursor (a restored store delivers from where the
+	// backup's log ends); their delivery log (webhook_deliveries) is recent history and is left out.
+	{ name: 'webhooks', key: ['id'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];

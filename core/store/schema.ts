@@ -267,6 +267,59 @@ export const logState = pgTable(
 	() => [check('log_state_id_check', sql`id`)],
 );
 
+/**
+ * Outgoing webhooks (migration 0015, core/backlog/hookStore.ts): the receiver, its secret (never
+ * returned by a list), the event filter, the delivery cursor, the retry state and the delivering hub's lease.
+ */
+export const webhooks = pgTable('webhooks', {
+	id: text().primaryKey(),
+	url: text().notNull(),
+	secret: text().notNull(),
+	/** Event types wanted; empty = all. */
+	events: text()
+		.array()
+		.notNull()
+		.default(sql`'{}'`),
+	createdAt: at().notNull(),
+	createdBy: text().notNull(),
+	/** The highest seq this hook is done with (delivered, filtered out or reported skipped). */
+	cursor: bigint({ mode: 'number' }).notNull().default(0),
+	delivered: bigint({ mode: 'number' }).notNull().default(0),
+	lastDeliveredAt: at(),
+	failures: integer().notNull().default(0),
+	failingSince: at(),
+	lastError: text(),
+	nextAttemptAt: at(),
+	logNo: bigint({ mode: 'number' }).notNull().default(0),
+	leaseOwner: text(),
+	leaseUntil: at(),
+});
+
+/** A hook's recent attempts, the newest 50 kept (migration 0015). */
+export const webhookDeliveries = pgTable(
+	'webhook_deliveries',
+	{
+		hookId: text().notNull(),
+		n: bigint({ mode: 'number' }).notNull(),
+		seq: bigint({ mode: 'number' }).notNull(),
+		attempt: integer().notNull(),
+		at: at().notNull(),
+		outcome: text({ enum: ['delivered', 'failed', 'skipped'] }).notNull(),
+		status: integer(),
+		error: text(),
+		ms: integer(),
+	},
+	t => [
+		primaryKey({ name: 'webhook_deliveries_pkey', columns: [t.hookId, t.n] }),
+		foreignKey({
+			name: 'webhook_deliveries_hook_id_fkey',
+			columns: [t.hookId],
+			foreignColumns: [webhooks.id],
+		}).onDelete('cascade'),
+		check('webhook_deliveries_outcome_check', sql`outcome IN ('delivered', 'failed', 'skipped')`),
+	],
+);
+
 export const tables = {
 	cards,
 	edges,
@@ -279,4 +332,6 @@ export const tables = {
 	cardCounts,
 	cardText,
 	logState,
+	webhooks,
+	webhookDeliveries,
 } as const;

@@ -17,6 +17,7 @@ import { dataCommands } from './dataCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
 import { cliFlags } from './flags';
+import { hookCommands } from './hookCommands';
 import { openHub } from './hubClient';
 import { initCommand } from './init';
 import { policyCommands } from './policyCommands';
@@ -33,6 +34,7 @@ export const commands: readonly Command[] = [
 	...policyCommands,
 	...adminCommands,
 	...dataCommands,
+	...hookCommands,
 	upCommand,
 	initCommand,
 	demoCommand,

@@ -39,6 +39,8 @@ export interface HubParts {
 	seq: () => number;
 	status: () => Result<'hub/status'>;
 	stop: (reason: string) => void;
+	/** A hook was added or removed: the webhook workers look now. */
+	hooksChanged: () => void;
 }
 
 export function createHandlers(hub: HubParts): Handlers {
@@ -96,6 +98,17 @@ export function createHandlers(hub: HubParts): Handlers {
 		'hub/boardTicket': () => Promise.resolve({ url: hub.connections.boardTicketUrl() }),
 		'data/export': ({ params }) => b.exportCards(params),
 		'data/import': ({ ctx, params }) => b.importCards(ctx, params),
+		'hooks/list': ({ params }) => b.listHooks(params),
+		'hooks/add': async ({ ctx, params }) => {
+			const result = await b.addHook(ctx, params);
+			hub.hooksChanged();
+			return result;
+		},
+		'hooks/remove': async ({ ctx, params }) => {
+			const result = await b.removeHook(ctx, params);
+			hub.hooksChanged();
+			return result;
+		},
 		'settings/get': () => b.settings(),
 		'settings/update': async ({ ctx, params }) => {
 			const settings = await b.updateSettings(ctx, params);

@@ -7,6 +7,7 @@
  * handlers.ts do.
  */
 import type { Backlog } from '../../core/backlog';
+import type { BackoffPolicy } from '../../core/backoff';
 import { type Clock, systemClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
@@ -30,6 +31,7 @@ import { Requests } from './requests';
 import { StoreGuard } from './storeGuard';
 import { Subscriptions } from './subscriptions';
 import { WaitingClaims } from './waitingClaims';
+import { Webhooks } from './webhooks';
 
 const log = createLogger('hub');
 
@@ -55,6 +57,8 @@ export interface HubOptions {
 	pgliteDir?: string;
 	/** The clock of the reaper, event pump and notify relay (default the system's; tests pass a ManualClock). */
 	clock?: Clock;
+	/** Outgoing webhooks: the request timeout and the retry backoff (tests shorten them; webhooks.ts has the defaults). */
+	webhooks?: { timeoutMs?: number | undefined; backoff?: BackoffPolicy | undefined };
 }
 
 export class Hub {
@@ -67,6 +71,7 @@ export class Hub {
 	private readonly waitingClaims: WaitingClaims;
 	private readonly inbox: InboxPush;
 	private readonly housekeeping: Housekeeping;
+	private readonly webhooks: Webhooks;
 	private relay: NotifyRelay | undefined;
 	private stopAnnouncing: (() => void) | undefined;
 	private readonly startedAt = new Date();
@@ -95,6 +100,15 @@ export class Hub {
 			onChange: health => this.onStoreHealth(health),
 		});
 		this.reaper = new Reaper(backlog, undefined, () => this.guard.smallWritesOk, clock);
+		this.webhooks = new Webhooks({
+			backlog,
+			seq: () => this.pump.seq,
+			userAgent: `baton/${options.version}`,
+			timeoutMs: options.webhooks?.timeoutMs,
+			backoff: options.webhooks?.backoff,
+			soleHub: backlog.mode === 'pglite',
+			mayWrite: () => this.guard.smallWritesOk,
+		});
 		const backups = new Backups(options.paths.backups, () => backlog.dump());
 		this.subscriptions = new Subscriptions(backlog, this.pump);
 		this.waitingClaims = new WaitingClaims(backlog, stopping);
@@ -124,6 +138,7 @@ export class Hub {
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,
+				hooksChanged: () => this.webhooks.changed(),
 			}),
 			guard: this.guard,
 			mode: backlog.mode,
@@ -167,6 +182,8 @@ export class Hub {
 		await this.connections.listen(this.options.paths.socket);
 		this.reaper.rearm();
 		this.housekeeping.start();
+		// Last: delivery runs in the background and never holds up the start.
+		void this.webhooks.start().catch((e: unknown) => log.error(`starting the webhooks failed: ${errorText(e)}`));
 	}
 
 	get tcpPort(): number {
@@ -189,6 +206,7 @@ export class Hub {
 			this.reaper.consider(this.options.backlog.stallDueAt(event.data.card));
 		}
 		this.housekeeping.onEvents(events.length);
+		this.webhooks.onEvents();
 	}
 
 	private onStoreHealth(health: StoreHealth): void {
@@ -242,6 +260,8 @@ export class Hub {
 		this.guard.stop();
 		this.waitingClaims.wakeAll();
 		await this.connections.close();
+		// A failed store is not touched again: the leases then run out by themselves.
+		await this.webhooks.stop(this.failure === undefined);
 		this.pump.stop();
 		this.stopAnnouncing?.();
 		await this.relay?.close();

@@ -7,6 +7,7 @@ import { existsSync, readFileSync, realpathSync, renameSync, rmSync, unlinkSync,
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Backlog } from '../../core/backlog';
+import type { BackoffPolicy } from '../../core/backoff';
 import { fastPathsSpec, parseFastPaths } from '../../core/backlog/fastPaths';
 import { BatonError } from '../../core/errors';
 import { postgresUnavailable } from '../../core/store/pgErrors';
@@ -103,6 +104,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			webviewDir: join(bundleDir(), 'webview'),
 			notices,
 			...(databaseUrl === undefined ? { pgliteDir: paths.pgdata } : {}),
+			webhooks: webhookOptions(env),
 		});
 		await hub.start();
 		if (databaseUrl === undefined) {
@@ -196,6 +198,25 @@ export function parseHubFlags(args: string[], env: NodeJS.ProcessEnv = process.e
 	const backupIntervalMs =
 		backupMinutes === '0' ? 0 : positive('--backup-minutes', backupMinutes, 0.01, 10_080) * 60_000;
 	return { dataDir, ttlSeconds, idleMs, backupIntervalMs };
+}
+
+/**
+ * BATON_WEBHOOK_TIMEOUT_MS (a request's timeout, default 10 s) and BATON_WEBHOOK_BACKOFF_MS "MIN,MAX"
+ * (the retry backoff, default 1000,300000): for tests and receivers known to be slow.
+ */
+function webhookOptions(env: NodeJS.ProcessEnv): { timeoutMs?: number; backoff?: BackoffPolicy } {
+	const out: { timeoutMs?: number; backoff?: BackoffPolicy } = {};
+	if (env.BATON_WEBHOOK_TIMEOUT_MS !== undefined) {
+		out.timeoutMs = positive('BATON_WEBHOOK_TIMEOUT_MS', env.BATON_WEBHOOK_TIMEOUT_MS, 10, 600_000);
+	}
+	if (env.BATON_WEBHOOK_BACKOFF_MS !== undefined) {
+		const [min = '', max = ''] = env.BATON_WEBHOOK_BACKOFF_MS.split(',');
+		out.backoff = {
+			minMs: positive('BATON_WEBHOOK_BACKOFF_MS (min)', min, 1, 3_600_000),
+			maxMs: positive('BATON_WEBHOOK_BACKOFF_MS (max)', max, 1, 3_600_000),
+		};
+	}
+	return out;
 }
 
 function thresholdsFromEnv(env: NodeJS.ProcessEnv): HealthThresholds {

@@ -1,6 +1,6 @@
 /**
  * Full-fidelity backups on real PGlite and PostgreSQL: a backlog with every kind of row (cards in all
- * states, edges, a long event log, agents, idempotency records, settings, messages) is dumped, written to the
+ * states, edges, a long event log, agents, idempotency records, settings, messages, a webhook) is dumped, written to the
  * backup format, parsed back and loaded into a fresh store; every table then reads back identical, row
  * for row, and the restored store keeps working (event seqs continue, claims work). Damaged files and
  * newer schemas are refused by the parser before any store is touched; a backup from before a table
@@ -66,6 +66,7 @@ async function populate(b: Backlog): Promise<void> {
 	for (let i = 0; i < 40; i++) {
 		await b.update(human, { cardId: 'C', priority: i % 5 });
 	}
+	await b.addHook(human, { url: 'http://127.0.0.1:9/hook', secret: 'a secret of twenty chars', events: ['completed'] });
 }
 
 /** An empty store; `initdb`: PGlite without the template (which is at the newest schema already). */
@@ -108,6 +109,7 @@ for (const kind of storeKinds) {
 			assert.ok(dumped.rows.request_log.length >= 1);
 			assert.ok(dumped.rows.settings.length >= 1);
 			assert.equal(dumped.rows.messages.length, 2);
+			assert.equal(dumped.rows.webhooks.length, 1, 'a hook (its cursor and secret) is in the backup');
 			const seqs = dumped.rows.events.map(r => (JSON.parse(r) as { seq: number }).seq);
 			assert.deepEqual(
 				seqs,
@@ -159,7 +161,7 @@ for (const kind of storeKinds) {
 
 		it('loads a backup made before the messages table into the schema it was made with', async () => {
 			const before0009 = migrations.filter(m => m.version < 9);
-			const rows = { ...dumped.rows, messages: [], log_state: [] };
+			const rows = { ...dumped.rows, messages: [], log_state: [], webhooks: [] };
 			const target = await openEmpty(kind, true);
 			try {
 				await migrate(target.db, before0009);

@@ -67,6 +67,10 @@ describe('baton CLI parsing', () => {
 			'board',
 			'up',
 			'demo',
+			'hooks',
+			'hooks add',
+			'hooks remove',
+			'hooks test',
 		]) {
 			assert.ok(names.has(n), n);
 		}

@@ -1,0 +1,242 @@
+/**
+ * Outgoing webhooks in the store (migration 0015): hooks/add, hooks/list and hooks/remove, and the
+ * delivering hub's bookkeeping — its lease on a hook, the cursor, the retry state and the bounded
+ * delivery log. SQL only: which events a hook sends and when it retries are core/webhook.ts's and the
+ * hub's (mcp-server/hub/webhooks.ts); nothing here sends a request. Secrets are read only by
+ * `takeLease` (the delivering hub); every list shows a fingerprint.
+ */
+import { randomBytes } from 'node:crypto';
+
+import { BatonError } from '../errors';
+import type { EventType, Hook, HookDelivery, ParsedParams, Result } from '../protocol';
+import { deliveryId, secretFingerprint } from '../webhook';
+import type { OpContext, UnitOfWork } from './unitOfWork';
+import { num } from './values';
+
+/** Delivery log rows kept per hook. */
+export const deliveryLogRows = 50;
+
+/** A hook as its delivering hub holds it (with the secret). */
+export interface LeasedHook {
+	id: string;
+	url: string;
+	secret: string;
+	events: EventType[];
+	cursor: number;
+	failures: number;
+}
+
+export interface AttemptRecord {
+	seq: number;
+	attempt: number;
+	outcome: HookDelivery['outcome'];
+	status?: number | null;
+	error?: string | null;
+	ms?: number | null;
+	/** After a failure: when the next attempt is due. */
+	nextAttemptAt?: Date | null;
+}
+
+const hookColumns = `id, url, secret, events, baton_ts(created_at) AS created_at, created_by, cursor, delivered,
+	baton_ts(last_delivered_at) AS last_delivered_at, failures, baton_ts(failing_since) AS failing_since, last_error,
+	baton_ts(next_attempt_at) AS next_attempt_at`;
+
+interface HookRow {
+	id: string;
+	url: string;
+	secret: string;
+	events: string[];
+	created_at: string;
+	created_by: string;
+	cursor: unknown;
+	delivered: unknown;
+	last_delivered_at: string | null;
+	failures: number;
+	failing_since: string | null;
+	last_error: string | null;
+	next_attempt_at: string | null;
+}
+
+export class HookStore {
+	constructor(private readonly uow: UnitOfWork) {}
+
+	async list(p: ParsedParams<'hooks/list'> = {}): Promise<Result<'hooks/list'>> {
+		const db = this.uow.db;
+		const rows = await db.query<HookRow>(`SELECT ${hookColumns} FROM webhooks ORDER BY created_at, id`);
+		const last = await db.query<{ s: unknown }>('SELECT coalesce(max(seq), 0) AS s FROM events');
+		const lastSeq = num(last[0]?.s ?? 0);
+		const recent = p.recent ?? 10;
+		const hooks: Hook[] = [];
+		for (const row of rows) {
+			const log =
+				recent === 0
+					? []
+					: await db.query<DeliveryRow>(
+							`SELECT * FROM (SELECT n, seq, attempt, baton_ts(at) AS at, outcome, status, error, ms
+							 FROM webhook_deliveries WHERE hook_id = $1 ORDER BY n DESC LIMIT $2) r ORDER BY n`,
+							[row.id, recent],
+						);
+			hooks.push(toHook(row, lastSeq, log));
+		}
+		return { hooks };
+	}
+
+	/** A new hook starts at the log's end: it gets the events committed after it was added. */
+	async add(ctx: OpContext, p: ParsedParams<'hooks/add'>): Promise<Result<'hooks/add'>> {
+		return this.uow.mutate(ctx, 'hooks/add', async (tx, now) => {
+			const id = `hk${randomBytes(4).toString('hex')}`;
+			const rows = await tx.query<HookRow>(
+				`INSERT INTO webhooks (id, url, secret, events, created_at, created_by, cursor)
+				 VALUES ($1, $2, $3, $4::text[], $5, $6, (SELECT coalesce(max(seq), 0) FROM events))
+				 RETURNING ${hookColumns}`,
+				[id, p.url, p.secret, [...new Set(p.events ?? [])], now, ctx.actor],
+			);
+			const row = rows[0];
+			if (row === undefined) {
+				throw new BatonError('internal', 'Adding the hook returned no row; please report this.');
+			}
+			return { result: { hook: toHook(row, num(row.cursor), []) }, events: [] };
+		});
+	}
+
+	async remove(ctx: OpContext, p: ParsedParams<'hooks/remove'>): Promise<Result<'hooks/remove'>> {
+		return this.uow.mutate(ctx, 'hooks/remove', async tx => {
+			const rows = await tx.query<HookRow>(`DELETE FROM webhooks WHERE id = $1 RETURNING ${hookColumns}`, [p.id]);
+			const row = rows[0];
+			if (row === undefined) {
+				throw new BatonError('not_found', `No hook ${p.id}. baton hooks lists them.`);
+			}
+			return { result: { hook: toHook(row, num(row.cursor), []) }, events: [] };
+		});
+	}
+
+	/** Ids of every hook (the delivering hub starts a worker per id). */
+	async ids(): Promise<string[]> {
+		const rows = await this.uow.db.query<{ id: string }>('SELECT id FROM webhooks ORDER BY id');
+		return rows.map(r => r.id);
+	}
+
+	/**
+	 * Takes or renews `owner`'s lease on the hook for `seconds` (the database's clock, so hubs' clocks
+	 * need not agree) and returns it with its secret and cursor; null when the hook is gone or another
+	 * hub's lease still runs.
+	 */
+	async takeLease(id: string, owner: string, seconds: number): Promise<LeasedHook | null> {
+		const rows = await this.uow.db.query<HookRow>(
+			`UPDATE webhooks SET lease_owner = $2, lease_until = now() + make_interval(secs => $3)
+			 WHERE id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < now())
+			 RETURNING ${hookColumns}`,
+			[id, owner, seconds],
+		);
+		const row = rows[0];
+		return row === undefined
+			? null
+			: {
+					id: row.id,
+					url: row.url,
+					secret: row.secret,
+					events: row.events as EventType[],
+					cursor: num(row.cursor),
+					failures: row.failures,
+				};
+	}
+
+	/** Gives up `owner`'s leases (a stopping hub), or every lease (`owner` undefined: a PGlite hub at start, the only one). */
+	async releaseLeases(owner?: string): Promise<void> {
+		await this.uow.db.query(
+			'UPDATE webhooks SET lease_owner = NULL, lease_until = NULL WHERE $1::text IS NULL OR lease_owner = $1',
+			[owner ?? null],
+		);
+	}
+
+	/** Moves the cursor forward past events the hook does not want; false when the lease is lost. */
+	async advance(id: string, owner: string, seq: number): Promise<boolean> {
+		const rows = await this.uow.db.query(
+			'UPDATE webhooks SET cursor = greatest(cursor, $3) WHERE id = $1 AND lease_owner = $2 RETURNING id',
+			[id, owner, seq],
+		);
+		return rows.length > 0;
+	}
+
+	/**
+	 * Records one attempt or skip in one statement: the retry state and (delivered, skipped) the cursor,
+	 * a delivery log row, and the deletion of the hook's rows beyond the newest 50. Only under `owner`'s
+	 * lease: false when it was lost (another hub took the hook over), and then nothing is written.
+	 */
+	async record(id: string, owner: string, r: AttemptRecord): Promise<boolean> {
+		const now = this.uow.clock.now();
+		const ok = r.outcome !== 'failed';
+		const rows = await this.uow.db.query<{ n: unknown }>(
+			`WITH h AS (
+				UPDATE webhooks SET log_no = log_no + 1,
+					cursor = CASE WHEN $5 THEN greatest(cursor, $3) ELSE cursor END,
+					delivered = delivered + CASE WHEN $4 = 'delivered' THEN 1 ELSE 0 END,
+					last_delivered_at = CASE WHEN $4 = 'delivered' THEN $6 ELSE last_delivered_at END,
+					failures = CASE WHEN $5 THEN 0 ELSE failures + 1 END,
+					failing_since = CASE WHEN $5 THEN NULL ELSE coalesce(failing_since, $6) END,
+					last_error = CASE WHEN $5 THEN NULL ELSE $8 END,
+					next_attempt_at = $10
+				WHERE id = $1 AND lease_owner = $2 RETURNING id, log_no),
+			d AS (
+				INSERT INTO webhook_deliveries (hook_id, n, seq, attempt, at, outcome, status, error, ms)
+				SELECT id, log_no, $3, $11, $6, $4, $7, $8, $9 FROM h RETURNING n),
+			pruned AS (DELETE FROM webhook_deliveries w USING h WHERE w.hook_id = h.id AND w.n <= h.log_no - ${deliveryLogRows})
+			SELECT n FROM d`,
+			[
+				id,
+				owner,
+				r.seq,
+				r.outcome,
+				ok,
+				now,
+				r.status ?? null,
+				r.error ?? null,
+				r.ms ?? null,
+				r.nextAttemptAt ?? null,
+				r.attempt,
+			],
+		);
+		return rows.length > 0;
+	}
+}
+
+interface DeliveryRow {
+	n: unknown;
+	seq: unknown;
+	attempt: number;
+	at: string;
+	outcome: HookDelivery['outcome'];
+	status: number | null;
+	error: string | null;
+	ms: number | null;
+}
+
+function toHook(row: HookRow, lastSeq: number, log: readonly DeliveryRow[]): Hook {
+	const cursor = num(row.cursor);
+	return {
+		id: row.id,
+		url: row.url,
+		events: row.events as EventType[],
+		secretFingerprint: secretFingerprint(row.secret),
+		createdAt: row.created_at,
+		createdBy: row.created_by,
+		cursor,
+		behind: Math.max(0, lastSeq - cursor),
+		delivered: num(row.delivered),
+		lastDeliveredAt: row.last_delivered_at,
+		failures: row.failures,
+		failingSince: row.failing_since,
+		lastError: row.last_error,
+		nextAttemptAt: row.next_attempt_at,
+		recent: log.map(d => ({
+			seq: num(d.seq),
+			deliveryId: deliveryId(row.id, num(d.seq)),
+			attempt: d.attempt,
+			at: d.at,
+			outcome: d.outcome,
+			status: d.status,
+			error: d.error,
+			ms: d.ms,
+		})),
+	};
+}
