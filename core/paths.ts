@@ -19,6 +19,8 @@ export interface HubPaths {
 	ownerSocket: string;
 	/** 32 random bytes as hex, mode 0600. */
 	token: string;
+	/** The scrape token, like `token` but it opens only `GET /metrics` (issue 15; Prometheus reads it). */
+	metricsToken: string;
 	/** `{port, pid, protocol}` of the live hub's TCP listener. */
 	hubJson: string;
 	/** Rolling JSONL backups. */
@@ -68,6 +70,7 @@ export function hubPaths(dataDir: string): HubPaths {
 		socket: join(runDir, 'hub.sock'),
 		ownerSocket: join(runDir, 'owner.sock'),
 		token: join(runDir, 'token'),
+		metricsToken: join(runDir, 'metrics.token'),
 		hubJson: join(root, 'hub.json'),
 		backups: join(root, 'backups'),
 		hubLog: join(runDir, 'hub.log'),

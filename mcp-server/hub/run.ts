@@ -69,6 +69,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			checkFreeSpace(paths.pgdata, startReserveBytes, true);
 		}
 		const token = ensureToken(paths.runDir, paths.token);
+		const metricsToken = ensureToken(paths.runDir, paths.metricsToken);
 		removeStaleSocket(paths.socket);
 		const assetsDir = pgliteAssetsDir();
 		const started = Date.now();
@@ -95,6 +96,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			paths,
 			backlog,
 			token,
+			metricsToken,
 			thresholds,
 			version: packageJson.version,
 			idleMs: flags.idleMs,
