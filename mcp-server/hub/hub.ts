@@ -107,6 +107,7 @@ export class Hub {
 			version: options.version,
 			mode: backlog.mode,
 			stats: () => backlog.stats({ actor: 'hub:metrics' }),
+			countsByProject: () => backlog.countsByProject(),
 			storeHealth: () => this.guard.health,
 			onScrapeError: e => log.warn(`/metrics could not read the store: ${errorText(e)}`),
 		});

@@ -3,10 +3,12 @@
  * hub, never the global one. Counters count the events this hub committed (the backlog's onCommitted,
  * so each commit once, whichever face or timer caused it); histograms time the claims and the MCP
  * sessions' requests this hub served; the card and agent gauges are read at scrape time from the
- * maintained counts (card/stats: card_counts and small partial indexes, never a scan of every card).
+ * maintained counts (card_counts by project, card/stats, small partial indexes; never a scan of every
+ * card).
  * Counting and observing are synchronous and touch no store: nothing here may slow a claim down.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ProjectCount } from '../../core/backlog/counts';
 import type { AgentHealth, BacklogEvent, CardStatus, StatsResult, StoreHealth } from '../../core/protocol';
 
 /** Seconds; the hub's requests take a few milliseconds, a slow store or a long scan up to seconds. */
@@ -18,8 +20,9 @@ const healths: readonly AgentHealth[] = ['healthy', 'late', 'stale', 'dead'];
 export interface HubMetricsOptions {
 	version: string;
 	mode: 'pglite' | 'postgres';
-	/** The scrape's one read of the store: card/stats. */
+	/** The scrape's reads of the store: card/stats and the cards by project. */
 	stats: () => Promise<StatsResult>;
+	countsByProject: () => Promise<ProjectCount[]>;
 	/** The store guard's view (a full disk or an unreachable PostgreSQL). */
 	storeHealth: () => StoreHealth;
 	/** Called when the scrape's read fails (the hub logs it). */
@@ -35,7 +38,7 @@ export class HubMetrics {
 	private readonly reviews: Counter<'outcome'>;
 	private readonly claimDuration: Histogram<'result'>;
 	private readonly mcpCallDuration: Histogram<'method'>;
-	private readonly cards: Gauge<'status'>;
+	private readonly cards: Gauge<'status' | 'project'>;
 	private readonly claimable: Gauge;
 	private readonly needsInput: Gauge;
 	private readonly oldestReadyAge: Gauge;
@@ -96,8 +99,8 @@ export class HubMetrics {
 		});
 		this.cards = new Gauge({
 			name: 'baton_cards',
-			help: 'Cards by status (the whole backlog, read at scrape time).',
-			labelNames: ['status'],
+			help: 'Cards by status and project (project="" for cards with none); the whole backlog, read at scrape time.',
+			labelNames: ['status', 'project'],
 			registers,
 		});
 		this.claimable = new Gauge({
@@ -184,9 +187,17 @@ export class HubMetrics {
 		this.agents.reset();
 		let read = false;
 		try {
-			const s = await this.options.stats();
+			const [s, byProject] = await Promise.all([this.options.stats(), this.options.countsByProject()]);
+			// Every status has a sample even in an empty backlog, so sum by (status) never loses one.
+			const seen = new Set<CardStatus>();
+			for (const { project, status, n } of byProject) {
+				this.cards.set({ status, project: project ?? '' }, n);
+				seen.add(status);
+			}
 			for (const status of statuses) {
-				this.cards.set({ status }, s.counts[status]);
+				if (!seen.has(status)) {
+					this.cards.set({ status, project: '' }, 0);
+				}
 			}
 			for (const health of healths) {
 				this.agents.set({ health }, s.agents[health]);

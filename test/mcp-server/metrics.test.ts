@@ -105,10 +105,11 @@ describe('/metrics', () => {
 		agent = await client(dataDir, { client: 'mcp', agent: { id: 'metrics-agent' } });
 		await human.request('card/create', {
 			cards: [
-				{ id: 'M1', title: 'expires', priority: 9 },
-				{ id: 'M2', title: 'completes', priority: 8 },
-				{ id: 'M3', title: 'fails', priority: 7 },
+				{ id: 'M1', title: 'expires', priority: 9, project: 'github.com/acme/web' },
+				{ id: 'M2', title: 'completes', priority: 8, project: 'github.com/acme/web' },
+				{ id: 'M3', title: 'fails', priority: 7, project: 'github.com/acme/api' },
 				{ id: 'M4', title: 'waits', priority: 1 },
+				{ id: 'M5', title: 'in progress', priority: 0, project: 'github.com/acme/api' },
 			],
 		});
 		// The shortest lease the protocol allows: the reaper reclaims it while the other checks run.
@@ -118,6 +119,7 @@ describe('/metrics', () => {
 		await agent.request('card/complete', { cardId: 'M2', epoch: done.lease?.epoch, result: 'ok' });
 		const failing = await agent.request('card/claim', { cardId: 'M3' });
 		await agent.request('card/fail', { cardId: 'M3', epoch: failing.lease?.epoch, reason: 'tests red', retry: false });
+		assert.equal((await agent.request('card/claim', { cardId: 'M5' })).card?.id, 'M5');
 	});
 
 	after(async () => {
@@ -230,18 +232,32 @@ describe('/metrics', () => {
 				heap: 'GAUGE',
 			},
 		);
-		assert.equal(sample(families, 'baton_claims_total'), 3);
+		assert.equal(sample(families, 'baton_claims_total'), 4);
 		assert.equal(sample(families, 'baton_completions_total'), 1);
 		assert.equal(sample(families, 'baton_failures_total'), 1);
 		assert.equal(sample(families, 'baton_reviews_total', { outcome: 'approved' }), 0);
 
-		// The card gauges are card/stats' numbers, one sample per status.
+		// The card gauges by project and status; summed by status they are card/stats' numbers.
+		const cards = family(families, 'baton_cards').metrics.map(
+			m => `${m.labels?.project}|${m.labels?.status}=${m.value}`,
+		);
+		assert.deepEqual(cards.sort(), [
+			'github.com/acme/api|blocked=1',
+			'github.com/acme/api|claimed=1',
+			'github.com/acme/web|done=1',
+			'github.com/acme/web|ready=1',
+			// A status no card is in still has its sample (project ""), so sum by (status) sees it.
+			'|ready=1',
+			'|review=0',
+		]);
 		const stats: Result<'card/stats'> = await human.request('card/stats', {});
-		assert.deepEqual(stats.counts, { ready: 2, claimed: 0, review: 0, blocked: 1, done: 1 });
+		assert.deepEqual(stats.counts, { ready: 2, claimed: 1, review: 0, blocked: 1, done: 1 });
 		for (const [status, n] of Object.entries(stats.counts)) {
-			assert.equal(sample(families, 'baton_cards', { status }), n, `baton_cards{status="${status}"}`);
+			const sum = family(families, 'baton_cards')
+				.metrics.filter(m => m.labels?.status === status)
+				.reduce((total, m) => total + Number(m.value), 0);
+			assert.equal(sum, n, `sum of baton_cards{status="${status}"}`);
 		}
-		assert.equal(family(families, 'baton_cards').metrics.length, 5);
 		assert.equal(sample(families, 'baton_cards_claimable'), stats.claimable);
 		assert.equal(sample(families, 'baton_agents', { health: 'healthy' }), 1);
 		assert.equal(sample(families, 'baton_agents', { health: 'dead' }), 0);
@@ -249,9 +265,9 @@ describe('/metrics', () => {
 		assert.equal(sample(families, 'baton_event_seq'), stats.lastSeq);
 
 		const claim = histogram(text, 'baton_claim_duration_seconds', 'result', 'card');
-		assert.equal(claim.count, '3');
+		assert.equal(claim.count, '4');
 		const buckets = claim.buckets ?? {};
-		assert.equal(buckets['+Inf'], '3');
+		assert.equal(buckets['+Inf'], '4');
 		assert.ok('0.001' in buckets && '0.05' in buckets && '5' in buckets, 'ms-scale buckets');
 		const sum = Number(claim.sum);
 		assert.ok(sum > 0 && sum < 5, `claim time ${sum} s`);
@@ -259,7 +275,7 @@ describe('/metrics', () => {
 
 		const mcpCount = (method: string): string | undefined =>
 			histogram(text, 'baton_mcp_call_duration_seconds', 'method', method).count;
-		assert.equal(mcpCount('card/claim'), '3');
+		assert.equal(mcpCount('card/claim'), '4');
 		assert.equal(mcpCount('card/complete'), '1');
 		assert.equal(mcpCount('card/fail'), '1');
 		assert.ok(!text.includes('method="card/create"'), 'the test client is not an MCP session');
@@ -268,7 +284,7 @@ describe('/metrics', () => {
 		const pkg = JSON.parse(readFileSync(`${__dirname}/../../package.json`, 'utf8')) as { version: string };
 		assert.deepEqual(build?.labels, { version: pkg.version, mode: 'pglite' });
 		console.log(
-			`# claims 3, completions 1, failures 1, lease expiries 1; claim time sum ${(sum * 1000).toFixed(1)} ms; ${families.length} families`,
+			`# claims 4, completions 1, failures 1, lease expiries 1; claim time sum ${(sum * 1000).toFixed(1)} ms; ${families.length} families`,
 		);
 	});
 });
