@@ -23,6 +23,8 @@ export interface HubPaths {
 	metricsToken: string;
 	/** `{port, pid, protocol}` of the live hub's TCP listener. */
 	hubJson: string;
+	/** The live hub's /metrics as a Prometheus file_sd target list (its port changes at every start). */
+	metricsTargets: string;
 	/** Rolling JSONL backups. */
 	backups: string;
 	/** Where a spawned hub writes its stderr (clients spawn it detached). */
@@ -72,6 +74,7 @@ export function hubPaths(dataDir: string): HubPaths {
 		token: join(runDir, 'token'),
 		metricsToken: join(runDir, 'metrics.token'),
 		hubJson: join(root, 'hub.json'),
+		metricsTargets: join(root, 'metrics-targets.json'),
 		backups: join(root, 'backups'),
 		hubLog: join(runDir, 'hub.log'),
 		refusal: join(runDir, 'refusal.json'),

@@ -6,7 +6,7 @@
  * /metrics and nothing else (no websocket, no hello), a non-loopback Host is 403.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat, { type PrometheusFamily, type PrometheusSample } from 'parse-prometheus-text-format';
@@ -126,7 +126,9 @@ describe('/metrics', () => {
 		agent.close();
 		human.close();
 		await hub.stop();
+		const targetsLeft = existsSync(hub.paths.metricsTargets);
 		removeDataDir(dataDir);
+		assert.equal(targetsLeft, false, 'a stopped hub leaves no scrape target behind');
 	});
 
 	it('creates the scrape token 0600 beside the hub token, different from it, and names it in hub/status', async () => {
@@ -138,6 +140,12 @@ describe('/metrics', () => {
 			url: `http://127.0.0.1:${hub.port}/metrics`,
 			tokenFile: hub.paths.metricsToken,
 		});
+	});
+
+	it('writes its /metrics target for Prometheus file_sd (the port changes at every start)', () => {
+		const targets = JSON.parse(readFileSync(hub.paths.metricsTargets, 'utf8')) as unknown;
+		assert.deepEqual(targets, [{ targets: [`127.0.0.1:${hub.port}`], labels: { baton_data_dir: hub.paths.dataDir } }]);
+		assert.equal(statSync(hub.paths.metricsTargets).mode & 0o777, 0o644, 'no secret in it: Prometheus may read it');
 	});
 
 	it('answers 401 without a token or with a wrong one, and leaks no token', async () => {
