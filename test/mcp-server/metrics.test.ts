@@ -3,7 +3,8 @@
  * and a lease expiry through the protocol (an MCP-kind connection, so its calls are timed), then the
  * exposition read by a Prometheus text-format parser: families, types, labels and counts, the card
  * gauges equal to card/stats. The guards: a missing or wrong token is 401, the scrape token opens
- * /metrics and nothing else (no websocket, no hello), a non-loopback Host is 403.
+ * /metrics and nothing else (no websocket, no hello), a non-loopback Host is 403. Two hubs on one
+ * PostgreSQL each count their own commits and report the same cards.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -12,7 +13,18 @@ import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat, { type PrometheusFamily, type PrometheusSample } from 'parse-prometheus-text-format';
 import type { Result } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
-import { type HubProcess, RawClient, client, removeDataDir, startHub, tempDataDir, waitFor } from '../helpers/hub';
+import { uniqueSchema } from '../helpers/backlog';
+import {
+	type HubProcess,
+	RawClient,
+	type SharedHubs,
+	client,
+	removeDataDir,
+	startHub,
+	startSharedHubs,
+	tempDataDir,
+	waitFor,
+} from '../helpers/hub';
 
 interface HttpAnswer {
 	status: number;
@@ -294,5 +306,69 @@ describe('/metrics', () => {
 		console.log(
 			`# claims 4, completions 1, failures 1, lease expiries 1; claim time sum ${(sum * 1000).toFixed(1)} ms; ${families.length} families`,
 		);
+	});
+});
+
+describe('/metrics of two hubs on one PostgreSQL (team mode)', () => {
+	let shared: SharedHubs;
+
+	async function scrapeHub(hub: HubProcess): Promise<PrometheusFamily[]> {
+		const token = readFileSync(hub.paths.metricsToken, 'utf8').trim();
+		const answer = await httpRequest(hub.port, { headers: { Authorization: `Bearer ${token}` } });
+		assert.equal(answer.status, 200, answer.body);
+		return parsePrometheusTextFormat(answer.body);
+	}
+
+	before(async () => {
+		shared = await startSharedHubs(2, uniqueSchema());
+	});
+
+	after(async () => {
+		await shared.stop();
+	});
+
+	it('counts each commit on the hub that made it (sum over hubs), and both see the same cards', async () => {
+		const [a, b] = shared.dirs;
+		const onA = await client(a ?? '', { client: 'mcp', agent: { id: 'team-a' } });
+		const onB = await client(b ?? '', { client: 'mcp', agent: { id: 'team-b' } });
+		try {
+			await onA.request('card/create', {
+				cards: [
+					{ id: 'T1', title: 'one' },
+					{ id: 'T2', title: 'two' },
+				],
+			});
+			const first = await onA.request('card/claim', { cardId: 'T1' });
+			const second = await onB.request('card/claim', { cardId: 'T2' });
+			await onB.request('card/complete', { cardId: 'T2', epoch: second.lease?.epoch });
+			assert.ok(first.card && second.card);
+			// Hub B's pump must have seen hub A's commits before its gauges can agree (NOTIFY, then a read).
+			const [hubA, hubB] = shared.hubs;
+			assert.ok(hubA && hubB);
+			let fromA: PrometheusFamily[] = [];
+			let fromB: PrometheusFamily[] = [];
+			await waitFor(async () => {
+				[fromA, fromB] = await Promise.all([scrapeHub(hubA), scrapeHub(hubB)]);
+				return (
+					sample(fromA, 'baton_cards', { status: 'done' }) === 1 &&
+					sample(fromB, 'baton_cards', { status: 'done' }) === 1
+				);
+			});
+			assert.deepEqual(
+				[fromA, fromB].map(f => [sample(f, 'baton_claims_total'), sample(f, 'baton_completions_total')]),
+				[
+					[1, 0],
+					[1, 1],
+				],
+			);
+			for (const status of ['ready', 'claimed', 'done']) {
+				assert.equal(sample(fromA, 'baton_cards', { status }), sample(fromB, 'baton_cards', { status }), status);
+			}
+			assert.equal(sample(fromA, 'baton_cards', { status: 'claimed' }), 1);
+			assert.deepEqual(family(fromB, 'baton_build_info').metrics[0]?.labels?.mode, 'postgres');
+		} finally {
+			onA.close();
+			onB.close();
+		}
 	});
 });
