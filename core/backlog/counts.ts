@@ -80,7 +80,7 @@ export interface ProjectCount {
 
 /**
  * Cards by project and status (/metrics, issue 15), in one statement that reads card_counts' delta
- * rows (migration 0015 keys them by project) and, to split the shared 'open' bucket, the claimed
+ * rows (migration 0016 keys them by project) and, to split the shared 'open' bucket, the claimed
  * cards (one per working agent). Pairs with no card are left out.
  */
 export async function cardCountsByProject(db: Db): Promise<ProjectCount[]> {

@@ -233,7 +233,7 @@ export const messages = pgTable(
 /**
  * card/stats' counts as delta rows (migration 0012, core/backlog/counts.ts): kept by triggers on
  * cards, summed by stats, folded by baton_fold_counts(). `bucket` is the status, with ready and
- * claimed sharing 'open'; `project` (0015) is the cards' project, for /metrics. No key: rows are
+ * claimed sharing 'open'; `project` (0016) is the cards' project, for /metrics. No key: rows are
  * only inserted and folded.
  */
 export const cardCounts = pgTable('card_counts', {

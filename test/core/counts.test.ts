@@ -1,7 +1,7 @@
 /**
  * card/stats from maintained counts and card/list {text} through card_text (migration 0012), on both
  * stores: after a random workload the counts equal a full count of the cards (before and after the
- * delta rows are folded), so do the counts by project (0015, the hub's /metrics), and the text filter finds ids, titles and bodies case-insensitively with
+ * delta rows are folded), so do the counts by project (0016, the hub's /metrics), and the text filter finds ids, titles and bodies case-insensitively with
  * `%`, `_`, `\` and quotes taken literally, following edits and deletes.
  */
 import assert from 'node:assert/strict';
@@ -123,7 +123,7 @@ for (const kind of storeKinds) {
 			assert.equal(s.oldestReadyAt, oldest?.at ?? null);
 		});
 
-		it('counts by project and status (migration 0015) equal a full count, before and after folding', async () => {
+		it('counts by project and status (migration 0016) equal a full count, before and after folding', async () => {
 			const full = async (): Promise<string[]> =>
 				(
 					await db.query<{ project: string | null; status: string; n: unknown }>(
