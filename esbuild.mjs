@@ -4,7 +4,7 @@
 // PGlite's WASM and data files are copied to dist/pglite/ and loaded explicitly, because esbuild
 // does not follow `new URL('./file', import.meta.url)` (PGlite's bundler-support docs).
 import * as esbuild from 'esbuild';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const production = process.argv.includes('--production');
@@ -135,6 +135,8 @@ function copyAssets() {
 	}
 	// Backlog.open reads <assetsDir>/migrations/*.sql when bundled (core/store/migrate.ts).
 	if (existsSync('core/store/migrations')) {
+		// From scratch: a renamed or removed migration left behind would run again at the next start.
+		rmSync('dist/pglite/migrations', { recursive: true, force: true });
 		mkdirSync('dist/pglite/migrations', { recursive: true });
 		for (const file of readdirSync('core/store/migrations').filter(f => f.endsWith('.sql'))) {
 			copyFileSync(join('core/store/migrations', file), join('dist/pglite/migrations', file));

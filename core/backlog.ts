@@ -13,6 +13,7 @@ import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
 import { HookStore } from './backlog/hookStore';
+import { type ProjectCount, cardCountsByProject } from './backlog/counts';
 import { type CompactionOptions, type CompactionReport, LogCompaction } from './backlog/logCompaction';
 import { Messages, cardsWithUndelivered, pendingInbox } from './backlog/messages';
 import { Reviews } from './backlog/reviews';
@@ -195,6 +196,11 @@ export class Backlog {
 
 	stats(ctx: OpContext, p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
 		return this.cards.stats(ctx, p);
+	}
+
+	/** Cards by project and status from the maintained counts (the hub's /metrics; never a scan). */
+	countsByProject(): Promise<ProjectCount[]> {
+		return cardCountsByProject(this.db);
 	}
 
 	delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {

@@ -19,8 +19,12 @@ export interface HubPaths {
 	ownerSocket: string;
 	/** 32 random bytes as hex, mode 0600. */
 	token: string;
+	/** The scrape token, like `token` but it opens only `GET /metrics` (issue 15; Prometheus reads it). */
+	metricsToken: string;
 	/** `{port, pid, protocol}` of the live hub's TCP listener. */
 	hubJson: string;
+	/** The live hub's /metrics as a Prometheus file_sd target list (its port changes at every start). */
+	metricsTargets: string;
 	/** Rolling JSONL backups. */
 	backups: string;
 	/** Where a spawned hub writes its stderr (clients spawn it detached). */
@@ -68,7 +72,9 @@ export function hubPaths(dataDir: string): HubPaths {
 		socket: join(runDir, 'hub.sock'),
 		ownerSocket: join(runDir, 'owner.sock'),
 		token: join(runDir, 'token'),
+		metricsToken: join(runDir, 'metrics.token'),
 		hubJson: join(root, 'hub.json'),
+		metricsTargets: join(root, 'metrics-targets.json'),
 		backups: join(root, 'backups'),
 		hubLog: join(runDir, 'hub.log'),
 		refusal: join(runDir, 'refusal.json'),

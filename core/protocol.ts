@@ -739,6 +739,8 @@ export const HubStatusResult = z.object({
 	/** What happened at start that users should hear of (a partial first init set aside, a marker re-written). */
 	notices: z.array(z.string()).optional(),
 	store: StoreHealth.optional(),
+	/** Prometheus metrics: the URL (null without a TCP listener) and the scrape token's file (issue 15). */
+	metrics: z.object({ url: z.string().nullable(), tokenFile: z.string() }).optional(),
 });
 export type HubStatusResult = z.infer<typeof HubStatusResult>;
 export const HubStopParams = z.object({}).strict();

@@ -6,7 +6,7 @@
  * have piled up; no status changes here.
  */
 import { agentHealth } from '../health';
-import type { AgentHealth, HealthThresholds, Result } from '../protocol';
+import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
 import { num, present } from './values';
 
@@ -69,6 +69,42 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 		agents,
 		lastSeq: num(r.last_seq),
 	};
+}
+
+/** How many cards of one project (null: none) are in one status. */
+export interface ProjectCount {
+	project: string | null;
+	status: CardStatus;
+	n: number;
+}
+
+/**
+ * Cards by project and status (/metrics, issue 15), in one statement that reads card_counts' delta
+ * rows (migration 0016 keys them by project) and, to split the shared 'open' bucket, the claimed
+ * cards (one per working agent). Pairs with no card are left out.
+ */
+export async function cardCountsByProject(db: Db): Promise<ProjectCount[]> {
+	const rows = await db.query<{ project: string | null; bucket: string; n: unknown; claimed: unknown }>(
+		`SELECT c.project, c.bucket, c.n, coalesce(k.claimed, 0) AS claimed
+		 FROM (SELECT project, bucket, sum(n) AS n FROM card_counts GROUP BY 1, 2) c
+		 LEFT JOIN (SELECT project, count(*) AS claimed FROM cards WHERE status = 'claimed' GROUP BY 1) k
+			ON c.bucket = 'open' AND k.project IS NOT DISTINCT FROM c.project`,
+	);
+	const out: ProjectCount[] = [];
+	const add = (project: string | null, status: CardStatus, n: number): void => {
+		if (n !== 0) {
+			out.push({ project, status, n });
+		}
+	};
+	for (const r of rows) {
+		if (r.bucket === 'open') {
+			add(r.project, 'ready', num(r.n) - num(r.claimed));
+			add(r.project, 'claimed', num(r.claimed));
+		} else {
+			add(r.project, r.bucket as CardStatus, num(r.n));
+		}
+	}
+	return out;
 }
 
 /** Folds card_counts' delta rows into one row per key (one statement; safe beside other hubs'). */

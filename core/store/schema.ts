@@ -233,13 +233,15 @@ export const messages = pgTable(
 /**
  * card/stats' counts as delta rows (migration 0012, core/backlog/counts.ts): kept by triggers on
  * cards, summed by stats, folded by baton_fold_counts(). `bucket` is the status, with ready and
- * claimed sharing 'open'. No key: rows are only inserted and folded.
+ * claimed sharing 'open'; `project` (0016) is the cards' project, for /metrics. No key: rows are
+ * only inserted and folded.
  */
 export const cardCounts = pgTable('card_counts', {
 	bucket: text().notNull(),
 	waiting: boolean().notNull(),
 	needsInput: boolean().notNull(),
 	n: bigint({ mode: 'number' }).notNull(),
+	project: text(),
 });
 
 /** Each card's `id ⏎ title ⏎ body` for card/list {text}, under a trigram index (migration 0012). */

@@ -145,6 +145,9 @@ const hubStatus: Command = {
 					['clients', String(s.clients)],
 					['port', s.port === null ? '-' : `127.0.0.1:${s.port}`],
 					['last seq', String(s.lastSeq)],
+					...(s.metrics === undefined
+						? []
+						: [['metrics', `${s.metrics.url ?? '-'} (scrape token: ${s.metrics.tokenFile})`]]),
 				],
 			)
 				.split('\n')

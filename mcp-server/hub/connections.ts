@@ -5,7 +5,7 @@
  * are connected is agentPresence.ts's. It never runs a request (requests.ts does) and never pushes
  * events (subscriptions.ts does).
  */
-import { type IncomingMessage, type Server, createServer } from 'node:http';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import type { Backlog } from '../../core/backlog';
@@ -23,6 +23,7 @@ import {
 import { AgentPresence } from './agentPresence';
 import { BoardSessions, bearerToken, hostAllowed, originAllowed, tokenMatches } from './auth';
 import { handleHttp } from './boardRoute';
+import { metricsPath } from './metricsRoute';
 import type { StoreGuard } from './storeGuard';
 import type { Subscription } from './subscriptions';
 
@@ -61,6 +62,8 @@ export interface ConnectionsOptions {
 	onCountChanged: () => void;
 	/** A connection said hello and was answered (an MCP agent's inbox is pushed then). */
 	onHello: (conn: Connection) => void;
+	/** Serves `GET /metrics` on the TCP listener (metricsRoute.ts); every other path is boardRoute's. */
+	serveMetrics: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 const helloTimeoutMs = 10_000;
@@ -102,6 +105,10 @@ export class Connections {
 			res.writeHead(404).end();
 		});
 		this.tcpServer = createServer((req, res) => {
+			if (new URL(req.url ?? '/', 'http://127.0.0.1').pathname === metricsPath) {
+				options.serveMetrics(req, res);
+				return;
+			}
 			handleHttp(req, res, { port: () => this.tcpPort, sessions: this.sessions, webviewDir: options.webviewDir });
 		});
 		for (const server of [this.unixServer, this.tcpServer]) {

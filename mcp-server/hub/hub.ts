@@ -25,6 +25,8 @@ import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
 import { Housekeeping } from './housekeeping';
 import { InboxPush } from './inbox';
+import { HubMetrics } from './metrics';
+import { handleMetrics } from './metricsRoute';
 import { NotifyRelay } from './notifyRelay';
 import { Reaper } from './reaper';
 import { Requests } from './requests';
@@ -39,6 +41,8 @@ export interface HubOptions {
 	paths: HubPaths;
 	backlog: Backlog;
 	token: string;
+	/** The read-only scrape token of `GET /metrics` (run/metrics.token). */
+	metricsToken: string;
 	thresholds: HealthThresholds;
 	version: string;
 	/** Exit after this long without any client. */
@@ -72,6 +76,8 @@ export class Hub {
 	private readonly inbox: InboxPush;
 	private readonly housekeeping: Housekeeping;
 	private readonly webhooks: Webhooks;
+	private readonly metrics: HubMetrics;
+	private readonly stopCounting: () => void;
 	private relay: NotifyRelay | undefined;
 	private stopAnnouncing: (() => void) | undefined;
 	private readonly startedAt = new Date();
@@ -111,7 +117,19 @@ export class Hub {
 		});
 		const backups = new Backups(options.paths.backups, () => backlog.dump());
 		this.subscriptions = new Subscriptions(backlog, this.pump);
-		this.waitingClaims = new WaitingClaims(backlog, stopping);
+		this.metrics = new HubMetrics({
+			version: options.version,
+			mode: backlog.mode,
+			stats: () => backlog.stats({ actor: 'hub:metrics' }),
+			countsByProject: () => backlog.countsByProject(),
+			storeHealth: () => this.guard.health,
+			onScrapeError: e => log.warn(`/metrics could not read the store: ${errorText(e)}`),
+		});
+		// This hub's own commits, each once (on PostgreSQL the pump also sees other hubs' events).
+		this.stopCounting = backlog.onCommitted(events => this.metrics.countEvents(events));
+		this.waitingClaims = new WaitingClaims(backlog, stopping, (seconds, gotCard) =>
+			this.metrics.observeClaim(seconds, gotCard),
+		);
 		this.connections = new Connections({
 			backlog,
 			guard: this.guard,
@@ -124,6 +142,16 @@ export class Hub {
 			toError: (e, method) => this.requests.toBatonError(e, method),
 			onCountChanged: () => this.housekeeping.clientsChanged(),
 			onHello: conn => this.inbox.onHello(conn),
+			serveMetrics: (req, res) => {
+				const route = { port: () => this.connections.port, token: options.token, scrapeToken: options.metricsToken };
+				handleMetrics(req, res, { ...route, metrics: this.metrics }).catch((e: unknown) => {
+					log.error('/metrics failed', e);
+					if (!res.headersSent) {
+						res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+					}
+					res.end();
+				});
+			},
 		});
 		this.inbox = new InboxPush({ backlog, connectionsOf: agent => this.connections.agents.connectionsOf(agent) });
 		this.requests = new Requests({
@@ -143,6 +171,12 @@ export class Hub {
 			guard: this.guard,
 			mode: backlog.mode,
 			onFatal: reason => this.failStore(reason),
+			// Measured here, not in the MCP sessions: the hub's share of an agent's tool call, by method.
+			onServed: (conn, method, seconds) => {
+				if (conn.client === 'mcp') {
+					this.metrics.observeMcpCall(method, seconds);
+				}
+			},
 		});
 		this.housekeeping = new Housekeeping({
 			backlog,
@@ -250,6 +284,10 @@ export class Hub {
 			lastSeq: this.pump.seq,
 			...(notices.length > 0 ? { notices } : {}),
 			store: this.guard.health,
+			metrics: {
+				url: this.connections.port === 0 ? null : `http://127.0.0.1:${this.connections.port}/metrics`,
+				tokenFile: this.options.paths.metricsToken,
+			},
 		};
 	}
 
@@ -263,6 +301,7 @@ export class Hub {
 		// A failed store is not touched again: the leases then run out by themselves.
 		await this.webhooks.stop(this.failure === undefined);
 		this.pump.stop();
+		this.stopCounting();
 		this.stopAnnouncing?.();
 		await this.relay?.close();
 		if (this.failure !== undefined) {

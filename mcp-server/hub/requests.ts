@@ -25,6 +25,8 @@ export interface RequestsOptions {
 	mode: 'pglite' | 'postgres';
 	/** The store failed beyond repair (fatalReason): the hub answers everything in flight and stops. */
 	onFatal: (reason: string) => void;
+	/** A dispatched request was answered (or failed) after `seconds` (the MCP latency histogram). */
+	onServed?: (conn: Connection, method: Method, seconds: number) => void;
 }
 
 export class Requests {
@@ -57,11 +59,13 @@ export class Requests {
 			frame.key === undefined ? { actor: conn.actor } : { actor: conn.actor, requestKey: frame.key };
 		const entry = { conn, id };
 		this.inFlight.add(entry);
+		const started = performance.now();
 		try {
 			if (methods[method].mutating) {
 				this.options.guard.beforeWrite(requestBytes);
 			}
 			const result = await this.run(method, { conn, ctx, params: parsed.data, bytes: requestBytes });
+			this.options.onServed?.(conn, method, (performance.now() - started) / 1000);
 			this.options.guard.succeeded();
 			if (!this.inFlight.delete(entry)) {
 				return; // already answered: the store failed while this ran
@@ -75,6 +79,7 @@ export class Requests {
 				conn.ws.send(answer);
 			}
 		} catch (e) {
+			this.options.onServed?.(conn, method, (performance.now() - started) / 1000);
 			const error = this.toBatonError(e, method);
 			if (this.inFlight.delete(entry)) {
 				sendError(conn, id, error);

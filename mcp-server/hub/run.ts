@@ -3,7 +3,16 @@
  * to stop. Exit codes: 0 stopped cleanly, 1 could not start, 2 bad flags, 3 another hub owns the
  * data dir (normal when racing clients spawned several). Logs go to stderr only; never the token.
  */
-import { existsSync, readFileSync, realpathSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+	chmodSync,
+	existsSync,
+	readFileSync,
+	realpathSync,
+	renameSync,
+	rmSync,
+	unlinkSync,
+	writeFileSync,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Backlog } from '../../core/backlog';
@@ -70,6 +79,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			checkFreeSpace(paths.pgdata, startReserveBytes, true);
 		}
 		const token = ensureToken(paths.runDir, paths.token);
+		const metricsToken = ensureToken(paths.runDir, paths.metricsToken);
 		removeStaleSocket(paths.socket);
 		const assetsDir = pgliteAssetsDir();
 		const started = Date.now();
@@ -96,6 +106,7 @@ export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.en
 			paths,
 			backlog,
 			token,
+			metricsToken,
 			thresholds,
 			version: packageJson.version,
 			idleMs: flags.idleMs,
@@ -269,13 +280,22 @@ function writeHubJson(paths: HubPaths, port: number): void {
 	const tmp = `${paths.hubJson}.${process.pid}.tmp`;
 	writeFileSync(tmp, `${JSON.stringify({ port, pid: process.pid, protocol: protocolVersion })}\n`, { mode: 0o600 });
 	renameSync(tmp, paths.hubJson);
+	// Prometheus' file_sd_configs follows this file, so a scrape finds the hub on each start's new port.
+	// No secret in it (the scrape token stays in run/), hence readable by a Prometheus of another user.
+	const targets = [{ targets: [`127.0.0.1:${port}`], labels: { baton_data_dir: paths.dataDir } }];
+	const targetsTmp = `${paths.metricsTargets}.${process.pid}.tmp`;
+	writeFileSync(targetsTmp, `${JSON.stringify(targets)}\n`);
+	chmodSync(targetsTmp, 0o644); // whatever the umask
+	renameSync(targetsTmp, paths.metricsTargets);
 }
 
 function removeHubJson(paths: HubPaths): void {
 	try {
-		const info = JSON.parse(readFileSync(paths.hubJson, 'utf8')) as { pid?: unknown };
+		const info = JSON.parse(readFileSync(paths.hubJson, 'utf8')) as { pid?: unknown; port?: unknown };
 		if (info.pid === process.pid) {
 			unlinkSync(paths.hubJson);
+			// Only while hub.json is ours: the targets file is then ours too (both written together).
+			rmSync(paths.metricsTargets, { force: true });
 		}
 	} catch {
 		// Missing or not ours: leave it.

@@ -35,9 +35,24 @@ export class WaitingClaims {
 	constructor(
 		private readonly backlog: Backlog,
 		private readonly stopping: () => boolean,
+		/** A claim answered: the seconds the hub worked on it (its sleeps left out), and whether it got a card. */
+		private readonly onAnswered: (seconds: number, gotCard: boolean) => void = () => undefined,
 	) {}
 
 	async claim(conn: Connection, ctx: OpContext, params: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
+		const started = performance.now();
+		let slept = 0;
+		const result = await this.tryUntilDeadline(conn, ctx, params, ms => (slept += ms));
+		this.onAnswered((performance.now() - started - slept) / 1000, result.card !== null);
+		return result;
+	}
+
+	private async tryUntilDeadline(
+		conn: Connection,
+		ctx: OpContext,
+		params: ParsedParams<'card/claim'>,
+		onSlept: (ms: number) => void,
+	): Promise<Result<'card/claim'>> {
 		const deadline = Date.now() + (params.waitSeconds ?? 0) * 1000;
 		for (;;) {
 			const generation = this.wakeGeneration;
@@ -59,7 +74,9 @@ export class WaitingClaims {
 			if (generation !== this.wakeGeneration) {
 				continue;
 			}
+			const sleepStarted = performance.now();
 			await this.waitForWake(deadline, deferredAt);
+			onSlept(performance.now() - sleepStarted);
 		}
 	}
 

@@ -1,7 +1,7 @@
 /**
  * card/stats from maintained counts and card/list {text} through card_text (migration 0012), on both
  * stores: after a random workload the counts equal a full count of the cards (before and after the
- * delta rows are folded), and the text filter finds ids, titles and bodies case-insensitively with
+ * delta rows are folded), so do the counts by project (0016, the hub's /metrics), and the text filter finds ids, titles and bodies case-insensitively with
  * `%`, `_`, `\` and quotes taken literally, following edits and deletes.
  */
 import assert from 'node:assert/strict';
@@ -121,6 +121,53 @@ for (const kind of storeKinds) {
 				"SELECT baton_ts(min(created_at)) AS at FROM cards WHERE status = 'ready'",
 			);
 			assert.equal(s.oldestReadyAt, oldest?.at ?? null);
+		});
+
+		it('counts by project and status (migration 0016) equal a full count, before and after folding', async () => {
+			const full = async (): Promise<string[]> =>
+				(
+					await db.query<{ project: string | null; status: string; n: unknown }>(
+						"SELECT project, status, count(*) AS n FROM cards WHERE id LIKE 'p-%' GROUP BY 1, 2",
+					)
+				)
+					.map(r => `${r.project ?? '-'}|${r.status}=${Number(r.n)}`)
+					.sort();
+			// Only this test's cards: subtract what the earlier test left, counted the same way.
+			const earlier = await b.countsByProject();
+			const mine = async (): Promise<string[]> => {
+				const now = await b.countsByProject();
+				return now
+					.map(c => {
+						const was = earlier.find(e => e.project === c.project && e.status === c.status)?.n ?? 0;
+						return { ...c, n: c.n - was };
+					})
+					.filter(c => c.n !== 0)
+					.map(c => `${c.project ?? '-'}|${c.status}=${c.n}`)
+					.sort();
+			};
+			const projects = ['github.com/acme/web', 'github.com/acme/api', undefined];
+			await b.create(human, {
+				cards: Array.from({ length: 12 }, (_, i) => ({
+					id: `p-${i}`,
+					title: `Project work ${i}`,
+					priority: 100,
+					...(projects[i % 3] === undefined ? {} : { project: projects[i % 3] }),
+				})),
+			});
+			const agent = { actor: 'p-agent' };
+			for (let i = 0; i < 6; i++) {
+				const { card, lease } = await b.claim(agent, { cardId: `p-${i}` });
+				if (card !== null && lease !== null && i % 2 === 0) {
+					await b.complete(agent, { cardId: card.id, epoch: lease.epoch });
+				}
+			}
+			await b.update(human, { cardId: 'p-7', project: 'github.com/acme/new' });
+			await b.update(human, { cardId: 'p-2', project: null }); // a done card
+			await b.block(human, { cardId: 'p-9', reason: 'legal' });
+			await b.delete(human, { cardId: 'p-11' });
+			assert.deepEqual(await mine(), await full());
+			await b.maintenance();
+			assert.deepEqual(await mine(), await full());
 		});
 
 		it('finds text in ids, titles and bodies, case-insensitively, special characters literally', async () => {
