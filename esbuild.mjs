@@ -15,12 +15,17 @@ const watch = process.argv.includes('--watch');
  * locales were in it, 337 KB without). Issue 13 raised both from 500 to 520 KB: in the extension the
  * held-file decorations, the project switch and the scope rules (core/scopeMatch.ts + globOverlap.ts)
  * added 20.0 KB to 497.6 KB; in the board the project choice, the scope chip and "waits on files
- * held by …" (the same core rules, braces excluded) added 10.7 KB to 501.9 KB.
+ * held by …" (the same core rules, braces excluded) added 10.7 KB to 501.9 KB. Issue 15 raised the
+ * extension's to 560 KB: the MCP config merge shared with `baton init` (core/mcpConfig.ts) and
+ * jsonc-parser, which keeps the comments of `.vscode/mcp.json` (29 KB of it), brought it to 546.8 KB.
  */
-const budgetBytes = { 'dist/extension.js': 520 * 1024, 'dist/webview/board.js': 520 * 1024 };
+const budgetBytes = { 'dist/extension.js': 560 * 1024, 'dist/webview/board.js': 520 * 1024 };
 
 const common = {
 	bundle: true,
+	// jsonc-parser's `main` is a UMD build whose require('./impl/…') calls esbuild cannot follow; its
+	// ES module build bundles (core/mcpConfig.ts).
+	alias: { 'jsonc-parser': './node_modules/jsonc-parser/lib/esm/main.js' },
 	sourcemap: !production,
 	sourcesContent: false,
 	minify: production,

@@ -2,12 +2,13 @@
  * The Baton entry of an MCP client's project config file (`.mcp.json`, `.cursor/mcp.json`,
  * `.vscode/mcp.json`), merged into the file's existing text. Shared by the extension's "Configure
  * MCP" commands and `baton init` so the two never drift. Pure: text in, text out; no file system,
- * no host APIs. Everything but the `baton` entry is kept byte for byte (core/jsonEdit.ts edits the
- * text in place, in the file's indentation and line endings); a file that is not a JSON object, or
- * JSON with comments, is refused, never rewritten.
+ * no host APIs. Everything but the `baton` entry is kept as it was, comments and trailing commas
+ * included: jsonc-parser (the library VS Code edits its own settings files with) edits the text in
+ * place, in the file's indentation and line endings. A file that is not JSON(C) or not an object is
+ * refused, never rewritten.
  */
+import { type Edit, type ParseError, applyEdits, modify, parse, printParseErrorCode } from 'jsonc-parser';
 import { BatonError } from './errors';
-import { setJsonMember } from './jsonEdit';
 
 /** The MCP clients whose project config Baton writes. */
 export type McpClient = 'claude-code' | 'cursor' | 'vscode';
@@ -58,37 +59,6 @@ function sameJson(a: unknown, b: unknown): boolean {
 	);
 }
 
-/**
- * The text with `//` and `/* *\/` comments and trailing commas removed, strings left alone; used only
- * to tell "JSON with comments" from "not JSON" in the refusal.
- */
-export function stripJsonc(text: string): string {
-	let out = '';
-	for (let i = 0; i < text.length; i++) {
-		const c = text.charAt(i);
-		if (c === '"') {
-			const start = i;
-			for (i++; i < text.length && text[i] !== '"'; i++) {
-				if (text[i] === '\\') {
-					i++;
-				}
-			}
-			out += text.slice(start, i + 1);
-		} else if (c === '/' && text[i + 1] === '/') {
-			while (i < text.length && text[i] !== '\n') {
-				i++;
-			}
-			out += '\n';
-		} else if (c === '/' && text[i + 1] === '*') {
-			const end = text.indexOf('*/', i + 2);
-			i = end === -1 ? text.length : end + 1;
-		} else {
-			out += c;
-		}
-	}
-	return out.replace(/,(\s*[}\]])/g, '$1');
-}
-
 /** The file's indentation unit (a tab or some spaces) from its first indented line; 2 spaces if none. */
 export function detectIndent(text: string): string {
 	const ws = /\n([ \t]+)\S/.exec(text)?.[1];
@@ -103,20 +73,29 @@ function withoutBom(text: string): string {
 	return text.startsWith('\uFEFF') ? text.slice(1) : text;
 }
 
+/** JSON with comments and trailing commas, as VS Code reads its own config files; the first error, if any. */
+function parseJsonc(text: string): { value: unknown; error?: string } {
+	const errors: ParseError[] = [];
+	const value: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+	const first = errors[0];
+	if (first === undefined) {
+		return { value };
+	}
+	const line = text.slice(0, first.offset).split('\n').length;
+	return { value, error: `${printParseErrorCode(first.error)} on line ${line}` };
+}
+
 /**
  * The `baton` entry `text` already has for `client`, or undefined (also when `text` is missing or
  * not a JSON object: mergeMcpConfig is the one that refuses those).
  */
 export function currentEntry(client: McpClient, text: string | undefined): unknown {
-	try {
-		const root: unknown = JSON.parse(withoutBom(text ?? ''));
-		const servers: unknown = (root as Record<string, unknown> | null)?.[mcpClients[client].key];
-		return typeof servers === 'object' && servers !== null
-			? (servers as Record<string, unknown>)[mcpServerName]
-			: undefined;
-	} catch {
-		return undefined;
-	}
+	const root = parseJsonc(withoutBom(text ?? '')).value;
+	const servers: unknown =
+		typeof root === 'object' && root !== null ? (root as Record<string, unknown>)[mcpClients[client].key] : undefined;
+	return typeof servers === 'object' && servers !== null
+		? (servers as Record<string, unknown>)[mcpServerName]
+		: undefined;
 }
 
 function refuse(file: string, problem: string, client: McpClient, launch: McpLaunch): never {
@@ -126,6 +105,30 @@ function refuse(file: string, problem: string, client: McpClient, launch: McpLau
 		`${file} ${problem}. Nothing was written. Fix it or remove it and run again, or add this under "${mcpClients[client].key}" by hand: ${entry.slice(1, -1)}`,
 		{ file },
 	);
+}
+
+/**
+ * jsonc-parser's edit in the file's own layout: it inserts compact JSON (its formatter would also
+ * reformat the neighbouring entries on the lines it touches), so the new member is laid out here, one
+ * line per value at the file's indentation, or left compact in a one-line file.
+ */
+function laidOut(body: string, edit: Edit, path: string[], value: unknown): Edit {
+	if (!body.trim().includes('\n')) {
+		return edit;
+	}
+	const unit = detectIndent(body);
+	const eol = body.includes('\r\n') ? '\r\n' : '\n';
+	const depth = path.length;
+	const pretty = JSON.stringify(value, null, unit)
+		.split('\n')
+		.join(eol + unit.repeat(depth));
+	if (edit.length > 0 && !edit.content.startsWith(',')) {
+		return { ...edit, content: pretty };
+	}
+	const member = `${edit.content.startsWith(',') ? ',' : ''}${eol}${unit.repeat(depth)}${JSON.stringify(path[depth - 1])}: ${pretty}`;
+	// Into an empty `{}` on one line: the closing brace goes on a line of its own.
+	const closesOnLine = /^[ \t]*\}/.test(body.slice(edit.offset + edit.length));
+	return { ...edit, content: closesOnLine ? `${member}${eol}${unit.repeat(depth - 1)}` : member };
 }
 
 /**
@@ -141,54 +144,36 @@ export function mergeMcpConfig(
 ): string {
 	const key = mcpClients[client].key;
 	const entry = mcpEntry(client, launch);
-	let root: Record<string, unknown> = {};
-	if (existing !== undefined && existing.trim() !== '') {
-		let parsed: unknown;
-		try {
-			parsed = JSON.parse(withoutBom(existing));
-		} catch {
-			let jsonc = false;
-			try {
-				JSON.parse(stripJsonc(withoutBom(existing)));
-				jsonc = true;
-			} catch {
-				// Not JSONC either: the plain refusal below.
-			}
-			refuse(
-				file,
-				jsonc
-					? 'has comments or trailing commas (JSONC), which would be lost if it were rewritten'
-					: 'is not valid JSON',
-				client,
-				launch,
-			);
-		}
-		if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-			refuse(file, 'does not hold a JSON object', client, launch);
-		}
-		root = parsed as Record<string, unknown>;
+	const body = withoutBom(existing ?? '');
+	if (existing === undefined || body.trim() === '') {
+		return `${JSON.stringify({ [key]: { [mcpServerName]: entry } }, null, 2)}\n`;
 	}
-	const servers = root[key] ?? {};
-	if (typeof servers !== 'object' || Array.isArray(servers)) {
+	const { value: root, error } = parseJsonc(body);
+	if (error !== undefined) {
+		refuse(file, `is not valid JSON (${error})`, client, launch);
+	}
+	if (typeof root !== 'object' || root === null || Array.isArray(root)) {
+		refuse(file, 'does not hold a JSON object', client, launch);
+	}
+	const servers = (root as Record<string, unknown>)[key] ?? null;
+	if (servers !== null && (typeof servers !== 'object' || Array.isArray(servers))) {
 		refuse(file, `has a "${key}" that is not a JSON object`, client, launch);
 	}
-	const current = (servers as Record<string, unknown>)[mcpServerName];
-	if (existing !== undefined && current !== undefined && sameJson(current, entry)) {
+	const current = (servers as Record<string, unknown> | null)?.[mcpServerName];
+	if (current !== undefined && sameJson(current, entry)) {
 		return existing;
 	}
-	root[key] = { ...servers, [mcpServerName]: entry };
-	const fresh = `${JSON.stringify(root, null, 2)}\n`;
-	if (existing === undefined || existing.trim() === '') {
-		return fresh;
+	// Edit the text in place so other entries keep their formatting and comments; the parse below is
+	// the proof that the edit means what was asked (a refusal, never a guess, if it does not).
+	const path = servers === null ? [key] : [key, mcpServerName];
+	const value = servers === null ? { [mcpServerName]: entry } : entry;
+	const edits = modify(body, path, value, {}).map(edit => laidOut(body, edit, path, value));
+	let text = applyEdits(body, edits);
+	text = text.endsWith('\n') ? text : `${text}${body.includes('\r\n') ? '\r\n' : '\n'}`;
+	const expected = { ...(root as Record<string, unknown>), [key]: { ...(servers ?? {}), [mcpServerName]: entry } };
+	const check = parseJsonc(text);
+	if (check.error !== undefined || !sameJson(check.value, expected)) {
+		refuse(file, 'could not be edited in place', client, launch);
 	}
-	// Edit the text in place so other entries keep their formatting; the parse below is the proof
-	// that the edit means what `root` means (else the whole file is written out again).
-	const eol = existing.includes('\r\n') ? '\r\n' : '\n';
-	let text = setJsonMember(existing, [key, mcpServerName], entry, detectIndent(existing));
-	text = text.endsWith('\n') ? text : `${text}${eol}`;
-	try {
-		return sameJson(JSON.parse(withoutBom(text)), root) ? text : fresh;
-	} catch {
-		return fresh;
-	}
+	return existing.startsWith('\uFEFF') ? `\uFEFF${text}` : text;
 }

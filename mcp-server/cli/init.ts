@@ -206,8 +206,8 @@ export const initCommand: Command = {
 	options: initFlags.options,
 	notes: [
 		'Clients found: Claude Code (.mcp.json, .claude/ or CLAUDE.md), Cursor (.cursor/ or .cursorrules),',
-		'VS Code (.vscode/); none found: Claude Code. Existing entries of other servers are kept; a file that',
-		'is not JSON, or has comments, is refused and nothing is written. An existing baton entry is kept',
+		'VS Code (.vscode/); none found: Claude Code. Existing entries of other servers and comments are kept;',
+		'a file that is not JSON(C) is refused and nothing is written. An existing baton entry is kept',
 		'unless --launch or --data-dir (BATON_DATA_DIR in the entries) is given. Run it again any time.',
 	].join('\n'),
 	async run(ctx) {

@@ -1,14 +1,13 @@
 /**
- * core/mcpConfig.ts and core/jsonEdit.ts, pure: the `baton` entry merged into MCP config texts with
- * every other byte kept, idempotence, indentation and line endings, and the refusals (not JSON, JSONC,
- * not an object) that name the file and the entry to add by hand.
+ * core/mcpConfig.ts, pure: the `baton` entry merged into MCP config texts with every other entry
+ * and comment kept, idempotence, indentation and line endings, and the refusals (not JSON, not an
+ * object) that name the file and the entry to add by hand.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { BatonError } from '../../core/errors';
-import { setJsonMember } from '../../core/jsonEdit';
-import { type McpLaunch, currentEntry, detectIndent, mergeMcpConfig, stripJsonc } from '../../core/mcpConfig';
+import { type McpLaunch, currentEntry, detectIndent, mergeMcpConfig } from '../../core/mcpConfig';
 
 const npx: McpLaunch = { command: 'npx', args: ['-y', 'baton-mcp', 'mcp'], env: {} };
 const global: McpLaunch = { command: 'baton', args: ['mcp'], env: { BATON_DATA_DIR: '/data' } };
@@ -67,21 +66,30 @@ describe('mergeMcpConfig', () => {
 		assert.equal(currentEntry('cursor', '{ nope'), undefined);
 	});
 
-	it('keeps a one-line file on one line', () => {
-		const after = mergeMcpConfig('cursor', '{"mcpServers":{"x":{}}}', npx, 'f');
-		assert.equal(after, '{"mcpServers":{"x":{}, "baton": {"command":"npx","args":["-y","baton-mcp","mcp"]}}}\n');
-		assert.equal(
-			mergeMcpConfig('cursor', '{}', npx, 'f'),
-			'{"mcpServers": {"baton":{"command":"npx","args":["-y","baton-mcp","mcp"]}}}\n',
+	it('keeps comments and trailing commas (JSONC, as VS Code writes its config files)', () => {
+		const before = '{\n  // my servers\n  "servers": {\n    /* local */ "x": {"command": "x"},\n  },\n}\n';
+		const after = mergeMcpConfig('vscode', before, npx, '.vscode/mcp.json');
+		assert.ok(
+			after.startsWith('{\n  // my servers\n  "servers": {\n    /* local */ "x": {"command": "x"},\n    "baton": {\n'),
 		);
+		assert.deepEqual(currentEntry('vscode', after), { type: 'stdio', command: 'npx', args: npx.args });
+		assert.equal(mergeMcpConfig('vscode', after, npx, '.vscode/mcp.json'), after);
+	});
+
+	it('adds the servers object when the file has none, or has null', () => {
+		for (const before of ['{}', '{"mcpServers": null}', '{\n  "other": 1\n}']) {
+			const after = mergeMcpConfig('cursor', before, npx, 'f');
+			assert.deepEqual(currentEntry('cursor', after), { command: 'npx', args: npx.args }, before);
+			assert.ok(after.endsWith('}\n'));
+		}
 	});
 
 	it('refuses what it must not rewrite, naming the file and the entry to add by hand', () => {
 		const cases: [string, RegExp][] = [
-			['{ nope', /\.mcp\.json is not valid JSON\. Nothing was written/],
+			['{ nope', /\.mcp\.json is not valid JSON \(\w+ on line 1\)\. Nothing was written/],
+			['{\n  "mcpServers": {}\n  "b": 1\n}', /is not valid JSON \(CommaExpected on line 3\)/],
 			['[1]', /does not hold a JSON object/],
 			['{"mcpServers": [1]}', /"mcpServers" that is not a JSON object/],
-			['{\n  // mine\n  "mcpServers": {},\n}', /has comments or trailing commas \(JSONC\)/],
 		];
 		for (const [text, message] of cases) {
 			assert.throws(
@@ -97,18 +105,10 @@ describe('mergeMcpConfig', () => {
 	});
 });
 
-describe('jsonEdit and helpers', () => {
-	it('sets nested members, replacing non-objects on the way and keeping the last duplicate', () => {
-		assert.equal(setJsonMember('{"a": null}', ['a', 'b'], 1, '  '), '{"a": {"b":1}}');
-		assert.equal(setJsonMember('{\n  "a": {\n  }\n}', ['a', 'b'], 1, '  '), '{\n  "a": {\n    "b": 1\n  }\n}');
-		assert.equal(setJsonMember('{"a": 1, "a": 2}', ['a'], 3, '  '), '{"a": 1, "a": 3}');
-		assert.equal(setJsonMember('{"s": "}{\\"", "a": 1}', ['a'], 2, '  '), '{"s": "}{\\"", "a": 2}');
-	});
-
-	it('detects the indentation unit and strips JSONC comments outside strings', () => {
+describe('detectIndent', () => {
+	it('finds the indentation unit from the first indented line', () => {
 		assert.equal(detectIndent('{\n\t"a": 1\n}'), '\t');
 		assert.equal(detectIndent('{\n    "a": 1\n}'), '    ');
 		assert.equal(detectIndent('{"a": 1}'), '  ');
-		assert.deepEqual(JSON.parse(stripJsonc('{"u": "http://x", /* c */ "b": [1,],}')), { u: 'http://x', b: [1] });
 	});
 });

@@ -157,10 +157,10 @@ describe('baton init', { concurrency: true }, () => {
 		assert.deepEqual(snapshot(repo), files);
 	});
 
-	it('refuses a broken or commented file before writing anything, with the entry to add by hand', async () => {
+	it('refuses a broken file before writing anything, with the entry to add by hand', async () => {
 		const repo = gitRepo(parent, 'broken');
 		write(repo, '.mcp.json', '{"mcpServers": {}}\n');
-		write(repo, '.vscode/mcp.json', '{\n  // my servers\n  "servers": {}\n}\n');
+		write(repo, '.vscode/mcp.json', '{\n  // my servers\n  "servers": {}\n  "inputs": []\n}\n');
 		const files = snapshot(repo);
 		const r = await init(repo, ['--json']);
 		assert.equal(r.code, 1, r.stdout);
@@ -168,9 +168,9 @@ describe('baton init', { concurrency: true }, () => {
 		assert.equal(error.code, 'invalid_input');
 		assert.match(
 			error.message,
-			/^\.vscode\/mcp\.json has comments or trailing commas \(JSONC\).*Nothing was written.*"baton":\{"type":"stdio"/,
+			/^\.vscode\/mcp\.json is not valid JSON \(CommaExpected on line 4\)\. Nothing was written.*"baton":\{"type":"stdio"/,
 		);
-		assert.match(r.stderr, /baton init: \.vscode\/mcp\.json has comments/);
+		assert.match(r.stderr, /baton init: \.vscode\/mcp\.json is not valid JSON/);
 		write(repo, 'AGENTS.md', 'a\n<!-- baton:begin -->\n');
 		const markers = await init(repo, ['--client', 'claude-code']);
 		assert.equal(markers.code, 1);
