@@ -76,7 +76,7 @@ async function main(): Promise<void> {
 		),
 	);
 	reporter.add(
-		row('dist/extension.js size', statSync(join(repoRoot, 'dist/extension.js')).size / 1024, 'KB', { max: 500 }),
+		row('dist/extension.js size', statSync(join(repoRoot, 'dist/extension.js')).size / 1024, 'KB', { max: 560 }),
 	);
 	reporter.finish();
 }

@@ -27,6 +27,7 @@ const benchNames = [
 	'inbox',
 	'scopes',
 	'eventLog',
+	'ecosystem',
 	'fleet',
 	'size',
 	'board',
