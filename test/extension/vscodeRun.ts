@@ -79,6 +79,8 @@ async function bundleSuite(entry: string, outDir: string): Promise<string> {
 		format: 'cjs',
 		target: 'node20',
 		external: ['vscode'],
+		// As in esbuild.mjs: jsonc-parser's UMD `main` requires files esbuild cannot follow.
+		alias: { 'jsonc-parser': join(repoRoot, 'node_modules/jsonc-parser/lib/esm/main.js') },
 		sourcemap: 'inline',
 		logLevel: 'warning',
 	});
