@@ -36,6 +36,29 @@ export interface WebhookRequest {
 	headers: Record<string, string>;
 }
 
+/** A signed POST: the body as JSON, the delivery id, event type and time in headers, the signature over both. */
+function signedRequest(
+	secret: string,
+	nowSeconds: number,
+	userAgent: string,
+	id: string,
+	eventType: string,
+	payload: Record<string, unknown>,
+): WebhookRequest {
+	const body = JSON.stringify(payload);
+	return {
+		body,
+		headers: {
+			'content-type': 'application/json',
+			'user-agent': userAgent,
+			[webhookHeaders.delivery]: id,
+			[webhookHeaders.event]: eventType,
+			[webhookHeaders.timestamp]: String(nowSeconds),
+			[webhookHeaders.signature]: signWebhook(secret, nowSeconds, body),
+		},
+	};
+}
+
 /** The POST for `event` to hook `hookId`, signed at `nowSeconds` (a retry is signed again, with its own time). */
 export function webhookRequest(
 	hookId: string,
@@ -45,35 +68,13 @@ export function webhookRequest(
 	userAgent: string,
 ): WebhookRequest {
 	const id = deliveryId(hookId, event.seq);
-	const body = JSON.stringify({ hook: hookId, delivery: id, event });
-	return {
-		body,
-		headers: {
-			'content-type': 'application/json',
-			'user-agent': userAgent,
-			[webhookHeaders.delivery]: id,
-			[webhookHeaders.event]: event.type,
-			[webhookHeaders.timestamp]: String(nowSeconds),
-			[webhookHeaders.signature]: signWebhook(secret, nowSeconds, body),
-		},
-	};
+	return signedRequest(secret, nowSeconds, userAgent, id, event.type, { hook: hookId, delivery: id, event });
 }
 
 /** The signed test POST of `baton hooks add` / `hooks test`: `X-Baton-Event: ping`, no event in the body. */
 export function pingRequest(secret: string, nowSeconds: number, userAgent: string): WebhookRequest {
 	const id = `ping-${nowSeconds}`;
-	const body = JSON.stringify({ hook: null, delivery: id, ping: true });
-	return {
-		body,
-		headers: {
-			'content-type': 'application/json',
-			'user-agent': userAgent,
-			[webhookHeaders.delivery]: id,
-			[webhookHeaders.event]: 'ping',
-			[webhookHeaders.timestamp]: String(nowSeconds),
-			[webhookHeaders.signature]: signWebhook(secret, nowSeconds, body),
-		},
-	};
+	return signedRequest(secret, nowSeconds, userAgent, id, 'ping', { hook: null, delivery: id, ping: true });
 }
 
 /**
