@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import WebSocket from 'ws';
 import { type ConnectHubOptions, connectHub } from '../../core/client/connectHub';
@@ -358,4 +359,31 @@ export function alive(pid: number): boolean {
 	} catch {
 		return false;
 	}
+}
+
+export interface HttpAnswer {
+	status: number;
+	headers: Record<string, string | string[] | undefined>;
+	body: string;
+}
+
+/** One plain HTTP request to a hub's 127.0.0.1 listener (a `Host` header in `headers` overrides the name). */
+export function hubHttp(
+	port: number,
+	path: string,
+	options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<HttpAnswer> {
+	return new Promise((resolve, reject) => {
+		const req = request(
+			{ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: options.headers ?? {} },
+			res => {
+				let body = '';
+				res.setEncoding('utf8');
+				res.on('data', (c: string) => (body += c));
+				res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+			},
+		);
+		req.on('error', reject);
+		req.end();
+	});
 }

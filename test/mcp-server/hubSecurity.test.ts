@@ -6,36 +6,20 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, readFileSync, renameSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type HubProcess, RawClient, batonJs, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
-
-interface HttpAnswer {
-	status: number;
-	headers: Record<string, string | string[] | undefined>;
-	body: string;
-}
-
-function httpGet(
-	port: number,
-	path: string,
-	headers: Record<string, string> = {},
-	host = '127.0.0.1',
-): Promise<HttpAnswer> {
-	return new Promise((resolve, reject) => {
-		const req = request({ host, port, path, method: 'GET', headers }, res => {
-			let body = '';
-			res.setEncoding('utf8');
-			res.on('data', (c: string) => (body += c));
-			res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-		});
-		req.on('error', reject);
-		req.end();
-	});
-}
+import {
+	type HttpAnswer,
+	type HubProcess,
+	RawClient,
+	batonJs,
+	hubHttp,
+	removeDataDir,
+	startHub,
+	tempDataDir,
+} from '../helpers/hub';
 
 async function upgradeStatus(
 	url: string,
@@ -129,17 +113,17 @@ describe('hub security', () => {
 		assert.equal(await upgradeStatus(ws, { headers: { ...auth, Host: `evil.example:${hub.port}` } }), 403);
 		assert.equal(await upgradeStatus(ws, { headers: { ...auth, Host: `127.0.0.1:${hub.port}` } }), 101);
 		assert.equal(await upgradeStatus(ws, { headers: { ...auth, Host: `localhost:${hub.port}` } }), 101);
-		const page = await httpGet(hub.port, '/board', { Host: `evil.example:${hub.port}` });
+		const page = await hubHttp(hub.port, '/board', { headers: { Host: `evil.example:${hub.port}` } });
 		assert.equal(page.status, 403);
 	});
 
 	it('answers plain HTTP with 404 and never a CORS header (21)', async () => {
 		for (const path of ['/', '/ws', '/hub.json', '/board/../run/token']) {
-			const answer = await httpGet(hub.port, path, { Origin: 'https://evil.example' });
+			const answer = await hubHttp(hub.port, path, { headers: { Origin: 'https://evil.example' } });
 			assert.equal(answer.status, 404, path);
 			assert.deepEqual(corsHeaders(answer.headers), [], path);
 		}
-		const board = await httpGet(hub.port, '/board', { Origin: 'https://evil.example' });
+		const board = await hubHttp(hub.port, '/board', { headers: { Origin: 'https://evil.example' } });
 		assert.equal(board.status, 401, 'the board needs a session');
 		assert.deepEqual(corsHeaders(board.headers), []);
 	});
@@ -152,21 +136,21 @@ describe('hub security', () => {
 		const url = new URL((ticket.result as { url: string }).url);
 		assert.equal(url.origin, `http://127.0.0.1:${hub.port}`);
 		assert.ok(!url.href.includes(hub.token), 'the token never appears in a URL');
-		const swap = await httpGet(hub.port, url.pathname + url.search);
+		const swap = await hubHttp(hub.port, url.pathname + url.search);
 		assert.equal(swap.status, 302);
 		assert.equal(swap.headers.location, '/board');
 		const setCookie = String(swap.headers['set-cookie']);
 		assert.match(setCookie, /HttpOnly/);
 		assert.match(setCookie, /SameSite=Strict/);
 		const cookie = setCookie.split(';')[0]!;
-		assert.equal((await httpGet(hub.port, url.pathname + url.search)).status, 401, 'a ticket works once');
-		const page = await httpGet(hub.port, '/board', { Cookie: cookie });
+		assert.equal((await hubHttp(hub.port, url.pathname + url.search)).status, 401, 'a ticket works once');
+		const page = await hubHttp(hub.port, '/board', { headers: { Cookie: cookie } });
 		assert.equal(page.status, 200);
 		assert.match(page.body, /Content-Security-Policy/);
 		assert.deepEqual(corsHeaders(page.headers), []);
-		const script = await httpGet(hub.port, '/board/board.js', { Cookie: cookie });
+		const script = await hubHttp(hub.port, '/board/board.js', { headers: { Cookie: cookie } });
 		assert.equal(script.status, existsSync(join(dirname(batonJs), 'webview', 'board.js')) ? 200 : 404);
-		assert.equal((await httpGet(hub.port, '/board/board.js')).status, 401, 'assets need the session too');
+		assert.equal((await hubHttp(hub.port, '/board/board.js')).status, 401, 'assets need the session too');
 		const board = await RawClient.open(ws, { headers: { Cookie: cookie }, origin: `http://127.0.0.1:${hub.port}` });
 		const ok = await board.hello({ client: 'board' });
 		assert.equal(ok.hello, 'ok');

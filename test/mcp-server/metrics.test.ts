@@ -8,7 +8,6 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat, { type PrometheusFamily, type PrometheusSample } from 'parse-prometheus-text-format';
 import type { Result } from '../../core/protocol';
@@ -19,43 +18,13 @@ import {
 	RawClient,
 	type SharedHubs,
 	client,
+	hubHttp,
 	removeDataDir,
 	startHub,
 	startSharedHubs,
 	tempDataDir,
 	waitFor,
 } from '../helpers/hub';
-
-interface HttpAnswer {
-	status: number;
-	headers: Record<string, string | string[] | undefined>;
-	body: string;
-}
-
-function httpRequest(
-	port: number,
-	options: { path?: string; method?: string; headers?: Record<string, string> } = {},
-): Promise<HttpAnswer> {
-	return new Promise((resolve, reject) => {
-		const req = request(
-			{
-				host: '127.0.0.1',
-				port,
-				path: options.path ?? '/metrics',
-				method: options.method ?? 'GET',
-				headers: options.headers,
-			},
-			res => {
-				let body = '';
-				res.setEncoding('utf8');
-				res.on('data', (c: string) => (body += c));
-				res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-			},
-		);
-		req.on('error', reject);
-		req.end();
-	});
-}
 
 function family(families: PrometheusFamily[], name: string): PrometheusFamily {
 	const found = families.find(f => f.name === name);
@@ -101,7 +70,7 @@ describe('/metrics', () => {
 	let text = '';
 
 	async function scrape(): Promise<PrometheusFamily[]> {
-		const answer = await httpRequest(hub.port, { headers: { Authorization: `Bearer ${scrapeToken}` } });
+		const answer = await hubHttp(hub.port, '/metrics', { headers: { Authorization: `Bearer ${scrapeToken}` } });
 		assert.equal(answer.status, 200, answer.body);
 		assert.match(String(answer.headers['content-type']), /^text\/plain; version=0\.0\.4/);
 		text = answer.body;
@@ -161,16 +130,16 @@ describe('/metrics', () => {
 	});
 
 	it('answers 401 without a token or with a wrong one, and leaks no token', async () => {
-		const missing = await httpRequest(hub.port);
+		const missing = await hubHttp(hub.port, '/metrics');
 		assert.equal(missing.status, 401);
 		assert.match(missing.body, /Authorization: Bearer/);
 		assert.match(missing.body, /metrics\.token/);
 		assert.equal(missing.headers['www-authenticate'], 'Bearer realm="baton-metrics"');
 		const wrongToken = 'f'.repeat(64);
-		const wrong = await httpRequest(hub.port, { headers: { Authorization: `Bearer ${wrongToken}` } });
+		const wrong = await hubHttp(hub.port, '/metrics', { headers: { Authorization: `Bearer ${wrongToken}` } });
 		assert.equal(wrong.status, 401);
 		assert.match(wrong.body, /not this hub's scrape token/);
-		const basic = await httpRequest(hub.port, { headers: { Authorization: `Basic ${scrapeToken}` } });
+		const basic = await hubHttp(hub.port, '/metrics', { headers: { Authorization: `Basic ${scrapeToken}` } });
 		assert.equal(basic.status, 401, 'only a bearer token counts');
 		for (const answer of [missing, wrong, basic]) {
 			assert.ok(!answer.body.includes(scrapeToken) && !answer.body.includes(hub.token), 'no token in the body');
@@ -181,17 +150,19 @@ describe('/metrics', () => {
 
 	it('refuses a non-loopback Host (403) even with the token, and anything but GET/HEAD (405)', async () => {
 		const auth = `Bearer ${scrapeToken}`;
-		const rebound = await httpRequest(hub.port, { headers: { Authorization: auth, Host: 'evil.example:80' } });
+		const rebound = await hubHttp(hub.port, '/metrics', { headers: { Authorization: auth, Host: 'evil.example:80' } });
 		assert.equal(rebound.status, 403);
-		const post = await httpRequest(hub.port, { method: 'POST', headers: { Authorization: auth } });
+		const post = await hubHttp(hub.port, '/metrics', { method: 'POST', headers: { Authorization: auth } });
 		assert.equal(post.status, 405);
 		assert.equal(post.headers.allow, 'GET, HEAD');
-		const byName = await httpRequest(hub.port, { headers: { Authorization: auth, Host: `localhost:${hub.port}` } });
+		const byName = await hubHttp(hub.port, '/metrics', {
+			headers: { Authorization: auth, Host: `localhost:${hub.port}` },
+		});
 		assert.equal(byName.status, 200);
 	});
 
 	it('serves with the hub token too; the scrape token opens no websocket and passes no hello', async () => {
-		const full = await httpRequest(hub.port, { headers: { Authorization: `Bearer ${hub.token}` } });
+		const full = await hubHttp(hub.port, '/metrics', { headers: { Authorization: `Bearer ${hub.token}` } });
 		assert.equal(full.status, 200);
 		await assert.rejects(
 			RawClient.open(`ws://127.0.0.1:${hub.port}/ws`, { headers: { Authorization: `Bearer ${scrapeToken}` } }),
@@ -206,7 +177,7 @@ describe('/metrics', () => {
 		} finally {
 			raw.close();
 		}
-		const board = await httpRequest(hub.port, { path: '/board', headers: { Authorization: `Bearer ${scrapeToken}` } });
+		const board = await hubHttp(hub.port, '/board', { headers: { Authorization: `Bearer ${scrapeToken}` } });
 		assert.equal(board.status, 401, 'the scrape token is no board session either');
 	});
 
@@ -314,7 +285,7 @@ describe('/metrics of two hubs on one PostgreSQL (team mode)', () => {
 
 	async function scrapeHub(hub: HubProcess): Promise<PrometheusFamily[]> {
 		const token = readFileSync(hub.paths.metricsToken, 'utf8').trim();
-		const answer = await httpRequest(hub.port, { headers: { Authorization: `Bearer ${token}` } });
+		const answer = await hubHttp(hub.port, '/metrics', { headers: { Authorization: `Bearer ${token}` } });
 		assert.equal(answer.status, 200, answer.body);
 		return parsePrometheusTextFormat(answer.body);
 	}
