@@ -248,10 +248,11 @@ describe('the inbox with two hubs on one PostgreSQL', () => {
 			held.inbox.map(m => [m.cardId, m.text]),
 			[['P1', 'Through the other hub.']],
 		);
-		await agent.json('claim', { cardId: 'P2' });
-		const later = await nextInbox(agent, performance.now());
+		// As in the one-hub test: a push that beats the claim's own answer rides on the claim's result.
+		const claim = await agent.json<{ inbox?: InboxItem[] }>('claim', { cardId: 'P2' });
+		const later = claim.inbox ?? (await nextInbox(agent, performance.now())).inbox;
 		assert.deepEqual(
-			later.inbox.map(m => [m.cardId, m.text]),
+			later.map(m => [m.cardId, m.text]),
 			[['P2', 'Waited for its holder.']],
 		);
 	});
