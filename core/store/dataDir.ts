@@ -19,7 +19,8 @@ export const readyMarker = 'baton-ready';
 /**
  * Written into the empty dir before a first init starts, removed once the ready marker is written.
  * Init marker without ready marker: Baton's own first init was cut short, so no write was ever
- * acknowledged from this dir and it may be set aside.
+ * acknowledged from this dir and it may be set aside. Beside the ready marker (a kill between the two
+ * steps) it means nothing and is removed at the next open.
  */
 export const initMarker = 'baton-init';
 
@@ -97,6 +98,8 @@ export function prepareDataDir(dataDir: string, now: Date = new Date()): Prepare
 	const notices: string[] = [];
 	switch (state.kind) {
 		case 'ready':
+			// Killed between markDataDirReady's two steps: the ready marker proves the init finished.
+			rmSync(join(dataDir, initMarker), { force: true });
 			return { fresh: false, unmarked: false, notices };
 		case 'unmarked':
 			return { fresh: false, unmarked: true, notices };

@@ -64,6 +64,34 @@ describe('PGlite data dirs at open', () => {
 		}
 	});
 
+	it('opens a store killed between its two markers as ready, keeps its cards, and drops the stale init marker', async () => {
+		const root = tempDir();
+		const dir = join(root, 'pg');
+		try {
+			const first = await Backlog.open({ pgliteDir: dir });
+			await first.create(ctx, { cards: [{ id: 'KEEP-1', title: 'written before the kill' }] });
+			await first.close();
+			// The first init was killed after writing the ready marker and before removing the init marker.
+			writeFileSync(join(dir, initMarker), '2026-11-26T00:00:00.000Z\n');
+			const again = await Backlog.open({ pgliteDir: dir });
+			try {
+				assert.deepEqual(again.notices, [], 'a ready store opens without notices');
+				assert.equal((await again.get(ctx, { cardId: 'KEEP-1' })).card.title, 'written before the kill');
+			} finally {
+				await again.close();
+			}
+			const entries = readdirSync(dir);
+			assert.ok(entries.includes(readyMarker) && !entries.includes(initMarker), entries.join(', '));
+			assert.deepEqual(
+				readdirSync(root).filter(f => f !== 'pg'),
+				[],
+				'nothing set aside',
+			);
+		} finally {
+			rmSync(root, { recursive: true, force: true });
+		}
+	});
+
 	it("sets aside only Baton's own cut-short first init, timestamped, and never deletes an earlier one", async () => {
 		const root = tempDir();
 		const dir = join(root, 'pg');
