@@ -11,16 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import WebSocket from 'ws';
 
 import { boardPageHtml } from '../../core/boardHtml';
 import type { RpcClient } from '../../core/rpc';
 import pg from 'pg';
 
-import { chromiumArgs } from '../helpers/chromium';
-import { type HubProcess, client, hubEnv, removeDataDir, repoRoot, startHub, tempDataDir } from '../helpers/hub';
+import { type HubProcess, hubEnv, repoRoot } from '../helpers/hub';
 import { type Agent, startAgent } from '../helpers/mcp';
+import { BoardFixture } from './boardFixture';
 import { type PageWatch, cardIn, columnPoint, drag, storeCard, waitForStore, watch, watchScript } from './boardPage';
 import { type Seeded, seedRealisticBoard } from './seed';
 
@@ -35,41 +35,32 @@ const pgUrl =
 const pgSchema = `bt_board_${process.pid}`;
 
 describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite' : 'PostgreSQL'})`, () => {
-	let dataDir: string;
+	let board: BoardFixture;
 	let hub: HubProcess;
 	let admin: RpcClient;
 	let seeded: Seeded;
-	let browser: Browser;
 	let context: BrowserContext;
 	let page: Page;
 	let pageWatch: PageWatch;
 	let mcpAgent: Agent | undefined;
 
 	before(async () => {
-		dataDir = tempDataDir();
-		hub = await startHub({
-			dataDir,
-			env: pgUrl === undefined ? hubEnv() : hubEnv({ DATABASE_URL: pgUrl, BATON_PG_SCHEMA: pgSchema }),
-		});
-		admin = await client(dataDir, { agent: { id: 'planner', name: 'planner', client: 'test' } });
-		seeded = await seedRealisticBoard(dataDir, admin);
-		browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
-		context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+		board = await BoardFixture.start(
+			pgUrl === undefined ? hubEnv() : hubEnv({ DATABASE_URL: pgUrl, BATON_PG_SCHEMA: pgSchema }),
+		);
+		({ hub, admin } = board);
+		seeded = await seedRealisticBoard(board.dataDir, admin);
+		context = await board.newContext();
 		page = await context.newPage();
 		pageWatch = watch(page);
 		await page.addInitScript(watchScript);
-		const { url } = await admin.request('hub/boardTicket', {});
-		await page.goto(url);
-		await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+		await board.open(page);
 	});
 
 	after(async () => {
 		await mcpAgent?.close();
-		await browser.close();
 		await seeded.close();
-		admin.close();
-		await hub.stop();
-		removeDataDir(dataDir);
+		await board.stop();
 		if (pgUrl !== undefined) {
 			const db = new pg.Client({ connectionString: pgUrl });
 			await db.connect();
@@ -174,7 +165,7 @@ describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite'
 	});
 
 	it('shows a claim made by an MCP agent within 500 ms', async () => {
-		mcpAgent = await startAgent(dataDir, { env: { BATON_AGENT: 'claude-code-7' } });
+		mcpAgent = await startAgent(board.dataDir, { env: { BATON_AGENT: 'claude-code-7' } });
 		// The page notes (wall clock, same machine as the hub) when the card lands in In progress.
 		await page.evaluate(() => {
 			const list = document.querySelector('.column-inProgress .column-list');

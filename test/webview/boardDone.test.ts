@@ -9,13 +9,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import type { RpcClient } from '../../core/rpc';
 
 import { makeCard } from '../helpers/cards';
-import { chromiumArgs } from '../helpers/chromium';
-import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
+import { BoardFixture, waitUntil } from './boardFixture';
 
 const doneCount = 450;
 const id = (i: number): string => `D${String(i).padStart(3, '0')}`;
@@ -23,18 +22,12 @@ const id = (i: number): string => `D${String(i).padStart(3, '0')}`;
 const needles = Array.from({ length: doneCount }, (_, i) => i).filter(i => i % 50 === 7);
 
 describe('board: Done by pages (Chromium, real hub)', () => {
-	let dataDir: string;
-	let hub: HubProcess;
+	let board: BoardFixture;
 	let admin: RpcClient;
 	let agent: RpcClient;
-	let browser: Browser;
 	let page: Page;
 
-	const open = async (): Promise<void> => {
-		const { url } = await admin.request('hub/boardTicket', {});
-		await page.goto(url);
-		await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
-	};
+	const open = (): Promise<void> => board.open(page);
 	const count = (): Promise<string> => page.locator('.column-done .column-count').innerText();
 	/** The ids of Done's rendered rows, in column order (rows are virtualised and positioned). */
 	const topOfDone = (): Promise<string[]> =>
@@ -44,21 +37,10 @@ describe('board: Done by pages (Chromium, real hub)', () => {
 				.sort((a, b) => Number(a.getAttribute('aria-posinset')) - Number(b.getAttribute('aria-posinset')))
 				.map(e => e.dataset.id ?? ''),
 		);
-	const waitFor = async (what: string, ok: () => Promise<boolean>): Promise<void> => {
-		const deadline = Date.now() + 10_000;
-		while (!(await ok())) {
-			if (Date.now() > deadline) {
-				assert.fail(`timed out waiting for ${what}`);
-			}
-			await new Promise(r => setTimeout(r, 50));
-		}
-	};
-
 	before(async () => {
-		dataDir = tempDataDir();
-		hub = await startHub({ dataDir, env: hubEnv() });
-		admin = await client(dataDir, { agent: { id: 'planner', name: 'planner', client: 'test' } });
-		agent = await client(dataDir, { agent: { id: 'claude-code-1', name: 'claude-code-1', client: 'test' } });
+		board = await BoardFixture.start();
+		admin = board.admin;
+		agent = await board.agent('claude-code-1');
 		const base = Date.parse('2026-04-01T08:00:00.000Z');
 		await admin.request('data/import', {
 			cards: Array.from({ length: doneCount }, (_, i) =>
@@ -78,18 +60,11 @@ describe('board: Done by pages (Chromium, real hub)', () => {
 				{ id: 'R2', title: 'Waiting one' },
 			],
 		});
-		browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
-		page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+		page = await board.newPage();
 		await open();
 	});
 
-	after(async () => {
-		await browser.close();
-		agent.close();
-		admin.close();
-		await hub.stop();
-		removeDataDir(dataDir);
-	});
+	after(() => board.stop());
 
 	it('loads the first page newest first and counts every done card', async () => {
 		assert.equal(await count(), '450');
@@ -109,21 +84,21 @@ describe('board: Done by pages (Chromium, real hub)', () => {
 	it('keeps Done right under live events, for loaded and unloaded cards alike', async () => {
 		// A done card far below the loaded page changes: it is the newest change now, so it shows on top.
 		await admin.request('card/update', { cardId: id(10), title: 'Finished 10, renamed' });
-		await waitFor('D010 on top of Done', async () => (await topOfDone())[0] === id(10));
+		await waitUntil('D010 on top of Done', async () => (await topOfDone())[0] === id(10));
 		assert.equal(await count(), '450');
 		// A live completion lands on top of Done and counts.
 		const { lease } = await agent.request('card/claim', { cardId: 'R1' });
 		await agent.request('card/complete', { cardId: 'R1', epoch: lease?.epoch, result: 'shipped' });
-		await waitFor('R1 on top of Done', async () => (await topOfDone())[0] === 'R1');
+		await waitUntil('R1 on top of Done', async () => (await topOfDone())[0] === 'R1');
 		assert.equal(await count(), '451');
 		// An unloaded done card reopened goes to Ready; one deleted is no longer counted.
 		await admin.request('card/reopen', { cardId: id(5) });
-		await waitFor(
+		await waitUntil(
 			'D005 in Ready',
 			async () => (await page.locator('.column-ready .card[data-id="D005"]').count()) === 1,
 		);
 		await admin.request('card/delete', { cardId: id(3) });
-		await waitFor('the count to drop to 449', async () => (await count()) === '449');
+		await waitUntil('the count to drop to 449', async () => (await count()) === '449');
 	});
 
 	it('loads the next pages as Done scrolls to its end: every card once, newest first', async () => {
@@ -175,15 +150,15 @@ describe('board: Done by pages (Chromium, real hub)', () => {
 		const filter = page.locator('input.filter-text');
 		await filter.fill('needle');
 		const want = [...needles].reverse().map(id);
-		await waitFor('every needle in Done', async () => (await topOfDone()).join() === want.join());
+		await waitUntil('every needle in Done', async () => (await topOfDone()).join() === want.join());
 		assert.equal(await count(), String(want.length));
 		await filter.fill('');
-		await waitFor('Done unfiltered again', async () => (await count()) === '449');
+		await waitUntil('Done unfiltered again', async () => (await count()) === '449');
 		// The footer is a button: Tab reaches it and Enter loads the next page.
 		const more = page.locator('.column-done .column-more');
-		await waitFor('the first page again', async () => (await more.innerText()) === '249 more');
+		await waitUntil('the first page again', async () => (await more.innerText()) === '249 more');
 		await more.focus();
 		await page.keyboard.press('Enter');
-		await waitFor('a second page', async () => (await more.innerText()) === '49 more');
+		await waitUntil('a second page', async () => (await more.innerText()) === '49 more');
 	});
 });

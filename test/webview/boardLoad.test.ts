@@ -8,23 +8,20 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import type { Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 
 import { makeCard } from '../helpers/cards';
-import { chromiumArgs } from '../helpers/chromium';
-import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
+import { BoardFixture, waitUntil } from './boardFixture';
 
 const readyCount = 2500;
 const id = (i: number): string => `R${String(i).padStart(4, '0')}`;
 
 describe('board: live columns load progressively (Chromium, real hub)', () => {
-	let dataDir: string;
-	let hub: HubProcess;
+	let board: BoardFixture;
 	let admin: RpcClient;
-	let browser: Browser;
 	let page: Page;
 	/** Responses to Ready's page requests after the first, held until release(). */
 	const held: string[] = [];
@@ -52,28 +49,18 @@ describe('board: live columns load progressively (Chromium, real hub)', () => {
 				.map(m => m.name)
 				.filter(n => n === 'baton:first-render' || n === 'baton:live-complete'),
 		);
-	const waitFor = async (what: string, ok: () => Promise<boolean>): Promise<void> => {
-		const deadline = Date.now() + 15_000;
-		while (!(await ok())) {
-			if (Date.now() > deadline) {
-				assert.fail(`timed out waiting for ${what}`);
-			}
-			await new Promise(r => setTimeout(r, 50));
-		}
-	};
+	const waitFor = (what: string, ok: () => Promise<boolean>): Promise<void> => waitUntil(what, ok, 15_000);
 
 	before(async () => {
-		dataDir = tempDataDir();
-		hub = await startHub({ dataDir, env: hubEnv() });
-		admin = await client(dataDir, { agent: { id: 'planner', name: 'planner', client: 'test' } });
+		board = await BoardFixture.start();
+		admin = board.admin;
 		for (let from = 0; from < readyCount; from += 1000) {
 			const cards = Array.from({ length: Math.min(1000, readyCount - from) }, (_, k) =>
 				makeCard({ id: id(from + k), title: `Ready ${from + k}` }),
 			);
 			await admin.request('data/import', { cards });
 		}
-		browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
-		page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+		page = await board.newPage();
 		// Relays the board's socket, holding back the answers to Ready's second and later pages.
 		await page.routeWebSocket(/.*/, ws => {
 			const server = ws.connectToServer();
@@ -102,17 +89,10 @@ describe('board: live columns load progressively (Chromium, real hub)', () => {
 				ws.send(text);
 			});
 		});
-		const { url } = await admin.request('hub/boardTicket', {});
-		await page.goto(url);
-		await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+		await board.open(page);
 	});
 
-	after(async () => {
-		await browser.close();
-		admin.close();
-		await hub.stop();
-		removeDataDir(dataDir);
-	});
+	after(() => board.stop());
 
 	it('draws with the first page, keeps events, and ends with every ready card once', async () => {
 		const stale = await firstHeld;

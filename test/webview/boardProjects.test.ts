@@ -8,40 +8,32 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import type { RpcClient } from '../../core/rpc';
 
-import { chromiumArgs } from '../helpers/chromium';
-import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
+import { BoardFixture } from './boardFixture';
 import { cardIn } from './boardPage';
 
 const web = 'github.com/acme/web';
 const api = 'github.com/acme/api';
 
 describe('board: projects and scopes (Chromium, real hub)', () => {
-	let dataDir: string;
-	let hub: HubProcess;
+	let board: BoardFixture;
 	let admin: RpcClient;
 	let agent: RpcClient;
-	let browser: Browser;
 	let page: Page;
 
-	const open = async (): Promise<void> => {
-		const { url } = await admin.request('hub/boardTicket', {});
-		await page.goto(url);
-		await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
-	};
+	const open = (): Promise<void> => board.open(page);
 	const shown = async (): Promise<string[]> =>
 		(await page.locator('.board .card[data-id]').evaluateAll(els => els.map(e => (e as HTMLElement).dataset.id ?? '')))
 			.filter(id => id !== '')
 			.sort();
 
 	before(async () => {
-		dataDir = tempDataDir();
-		hub = await startHub({ dataDir, env: hubEnv() });
-		admin = await client(dataDir, { agent: { id: 'planner', name: 'planner', client: 'test' } });
-		agent = await client(dataDir, { agent: { id: 'claude-code-1', name: 'claude-code-1', client: 'test' } });
+		board = await BoardFixture.start();
+		admin = board.admin;
+		agent = await board.agent('claude-code-1');
 		await admin.request('card/create', {
 			cards: [
 				{ id: 'AUTH-3', title: 'Session cookie hardening', project: web, scope: ['src/auth/**'], priority: 5 },
@@ -50,18 +42,11 @@ describe('board: projects and scopes (Chromium, real hub)', () => {
 			],
 		});
 		await agent.request('card/claim', { cardId: 'AUTH-3' });
-		browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
-		page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+		page = await board.newPage();
 		await open();
 	});
 
-	after(async () => {
-		await browser.close();
-		agent.close();
-		admin.close();
-		await hub.stop();
-		removeDataDir(dataDir);
-	});
+	after(() => board.stop());
 
 	it('starts at All projects in a browser tab; a project choice filters and survives a reload', async () => {
 		const select = page.locator('select.filter-project');

@@ -9,12 +9,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import type { RpcClient } from '../../core/rpc';
 
-import { chromiumArgs } from '../helpers/chromium';
-import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
+import { BoardFixture } from './boardFixture';
 import { type PageWatch, cardIn, columnPoint, drag, storeCard, waitForStore, watch, watchScript } from './boardPage';
 
 const result =
@@ -22,23 +21,19 @@ const result =
 	'Hostile bits stay text: <img src=x onerror=alert(7)> [bad](javascript:alert(8))';
 
 describe('board: review gate, messages and questions (Chromium, real hub)', () => {
-	let dataDir: string;
-	let hub: HubProcess;
+	let board: BoardFixture;
 	let admin: RpcClient;
 	let worker: RpcClient;
 	let reviewer: RpcClient;
 	let other: RpcClient;
-	let browser: Browser;
 	let page: Page;
 	let pageWatch: PageWatch;
 
-	const agent = (id: string, capabilities: string[]): Promise<RpcClient> =>
-		client(dataDir, { client: 'mcp', agent: { id, name: id, client: 'mcp', capabilities } });
+	const agent = (id: string, capabilities: string[]): Promise<RpcClient> => board.agent(id, 'mcp', { capabilities });
 
 	before(async () => {
-		dataDir = tempDataDir();
-		hub = await startHub({ dataDir, env: hubEnv() });
-		admin = await client(dataDir, { agent: { id: 'planner', name: 'planner', client: 'test' } });
+		board = await BoardFixture.start();
+		admin = board.admin;
 		worker = await agent('claude-rev', ['lang:ts']);
 		reviewer = await agent('reviewer-1', ['review']);
 		other = await agent('codex-next', ['lang:ts']);
@@ -57,24 +52,13 @@ describe('board: review gate, messages and questions (Chromium, real hub)', () =
 			await worker.request('card/complete', { cardId: id, epoch: lease?.epoch, result });
 		}
 		await reviewer.request('card/claim', { cardId: 'REV-3', review: true, capabilities: ['review'] });
-		browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
-		const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-		page = await context.newPage();
+		page = await board.newPage();
 		pageWatch = watch(page);
 		await page.addInitScript(watchScript);
-		const { url } = await admin.request('hub/boardTicket', {});
-		await page.goto(url);
-		await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+		await board.open(page);
 	});
 
-	after(async () => {
-		await browser.close();
-		for (const c of [worker, reviewer, other, admin]) {
-			c.close();
-		}
-		await hub.stop();
-		removeDataDir(dataDir);
-	});
+	after(() => board.stop());
 
 	it('shows cards in review in In review, with who completed them and who reviews them', async () => {
 		const rev1 = cardIn(page, 'review', 'REV-1');

@@ -8,13 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { type Browser, type Page, chromium } from 'playwright-core';
+import type { Page } from 'playwright-core';
 
 import type { RpcClient } from '../../core/rpc';
 
-import { chromiumArgs } from '../helpers/chromium';
-import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
 import { type Agent, startAgent } from '../helpers/mcp';
+import { BoardFixture } from './boardFixture';
 import { cardIn } from './boardPage';
 
 interface InboxItem {
@@ -25,34 +24,25 @@ interface InboxItem {
 }
 
 describe('board → agent: a typed message reaches the holder (Chromium, real hub, real MCP agent)', () => {
-	let dataDir: string;
-	let hub: HubProcess;
+	let board: BoardFixture;
 	let admin: RpcClient;
 	let agent: Agent;
-	let browser: Browser;
 	let page: Page;
 
 	before(async () => {
-		dataDir = tempDataDir();
-		hub = await startHub({ dataDir, env: hubEnv() });
-		admin = await client(dataDir, { agent: { id: 'planner', name: 'planner', client: 'test' } });
+		board = await BoardFixture.start();
+		admin = board.admin;
 		await admin.request('card/create', { cards: [{ id: 'MSG-1', title: 'Port the parser to the v2 API' }] });
-		agent = await startAgent(dataDir, { env: { BATON_AGENT: 'claude-inbox' } });
+		agent = await startAgent(board.dataDir, { env: { BATON_AGENT: 'claude-inbox' } });
 		const claimed = await agent.json<{ card: { id: string } }>('claim', { cardId: 'MSG-1' });
 		assert.equal(claimed.card.id, 'MSG-1');
-		browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: chromiumArgs });
-		page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
-		const { url } = await admin.request('hub/boardTicket', {});
-		await page.goto(url);
-		await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+		page = await board.newPage();
+		await board.open(page);
 	});
 
 	after(async () => {
-		await browser.close();
 		await agent.close().catch(() => undefined);
-		admin.close();
-		await hub.stop();
-		removeDataDir(dataDir);
+		await board.stop();
 	});
 
 	it('within 1 s, once, and the board shows it delivered', async () => {
