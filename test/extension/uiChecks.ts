@@ -129,9 +129,9 @@ async function focusReport(page: Page): Promise<string> {
 
 /**
  * Opens the command palette, runs `command` and chooses the quick-pick item containing `pick`;
- * returns that item's text. The whole run is retried once when the command's own quick pick never shows or
- * closes before the item can be typed (a CI run once saw it gone, focus taken by a late webview):
- * a dismissed pick does nothing, so running the command again is safe.
+ * returns that item's text. The whole run is retried once when the command's own quick pick never
+ * shows or closes before the item can be typed (a CI run once saw it gone, focus taken by a late
+ * webview): a dismissed pick does nothing, so running the command again is safe.
  */
 async function runFromPalette(
 	page: Page,

@@ -14,7 +14,8 @@ import type { Page } from 'playwright-core';
 import type { RpcClient } from '../../core/rpc';
 
 import { makeCard } from '../helpers/cards';
-import { BoardFixture, waitUntil } from './boardFixture';
+import { waitFor } from '../helpers/hub';
+import { BoardFixture } from './boardFixture';
 
 const doneCount = 450;
 const id = (i: number): string => `D${String(i).padStart(3, '0')}`;
@@ -84,21 +85,22 @@ describe('board: Done by pages (Chromium, real hub)', () => {
 	it('keeps Done right under live events, for loaded and unloaded cards alike', async () => {
 		// A done card far below the loaded page changes: it is the newest change now, so it shows on top.
 		await admin.request('card/update', { cardId: id(10), title: 'Finished 10, renamed' });
-		await waitUntil('D010 on top of Done', async () => (await topOfDone())[0] === id(10));
+		await waitFor(async () => (await topOfDone())[0] === id(10), 10_000, 'D010 on top of Done');
 		assert.equal(await count(), '450');
 		// A live completion lands on top of Done and counts.
 		const { lease } = await agent.request('card/claim', { cardId: 'R1' });
 		await agent.request('card/complete', { cardId: 'R1', epoch: lease?.epoch, result: 'shipped' });
-		await waitUntil('R1 on top of Done', async () => (await topOfDone())[0] === 'R1');
+		await waitFor(async () => (await topOfDone())[0] === 'R1', 10_000, 'R1 on top of Done');
 		assert.equal(await count(), '451');
 		// An unloaded done card reopened goes to Ready; one deleted is no longer counted.
 		await admin.request('card/reopen', { cardId: id(5) });
-		await waitUntil(
-			'D005 in Ready',
+		await waitFor(
 			async () => (await page.locator('.column-ready .card[data-id="D005"]').count()) === 1,
+			10_000,
+			'D005 in Ready',
 		);
 		await admin.request('card/delete', { cardId: id(3) });
-		await waitUntil('the count to drop to 449', async () => (await count()) === '449');
+		await waitFor(async () => (await count()) === '449', 10_000, 'the count to drop to 449');
 	});
 
 	it('loads the next pages as Done scrolls to its end: every card once, newest first', async () => {
@@ -150,15 +152,15 @@ describe('board: Done by pages (Chromium, real hub)', () => {
 		const filter = page.locator('input.filter-text');
 		await filter.fill('needle');
 		const want = [...needles].reverse().map(id);
-		await waitUntil('every needle in Done', async () => (await topOfDone()).join() === want.join());
+		await waitFor(async () => (await topOfDone()).join() === want.join(), 10_000, 'every needle in Done');
 		assert.equal(await count(), String(want.length));
 		await filter.fill('');
-		await waitUntil('Done unfiltered again', async () => (await count()) === '449');
+		await waitFor(async () => (await count()) === '449', 10_000, 'Done unfiltered again');
 		// The footer is a button: Tab reaches it and Enter loads the next page.
 		const more = page.locator('.column-done .column-more');
-		await waitUntil('the first page again', async () => (await more.innerText()) === '249 more');
+		await waitFor(async () => (await more.innerText()) === '249 more', 10_000, 'the first page again');
 		await more.focus();
 		await page.keyboard.press('Enter');
-		await waitUntil('a second page', async () => (await more.innerText()) === '49 more');
+		await waitFor(async () => (await more.innerText()) === '49 more', 10_000, 'a second page');
 	});
 });

@@ -1,11 +1,9 @@
 /**
  * The setup every Chromium board test repeats: a real hub on a fresh data dir, the planner's client,
  * clients for agents, headless Chromium at 1440×900, the board opened through a one-time ticket, and
- * one stop() that closes all of it in reverse order. Also the polling wait those tests share. Test code
- * only: what a test seeds, and anything it starts itself (an MCP agent, a PostgreSQL schema), is its own.
+ * one stop() that closes all of it in reverse order. Test code only: what a test seeds, and anything
+ * it starts itself (an MCP agent, a PostgreSQL schema), is its own.
  */
-import assert from 'node:assert/strict';
-
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 
 import type { AgentInfo, ClientKind } from '../../core/protocol';
@@ -67,16 +65,5 @@ export class BoardFixture {
 		}
 		await this.hub.stop();
 		removeDataDir(this.dataDir);
-	}
-}
-
-/** Polls `ok` every 50 ms until it holds; fails naming `what` after `timeoutMs`. */
-export async function waitUntil(what: string, ok: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!(await ok())) {
-		if (Date.now() > deadline) {
-			assert.fail(`timed out waiting for ${what}`);
-		}
-		await new Promise(r => setTimeout(r, 50));
 	}
 }

@@ -14,7 +14,8 @@ import type { Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 
 import { makeCard } from '../helpers/cards';
-import { BoardFixture, waitUntil } from './boardFixture';
+import { waitFor } from '../helpers/hub';
+import { BoardFixture } from './boardFixture';
 
 const readyCount = 2500;
 const id = (i: number): string => `R${String(i).padStart(4, '0')}`;
@@ -49,8 +50,6 @@ describe('board: live columns load progressively (Chromium, real hub)', () => {
 				.map(m => m.name)
 				.filter(n => n === 'baton:first-render' || n === 'baton:live-complete'),
 		);
-	const waitFor = (what: string, ok: () => Promise<boolean>): Promise<void> => waitUntil(what, ok, 15_000);
-
 	before(async () => {
 		board = await BoardFixture.start();
 		admin = board.admin;
@@ -107,12 +106,12 @@ describe('board: live columns load progressively (Chromium, real hub)', () => {
 		const deleted = stale[20]?.id ?? '';
 		await admin.request('card/update', { cardId: renamed, title: 'Renamed during the load' });
 		await admin.request('card/delete', { cardId: deleted });
-		await waitFor('the rename to reach the board', async () => (await readySetSize()) === 1001);
+		await waitFor(async () => (await readySetSize()) === 1001, 15_000, 'the rename to reach the board');
 
 		release();
-		await waitFor('every live page', async () => (await marks()).includes('baton:live-complete'));
+		await waitFor(async () => (await marks()).includes('baton:live-complete'), 15_000, 'every live page');
 		assert.deepEqual(await marks(), ['baton:first-render', 'baton:live-complete']);
-		await waitFor('the full Ready column', async () => (await readySetSize()) === readyCount - 1);
+		await waitFor(async () => (await readySetSize()) === readyCount - 1, 15_000, 'the full Ready column');
 		assert.equal(await page.locator('.column-ready .column-count').innerText(), '2,499');
 		assert.equal(await page.locator('.column-ready .column-loading').isVisible(), false);
 
@@ -144,7 +143,7 @@ describe('board: live columns load progressively (Chromium, real hub)', () => {
 
 		// The renamed card shows the event's title, not the held page's.
 		await page.locator('.filter-text').fill('Renamed during the load');
-		await waitFor('the filter', async () => (await readyCards()).length === 1);
+		await waitFor(async () => (await readyCards()).length === 1, 15_000, 'the filter');
 		assert.deepEqual(await readyCards(), [renamed]);
 		assert.match(await page.locator(`.card[data-id="${renamed}"]`).innerText(), /Renamed during the load/);
 	});
