@@ -23,15 +23,20 @@ import {
 } from '../../core/mcpConfig';
 import type { Command } from './command';
 import { cliFlags } from './flags';
-import { batonScript } from './hubClient';
+import {
+	type LaunchKind,
+	type RunningBaton,
+	checkLaunch,
+	detectLaunch,
+	isLaunchKind,
+	launchCheckMs,
+	launchCommand,
+	launchLine,
+	packageName,
+	runningBaton,
+} from './launch';
 import { UsageError, printJson } from './output';
 import { unifiedDiff } from './textDiff';
-
-/** The npm package that carries the `baton` program (issue 15 §1). */
-export const packageName = 'baton-mcp';
-
-const launches = ['npx', 'baton', 'node'] as const;
-type LaunchKind = (typeof launches)[number];
 
 const initFlags = cliFlags({
 	dir: {
@@ -48,7 +53,8 @@ const initFlags = cliFlags({
 	launch: {
 		type: 'string',
 		value: 'HOW',
-		description: `How agents start Baton: npx (default: npx -y ${packageName} mcp), baton (a global install on PATH), node (this copy, absolute path)`,
+		description:
+			'How agents start Baton: npx (npx -y baton-mcp mcp), baton (the baton on PATH), node (this copy, absolute path); default: the way this Baton was started',
 	},
 	instructions: {
 		type: 'string',
@@ -76,16 +82,13 @@ interface PlannedFile {
 }
 
 /** The launch line written into every config: see docs/guide.md "Set up a repository". */
-export function launchFor(kind: LaunchKind, dataDir: string | undefined): McpLaunch {
+export function launchFor(
+	kind: LaunchKind,
+	dataDir: string | undefined,
+	run: RunningBaton = runningBaton(),
+): McpLaunch {
 	const env: Record<string, string> = dataDir === undefined ? {} : { BATON_DATA_DIR: resolve(dataDir) };
-	switch (kind) {
-		case 'npx':
-			return { command: 'npx', args: ['-y', packageName, 'mcp'], env };
-		case 'baton':
-			return { command: 'baton', args: ['mcp'], env };
-		case 'node':
-			return { command: process.execPath, args: [batonScript(), 'mcp'], env };
-	}
+	return { ...launchCommand(kind, run), env };
 }
 
 async function readText(file: string): Promise<string | undefined> {
@@ -209,20 +212,26 @@ export const initCommand: Command = {
 		'VS Code (.vscode/); none found: Claude Code. Existing entries of other servers and comments are kept;',
 		'a file that is not JSON(C) is refused and nothing is written. An existing baton entry is kept',
 		'unless --launch or --data-dir (BATON_DATA_DIR in the entries) is given. Run it again any time.',
+		'Default launch: npx when this Baton ran through npx, baton when the baton on PATH is this install,',
+		'else node and this copy by absolute path. The command is run with --version first; one that does',
+		'not start is refused and nothing is written.',
 	].join('\n'),
 	async run(ctx) {
 		const flags = initFlags.read(ctx.values);
-		const launchKind = flags.launch ?? 'npx';
-		if (!(launches as readonly string[]).includes(launchKind)) {
-			throw new UsageError(`--launch ${launchKind}: use npx, baton or node.`);
+		if (flags.launch !== undefined && !isLaunchKind(flags.launch)) {
+			throw new UsageError(`--launch ${flags.launch}: use npx, baton or node.`);
 		}
 		const instructionsFlag = flags.instructions;
 		if (instructionsFlag !== undefined && !isInstructionsChoice(instructionsFlag)) {
 			throw new UsageError(`--instructions ${instructionsFlag}: use AGENTS.md, CLAUDE.md or none.`);
 		}
 		const dir = await repositoryDir(flags.dir);
-		const launch = launchFor(launchKind as LaunchKind, ctx.dataDir);
+		const run = runningBaton();
+		const detected = detectLaunch(run);
+		const launchKind: LaunchKind = flags.launch ?? detected.kind;
+		const launch = launchFor(launchKind, ctx.dataDir, run);
 		const launchChosen = flags.launch !== undefined || ctx.dataDir !== undefined;
+		const launchWhy = flags.launch === undefined ? detected.why : `--launch ${flags.launch}`;
 		const notes: string[] = [];
 
 		const asked = readClients(flags.client);
@@ -241,6 +250,7 @@ export const initCommand: Command = {
 
 		// Every file is read and merged before anything is written: a refusal leaves the repository as it was.
 		const files: PlannedFile[] = [];
+		let writesEntry = false;
 		for (const { client, why } of clients) {
 			const { file, label } = mcpClients[client];
 			const before = await readText(join(dir, file));
@@ -248,6 +258,7 @@ export const initCommand: Command = {
 			// An entry someone chose (another --launch, the extension's command) stays unless a flag says otherwise.
 			const keep =
 				!launchChosen && before !== undefined && merged !== before && currentEntry(client, before) !== undefined;
+			writesEntry ||= !keep && merged !== before;
 			files.push(
 				keep
 					? planned(file, `${label} MCP config (${why}; its baton entry kept: --launch replaces it)`, before, before)
@@ -263,6 +274,26 @@ export const initCommand: Command = {
 		}
 
 		const changes = files.filter(f => f.action !== 'unchanged');
+		// The entry written must start: run it (with --version) before writing, as the MCP client will.
+		if (writesEntry) {
+			await checkLaunch(launch, process.env, launchKind === 'npx' ? launchCheckMs.npx : launchCheckMs.other).catch(
+				(e: unknown) => {
+					throw BatonError.is(e)
+						? new BatonError(
+								e.code,
+								`${e.message} Nothing was written. ${
+									launchKind === 'npx'
+										? `Until ${packageName} is installable from npm, use --launch node (this copy) or --launch baton (a global install).`
+										: launchKind === 'baton'
+											? 'Install Baton globally (npm i -g baton-mcp) or use --launch node.'
+											: 'Check that this copy is built (npm run build).'
+								}`,
+								e.data,
+							)
+						: e;
+				},
+			);
+		}
 		if (!flags.dryRun) {
 			for (const f of changes) {
 				await writeAtomic(join(dir, f.path), f.after);
@@ -273,6 +304,7 @@ export const initCommand: Command = {
 				dir,
 				dryRun: flags.dryRun,
 				launch,
+				launchWhy,
 				files: files.map(f => ({
 					path: f.path,
 					action: f.action,
@@ -289,9 +321,9 @@ export const initCommand: Command = {
 			`baton init in ${dir}${flags.dryRun ? ' (dry run)' : ''}`,
 			...files.map(f => `  ${f.action.padEnd(9)}  ${f.path.padEnd(width)}  ${f.purpose}`),
 			...notes,
-			`Agents start Baton with: ${[launch.command, ...launch.args].join(' ')}${Object.entries(launch.env)
+			`Agents start Baton with: ${launchLine(launch)}${Object.entries(launch.env)
 				.map(([k, v]) => ` (${k}=${v})`)
-				.join('')}`,
+				.join('')} (${launchWhy})`,
 		];
 		if (flags.dryRun) {
 			lines.push(...changes.map(f => `\n${preview(f)}`));

@@ -7,7 +7,7 @@ import { resolveDataDir } from '../../core/paths';
 import type { Agent } from '../../core/protocol';
 import type { Command } from './command';
 import { cliFlags } from './flags';
-import { batonScript } from './hubClient';
+import { detectLaunch, launchCommand, runningBaton } from './launch';
 import { eventLine, printJson } from './output';
 
 export interface McpConfigs {
@@ -20,10 +20,16 @@ export interface McpConfigs {
 	vscode: unknown;
 }
 
-/** The MCP server launch line every client needs, in each client's own format. */
-export function mcpConfigs(script: string, dataDir: string, defaultDataDir: string): McpConfigs {
-	const command = process.execPath;
-	const args = [script, 'mcp'];
+/**
+ * The MCP server launch line every client needs, in each client's own format: `launch` is
+ * cli/launch.ts's, the one `baton init` writes.
+ */
+export function mcpConfigs(
+	launch: { command: string; args: string[] },
+	dataDir: string,
+	defaultDataDir: string,
+): McpConfigs {
+	const { command, args } = launch;
 	// Only pin the data dir when it is not the one `baton mcp` would find by itself.
 	const env: Record<string, string> = dataDir === defaultDataDir ? {} : { BATON_DATA_DIR: dataDir };
 	const envFlags = Object.entries(env)
@@ -65,9 +71,20 @@ export const upCommand: Command = {
 			hub.request('card/stats', {}),
 			hub.request('hub/boardTicket', {}).catch(() => undefined),
 		]);
-		const configs = mcpConfigs(batonScript(), status.dataDir, resolveDataDir({ HOME: process.env.HOME }));
+		const run = runningBaton();
+		const detected = detectLaunch(run);
+		const configs = mcpConfigs(
+			launchCommand(detected.kind, run),
+			status.dataDir,
+			resolveDataDir({ HOME: process.env.HOME }),
+		);
 		if (ctx.json) {
-			printJson(ctx.output, { hub: status, stats, boardUrl: ticket?.url ?? null, mcp: configs });
+			printJson(ctx.output, {
+				hub: status,
+				stats,
+				boardUrl: ticket?.url ?? null,
+				mcp: { ...configs, launch: detected.kind, launchWhy: detected.why },
+			});
 		} else {
 			const j = (v: unknown): string => JSON.stringify(v, null, 2).replace(/\n/g, '\n  ');
 			ctx.output.out(
@@ -75,7 +92,8 @@ export const upCommand: Command = {
 					`Baton hub ready: pid ${status.pid}, ${status.mode} store, data dir ${dataDir}`,
 					`Backlog: ${stats.total} cards (${stats.counts.ready} ready, ${stats.counts.claimed} claimed, ${stats.counts.blocked} blocked, ${stats.counts.done} done)`,
 					'',
-					'Connect your agents: each MCP client starts its own "baton mcp" over stdio.',
+					'Connect your agents: each MCP client starts its own "baton mcp" over stdio',
+					`(${detected.why}; "baton init" writes the same into a repository).`,
 					'',
 					'Claude Code:',
 					`  ${configs.claudeCode}`,

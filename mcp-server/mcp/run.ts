@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 
+import packageJson from '../../package.json';
 import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
@@ -32,6 +33,7 @@ Options:
                         repository of the working directory): claim gets its cards and cards with
                         none, create gives cards this project
   --data-dir DIR        Backlog data dir (default: BATON_DATA_DIR, else ~/.config/baton/backlog)
+  --version             Print the version and exit (baton init checks its launch command with it)
   -h, --help            Show this help`;
 
 export interface McpOptions {
@@ -43,7 +45,7 @@ export interface McpOptions {
 }
 
 /** Parses `baton mcp` arguments; throws BatonError('invalid_input') on bad values (exit 2). */
-export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): McpOptions | 'help' {
+export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): McpOptions | 'help' | 'version' {
 	const { values } = parseArgs({
 		args: argv,
 		options: {
@@ -52,12 +54,16 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): McpOptions
 			project: { type: 'string' },
 			'data-dir': { type: 'string' },
 			help: { type: 'boolean', short: 'h' },
+			version: { type: 'boolean' },
 		},
 		strict: true,
 		allowPositionals: false,
 	});
 	if (values.help === true) {
 		return 'help';
+	}
+	if (values.version === true) {
+		return 'version';
 	}
 	const agent = values.agent ?? (env.BATON_AGENT === '' ? undefined : env.BATON_AGENT);
 	if (agent !== undefined && !AgentId.safeParse(agent).success) {
@@ -89,7 +95,7 @@ export function agentIdFromClient(clientName: string | undefined, sessionId: str
 }
 
 export async function runMcp(argv: string[]): Promise<number> {
-	let options: McpOptions | 'help';
+	let options: McpOptions | 'help' | 'version';
 	try {
 		options = parseMcpArgs(argv, process.env);
 	} catch (error) {
@@ -99,6 +105,10 @@ export async function runMcp(argv: string[]): Promise<number> {
 	}
 	if (options === 'help') {
 		console.error(mcpUsage);
+		return 0;
+	}
+	if (options === 'version') {
+		process.stdout.write(`${packageJson.version}\n`);
 		return 0;
 	}
 	const { agent, capabilities, dataDir } = options;

@@ -130,7 +130,7 @@ describe('agent identity', () => {
 			dataDir: undefined,
 		});
 		const fromEnv = parseMcpArgs([], { BATON_AGENT: 'claude-2', BATON_CAPABILITIES: 'lang:go' });
-		assert.ok(fromEnv !== 'help');
+		assert.ok(typeof fromEnv === 'object');
 		assert.equal(fromEnv.agent, 'claude-2');
 		assert.deepEqual(fromEnv.capabilities, ['lang:go']);
 		assert.equal(agentIdFromClient('Claude Code', 'a1b2c3'), 'claude-code-a1b2c3');
@@ -139,12 +139,13 @@ describe('agent identity', () => {
 		assert.throws(() => parseMcpArgs(['--capabilities', 'bad cap!'], {}), /capabilities/);
 		assert.throws(() => parseMcpArgs(['--port', '80'], {}), /port/);
 		assert.equal(parseMcpArgs(['--help'], {}), 'help');
+		assert.equal(parseMcpArgs(['--version'], {}), 'version');
 	});
 
 	it('MCP: --project, else BATON_PROJECT (checked as project ids, "*" for any), else left to the git repository', () => {
 		const project = (argv: string[], env: NodeJS.ProcessEnv): string | undefined => {
 			const options = parseMcpArgs(argv, env);
-			assert.ok(options !== 'help');
+			assert.ok(typeof options === 'object');
 			return options.project;
 		};
 		assert.equal(project(['--project', 'github.com/acme/web'], { BATON_PROJECT: 'other' }), 'github.com/acme/web');
@@ -174,7 +175,8 @@ describe('CLI output', () => {
 	});
 
 	it('prints MCP configs for each client, pinning the data dir only when it is not the default', () => {
-		const pinned = mcpConfigs('/opt/baton/dist/baton.js', '/srv/team backlog', '/home/u/.config/baton/backlog');
+		const launch = { command: process.execPath, args: ['/opt/baton/dist/baton.js', 'mcp'] };
+		const pinned = mcpConfigs(launch, '/srv/team backlog', '/home/u/.config/baton/backlog');
 		assert.equal(
 			pinned.claudeCode,
 			`claude mcp add baton -e BATON_DATA_DIR='/srv/team backlog' -- ${process.execPath} /opt/baton/dist/baton.js mcp`,
@@ -189,11 +191,7 @@ describe('CLI output', () => {
 				},
 			},
 		});
-		const plain = mcpConfigs(
-			'/opt/baton/dist/baton.js',
-			'/home/u/.config/baton/backlog',
-			'/home/u/.config/baton/backlog',
-		);
+		const plain = mcpConfigs(launch, '/home/u/.config/baton/backlog', '/home/u/.config/baton/backlog');
 		assert.deepEqual(plain.cursor, {
 			mcpServers: { baton: { command: process.execPath, args: ['/opt/baton/dist/baton.js', 'mcp'] } },
 		});

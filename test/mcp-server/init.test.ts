@@ -17,8 +17,8 @@ import { gitRepo, plainFolder } from '../helpers/gitRepos';
 let parent: string;
 let dataDir: string;
 
-function init(cwd: string, args: string[] = []): Promise<CliResult> {
-	return runBaton(['init', ...args], { dataDir, cwd });
+function init(cwd: string, args: string[] = [], env?: Record<string, string>): Promise<CliResult> {
+	return runBaton(['init', ...args], { dataDir, cwd, ...(env === undefined ? {} : { env }) });
 }
 
 interface InitJson {
@@ -30,8 +30,8 @@ interface InitJson {
 	notes: string[];
 }
 
-async function initJson(cwd: string, args: string[] = []): Promise<InitJson> {
-	const r = await init(cwd, [...args, '--json']);
+async function initJson(cwd: string, args: string[] = [], env?: Record<string, string>): Promise<InitJson> {
+	const r = await init(cwd, [...args, '--json'], env);
 	assert.equal(r.code, 0, `baton init ${args.join(' ')} exited ${r.code}: ${r.stdout} ${r.stderr}`);
 	return JSON.parse(r.stdout) as InitJson;
 }
@@ -83,8 +83,9 @@ describe('baton init', { concurrency: true }, () => {
 		assert.equal(first.dir, repo);
 		assert.deepEqual(actions(first), { '.mcp.json': 'create', 'AGENTS.md': 'create' });
 		assert.match(first.notes.join('\n'), /No MCP client found .*configured Claude Code/);
+		// Run from this clone (no baton on PATH that is this copy): the entry starts this copy.
 		assert.deepEqual(JSON.parse(readFileSync(join(repo, '.mcp.json'), 'utf8')), {
-			mcpServers: { baton: { command: 'npx', args: ['-y', 'baton-mcp', 'mcp'] } },
+			mcpServers: { baton: { command: process.execPath, args: [batonJs, 'mcp'] } },
 		});
 		const agents = readFileSync(join(repo, 'AGENTS.md'), 'utf8');
 		assert.match(agents, /^<!-- baton:begin -->\n[\s\S]*`claim`[\s\S]*<!-- baton:end -->\n$/);
@@ -148,7 +149,7 @@ describe('baton init', { concurrency: true }, () => {
 		const [mcp, agents] = result.files;
 		assert.match(
 			mcp?.preview ?? '',
-			/^--- a\/\.mcp\.json\n\+\+\+ b\/\.mcp\.json\n@@ -1,5 \+1,13 @@\n[\s\S]*- {4}"other": \{"command": "y"\}\n\+ {4}"other": \{"command": "y"\},\n\+ {4}"baton": \{/,
+			/^--- a\/\.mcp\.json\n\+\+\+ b\/\.mcp\.json\n@@ -1,5 \+1,12 @@\n[\s\S]*- {4}"other": \{"command": "y"\}\n\+ {4}"other": \{"command": "y"\},\n\+ {4}"baton": \{/,
 		);
 		assert.match(agents?.preview ?? '', /^\+\+\+ b\/AGENTS\.md \(new file\)\n\+<!-- baton:begin -->/);
 		const human = await init(repo, ['--dry-run']);
@@ -211,7 +212,13 @@ describe('baton init', { concurrency: true }, () => {
 		});
 		// Switching the launch rewrites only the entry, and the file keeps its mode through the temp-file rename.
 		chmodSync(join(folder, '.cursor/mcp.json'), 0o600);
-		const global = await initJson(folder, ['--client', 'cursor', '--launch', 'baton', '--instructions', 'none']);
+		// A `baton` on PATH, so the entry init checks before writing starts.
+		const bin = join(parent, 'bin');
+		write(bin, 'baton', `#!/bin/sh\nexec ${process.execPath} ${batonJs} "$@"\n`);
+		chmodSync(join(bin, 'baton'), 0o755);
+		const global = await initJson(folder, ['--client', 'cursor', '--launch', 'baton', '--instructions', 'none'], {
+			PATH: `${bin}:${process.env.PATH ?? ''}`,
+		});
 		assert.deepEqual(actions(global), { '.cursor/mcp.json': 'update' });
 		assert.deepEqual(JSON.parse(readFileSync(join(folder, '.cursor/mcp.json'), 'utf8')), {
 			mcpServers: { baton: { command: 'baton', args: ['mcp'] } },
