@@ -176,6 +176,10 @@ export class Backlog {
 		return this.hooks.remove(ctx, p);
 	}
 
+	resumeHook(ctx: OpContext, p: ParsedParams<'hooks/resume'>): Promise<Result<'hooks/resume'>> {
+		return this.hooks.resume(ctx, p);
+	}
+
 	// Cards (backlog/cards.ts)
 
 	create(ctx: OpContext, p: ParsedParams<'card/create'>): Promise<Result<'card/create'>> {

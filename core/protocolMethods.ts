@@ -206,7 +206,7 @@ export const HookId = z.string().regex(/^hk[0-9a-f]{8}$/, 'A hook id looks like 
 /** One attempt (or skip) in a hook's recent delivery log; the newest 50 per hook are kept. */
 export const HookDelivery = z.object({
 	seq: Seq,
-	/** The `X-Baton-Delivery` header: `<hook id>-<seq>`, the same on every retry of that event. */
+	/** The `X-Baton-Delivery` header: `<hook id>-<instance>-<seq>`, the same on every retry of that event. */
 	deliveryId: z.string(),
 	attempt: z.number().int(),
 	at: Timestamp,
@@ -239,6 +239,8 @@ export const Hook = z.object({
 	failingSince: Timestamp.nullable(),
 	lastError: z.string().nullable(),
 	nextAttemptAt: Timestamp.nullable(),
+	/** Why the hook sends nothing (a restore pauses the hooks it brings back; `hooks/resume`); null = it delivers. */
+	paused: z.string().nullable(),
 	recent: z.array(HookDelivery),
 });
 export type Hook = z.infer<typeof Hook>;
@@ -304,6 +306,7 @@ export const methods = {
 	'hooks/list': { params: HooksListParams, result: HooksListResult, mutating: false },
 	'hooks/add': { params: HooksAddParams, result: HookResult, mutating: true },
 	'hooks/remove': { params: HooksRemoveParams, result: HookResult, mutating: true },
+	'hooks/resume': { params: HooksRemoveParams, result: HookResult, mutating: true },
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType; mutating: boolean }>;
 
 export type Methods = typeof methods;

@@ -16,9 +16,13 @@ export const webhookHeaders = {
 	event: 'x-baton-event',
 } as const;
 
-/** The `X-Baton-Delivery` id: the same on every retry of one event to one hook, so receivers de-duplicate. */
-export function deliveryId(hookId: string, seq: number): string {
-	return `${hookId}-${seq}`;
+/**
+ * The `X-Baton-Delivery` id, `<hook>-<instance>-<seq>`: the same on every retry of one event to one
+ * hook, so receivers de-duplicate; the hook's instance (new in a restored copy) keeps a copy's events
+ * from sharing ids with the original's.
+ */
+export function deliveryId(hookId: string, instance: string, seq: number): string {
+	return `${hookId}-${instance}-${seq}`;
 }
 
 /** `sha256=` and the hex HMAC-SHA256 of `<timestamp>.<raw body>` under the hook's secret. */
@@ -61,13 +65,14 @@ function signedRequest(
 
 /** The POST for `event` to hook `hookId`, signed at `nowSeconds` (a retry is signed again, with its own time). */
 export function webhookRequest(
-	hookId: string,
-	secret: string,
+	hook: { id: string; instance: string; secret: string },
 	event: BacklogEvent,
 	nowSeconds: number,
 	userAgent: string,
 ): WebhookRequest {
-	const id = deliveryId(hookId, event.seq);
+	const hookId = hook.id;
+	const secret = hook.secret;
+	const id = deliveryId(hookId, hook.instance, event.seq);
 	return signedRequest(secret, nowSeconds, userAgent, id, event.type, { hook: hookId, delivery: id, event });
 }
 

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { BatonError } from '../errors';
 import type { EventType, Hook, HookDelivery, ParsedParams, Result } from '../protocol';
 import { deliveryId, secretFingerprint } from '../webhook';
+import type { Queryable } from '../store/db';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { num } from './values';
 
@@ -19,6 +20,8 @@ export const deliveryLogRows = 50;
 /** A hook as its delivering hub holds it (with the secret). */
 export interface LeasedHook {
 	id: string;
+	/** Which copy of the hook: part of its delivery ids (core/webhook.ts deliveryId). */
+	instance: string;
 	url: string;
 	secret: string;
 	events: EventType[];
@@ -39,7 +42,7 @@ export interface AttemptRecord {
 
 const hookColumns = `id, url, secret, events, baton_ts(created_at) AS created_at, created_by, cursor, delivered,
 	baton_ts(last_delivered_at) AS last_delivered_at, failures, baton_ts(failing_since) AS failing_since, last_error,
-	baton_ts(next_attempt_at) AS next_attempt_at`;
+	baton_ts(next_attempt_at) AS next_attempt_at, paused, instance`;
 
 interface HookRow {
 	id: string;
@@ -55,6 +58,8 @@ interface HookRow {
 	failing_since: string | null;
 	last_error: string | null;
 	next_attempt_at: string | null;
+	paused: string | null;
+	instance: string;
 }
 
 export class HookStore {
@@ -110,9 +115,24 @@ export class HookStore {
 		});
 	}
 
-	/** Ids of every hook (the delivering hub starts a worker per id). */
+	/** Lets a paused hook deliver again, from its cursor on. */
+	async resume(ctx: OpContext, p: ParsedParams<'hooks/resume'>): Promise<Result<'hooks/resume'>> {
+		return this.uow.mutate(ctx, 'hooks/resume', async tx => {
+			const rows = await tx.query<HookRow>(`UPDATE webhooks SET paused = NULL WHERE id = $1 RETURNING ${hookColumns}`, [
+				p.id,
+			]);
+			const row = rows[0];
+			if (row === undefined) {
+				throw new BatonError('not_found', `No hook ${p.id}. baton hooks lists them.`);
+			}
+			const last = await tx.query<{ s: unknown }>('SELECT coalesce(max(seq), 0) AS s FROM events');
+			return { result: { hook: toHook(row, num(last[0]?.s ?? 0), []) }, events: [] };
+		});
+	}
+
+	/** Ids of every hook that delivers (the delivering hub starts a worker per id; paused ones get none). */
 	async ids(): Promise<string[]> {
-		const rows = await this.uow.db.query<{ id: string }>('SELECT id FROM webhooks ORDER BY id');
+		const rows = await this.uow.db.query<{ id: string }>('SELECT id FROM webhooks WHERE paused IS NULL ORDER BY id');
 		return rows.map(r => r.id);
 	}
 
@@ -124,7 +144,7 @@ export class HookStore {
 	async takeLease(id: string, owner: string, seconds: number): Promise<LeasedHook | null> {
 		const rows = await this.uow.db.query<HookRow>(
 			`UPDATE webhooks SET lease_owner = $2, lease_until = now() + make_interval(secs => $3)
-			 WHERE id = $1 AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < now())
+			 WHERE id = $1 AND paused IS NULL AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < now())
 			 RETURNING ${hookColumns}`,
 			[id, owner, seconds],
 		);
@@ -133,6 +153,7 @@ export class HookStore {
 			? null
 			: {
 					id: row.id,
+					instance: row.instance,
 					url: row.url,
 					secret: row.secret,
 					events: row.events as EventType[],
@@ -200,6 +221,21 @@ export class HookStore {
 	}
 }
 
+/**
+ * What `baton restore` does to the hooks it brings back: each pauses, saying so, and becomes a new copy
+ * (a new `instance`, so its delivery ids differ from the original's), with no lease or retry pending.
+ * Returns the ids paused. Runs on the restored store before any hub opens it.
+ */
+export async function pauseRestoredHooks(db: Queryable, restoredAt: Date): Promise<string[]> {
+	const rows = await db.query<{ id: string }>(
+		`UPDATE webhooks SET paused = $1, instance = substr(md5(random()::text || id || clock_timestamp()::text), 1, 8),
+			lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL
+		 RETURNING id`,
+		[`restored from a backup at ${restoredAt.toISOString()}; the original may still deliver it`],
+	);
+	return rows.map(r => r.id).sort();
+}
+
 interface DeliveryRow {
 	n: unknown;
 	seq: unknown;
@@ -228,9 +264,10 @@ function toHook(row: HookRow, lastSeq: number, log: readonly DeliveryRow[]): Hoo
 		failingSince: row.failing_since,
 		lastError: row.last_error,
 		nextAttemptAt: row.next_attempt_at,
+		paused: row.paused,
 		recent: log.map(d => ({
 			seq: num(d.seq),
-			deliveryId: deliveryId(row.id, num(d.seq)),
+			deliveryId: deliveryId(row.id, row.instance, num(d.seq)),
 			attempt: d.attempt,
 			at: d.at,
 			outcome: d.outcome,

@@ -295,6 +295,12 @@ export const webhooks = pgTable('webhooks', {
 	logNo: bigint({ mode: 'number' }).notNull().default(0),
 	leaseOwner: text(),
 	leaseUntil: at(),
+	/** Why the hook sends nothing (a restore pauses every hook it brings back); null = it delivers (0017). */
+	paused: text(),
+	/** Which copy of the hook this is, part of every delivery id; made anew by a restore (0017). */
+	instance: text()
+		.notNull()
+		.default(sql`substr(md5(random()::text || clock_timestamp()::text), 1, 8)`),
 });
 
 /** A hook's recent attempts, the newest 50 kept (migration 0015). */

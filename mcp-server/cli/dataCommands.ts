@@ -15,7 +15,7 @@ import { type Command, type CommandContext, show } from './command';
 import { importSources } from '../../core/importers/plan';
 import { cliFlags } from './flags';
 import { importForeign } from './importForeign';
-import { UsageError } from './output';
+import { UsageError, plural } from './output';
 import { checkProject, chosenProject, noProjectFlag } from './project';
 import { readRestorable, restore, restoreMigrations } from './restore';
 
@@ -196,6 +196,11 @@ const restoreCommand: Command = {
 			[
 				`Restored ${r.cards} cards and ${r.events} events into ${where}.`,
 				...(r.keptAside === undefined ? [] : [`The previous store is kept at ${r.keptAside}.`]),
+				...(r.pausedHooks.length === 0
+					? []
+					: [
+							`${plural(r.pausedHooks.length, 'webhook')} restored paused (${r.pausedHooks.join(', ')}), so this copy does not post to the original's receivers; \`baton hooks resume ID\` lets one deliver.`,
+						]),
 				...(stopped ? ['The hub was stopped for it; the next command starts a fresh one.'] : []),
 			].join('\n'),
 		);

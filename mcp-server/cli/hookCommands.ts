@@ -3,7 +3,8 @@
  * add one (`hooks add URL --secret-file F`), remove one, and `hooks test URL --secret-file F`, a signed
  * ping sent from this process. Add pings the receiver first (unless --no-test) so an unreachable or
  * refusing URL is an error and nothing is added. Never prints a secret: the hub returns only its
- * fingerprint. Delivery itself is the hub's (mcp-server/hub/webhooks.ts).
+ * fingerprint. `hooks resume ID` lets a hook paused by a restore deliver again. Delivery itself is the
+ * hub's (mcp-server/hub/webhooks.ts).
  */
 import { readFileSync } from 'node:fs';
 
@@ -14,7 +15,7 @@ import { type Hook, HookUrl, HooksAddParams, HooksListParams } from '../../core/
 import { pingRequest } from '../../core/webhook';
 import { type Command, arg, show } from './command';
 import { cliFlags, paramFlags } from './flags';
-import { ago, formatTable, truncate } from './output';
+import { ago, formatTable, plural, truncate } from './output';
 
 const listFlags = paramFlags(HooksListParams, { recent: {} });
 const addFlags = paramFlags(HooksAddParams, {
@@ -85,14 +86,16 @@ async function ping(url: string, secret: string): Promise<number> {
 }
 
 function hookText(h: Hook): string {
-	const state =
-		h.failures > 0
-			? `FAILING since ${ago(h.failingSince)}: ${h.failures} attempts, last: ${h.lastError ?? '?'}; next ${h.nextAttemptAt ?? '-'}`
-			: 'ok';
+	const state: string =
+		h.paused !== null
+			? `PAUSED: ${h.paused}; \`baton hooks resume ${h.id}\` lets it deliver`
+			: h.failures > 0
+				? `FAILING since ${ago(h.failingSince)}: ${h.failures} attempts, last: ${h.lastError ?? '?'}; next ${h.nextAttemptAt ?? '-'}`
+				: 'ok';
 	const lines = [
 		`${h.id}  ${h.url}`,
 		`  events ${h.events.length === 0 ? 'all' : h.events.join(', ')}  secret ${h.secretFingerprint}  added ${ago(h.createdAt)} by ${h.createdBy}`,
-		`  ${state}; delivered ${h.delivered} (last ${ago(h.lastDeliveredAt)}), cursor seq ${h.cursor}, ${h.behind} events behind`,
+		`  ${state}; delivered ${h.delivered} (last ${ago(h.lastDeliveredAt)}), cursor seq ${h.cursor}, ${plural(h.behind, 'event')} behind`,
 	];
 	if (h.recent.length > 0) {
 		const rows = h.recent.map(d => [
@@ -168,6 +171,29 @@ const remove: Command = {
 	},
 };
 
+const resume: Command = {
+	name: 'hooks resume',
+	summary: 'Let a paused webhook deliver again (a restore pauses the hooks it brings back)',
+	args: 'ID',
+	minArgs: 1,
+	maxArgs: 1,
+	options: {},
+	notes:
+		'It sends the events after its cursor, from where the backup left it. A restored copy posts to the same\n' +
+		'receivers as the original, under delivery ids of its own: resume it only if the copy replaces the original.',
+	async run(ctx) {
+		const hub = await ctx.hub();
+		const r = await hub.request('hooks/resume', { id: arg(ctx, 0) });
+		show(
+			ctx,
+			r,
+			() =>
+				`Resumed hook ${r.hook.id}: ${r.hook.url} (from seq ${r.hook.cursor + 1} on, ${plural(r.hook.behind, 'event')} behind)`,
+		);
+		return 0;
+	},
+};
+
 const test: Command = {
 	name: 'hooks test',
 	summary: 'Send a signed ping to a URL, as hooks add does before adding it',
@@ -183,4 +209,4 @@ const test: Command = {
 	},
 };
 
-export const hookCommands: readonly Command[] = [list, add, remove, test];
+export const hookCommands: readonly Command[] = [list, add, remove, resume, test];

@@ -10,6 +10,7 @@ import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Backlog } from '../../core/backlog';
+import { pauseRestoredHooks } from '../../core/backlog/hookStore';
 import { type BackupFile, parseBackup } from '../../core/backupFormat';
 import { BatonError } from '../../core/errors';
 import { importBatches } from '../../core/exportFormat';
@@ -41,6 +42,8 @@ export interface RestoreResult {
 	events: number;
 	/** Where the store that was current before the restore now is (PGlite; absent when there was none). */
 	keptAside?: string;
+	/** The webhooks brought back, each paused until `baton hooks resume ID` (the original may still deliver them). */
+	pausedHooks: string[];
 }
 
 /** The migrations this Baton builds stores with (the bundle's or the sources'). */
@@ -92,6 +95,7 @@ async function restorePglite(
 		.replace(/[-:]/g, '')
 		.replace(/\.\d+Z$/, 'Z');
 	const staging = `${paths.pgdata}.restoring-${stamp}`;
+	let pausedHooks: string[] = [];
 	try {
 		if (backup.kind === 'backup') {
 			const { schema } = backup.header;
@@ -103,6 +107,7 @@ async function restorePglite(
 			});
 			try {
 				await loadAt(opened.db, schema, backup.rows, migrations);
+				pausedHooks = await pauseRestoredHooks(opened.db, new Date());
 				opened.markReady();
 			} finally {
 				await opened.db.close();
@@ -120,7 +125,7 @@ async function restorePglite(
 		renameSync(paths.pgdata, keptAside);
 	}
 	renameSync(staging, paths.pgdata);
-	return { mode: 'pglite', ...counts(backup), ...(keptAside === undefined ? {} : { keptAside }) };
+	return { mode: 'pglite', ...counts(backup), pausedHooks, ...(keptAside === undefined ? {} : { keptAside }) };
 }
 
 async function restorePostgres(
@@ -131,6 +136,7 @@ async function restorePostgres(
 ): Promise<RestoreResult> {
 	const where = schema === undefined ? 'this PostgreSQL database' : `the PostgreSQL schema ${schema}`;
 	const db = await openPostgres({ databaseUrl, schema, poolSize: 1 });
+	let pausedHooks: string[] = [];
 	try {
 		const present = (await db.query<{ found: boolean }>("SELECT to_regclass('cards') IS NOT NULL AS found"))[0];
 		if (present?.found === true && (await storeRowCount(db)) > 0) {
@@ -138,6 +144,7 @@ async function restorePostgres(
 		}
 		if (backup.kind === 'backup') {
 			await loadAt(db, backup.header.schema, backup.rows, migrations);
+			pausedHooks = await pauseRestoredHooks(db, new Date());
 		}
 	} finally {
 		await db.close();
@@ -145,7 +152,7 @@ async function restorePostgres(
 	if (backup.kind === 'cards') {
 		await importInto(await Backlog.open({ databaseUrl, schema }), backup);
 	}
-	return { mode: 'postgres', ...counts(backup) };
+	return { mode: 'postgres', ...counts(backup), pausedHooks };
 }
 
 /** Builds the schema up to the backup's, loads its rows, then applies any newer migrations. */

@@ -109,6 +109,11 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.hooksChanged();
 			return result;
 		},
+		'hooks/resume': async ({ ctx, params }) => {
+			const result = await b.resumeHook(ctx, params);
+			hub.hooksChanged();
+			return result;
+		},
 		'settings/get': () => b.settings(),
 		'settings/update': async ({ ctx, params }) => {
 			const settings = await b.updateSettings(ctx, params);

@@ -324,7 +324,7 @@ class HookWorker {
 		event: BacklogEvent,
 	): Promise<{ ok: boolean; status: number | null; error: string | null; ms: number }> {
 		const timeoutMs = this.options.timeoutMs ?? 10_000;
-		const request = webhookRequest(hook.id, hook.secret, event, Math.floor(Date.now() / 1000), this.options.userAgent);
+		const request = webhookRequest(hook, event, Math.floor(Date.now() / 1000), this.options.userAgent);
 		const controller = new AbortController();
 		this.inflight = controller;
 		const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);

@@ -29,18 +29,19 @@ function event(seq: number, type: EventType = 'updated', cardId = 'A'): BacklogE
 
 describe('webhook signatures', () => {
 	const now = 1_800_000_000;
-	const request = webhookRequest('hk0000abcd', secret, event(7, 'completed'), now, 'baton/test');
+	const hook = { id: 'hk0000abcd', instance: '1f2e3d4c', secret };
+	const request = webhookRequest(hook, event(7, 'completed'), now, 'baton/test');
 
 	it('signs "<timestamp>.<body>" and the receiver verifies it', () => {
 		const h = request.headers;
-		assert.equal(h[webhookHeaders.delivery], 'hk0000abcd-7');
+		assert.equal(h[webhookHeaders.delivery], 'hk0000abcd-1f2e3d4c-7');
 		assert.equal(h[webhookHeaders.event], 'completed');
 		assert.equal(h[webhookHeaders.signature], signWebhook(secret, now, request.body));
 		assert.match(h[webhookHeaders.signature] ?? '', /^sha256=[0-9a-f]{64}$/);
 		assert.equal(verifyWebhook(secret, request.body, String(now), h[webhookHeaders.signature], now + 10), true);
 		assert.deepEqual(JSON.parse(request.body), {
 			hook: 'hk0000abcd',
-			delivery: 'hk0000abcd-7',
+			delivery: 'hk0000abcd-1f2e3d4c-7',
 			event: event(7, 'completed'),
 		});
 	});
@@ -56,8 +57,11 @@ describe('webhook signatures', () => {
 	});
 
 	it('keeps the delivery id of an event the same on every retry', () => {
-		const again = webhookRequest('hk0000abcd', secret, event(7, 'completed'), now + 60, 'baton/test');
-		assert.equal(again.headers[webhookHeaders.delivery], deliveryId('hk0000abcd', 7));
+		const again = webhookRequest(hook, event(7, 'completed'), now + 60, 'baton/test');
+		assert.equal(again.headers[webhookHeaders.delivery], deliveryId('hk0000abcd', '1f2e3d4c', 7));
+		// A restored copy of the hook (another instance) sends the same seq under another id.
+		const copy = webhookRequest({ ...hook, instance: '9a8b7c6d' }, event(7, 'completed'), now, 'baton/test');
+		assert.notEqual(copy.headers[webhookHeaders.delivery], request.headers[webhookHeaders.delivery]);
 		assert.notEqual(again.headers[webhookHeaders.signature], request.headers[webhookHeaders.signature]);
 	});
 });

@@ -70,6 +70,7 @@ describe('baton CLI parsing', () => {
 			'hooks',
 			'hooks add',
 			'hooks remove',
+			'hooks resume',
 			'hooks test',
 		]) {
 			assert.ok(names.has(n), n);

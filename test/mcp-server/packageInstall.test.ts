@@ -166,7 +166,9 @@ describe('the npm package, installed from its tarball', () => {
 			boardUrl: string | null;
 		};
 		assert.equal(up.hub.mode, 'pglite');
-		assert.deepEqual(up.mcp.args, [installedBaton, 'mcp']);
+		// prefix/bin is not on this child's PATH: the command is this install's bundle by its real path.
+		const pkgBin = join(realpathSync(join(prefix, 'lib', 'node_modules', packageJson.name)), 'dist', 'baton.js');
+		assert.deepEqual(up.mcp.args, [pkgBin, 'mcp']);
 		assert.match(up.boardUrl ?? '', /^http:\/\/127\.0\.0\.1:\d+\/board\?ticket=/);
 		const cmdline = readFileSync(`/proc/${up.hub.pid}/cmdline`, 'utf8').split('\0');
 		assert.ok(cmdline.includes(installedBaton), `the hub runs the installed bin: ${cmdline.join(' ')}`);
