@@ -96,6 +96,14 @@ export async function connectHub(options: ConnectHubOptions): Promise<RpcClient>
 	return client;
 }
 
+/** The command a person starts a hub for `dataDir` with: `baton up`, naming the dir unless it is the one baton finds. */
+export function startHint(dataDir: string): string {
+	if (dataDir === resolveDataDir(process.env)) {
+		return 'baton up';
+	}
+	return `baton up --data-dir ${/^[\w./:@+-]+$/.test(dataDir) ? dataDir : `'${dataDir.replace(/'/g, `'\\''`)}'`}`;
+}
+
 /** The default way to start a hub: this same program (`node baton.js hub --data-dir D`). */
 export function defaultSpawnCommand(dataDir: string): SpawnHubCommand {
 	const script = process.argv[1];
@@ -128,7 +136,7 @@ async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Prom
 			if (options.spawnHub === false) {
 				throw new BatonError(
 					'unavailable',
-					`No Baton hub is running for ${paths.dataDir}. Start one with "baton hub --data-dir ${paths.dataDir}".`,
+					`No Baton hub is running for ${paths.dataDir}. Start one with "${startHint(paths.dataDir)}" (the hub keeps running after Ctrl-C; any other baton command starts one too).`,
 				);
 			}
 			if (spawnedAt === undefined) {

@@ -14,6 +14,8 @@ export interface BacklogMdFiles {
 	config?: { file: string; text: string };
 	/** Task files (from `backlog/tasks/` and `backlog/completed/`), each with its path for messages. */
 	tasks: { file: string; text: string; completed?: boolean }[];
+	/** Draft files (`backlog/drafts/`): not imported, each reported as skipped. */
+	drafts?: string[];
 }
 
 /** Backlog.md's defaults when config.yml does not list statuses. */
@@ -97,7 +99,12 @@ export function parseBacklogMd(files: BacklogMdFiles): ForeignBacklog {
 			i.parent = canonical(i.parent);
 		}
 	}
-	return { source: 'backlog-md', items, skips: [] };
+	const skips = (files.drafts ?? []).map(file => ({
+		ref: /(?:^|\/)(draft-[\w.]+)/i.exec(file)?.[1] ?? file,
+		where: file,
+		reason: 'a draft: drafts are not imported (promote it in Backlog.md first: backlog draft promote ID)',
+	}));
+	return { source: 'backlog-md', items, skips };
 }
 
 function parseTask(file: string, text: string, statuses: readonly string[], completed: boolean): ForeignItem {
@@ -162,7 +169,7 @@ function dateOf(v: unknown): string | undefined {
 
 /**
  * The acceptance criteria (`- [ ] #1 text` between `<!-- AC:BEGIN -->` and `<!-- AC:END -->`, or
- * the list under `## Acceptance Criteria` in older files) and the rest of the Markdown without them
+ * the list under `## Acceptance Criteria` in older files; a checked one becomes `[x] text`) and the rest of the Markdown without them
  * and without Backlog.md's section markers.
  */
 function splitAcceptance(markdown: string): { acceptance: string[]; rest: string } {
@@ -182,9 +189,11 @@ function splitAcceptance(markdown: string): { acceptance: string[]; rest: string
 			}
 		}
 		if (inAc) {
-			const item = /^\s*[-*]\s*\[[ xX]\]\s*(?:#\d+\s+)?(.*)$/.exec(line);
-			if (item?.[1] !== undefined && item[1].trim() !== '') {
-				acceptance.push(item[1].trim());
+			// Baton's criteria are plain text: a checked one (`- [x] #1 …`) keeps its mark as a `[x] ` prefix.
+			const item = /^\s*[-*]\s*\[([ xX])\]\s*(?:#\d+\s+)?(.*)$/.exec(line);
+			const text = item?.[2]?.trim() ?? '';
+			if (text !== '') {
+				acceptance.push(item?.[1] === ' ' ? text : `[x] ${text}`);
 			}
 			continue;
 		}

@@ -6,6 +6,7 @@
  */
 import { findAnyCycle } from '../dag';
 import { BatonError } from '../errors';
+import { plural } from '../plural';
 import { type Card, CardId, type CardStatus, type ReviewMode, limits } from '../protocol';
 
 export type ImportSource = 'beads' | 'backlog-md' | 'taskmaster';
@@ -355,10 +356,11 @@ export function describePlan(plan: ImportPlan, applied: boolean): string {
 		.filter(k => s[k] > 0)
 		.map(k => `${s[k]} ${k}`)
 		.join(', ');
+	const skipped = plan.skips.length > 0 ? `; ${plural(plan.skips.length, 'item')} skipped (below)` : '';
 	const lines = [
 		plan.cards.length === 0
-			? `Nothing to import from ${plan.source}: ${plan.already.length} items were imported before; nothing changed.`
-			: `${applied ? 'Imported' : 'Would import'} ${plan.counts.cards} cards from ${plan.source} (${statuses}) with ${plan.counts.dependencies} dependencies${plan.already.length > 0 ? `; ${plan.already.length} imported before are left as they are` : ''}.`,
+			? `Nothing to import from ${plan.source}: ${plural(plan.already.length, 'item')} imported before; nothing changed${skipped}.`
+			: `${applied ? 'Imported' : 'Would import'} ${plural(plan.counts.cards, 'card')} from ${plan.source} (${statuses}) with ${plural(plan.counts.dependencies, 'dependency')}${plan.already.length > 0 ? `; ${plural(plan.already.length, 'item')} imported before left as they are` : ''}${skipped}.`,
 	];
 	const renamed = plan.mapped.filter(m => !m.kept);
 	if (renamed.length > 0) {

@@ -234,7 +234,8 @@ const showCommand: Command = {
 							a.owner,
 							a.outcome,
 							a.progress === null ? '-' : `${a.progress}%`,
-							truncate(a.progressNote ?? a.reason ?? a.result ?? '', 50),
+							// How the attempt ended (the reviewer's note, the failure, the result) over its last progress note.
+							truncate(a.reason ?? a.result ?? a.progressNote ?? '', 50),
 						]),
 					),
 				);

@@ -8,6 +8,7 @@ import { gunzipSync } from 'node:zlib';
 
 import { parseBackup } from '../../core/backupFormat';
 import { BatonError } from '../../core/errors';
+import { plural } from '../../core/plural';
 import { collectExport, formatExport, importBatches, writeExportFile, writeFileAtomic } from '../../core/exportFormat';
 import { hubPaths, resolveDataDir } from '../../core/paths';
 import { pgliteAssetsDir } from '../hub/run';
@@ -15,7 +16,7 @@ import { type Command, type CommandContext, show } from './command';
 import { importSources } from '../../core/importers/plan';
 import { cliFlags } from './flags';
 import { importForeign } from './importForeign';
-import { UsageError, plural } from './output';
+import { UsageError } from './output';
 import { checkProject, chosenProject, noProjectFlag } from './project';
 import { readRestorable, restore, restoreMigrations } from './restore';
 
@@ -59,7 +60,7 @@ const exportCommand: Command = {
 		show(
 			ctx,
 			{ path: out, cards: cards.length, bytes },
-			() => `Exported ${cards.length} cards to ${out} (${bytes} bytes).`,
+			() => `Exported ${plural(cards.length, 'card')} to ${out} (${plural(bytes, 'byte')}).`,
 		);
 		return 0;
 	},
@@ -80,7 +81,7 @@ async function exportWithHistory(ctx: CommandContext, out: string | undefined): 
 	show(
 		ctx,
 		{ path: out, cards: r.cards, events: r.events, bytes },
-		() => `Exported ${r.cards} cards and ${r.events} events to ${out} (${bytes} bytes).`,
+		() => `Exported ${plural(r.cards, 'card')} and ${plural(r.events, 'event')} to ${out} (${plural(bytes, 'byte')}).`,
 	);
 	return 0;
 }
@@ -142,7 +143,7 @@ const importCommand: Command = {
 			imported += r.imported;
 			skipped += r.skipped;
 		}
-		show(ctx, { imported, skipped }, () => `Imported ${imported} cards, skipped ${skipped} already present.`);
+		show(ctx, { imported, skipped }, () => `Imported ${plural(imported, 'card')}, skipped ${skipped} already present.`);
 		return 0;
 	},
 };
@@ -157,7 +158,12 @@ const backup: Command = {
 	async run(ctx) {
 		const hub = await ctx.hub();
 		const r = await hub.request('hub/backup', {});
-		show(ctx, r, () => `Backed up ${r.cards} cards and ${r.events} events to ${r.path} (${r.bytes} bytes).`);
+		show(
+			ctx,
+			r,
+			() =>
+				`Backed up ${plural(r.cards, 'card')} and ${plural(r.events, 'event')} to ${r.path} (${plural(r.bytes, 'byte')}).`,
+		);
 		return 0;
 	},
 };
@@ -194,7 +200,7 @@ const restoreCommand: Command = {
 		const where = r.mode === 'pglite' ? hubPaths(dataDir).pgdata : 'PostgreSQL';
 		show(ctx, { ...r, hubStopped: stopped }, () =>
 			[
-				`Restored ${r.cards} cards and ${r.events} events into ${where}.`,
+				`Restored ${plural(r.cards, 'card')} and ${plural(r.events, 'event')} into ${where}.`,
 				...(r.keptAside === undefined ? [] : [`The previous store is kept at ${r.keptAside}.`]),
 				...(r.pausedHooks.length === 0
 					? []

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
+import { plural } from '../../core/plural';
 import type { BacklogEvent, CreateCardInput } from '../../core/protocol';
 import type { Command, CommandContext } from './command';
 import { cliFlags } from './flags';
@@ -184,7 +185,7 @@ export const demoCommand: Command = {
 			const count = (t: string): number => events.events.filter(e => e.type === t).length;
 			narrator.say(
 				'demo',
-				`all ${stats.counts.done} of ${stats.total} cards done: ${count('claimed')} claims, ${count('heartbeat')} progress reports, ${count('released')} released by the hub after the crash, ${events.lastSeq} events logged`,
+				`all ${stats.counts.done} of ${plural(stats.total, 'card')} done: ${plural(count('claimed'), 'claim')}, ${plural(count('heartbeat'), 'progress report')}, ${count('released')} released by the hub after the crash, ${plural(events.lastSeq, 'event')} logged`,
 			);
 			if (keep) {
 				narrator.say('demo', `kept: BATON_DATA_DIR=${dataDir} node ${batonScript()} board`);

@@ -10,12 +10,13 @@ import { readFileSync } from 'node:fs';
 
 import packageJson from '../../package.json';
 import { BatonError } from '../../core/errors';
+import { plural } from '../../core/plural';
 import { errorText } from '../../core/log';
 import { type Hook, HookUrl, HooksAddParams, HooksListParams } from '../../core/protocol';
 import { pingRequest } from '../../core/webhook';
 import { type Command, arg, show } from './command';
 import { cliFlags, paramFlags } from './flags';
-import { ago, formatTable, plural, truncate } from './output';
+import { ago, formatTable, truncate } from './output';
 
 const listFlags = paramFlags(HooksListParams, { recent: {} });
 const addFlags = paramFlags(HooksAddParams, {
@@ -90,7 +91,7 @@ function hookText(h: Hook): string {
 		h.paused !== null
 			? `PAUSED: ${h.paused}; \`baton hooks resume ${h.id}\` lets it deliver`
 			: h.failures > 0
-				? `FAILING since ${ago(h.failingSince)}: ${h.failures} attempts, last: ${h.lastError ?? '?'}; next ${h.nextAttemptAt ?? '-'}`
+				? `FAILING since ${ago(h.failingSince)}: ${plural(h.failures, 'attempt')}, last: ${h.lastError ?? '?'}; next ${h.nextAttemptAt ?? '-'}`
 				: 'ok';
 	const lines = [
 		`${h.id}  ${h.url}`,

@@ -80,13 +80,40 @@ function exists(path: string): boolean {
 	}
 }
 
-/** A Backlog.md project: PATH/backlog/ (or PATH itself when it is the backlog folder). */
-function readBacklogMd(path: string): ForeignBacklog {
+/**
+ * Where a Backlog.md project keeps its tasks and config, found as Backlog.md finds them: the folder
+ * `backlog_directory` names in PATH/backlog.config.yml, else PATH/backlog/, else PATH/.backlog/
+ * (`backlog init --backlog-dir .backlog`), else PATH itself when it is that folder.
+ */
+export function backlogMdLayout(path: string): { root: string; config: string | undefined } {
 	statOf(path);
-	const root = exists(join(path, 'backlog', 'tasks')) ? join(path, 'backlog') : path;
-	if (!exists(join(root, 'tasks'))) {
-		throw new UsageError(`${path} is not a Backlog.md project: no backlog/tasks folder in it.`);
+	const rootConfig = join(path, 'backlog.config.yml');
+	const named = exists(rootConfig)
+		? /^\s*(?:backlog_directory|backlogDirectory)\s*:\s*['"]?([^'"#\n]+?)['"]?\s*(?:#.*)?$/m.exec(
+				readFileSync(rootConfig, 'utf8'),
+			)?.[1]
+		: undefined;
+	const candidates = [
+		...(named === undefined ? [] : [join(path, named)]),
+		join(path, 'backlog'),
+		join(path, '.backlog'),
+		path,
+	];
+	const root = candidates.find(c => exists(join(c, 'tasks')));
+	if (root === undefined) {
+		throw new BatonError(
+			'invalid_input',
+			`${path} is not a Backlog.md project: no tasks/ folder in ${named === undefined ? '' : `${named}/, `}backlog/, .backlog/ or ${path} itself.`,
+			{ path },
+		);
 	}
+	const config = [rootConfig, join(root, 'config.yml'), join(root, 'config.yaml')].find(exists);
+	return { root, config };
+}
+
+/** A Backlog.md project (backlogMdLayout finds it); its drafts are listed, not read, and reported as skipped. */
+function readBacklogMd(path: string): ForeignBacklog {
+	const { root, config } = backlogMdLayout(path);
 	let total = 0;
 	const read = (file: string): string => {
 		total += statOf(file).size;
@@ -106,10 +133,16 @@ function readBacklogMd(path: string): ForeignBacklog {
 					.sort()
 					.map(n => ({ file: join(folder, n), text: read(join(folder, n)), completed }))
 			: [];
-	const configFile = join(root, 'config.yml');
+	const drafts = join(root, 'drafts');
 	return parseBacklogMd({
-		...(exists(configFile) ? { config: { file: configFile, text: read(configFile) } } : {}),
+		...(config === undefined ? {} : { config: { file: config, text: read(config) } }),
 		tasks: [...tasksIn(join(root, 'tasks'), false), ...tasksIn(join(root, 'completed'), true)],
+		drafts: exists(drafts)
+			? readdirSync(drafts)
+					.filter(n => n.endsWith('.md'))
+					.sort()
+					.map(n => join(drafts, n))
+			: [],
 	});
 }
 

@@ -13,6 +13,7 @@ import { dirname, join, resolve } from 'node:path';
 import { type InstructionsFile, chooseInstructionsFile, upsertSection } from '../../core/agentsSection';
 import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
+import { plural } from '../../core/plural';
 import {
 	type McpClient,
 	type McpLaunch,
@@ -332,8 +333,8 @@ export const initCommand: Command = {
 			changes.length === 0
 				? 'Nothing to change.'
 				: flags.dryRun
-					? `Dry run: ${changes.length} file(s) would change; nothing was written.`
-					: `Wrote ${changes.length} file(s). Commit them so every agent in this repository gets Baton.`,
+					? `Dry run: ${plural(changes.length, 'file')} would change; nothing was written.`
+					: `Wrote ${plural(changes.length, 'file')}. Commit them so every agent in this repository gets Baton.`,
 		);
 		ctx.output.out(lines.join('\n'));
 		return 0;

@@ -25,17 +25,6 @@ export function printJson(output: Output, value: unknown): void {
 	output.out(JSON.stringify(value, null, 2));
 }
 
-/**
- * `n` and the word in the number it needs: "1 card", "2 cards", "1 dependency", "3 dependencies".
- * `many` for plurals not made by adding s (or y → ies).
- */
-export function plural(n: number, word: string, many?: string): string {
-	if (n === 1) {
-		return `${n} ${word}`;
-	}
-	return `${n} ${many ?? (/[^aeiou]y$/.test(word) ? `${word.slice(0, -1)}ies` : /(s|x|ch|sh)$/.test(word) ? `${word}es` : `${word}s`)}`;
-}
-
 /** Cuts to `max` characters with an ellipsis; newlines become spaces so rows stay one line. */
 export function truncate(text: string, max: number): string {
 	const flat = text.replace(/\s+/g, ' ').trim();

@@ -4,6 +4,7 @@
  * per-card policy flags that create and edit share. Each is one hub request; the hub validates.
  * Must not hold policy logic of its own: core/rules.ts and core/backlog.ts decide.
  */
+import { plural } from '../../core/plural';
 import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
 import { type Command, arg } from './command';
 import { type FieldFlag, paramFlags } from './flags';
@@ -94,7 +95,7 @@ const settings: Command = {
 				`retry backoff   ${r.backoffSeconds} s, doubling per failed attempt up to ${r.backoffMaxSeconds} s`,
 				`stall release   ${r.stallReleaseSeconds === 0 ? 'off' : `after ${r.stallReleaseSeconds} s without progress`}`,
 				`review          ${r.review === 'none' ? 'none: complete means done' : `${r.review}, for new cards that do not say`}`,
-				`progress log    the newest ${r.progressEventsPerCard} progress events per card, none older than ${r.progressEventDays} days`,
+				`progress log    the newest ${plural(r.progressEventsPerCard, 'progress event')} per card, none older than ${plural(r.progressEventDays, 'day')}`,
 			].join('\n'),
 		);
 		return 0;

@@ -28,7 +28,13 @@ const comment: Command = {
 			throw new BatonError('invalid_input', `TEXT: ${describeIssues(parsed.error.issues)}.`, { field: 'text' });
 		}
 		const r = await (await ctx.hub()).request('card/comment', { cardId: arg(ctx, 0), text, ...p });
-		show(ctx, r, () => `${r.message.question ? 'Asked' : 'Posted'} message ${r.message.id} on ${statusLine(r.card)}`);
+		// Two sentences: the message, then the card as it stands ("WEB-4 is claimed by …"), which the
+		// holder reads the message in.
+		show(
+			ctx,
+			r,
+			() => `${r.message.question ? 'Asked' : 'Posted'} message ${r.message.id} on ${r.card.id}. ${statusLine(r.card)}`,
+		);
 		return 0;
 	},
 };

@@ -4,6 +4,7 @@
  * stream live activity until Ctrl-C. Plain lines, no terminal control codes, so it works in CI logs.
  */
 import { resolveDataDir } from '../../core/paths';
+import { plural } from '../../core/plural';
 import type { Agent } from '../../core/protocol';
 import type { Command } from './command';
 import { cliFlags } from './flags';
@@ -90,7 +91,7 @@ export const upCommand: Command = {
 			ctx.output.out(
 				[
 					`Baton hub ready: pid ${status.pid}, ${status.mode} store, data dir ${dataDir}`,
-					`Backlog: ${stats.total} cards (${stats.counts.ready} ready, ${stats.counts.claimed} claimed, ${stats.counts.blocked} blocked, ${stats.counts.done} done)`,
+					`Backlog: ${plural(stats.total, 'card')} (${stats.counts.ready} ready, ${stats.counts.claimed} claimed, ${stats.counts.blocked} blocked, ${stats.counts.done} done)`,
 					'',
 					'Connect your agents: each MCP client starts its own "baton mcp" over stdio',
 					`(${detected.why}; "baton init" writes the same into a repository).`,

@@ -79,7 +79,7 @@ describe('messages on a card through MCP and the CLI', () => {
 		assert.equal(r.card.id, 'C1');
 		const asked = await baton(['comment', 'C1', 'Anything else?', '--question']);
 		assert.equal(asked.code, 0, asked.stderr);
-		assert.match(asked.stdout, /Asked message 3 on C1 is ready/);
+		assert.match(asked.stdout, /Asked message 3 on C1\. C1 is ready/);
 
 		const shown = await baton(['show', 'C1']);
 		assert.equal(shown.code, 0, shown.stderr);

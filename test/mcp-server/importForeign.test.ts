@@ -140,7 +140,7 @@ describe('baton import --from', () => {
 		);
 		// A folder is looked into for tasks.json; the human answer says nothing changed.
 		const human = await baton(['import', '--from', 'taskmaster', join(fixtures, 'taskmaster')]);
-		assert.match(human.stdout, /^Nothing to import from taskmaster: 8 items were imported before; nothing changed\./);
+		assert.match(human.stdout, /^Nothing to import from taskmaster: 8 items imported before; nothing changed\./);
 		const api = { card: await show('3') };
 		assert.deepEqual(api.card.dependsOn, ['2', '3.1', '3.2']);
 	});

@@ -154,7 +154,7 @@ describe('baton init', { concurrency: true }, () => {
 		assert.match(agents?.preview ?? '', /^\+\+\+ b\/AGENTS\.md \(new file\)\n\+<!-- baton:begin -->/);
 		const human = await init(repo, ['--dry-run']);
 		assert.equal(human.code, 0);
-		assert.match(human.stdout, /Dry run: 2 file\(s\) would change; nothing was written\.\n$/);
+		assert.match(human.stdout, /Dry run: 2 files would change; nothing was written\.\n$/);
 		assert.deepEqual(snapshot(repo), files);
 	});
 
