@@ -86,7 +86,11 @@ function exists(path: string): boolean {
  * (`backlog init --backlog-dir .backlog`), else PATH itself when it is that folder.
  */
 export function backlogMdLayout(path: string): { root: string; config: string | undefined } {
-	statOf(path);
+	if (!exists(path)) {
+		throw new BatonError('invalid_input', `${path} does not exist: give the folder that holds backlog/ or .backlog/.`, {
+			path,
+		});
+	}
 	const rootConfig = join(path, 'backlog.config.yml');
 	const named = exists(rootConfig)
 		? /^\s*(?:backlog_directory|backlogDirectory)\s*:\s*['"]?([^'"#\n]+?)['"]?\s*(?:#.*)?$/m.exec(

@@ -23,8 +23,8 @@ const log = createLogger('mcp');
 
 export const mcpUsage = `Usage: baton mcp [--agent NAME] [--capabilities a,b] [--project ID] [--data-dir DIR]
 
-Serves Baton's MCP tools over stdio for one agent session. Point your MCP client at
-"node /path/to/dist/baton.js mcp". Logs go to stderr.
+Serves Baton's MCP tools over stdio for one agent session. Point your MCP client at the
+command "baton up" prints ("baton init" writes it into a repository). Logs go to stderr.
 
 Options:
   --agent NAME          Agent id (default: BATON_AGENT, else the MCP client's name + a session id)

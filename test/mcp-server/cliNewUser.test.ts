@@ -120,5 +120,15 @@ describe('baton import --from backlog-md, as Backlog.md lays a project out', () 
 			out.stderr,
 			`baton import: ${empty} is not a Backlog.md project: no tasks/ folder in backlog/, .backlog/ or ${empty} itself.\n`,
 		);
+		const missing = capture();
+		const nowhere = join(work, '.backlog');
+		assert.equal(
+			await runCli(['import', '--from', 'backlog-md', nowhere, '--data-dir', join(work, 'unused')], missing, {}),
+			1,
+		);
+		assert.equal(
+			missing.stderr,
+			`baton import: ${nowhere} does not exist: give the folder that holds backlog/ or .backlog/.\n`,
+		);
 	});
 });
