@@ -30,10 +30,10 @@ import {
 	checkLaunch,
 	detectLaunch,
 	isLaunchKind,
+	launchAdvice,
 	launchCheckMs,
 	launchCommand,
 	launchLine,
-	packageName,
 	runningBaton,
 } from './launch';
 import { UsageError, printJson } from './output';
@@ -277,22 +277,11 @@ export const initCommand: Command = {
 		const changes = files.filter(f => f.action !== 'unchanged');
 		// The entry written must start: run it (with --version) before writing, as the MCP client will.
 		if (writesEntry) {
-			await checkLaunch(launch, process.env, launchKind === 'npx' ? launchCheckMs.npx : launchCheckMs.other).catch(
-				(e: unknown) => {
-					throw BatonError.is(e)
-						? new BatonError(
-								e.code,
-								`${e.message} Nothing was written. ${
-									launchKind === 'npx'
-										? `Until ${packageName} is installable from npm, use --launch node (this copy) or --launch baton (a global install).`
-										: launchKind === 'baton'
-											? 'Install Baton globally (npm i -g baton-mcp) or use --launch node.'
-											: 'Check that this copy is built (npm run build).'
-								}`,
-								e.data,
-							)
-						: e;
-				},
+			await checkLaunch(
+				launch,
+				process.env,
+				launchCheckMs[launchKind],
+				`Nothing was written. ${launchAdvice[launchKind]}`,
 			);
 		}
 		if (!flags.dryRun) {

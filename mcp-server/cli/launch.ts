@@ -111,14 +111,27 @@ export function launchLine(launch: { command: string; args: string[] }): string 
 }
 
 /** How long `checkLaunch` waits: npx may have to fetch the package first. */
-export const launchCheckMs = { npx: 60_000, other: 15_000 };
+export const launchCheckMs: Record<LaunchKind, number> = { npx: 60_000, baton: 15_000, node: 15_000 };
+
+/** What to do when a kind's command does not start. */
+export const launchAdvice: Record<LaunchKind, string> = {
+	npx: `Until ${packageName} is installable from npm, use --launch node (this copy) or --launch baton (a global install).`,
+	baton: `Install Baton globally (npm i -g ${packageName}) or use --launch node.`,
+	node: 'Check that this copy is built (npm run build).',
+};
 
 /**
  * Runs the launch command with `--version` appended (`baton mcp --version`), as the MCP client
- * will, with its env; resolves with the version printed, throws a BatonError naming the command and
- * what went wrong when it does not start within `timeoutMs`.
+ * will, with its env; resolves with the version printed, throws a BatonError naming the command,
+ * what went wrong and `advice` when it does not start within `timeoutMs`.
  */
-export function checkLaunch(launch: McpLaunch, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<string> {
+export function checkLaunch(
+	launch: McpLaunch,
+	env: NodeJS.ProcessEnv,
+	timeoutMs: number,
+	/** Appended to the refusal: what happened instead and what to do. */
+	advice = '',
+): Promise<string> {
 	const line = `${launchLine(launch)} --version`;
 	return new Promise((resolve, reject) => {
 		execFile(
@@ -141,10 +154,14 @@ export function checkLaunch(launch: McpLaunch, env: NodeJS.ProcessEnv, timeoutMs
 									stderr.trim() === '' ? '' : `: ${stderr.trim().split('\n').slice(-3).join(' ').slice(0, 300)}`
 								}`;
 				reject(
-					new BatonError('unavailable', `The MCP launch command does not start: "${line}" failed (${why}).`, {
-						command: launch.command,
-						args: launch.args,
-					}),
+					new BatonError(
+						'unavailable',
+						`The MCP launch command does not start: "${line}" failed (${why}).${advice === '' ? '' : ` ${advice}`}`,
+						{
+							command: launch.command,
+							args: launch.args,
+						},
+					),
 				);
 			},
 		);

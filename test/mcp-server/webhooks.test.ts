@@ -258,7 +258,11 @@ describe('outgoing webhooks against a slow, failing, down and returning receiver
 			'every delivery carries a valid signature',
 		);
 		for (const g of deliveries) {
-			assert.equal(g.delivery, `${hook.id}-${g.event?.seq ?? -1}`, 'the delivery id names the hook and the seq');
+			assert.match(
+				g.delivery,
+				new RegExp(`^${hook.id}-[0-9a-f]{8}-${g.event?.seq ?? -1}$`),
+				'the delivery id names the hook, its instance and the seq',
+			);
 		}
 		const unique: BacklogEvent[] = [];
 		const seen = new Set<string>();
