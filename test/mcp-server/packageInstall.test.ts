@@ -26,6 +26,7 @@ import {
 	tempDataDir,
 	waitFor,
 } from '../helpers/mcp';
+import { gitRepo } from '../helpers/gitRepos';
 
 interface PackResult {
 	filename: string;
@@ -196,6 +197,43 @@ describe('the npm package, installed from its tarball', () => {
 		} finally {
 			await client.close();
 		}
+	});
+
+	it('`baton init` writes the command that starts this install: `baton mcp` on PATH, npx when run through npx', () => {
+		const env = Object.fromEntries(
+			Object.entries(childEnv(dataDir, { PATH: `${join(prefix, 'bin')}:${process.env.PATH ?? ''}` })).filter(
+				([k]) => !/^npm_/i.test(k),
+			),
+		);
+		const initIn = (
+			name: string,
+			command: string,
+			args: string[],
+			cwd: string,
+		): { command: string; args: string[] } => {
+			const repo = gitRepo(work, name);
+			const r = spawnSync(command, [...args, 'init', '--dir', repo, '--json'], {
+				cwd,
+				env,
+				encoding: 'utf8',
+				timeout: 120_000,
+			});
+			assert.equal(r.status, 0, r.stderr);
+			const entry = (
+				JSON.parse(readFileSync(join(repo, '.mcp.json'), 'utf8')) as {
+					mcpServers: { baton: { command: string; args: string[] } };
+				}
+			).mcpServers.baton;
+			assert.deepEqual((JSON.parse(r.stdout) as { launch: unknown }).launch, { ...entry, env: {} });
+			return entry;
+		};
+		// The global install on PATH: the entry is `baton mcp`, checked to start before it was written.
+		assert.deepEqual(initIn('global-repo', installedBaton, [], neutralCwd), { command: 'baton', args: ['mcp'] });
+		// Run through npx (offline, from the prefix's packages): the entry is npx's, checked the same way.
+		assert.deepEqual(
+			initIn('npx-repo', 'npx', ['--offline', '--cache', join(work, 'cache'), packageJson.name], join(prefix, 'lib')),
+			{ command: 'npx', args: ['-y', packageJson.name, 'mcp'] },
+		);
 	});
 
 	it('`npx baton-mcp mcp` runs the package’s only bin, `baton`', async () => {
