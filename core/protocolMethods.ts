@@ -259,6 +259,8 @@ export const HooksAddParams = z
 	.strict();
 export const HookResult = z.object({ hook: Hook });
 export const HooksRemoveParams = z.object({ id: HookId }).strict();
+/** `hooks/resume`: a paused hook (a restore pauses the hooks it brings back) delivers again. */
+export const HooksResumeParams = HooksRemoveParams;
 
 export const BoardTicketParams = z.object({}).strict();
 export const BoardTicketResult = z.object({ url: z.string() });
@@ -306,7 +308,7 @@ export const methods = {
 	'hooks/list': { params: HooksListParams, result: HooksListResult, mutating: false },
 	'hooks/add': { params: HooksAddParams, result: HookResult, mutating: true },
 	'hooks/remove': { params: HooksRemoveParams, result: HookResult, mutating: true },
-	'hooks/resume': { params: HooksRemoveParams, result: HookResult, mutating: true },
+	'hooks/resume': { params: HooksResumeParams, result: HookResult, mutating: true },
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType; mutating: boolean }>;
 
 export type Methods = typeof methods;
