@@ -1,7 +1,8 @@
 /**
- * One request from frame to answer: the method is known, the params pass the protocol's schema, a
- * `mutating` method (the protocol table's flag) passes the store guard's disk gate, the handler
- * table runs it, and the answer is sent within the size limit. Every failure is mapped once to a
+ * One request from frame to answer: it starts when its connection's flow control lets it (flow.ts: a
+ * few at a time per connection, in order, not while the client leaves answers unread), the method is
+ * known, the params pass the protocol's schema, a `mutating` method (the protocol table's flag) passes
+ * the store guard's disk gate, the handler table runs it, and the answer is sent within the size limit. Every failure is mapped once to a
  * BatonError: a fatal store error stops the hub, an outage is logged once per 10 s, anything else
  * is `internal` with a ref (the stack goes to the log, never to the client). Requests in flight are
  * remembered so that a store failure answers them all. It decides nothing about cards.
