@@ -194,7 +194,7 @@ export class ConnectionFlow {
 			const idle = Date.now() - this.progressAt;
 			if (idle >= this.limits.stallMs) {
 				this.cutOff(
-					`the client took no bytes for ${Math.round(idle / 1000)} s with ${mb(this.unsent)} waiting to be sent (it does not read)`,
+					`the client took no bytes for ${Math.round(idle / 100) / 10} s with ${mb(this.unsent)} waiting to be sent (it does not read)`,
 				);
 				return;
 			}
