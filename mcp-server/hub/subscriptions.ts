@@ -98,11 +98,11 @@ export class Subscriptions {
 			if (!sub?.live || sub.lagging === true) {
 				continue;
 			}
-			if (conn.flow.lagging) {
-				this.fallBehind(conn, sub);
-				continue;
-			}
 			for (const event of events) {
+				if (conn.flow.lagging) {
+					this.fallBehind(conn, sub);
+					break;
+				}
 				if (event.seq > sub.sent) {
 					sendEvent(conn, event);
 					sub.sent = event.seq;
@@ -113,7 +113,7 @@ export class Subscriptions {
 
 	/**
 	 * Stops `conn`'s events while it takes what is queued; then tells it to reload (`resync`) and
-	 * goes on live from the pump's seq. Memory stays bounded by flowLimits.eventLag and a batch.
+	 * goes on live from the pump's seq. What is queued stays under flowLimits.eventLag and one event.
 	 */
 	private fallBehind(conn: Connection, sub: Subscription): void {
 		sub.lagging = true;
