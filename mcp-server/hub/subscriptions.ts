@@ -93,18 +93,20 @@ export class Subscriptions {
 
 	/** Pushes a pumped batch to every live subscriber that keeps up, each event once. */
 	deliver(connections: Iterable<Connection>, events: readonly BacklogEvent[]): void {
+		// Each event is serialised once for all subscribers, and only if one takes it.
+		const texts: (string | undefined)[] = [];
 		for (const conn of connections) {
 			const sub = conn.subscription;
 			if (!sub?.live || sub.lagging === true) {
 				continue;
 			}
-			for (const event of events) {
+			for (const [i, event] of events.entries()) {
 				if (conn.flow.lagging) {
 					this.fallBehind(conn, sub);
 					break;
 				}
 				if (event.seq > sub.sent) {
-					sendEvent(conn, event);
+					conn.flow.send((texts[i] ??= eventText(event)));
 					sub.sent = event.seq;
 				}
 			}
@@ -131,5 +133,9 @@ export class Subscriptions {
 }
 
 function sendEvent(conn: Connection, event: BacklogEvent): void {
-	send(conn, { event: event.type, seq: event.seq, data: event });
+	conn.flow.send(eventText(event));
+}
+
+function eventText(event: BacklogEvent): string {
+	return JSON.stringify({ event: event.type, seq: event.seq, data: event });
 }

@@ -148,7 +148,9 @@ describe('backpressure and fairness', () => {
 	});
 
 	it('cuts off clients that stop reading, with a reason in the log, and resyncs subscribers that fell behind', async () => {
-		const bystander = new Bystander(rpc, 'lag');
+		// The bystander has a connection of its own: the writes below are another client's.
+		const other = await client(dataDir);
+		const bystander = new Bystander(other, 'lag');
 		const { lastSeq } = await rpc.request('events/list', { limit: 1 });
 		// Ten subscribers stop reading; five of them will read again, five never.
 		const subscribers: RawClient[] = [];
@@ -227,5 +229,6 @@ describe('backpressure and fairness', () => {
 			assert.equal((await rpc.request('card/get', { cardId: id })).card.id, id);
 		}
 		assert.equal((await rpc.request('card/get', { cardId: 'ev-9-19' })).card.body, wide, 'every event card is stored');
+		other.close();
 	});
 });
