@@ -68,10 +68,13 @@ describe('connection flow control', () => {
 		};
 	}
 
-	/** Sends from the hub side until more than `bytes` wait unsent (the kernel's buffers full first). */
+	/**
+	 * Sends from the hub side until well over `bytes` wait unsent (the kernel's buffers fill first; 1 MB
+	 * more, so that buffers the kernel grows meanwhile cannot bring it back under).
+	 */
 	async function fill(flow: ConnectionFlow, bytes: number): Promise<void> {
 		const chunk = 'x'.repeat(64 * 1024);
-		for (let i = 0; flow.unsentBytes <= bytes && i < 4096; i++) {
+		for (let i = 0; flow.unsentBytes <= bytes + 1024 * 1024 && i < 4096; i++) {
 			flow.send(chunk);
 			await tick();
 		}
