@@ -104,7 +104,8 @@ export type StoreFrame = z.infer<typeof StoreFrame>;
 /**
  * A resubscribe after a reconnect came back with `resync` (SubscribeResult): events were compacted away
  * while this client was offline. Live from `seq` on; reload. The VS Code relay sends it to the board
- * when its own connection's resume was refused that way.
+ * when its own connection's resume was refused that way, and the hub sends it to a subscriber that
+ * fell behind (it left too much unread, issue 27 §1) once that one caught up.
  */
 export const ResyncFrame = z.object({ notice: z.literal('resync'), seq: Seq });
 export type ResyncFrame = z.infer<typeof ResyncFrame>;

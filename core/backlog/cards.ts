@@ -276,7 +276,7 @@ export class Cards {
 		if (onlyReady) {
 			// The board's and agents' most common page: prepared, reading the claim index in claim order.
 			const cursor = p.cursor === undefined ? null : decodeCursor(p.cursor);
-			const rows = await this.uow.db.query<{ card: Card }>(
+			const rows = await this.uow.db.query<{ card: Card | null }>(
 				cursor === null ? this.uow.catalogue.sql.readyPage : this.uow.catalogue.sql.readyPageAfter,
 				cursor === null ? [now, limit + 1] : [now, limit + 1, ...cursor],
 				cursor === null ? 'baton_ready_page' : 'baton_ready_page_after',
@@ -326,7 +326,7 @@ export class Cards {
 				where.push(afterInRecentOrder(param(updatedAt), param(id)));
 			}
 			const text = recentPageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1));
-			return page(await this.uow.db.query<{ card: Card }>(text, params), limit, 'recent');
+			return page(await this.uow.db.query<{ card: Card | null }>(text, params), limit, 'recent');
 		}
 		if (p.cursor !== undefined) {
 			const [priority, createdAt, id] = decodeCursor(p.cursor);
@@ -339,7 +339,7 @@ export class Cards {
 					: `(priority < ${pr} OR (priority = ${pr} AND (created_at > ${at} OR (created_at = ${at} AND id > ${ident}))))`,
 			);
 		}
-		const rows = await this.uow.db.query<{ card: Card }>(
+		const rows = await this.uow.db.query<{ card: Card | null }>(
 			pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1), p.readyOnly === true),
 			params,
 		);

@@ -1,9 +1,36 @@
 /**
- * Pure helpers for list pages: the page query's SQL text, the claim order and cursors. No I/O: the
- * callers send the SQL and pass the rows back in.
+ * Pure helpers for list pages: the page query's SQL text, the claim order, cursors and the page's byte
+ * budget. No I/O: the callers send the SQL and pass the rows back in.
  */
 import type { Card, Result } from '../protocol';
 import { BatonError } from '../errors';
+
+/**
+ * A page stops after about this many bytes of cards, whatever its limit (issue 27 §1): it then has
+ * fewer cards and a nextCursor. 1,000 ordinary cards fit; 1,000 cards of 25 KB would be a 25 MB
+ * answer that costs the store most of a second and one client's flood of them starves the others.
+ */
+export const pageBytes = 1024 * 1024;
+
+/**
+ * What a card is counted as against pageBytes: its long texts as stored (octet_length reads a TOASTed
+ * value's header, not the value) and 512 bytes for the rest of its JSON.
+ */
+const cardSize = (c: string): string =>
+	`octet_length(${c}.body) + coalesce(octet_length(${c}.result), 0) + coalesce(octet_length(${c}.progress_note), 0) + 512`;
+
+/**
+ * Wraps a page query (`inner` selects `c`, a whole cards row, and the `order` columns, with its LIMIT):
+ * rows past the byte budget come back with a null card, so the JSON of cards the page will not carry
+ * is never built; the first card always counts. `page()` stops at the first null.
+ */
+function withinBudget(inner: string, order: string): string {
+	return `SELECT CASE WHEN q.before < ${pageBytes} THEN baton_card(q.c) END AS card FROM (
+			SELECT p.*, coalesce(sum(${cardSize('(p.c)')}) OVER (ORDER BY ${order}
+				ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+			FROM (${inner}) p
+		) q ORDER BY ${order.replaceAll('p.', 'q.')}`;
+}
 
 /**
  * A list page in claim order. The wire card is built only for the rows of the page: built before the
@@ -13,10 +40,10 @@ import { BatonError } from '../errors';
  */
 export function pageOf(where: string, limit: string, claimable = false): string {
 	const order = claimable ? claimOrder : 'priority DESC, created_at, id';
-	return `SELECT baton_card(p.c) AS card FROM (
-			SELECT cards AS c, priority, created_at, id FROM cards WHERE ${where}
-			ORDER BY ${order} LIMIT ${limit}
-		) p ORDER BY ${claimable ? '-p.priority' : 'p.priority DESC'}, p.created_at, p.id`;
+	return withinBudget(
+		`SELECT cards AS c, priority, created_at, id FROM cards WHERE ${where} ORDER BY ${order} LIMIT ${limit}`,
+		`${claimable ? '-p.priority' : 'p.priority DESC'}, p.created_at, p.id`,
+	);
 }
 
 /**
@@ -39,7 +66,18 @@ export function afterInClaimOrder(priority: string, createdAt: string, id: strin
  * partial index) it reads cards_done_recent_idx (migration 0014) and stops after `limit` rows.
  */
 export function recentPageOf(where: string, limit: string): string {
-	return `SELECT baton_card(c) AS card FROM cards c WHERE ${where} ORDER BY updated_at DESC, id DESC LIMIT ${limit}`;
+	return withinBudget(
+		`SELECT c, updated_at, id FROM cards c WHERE ${where} ORDER BY updated_at DESC, id DESC LIMIT ${limit}`,
+		'p.updated_at DESC, p.id DESC',
+	);
+}
+
+/** The lossless export's page in id order after `after` ($1, null = from the start), at most `limit` rows. */
+export function exportPageOf(after: string, limit: string): string {
+	return withinBudget(
+		`SELECT cards AS c, id FROM cards WHERE (${after}::text IS NULL OR id > ${after}) ORDER BY id LIMIT ${limit}`,
+		'p.id',
+	);
 }
 
 /** Cards after the cursor (updatedAt, id placeholders) in recent order, on the recent index's key. */
@@ -49,15 +87,32 @@ export function afterInRecentOrder(updatedAt: string, id: string): string {
 
 export type ListOrder = 'priority' | 'recent';
 
-/** One page of a list: `limit` cards and, when there are more, the cursor after the last. */
+/**
+ * One page of a list: up to `limit` cards, fewer where the byte budget cut it (rows with a null card),
+ * and, when there are more, the cursor after the last.
+ */
 export function page(
-	rows: readonly { card: Card }[],
+	rows: readonly { card: Card | null }[],
 	limit: number,
 	order: ListOrder = 'priority',
 ): Result<'card/list'> {
-	const cards = rows.slice(0, limit).map(r => r.card);
+	const cards = cardsWithin(rows, limit);
 	const last = cards[cards.length - 1];
-	return rows.length > limit && last !== undefined ? { cards, nextCursor: encodeCursor(last, order) } : { cards };
+	return rows.length > cards.length && last !== undefined
+		? { cards, nextCursor: encodeCursor(last, order) }
+		: { cards };
+}
+
+/** The cards of a page's rows before the first one past the byte budget, at most `limit`. */
+export function cardsWithin(rows: readonly { card: Card | null }[], limit: number): Card[] {
+	const cards: Card[] = [];
+	for (const row of rows) {
+		if (row.card === null || cards.length >= limit) {
+			break;
+		}
+		cards.push(row.card);
+	}
+	return cards;
 }
 
 function encodeCursor(card: Card, order: ListOrder): string {

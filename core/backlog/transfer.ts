@@ -8,6 +8,7 @@ import { BatonError } from '../errors';
 import type { Card, ParsedParams, Result } from '../protocol';
 import { type DumpRows, readDump } from '../store/dump';
 import { schemaVersion } from '../store/migrate';
+import { cardsWithin, exportPageOf } from './paging';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 const exportPage = 500;
@@ -21,15 +22,15 @@ export class Transfer {
 		return { rows: await readDump(this.uow.db), schema };
 	}
 
-	/** Lossless export in pages of 500, ordered by id. */
+	/** Lossless export in pages of 500 (fewer past the page byte budget, paging.ts), ordered by id. */
 	async exportCards(p: ParsedParams<'data/export'>): Promise<Result<'data/export'>> {
-		const rows = await this.uow.db.query<{ card: Card }>(
-			`SELECT baton_card(cards) AS card FROM cards WHERE ($1::text IS NULL OR id > $1) ORDER BY id LIMIT $2`,
-			[p.cursor ?? null, exportPage + 1],
-		);
-		const cards = rows.slice(0, exportPage).map(r => r.card);
+		const rows = await this.uow.db.query<{ card: Card | null }>(exportPageOf('$1', '$2'), [
+			p.cursor ?? null,
+			exportPage + 1,
+		]);
+		const cards = cardsWithin(rows, exportPage);
 		const last = cards[cards.length - 1];
-		return rows.length > exportPage && last !== undefined ? { cards, nextCursor: last.id } : { cards };
+		return rows.length > cards.length && last !== undefined ? { cards, nextCursor: last.id } : { cards };
 	}
 
 	/**

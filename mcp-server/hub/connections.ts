@@ -7,7 +7,7 @@
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { type RawData, WebSocket, WebSocketServer } from 'ws';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { Backlog } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
 import { createLogger } from '../../core/log';
@@ -23,6 +23,7 @@ import {
 import { AgentPresence } from './agentPresence';
 import { BoardSessions, bearerToken, hostAllowed, originAllowed, tokenMatches } from './auth';
 import { handleHttp } from './boardRoute';
+import { ConnectionFlow } from './flow';
 import { metricsPath } from './metricsRoute';
 import type { StoreGuard } from './storeGuard';
 import type { Subscription } from './subscriptions';
@@ -42,6 +43,8 @@ export interface Connection {
 	subscription: Subscription | undefined;
 	closed: boolean;
 	helloTimer: NodeJS.Timeout | undefined;
+	/** Its requests' slots and what is queued to it (flow.ts): every frame to it goes through `send`. */
+	readonly flow: ConnectionFlow;
 }
 
 export interface ConnectionsOptions {
@@ -213,6 +216,7 @@ export class Connections {
 			subscription: undefined,
 			closed: false,
 			helloTimer: undefined,
+			flow: new ConnectionFlow(ws, () => `connection ${conn.id} (${conn.actor || via})`),
 		};
 		this.all.add(conn);
 		this.options.onCountChanged();
@@ -334,6 +338,7 @@ export class Connections {
 			return;
 		}
 		conn.closed = true;
+		conn.flow.close();
 		clearTimeout(conn.helloTimer);
 		this.agents.detach(conn);
 		this.options.onCountChanged();
@@ -341,9 +346,7 @@ export class Connections {
 }
 
 export function send(conn: Connection, frame: object): void {
-	if (conn.ws.readyState === WebSocket.OPEN) {
-		conn.ws.send(JSON.stringify(frame));
-	}
+	conn.flow.send(JSON.stringify(frame));
 }
 
 export function sendError(conn: Connection, id: number, error: BatonError): void {

@@ -138,7 +138,7 @@ export class Hub {
 			webviewDir: options.webviewDir,
 			seq: () => this.pump.seq,
 			stopping,
-			onRequest: (conn, frame, bytes) => void this.requests.handle(conn, frame, bytes),
+			onRequest: (conn, frame, bytes) => this.requests.handle(conn, frame, bytes),
 			toError: (e, method) => this.requests.toBatonError(e, method),
 			onCountChanged: () => this.housekeeping.clientsChanged(),
 			onHello: conn => this.inbox.onHello(conn),

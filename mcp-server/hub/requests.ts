@@ -1,13 +1,13 @@
 /**
- * One request from frame to answer: the method is known, the params pass the protocol's schema, a
- * `mutating` method (the protocol table's flag) passes the store guard's disk gate, the handler
- * table runs it, and the answer is sent within the size limit. Every failure is mapped once to a
+ * One request from frame to answer: it starts when its connection's flow control lets it (flow.ts: a
+ * few at a time per connection, in order, not while the client leaves answers unread), the method is
+ * known, the params pass the protocol's schema, a `mutating` method (the protocol table's flag) passes
+ * the store guard's disk gate, the handler table runs it, and the answer is sent within the size limit. Every failure is mapped once to a
  * BatonError: a fatal store error stops the hub, an outage is logged once per 10 s, anything else
  * is `internal` with a ref (the stack goes to the log, never to the client). Requests in flight are
  * remembered so that a store failure answers them all. It decides nothing about cards.
  */
 import { randomUUID } from 'node:crypto';
-import { WebSocket } from 'ws';
 import type { OpContext } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
 import { frameBytes, tooLargeAnswer } from '../../core/frameSize';
@@ -38,7 +38,12 @@ export class Requests {
 
 	constructor(private readonly options: RequestsOptions) {}
 
-	async handle(conn: Connection, frame: RequestFrame, requestBytes: number): Promise<void> {
+	/** Runs the request when its connection's flow control lets it (flow.ts), after the ones before it. */
+	handle(conn: Connection, frame: RequestFrame, requestBytes: number): void {
+		conn.flow.admit(() => this.serve(conn, frame, requestBytes), requestBytes);
+	}
+
+	private async serve(conn: Connection, frame: RequestFrame, requestBytes: number): Promise<void> {
 		const { id, method } = frame;
 		if (!isMethod(method)) {
 			sendError(conn, id, new BatonError('invalid_input', `Unknown method "${method}".`));
@@ -75,8 +80,8 @@ export class Requests {
 			if (bytes > limits.maxResponse) {
 				log.warn(`answer to ${method} from ${conn.actor} not sent: ${bytes} bytes`);
 				sendError(conn, id, tooLargeAnswer(method, bytes));
-			} else if (conn.ws.readyState === WebSocket.OPEN) {
-				conn.ws.send(answer);
+			} else {
+				conn.flow.send(answer);
 			}
 		} catch (e) {
 			this.options.onServed?.(conn, method, (performance.now() - started) / 1000);

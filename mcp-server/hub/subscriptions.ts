@@ -1,18 +1,27 @@
 /**
  * Events to subscribers (DESIGN §4): `events/subscribe` replays the log after the client's seq in
- * pages up to what the event pump has delivered, then switches the connection to live in the same
- * tick, so nothing falls between and nothing comes twice; `deliver` pushes each pumped batch to the
- * live connections. A resume from before the log's compaction horizon is answered `resync` instead. It reads the log through the backlog and never writes; it wakes no claim.
+ * pages up to what the event pump has delivered, each page once the client took the last one, then
+ * switches the connection to live in the same tick, so nothing falls between and nothing comes twice;
+ * `deliver` pushes each pumped batch to the live connections. A resume from before the log's
+ * compaction horizon is answered `resync` instead, and so is a live subscriber that fell behind (more
+ * than flowLimits.eventLag unsent, issue 27 §1): it gets no events until it took what was queued, then
+ * a `{notice: 'resync', seq}` and the live feed from there. It reads the log through the backlog and
+ * never writes; it wakes no claim.
  */
 import type { Backlog } from '../../core/backlog';
+import { createLogger } from '../../core/log';
 import type { BacklogEvent, Result } from '../../core/protocol';
 import { type Connection, send } from './connections';
+
+const log = createLogger('hub').child('subscriptions');
 
 export interface Subscription {
 	/** Highest seq sent to this connection. */
 	sent: number;
 	/** False while the replay from the log runs; live events are then skipped (the replay covers them). */
 	live: boolean;
+	/** Fell behind: events are skipped until the connection drained, then it is resynced. */
+	lagging?: boolean;
 }
 
 const replayPage = 500;
@@ -49,6 +58,8 @@ export class Subscriptions {
 				}
 				continue; // the pump may have delivered more during that read
 			}
+			// A client that does not read gets no more pages (flow.ts cuts it off if it never does).
+			await conn.flow.drained();
 			const page = await this.backlog.eventsAfter(sub.sent, replayPage);
 			if (conn.subscription !== sub || conn.closed) {
 				return { seq: sub.sent };
@@ -80,23 +91,51 @@ export class Subscriptions {
 		return { seq: sub.sent, resync: true };
 	}
 
-	/** Pushes a pumped batch to every live subscriber, each event once. */
+	/** Pushes a pumped batch to every live subscriber that keeps up, each event once. */
 	deliver(connections: Iterable<Connection>, events: readonly BacklogEvent[]): void {
+		// Each event is serialised once for all subscribers, and only if one takes it.
+		const texts: (string | undefined)[] = [];
 		for (const conn of connections) {
 			const sub = conn.subscription;
-			if (!sub?.live) {
+			if (!sub?.live || sub.lagging === true) {
 				continue;
 			}
-			for (const event of events) {
+			for (const [i, event] of events.entries()) {
+				if (conn.flow.lagging) {
+					this.fallBehind(conn, sub);
+					break;
+				}
 				if (event.seq > sub.sent) {
-					sendEvent(conn, event);
+					conn.flow.send((texts[i] ??= eventText(event)));
 					sub.sent = event.seq;
 				}
 			}
 		}
 	}
+
+	/**
+	 * Stops `conn`'s events while it takes what is queued; then tells it to reload (`resync`) and
+	 * goes on live from the pump's seq. What is queued stays under flowLimits.eventLag and one event.
+	 */
+	private fallBehind(conn: Connection, sub: Subscription): void {
+		sub.lagging = true;
+		const from = sub.sent;
+		void conn.flow.drained().then(() => {
+			if (conn.closed || conn.subscription !== sub) {
+				return;
+			}
+			sub.lagging = false;
+			sub.sent = Math.max(sub.sent, this.pump.seq);
+			log.info(`${conn.actor} fell behind on events after seq ${from}; resynced at ${sub.sent}`);
+			send(conn, { notice: 'resync', seq: sub.sent });
+		});
+	}
 }
 
 function sendEvent(conn: Connection, event: BacklogEvent): void {
-	send(conn, { event: event.type, seq: event.seq, data: event });
+	conn.flow.send(eventText(event));
+}
+
+function eventText(event: BacklogEvent): string {
+	return JSON.stringify({ event: event.type, seq: event.seq, data: event });
 }
