@@ -9,7 +9,7 @@ import './jitless';
 
 import { BatonError } from '../core/errors';
 import type { BacklogEvent, HelloOk } from '../core/protocol';
-import { RpcClient } from '../core/rpc';
+import { type ConnectionState, RpcClient } from '../core/rpc';
 import { BoardActions } from './actions';
 import { BoardLoad, liveStatuses } from './boardLoad';
 import { Banners } from './banners';
@@ -22,6 +22,7 @@ import { attachKeyboard, keyHelp } from './keyboard';
 import { ProjectPicker } from './projects';
 import { BoardView } from './render';
 import { DoneColumn } from './doneColumn';
+import { EmptyBoard } from './emptyBoard';
 import { projectsSeen } from './scopeView';
 import { type Change, emptyChange, mergeChange } from './change';
 import { blockedFilters } from './filter';
@@ -49,6 +50,7 @@ const toolbar = new Toolbar();
 const { filterInput, phaseSelect } = toolbar;
 const projectPicker = new ProjectPicker(host, applyFilter);
 phaseSelect.after(projectPicker.select);
+projectPicker.update([], 0, 0); // "All projects" (hidden without projects) until the cards say more
 const banners = new Banners(host);
 const showError = (e: unknown): void => banners.showError(e);
 const keys = el('p', 'keys', keyHelp);
@@ -69,7 +71,8 @@ const detail = new DetailPane({
 	closed: cardId => focusCardIfShown(cardId),
 });
 layout.append(view.root, detail.root);
-app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, layout, keys);
+const emptyBoard = new EmptyBoard(() => void actions.createCard());
+app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
@@ -107,6 +110,13 @@ const actions = new BoardActions({
 	showError,
 	focusCardIfShown,
 	openDetail: id => detail.open(id),
+	projects: () => {
+		const chosen = projectPicker.selected;
+		return {
+			known: [...new Set([...projectsSeen(state), ...chosen])].sort(),
+			preferred: chosen.length === 1 ? chosen[0] : undefined,
+		};
+	},
 });
 
 const done = new DoneColumn({
@@ -204,7 +214,38 @@ function updateTabStop(): void {
 	}
 }
 
+/** Before the first snapshot is drawn the choices have nothing to choose from: disabled, not blank. */
+function enableControls(on: boolean): void {
+	for (const control of [phaseSelect, projectPicker.select, view.columns.blocked.filterSelect, toolbar.newButton]) {
+		if (control !== undefined) {
+			control.disabled = !on;
+		}
+	}
+}
+enableControls(false);
+
+/** The first snapshot was drawn (a resync's reload keeps the cards on screen: no placeholder again). */
+let drawnOnce = false;
+
+/** The columns' placeholder and the summary follow the connection until the first snapshot is drawn. */
+function connectionChanged(s: ConnectionState): void {
+	banners.showConnection(s);
+	toolbar.setConnection(s);
+	if (!boardLoad.loaded && !drawnOnce) {
+		view.setPlaceholder(
+			s === 'connected' ? 'Loading cards…' : s === 'connecting' ? 'Connecting…' : 'Offline: waiting for the hub…',
+		);
+	} else if (s === 'connected') {
+		updateSummary();
+	}
+}
+
 function renderAll(): void {
+	if (!drawnOnce) {
+		drawnOnce = true;
+		view.setPlaceholder(undefined);
+		enableControls(true);
+	}
 	updateTabStop();
 	for (const col of columnIds) {
 		view.columns[col].setCards(state.column(col));
@@ -215,10 +256,14 @@ function renderAll(): void {
 	done.update();
 }
 
+function isFiltered(): boolean {
+	const f = state.filter;
+	return f.text.trim() !== '' || f.phase !== '' || (f.projects ?? []).length > 0 || f.blocked !== 'all';
+}
+
 /** The live columns' counts and "loading…" hints while their remaining pages load. */
 function updateLiveHeads(): void {
-	const f = state.filter;
-	const filtered = f.text.trim() !== '' || f.phase !== '' || (f.projects ?? []).length > 0 || f.blocked !== 'all';
+	const filtered = isFiltered();
 	for (const status of liveStatuses) {
 		const { count, more } = boardLoad.pendingCount(status, filtered);
 		const column = view.columns[columnOf(status)];
@@ -241,6 +286,7 @@ function updatePhases(choices = true): void {
 
 function updateSummary(): void {
 	toolbar.updateSummary(state, done.totals.total);
+	emptyBoard.update(boardLoad.complete && state.size === 0 && done.totals.total === 0 && !isFiltered());
 }
 
 function onEvent(event: BacklogEvent): void {
@@ -360,8 +406,8 @@ window.setInterval(() => {
 // ---------------------------------------------------------------- boot
 
 async function boot(): Promise<void> {
-	banners.showConnection('connecting');
-	client.onState(s => banners.showConnection(s));
+	connectionChanged('connecting');
+	client.onState(connectionChanged);
 	client.onStore(s => banners.showStore(s));
 	client.onEvent(onEvent);
 	client.onAgents(agents => {
@@ -395,7 +441,7 @@ async function boot(): Promise<void> {
 		try {
 			hello = await client.start();
 		} catch (e) {
-			banners.showConnection('offline');
+			connectionChanged('offline');
 			showError(e);
 			await new Promise(resolve => window.setTimeout(resolve, delay));
 		}
