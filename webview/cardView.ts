@@ -216,7 +216,7 @@ function fillResult(node: HTMLElement, source: string | null): string {
 		shownResult.set(node, source);
 		node.replaceChildren(source === null ? '' : renderMarkdownSummary(source));
 		node.hidden = source === null;
-		node.title = node.textContent.trim();
+		node.title = node.textContent.replace(/\s+/g, ' ').trim();
 	}
 	return node.hidden ? '' : node.title;
 }
