@@ -9,7 +9,7 @@ import './jitless';
 
 import { BatonError } from '../core/errors';
 import type { BacklogEvent, HelloOk } from '../core/protocol';
-import { type ConnectionState, RpcClient } from '../core/rpc';
+import { RpcClient } from '../core/rpc';
 import { BoardActions } from './actions';
 import { BoardLoad, liveStatuses } from './boardLoad';
 import { Banners } from './banners';
@@ -23,6 +23,7 @@ import { ProjectPicker } from './projects';
 import { BoardView } from './render';
 import { DoneColumn } from './doneColumn';
 import { EmptyBoard } from './emptyBoard';
+import { FirstLoad } from './firstLoad';
 import { projectsSeen } from './scopeView';
 import { type Change, emptyChange, mergeChange } from './change';
 import { blockedFilters } from './filter';
@@ -72,6 +73,13 @@ const detail = new DetailPane({
 });
 layout.append(view.root, detail.root);
 const emptyBoard = new EmptyBoard(() => void actions.createCard());
+const firstLoad = new FirstLoad({
+	banners,
+	toolbar,
+	view,
+	controls: [phaseSelect, projectPicker.select, view.columns.blocked.filterSelect, toolbar.newButton],
+	updateSummary: () => updateSummary(),
+});
 app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
 app.removeAttribute('aria-busy');
 
@@ -214,38 +222,8 @@ function updateTabStop(): void {
 	}
 }
 
-/** Before the first snapshot is drawn the choices have nothing to choose from: disabled, not blank. */
-function enableControls(on: boolean): void {
-	for (const control of [phaseSelect, projectPicker.select, view.columns.blocked.filterSelect, toolbar.newButton]) {
-		if (control !== undefined) {
-			control.disabled = !on;
-		}
-	}
-}
-enableControls(false);
-
-/** The first snapshot was drawn (a resync's reload keeps the cards on screen: no placeholder again). */
-let drawnOnce = false;
-
-/** The columns' placeholder and the summary follow the connection until the first snapshot is drawn. */
-function connectionChanged(s: ConnectionState): void {
-	banners.showConnection(s);
-	toolbar.setConnection(s);
-	if (!boardLoad.loaded && !drawnOnce) {
-		view.setPlaceholder(
-			s === 'connected' ? 'Loading cards…' : s === 'connecting' ? 'Connecting…' : 'Offline: waiting for the hub…',
-		);
-	} else if (s === 'connected') {
-		updateSummary();
-	}
-}
-
 function renderAll(): void {
-	if (!drawnOnce) {
-		drawnOnce = true;
-		view.setPlaceholder(undefined);
-		enableControls(true);
-	}
+	firstLoad.draw();
 	updateTabStop();
 	for (const col of columnIds) {
 		view.columns[col].setCards(state.column(col));
@@ -406,8 +384,8 @@ window.setInterval(() => {
 // ---------------------------------------------------------------- boot
 
 async function boot(): Promise<void> {
-	connectionChanged('connecting');
-	client.onState(connectionChanged);
+	firstLoad.connection('connecting');
+	client.onState(s => firstLoad.connection(s));
 	client.onStore(s => banners.showStore(s));
 	client.onEvent(onEvent);
 	client.onAgents(agents => {
@@ -441,7 +419,7 @@ async function boot(): Promise<void> {
 		try {
 			hello = await client.start();
 		} catch (e) {
-			connectionChanged('offline');
+			firstLoad.connection('offline');
 			showError(e);
 			await new Promise(resolve => window.setTimeout(resolve, delay));
 		}
