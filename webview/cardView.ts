@@ -59,7 +59,7 @@ export function createCardElement(): HTMLElement {
 	ownerWrap.append(ownerDot, owner);
 	const lease = el('span', 'card-lease');
 	const note = el('span', 'card-note');
-	const result = el('span', 'card-result');
+	const result = el('span', 'card-result markdown-line');
 	meta.append(ownerWrap, lease, note, result);
 	const progress = el('div', 'card-progress');
 	progress.setAttribute('aria-hidden', 'true');

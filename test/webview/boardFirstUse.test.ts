@@ -151,6 +151,14 @@ describe('board: first use (Chromium, real hub)', () => {
 		assert.ok(!text.includes('**'), 'no raw markdown left');
 		const label = await page.locator('.column-done .card[data-id="DONE-9"]').getAttribute('aria-label');
 		assert.match(label ?? '', /result: Summary Shipped the login fix\. first <script>/);
+		// The detail pane: the Result section in full, the history's completion on one line, both rendered.
+		await page.locator('.column-done .card[data-id="DONE-9"]').click();
+		const history = page.locator('.detail .history-result');
+		await history.waitFor({ state: 'visible', timeout: 10_000 });
+		assert.equal(await history.locator('strong').innerText(), 'Shipped');
+		assert.equal(await page.locator('.detail .detail-result strong').innerText(), 'Shipped');
+		assert.equal(await page.locator('.detail').locator('script, img, [onerror]').count(), 0);
+		await page.keyboard.press('Escape');
 		assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
 		assert.deepEqual(
 			await page.evaluate(() => (window as unknown as { __cspViolations: string[] }).__cspViolations),
