@@ -1,7 +1,9 @@
 /**
  * Entry of the board bundle (dist/webview/board.js): picks the transport from <body data-host>, loads
- * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents, subscribes to the event feed and wires state, rendering, toolbar, banners,
- * drag and drop, keyboard, detail pane and requests (actions.ts) together. Only the boot and the
+ * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents,
+ * subscribes to the event feed and wires state, rendering, toolbar, banners, the state before the
+ * first snapshot (firstLoad.ts) and of an empty backlog (emptyBoard.ts), drag and drop, keyboard,
+ * detail pane and requests (actions.ts) together. Only the boot and the
  * wiring live here: no request logic, no rules, no element building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol.ts defines its schemas.
