@@ -142,7 +142,8 @@ export class ColumnView {
 
 	/** Narrow or wide rows, by the column's width (a ResizeObserver calls it). */
 	private fitRows(): void {
-		const width = this.scroller.clientWidth;
+		// offsetWidth counts the scrollbar: a column must not turn narrow because it grew one.
+		const width = this.scroller.offsetWidth;
 		const narrow = width > 0 && width < narrowColumnWidth;
 		const h = narrow ? narrowRowHeight : rowHeight;
 		this.root.classList.toggle('column--narrow', narrow);
