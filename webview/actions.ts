@@ -23,6 +23,8 @@ export interface ActionsHost {
 	showError(error: unknown): void;
 	focusCardIfShown(id: string): void;
 	openDetail(id: string): void;
+	/** The projects the card form offers, and the one a new card starts with (the board's choice). */
+	projects(): { known: string[]; preferred: string | undefined };
 }
 
 export class BoardActions {
@@ -107,28 +109,32 @@ export class BoardActions {
 		}
 	}
 
+	/** The New card form; the hub's refusal (a bad scope glob, a taken id) shows in the form. */
 	async createCard(): Promise<void> {
 		const { state, client } = this.host;
-		const r = await cardFormDialog(undefined, state.phases());
-		if (r?.kind !== 'create') {
-			return;
+		const { known, preferred } = this.host.projects();
+		let created: Card[] = [];
+		await cardFormDialog(undefined, {
+			phases: state.phases(),
+			projects: known,
+			project: preferred,
+			submit: async r => {
+				if (r.kind === 'create') {
+					created = (await client.request('card/create', { cards: [r.input] })).cards;
+				}
+			},
+		});
+		for (const c of created) {
+			this.host.queue(state.applyResult(c, state.eventSeqOf(c.id)));
 		}
-		try {
-			const { cards } = await client.request('card/create', { cards: [r.input] });
-			for (const c of cards) {
-				this.host.queue(state.applyResult(c, state.eventSeqOf(c.id)));
-			}
-			const first = cards[0];
-			if (first !== undefined) {
-				this.host.openDetail(first.id);
-			}
-		} catch (e) {
-			this.host.showError(e);
+		const first = created[0];
+		if (first !== undefined) {
+			this.host.openDetail(first.id);
 		}
 	}
 
 	async editCard(card: Card): Promise<void> {
-		const r = await cardFormDialog(card, this.host.state.phases());
+		const r = await cardFormDialog(card, { phases: this.host.state.phases(), projects: this.host.projects().known });
 		if (r?.kind !== 'update') {
 			return;
 		}

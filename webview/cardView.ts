@@ -1,18 +1,24 @@
 /**
  * One card's element in a column: built once per recycled DOM node and refilled from a card on every
- * change (id, priority, phase, flags, title, holder or reviewer, lease, note, progress), with an
- * aria-label that says the same. Everything user-supplied goes in through textContent, never HTML;
- * styles through CSSOM (the CSP allows no inline style attributes). It must not keep state of its own
+ * change (id, priority, phase, flags, title, holder or reviewer, lease, note, a done card's result,
+ * progress), with an aria-label that says the same. Everything user-supplied goes in through
+ * textContent, never HTML, except the result: markdown, sanitised by markdown.ts; styles through CSSOM (the CSP allows no inline style attributes). It must not keep state of its own
  * beyond the node's parts, nor decide a card's rules (the markers come from BoardState, i.e. core).
  */
 import type { Card } from '../core/protocol';
 import { formatDuration, formatRemaining } from './format';
+import { renderMarkdownSummary } from './markdown';
 import { scopeChip, waitingOnScope } from './scopeView';
 import type { BoardState } from './state';
 import { el } from './dom';
 
-/** Height of one card slot (card + gap) in px; the CSS gives .card the same height minus the gap. */
+/** Height of one card slot (card + gap) in px; the card itself is 8 px shorter. */
 export const rowHeight = 100;
+/**
+ * The slot in a narrow column (render.ts): room for the flags on a line of their own and the meta line
+ * in two (holder and lease, then the note), so no flag or lease is cut.
+ */
+export const narrowRowHeight = 132;
 
 /** Parts of a card element, found once per node and kept for fast refills. */
 interface CardParts {
@@ -26,6 +32,8 @@ interface CardParts {
 	owner: HTMLElement;
 	lease: HTMLElement;
 	note: HTMLElement;
+	/** A done card's result, as markdown on one line. */
+	result: HTMLElement;
 	bar: HTMLElement;
 	progress: HTMLElement;
 }
@@ -51,14 +59,15 @@ export function createCardElement(): HTMLElement {
 	ownerWrap.append(ownerDot, owner);
 	const lease = el('span', 'card-lease');
 	const note = el('span', 'card-note');
-	meta.append(ownerWrap, lease, note);
+	const result = el('span', 'card-result markdown-line');
+	meta.append(ownerWrap, lease, note, result);
 	const progress = el('div', 'card-progress');
 	progress.setAttribute('aria-hidden', 'true');
 	const bar = el('div', 'card-progress-bar');
 	progress.append(bar);
 	card.append(top, title, meta, progress);
 	card.style.height = `${rowHeight - 8}px`;
-	parts.set(card, { id, prio, phase, flags, title, ownerWrap, ownerDot, owner, lease, note, bar, progress });
+	parts.set(card, { id, prio, phase, flags, title, ownerWrap, ownerDot, owner, lease, note, result, bar, progress });
 	return card;
 }
 
@@ -108,6 +117,7 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	let health = '';
 	let lease = '';
 	let note = '';
+	let result: string | null = null;
 	const labels: string[] = [`${card.id}: ${card.title}`, `priority ${card.priority}`];
 	if (card.phase !== null) {
 		labels.push(`phase ${card.phase}`);
@@ -137,9 +147,7 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		labels.push(note);
 	} else if (card.status === 'done') {
 		note = `done ${formatDuration(Math.max(0, ctx.nowMs - Date.parse(card.updatedAt)))} ago`;
-		if (card.result !== null) {
-			note += ` · ${card.result}`;
-		}
+		result = card.result === null || card.result.trim() === '' ? null : card.result;
 	}
 	if (m.waiting) {
 		const deps = state.waitingOn(card).map(d => d.id);
@@ -186,6 +194,10 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	p.lease.textContent = lease;
 	p.note.textContent = note;
 	p.note.title = note;
+	const resultText = fillResult(p.result, result);
+	if (resultText !== '') {
+		labels.push(`result: ${resultText}`);
+	}
 	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : null;
 	p.progress.hidden = progress === null;
 	p.bar.style.width = `${progress ?? 0}%`;
@@ -193,6 +205,20 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		labels.push(`${progress}% done`);
 	}
 	node.setAttribute('aria-label', labels.filter(s => s !== '').join(', '));
+}
+
+/** The markdown each result element shows, so the clock's refreshes do not render it again. */
+const shownResult = new WeakMap<HTMLElement, string | null>();
+
+/** Fills (or empties) a card's result line; returns its plain text for the aria-label. */
+function fillResult(node: HTMLElement, source: string | null): string {
+	if (shownResult.get(node) !== source) {
+		shownResult.set(node, source);
+		node.replaceChildren(source === null ? '' : renderMarkdownSummary(source));
+		node.hidden = source === null;
+		node.title = node.textContent.replace(/\s+/g, ' ').trim();
+	}
+	return node.hidden ? '' : node.title;
 }
 
 /**

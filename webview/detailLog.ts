@@ -1,10 +1,12 @@
 /**
  * The record sections of the detail pane: earlier attempts (each claim and how it ended, review
  * verdicts and their notes included) and the history (the card's events, newest first), both from
- * `card/get`. Builds elements with text only (no HTML); it fetches nothing and keeps no state.
+ * `card/get`. Builds elements with text only (no HTML), except a completion's result: markdown on
+ * one line, sanitised by markdown.ts, as a done card shows it. It fetches nothing and keeps no state.
  */
 import type { Attempt, BacklogEvent } from '../core/protocol';
 import { el } from './dom';
+import { renderMarkdownSummary } from './markdown';
 
 export function section(title: string): { root: HTMLElement; body: HTMLElement } {
 	const root = el('section', 'detail-section');
@@ -31,9 +33,6 @@ export function describeEvent(e: BacklogEvent): string {
 		bits.push(`— ${e.data.reason}`);
 	} else if (e.data.note !== undefined) {
 		bits.push(`— ${e.data.note}`);
-	}
-	if (e.data.result !== undefined) {
-		bits.push(`— ${e.data.result}`);
 	}
 	if (e.data.forced === true) {
 		bits.push('(forced)');
@@ -89,7 +88,13 @@ export function historySection(history: readonly BacklogEvent[] | undefined): HT
 		const li = el('li', 'history-item');
 		const time = el('time', 'history-time', new Date(e.at).toLocaleString());
 		time.dateTime = e.at;
-		li.append(time, el('span', 'history-actor', e.actor), el('span', 'history-what', describeEvent(e)));
+		const what = el('span', 'history-what', describeEvent(e));
+		if (e.data.result !== undefined && e.data.result.trim() !== '') {
+			const result = el('span', 'history-result markdown-line');
+			result.append(renderMarkdownSummary(e.data.result));
+			what.append(' — ', result);
+		}
+		li.append(time, el('span', 'history-actor', e.actor), what);
 		ol.append(li);
 	}
 	hist.body.append(ol);

@@ -1,8 +1,11 @@
 /**
  * The create / edit card form, shown in a <dialog>. It validates with the protocol's own schemas
  * (the same limits the hub enforces) and shows what is wrong next to the form instead of sending a
- * request that would be refused. It returns the request params; the caller sends them. The review
- * choice (none / human / agent) is sent on create only when picked, on edit only when changed.
+ * request that would be refused. It returns the request params; the caller sends them, or, given
+ * `submit`, the form waits for it and shows the hub's refusal in place (a scope glob only the hub can
+ * check), keeping what was typed. The review choice (none / human / agent), the project (a known
+ * one offered, or any id typed) and the scope (globs, one a line) are sent on create only when
+ * given, on edit only when changed.
  */
 import { describeIssues } from '../core/errors';
 import {
@@ -17,6 +20,16 @@ import {
 
 export type CardFormResult =
 	{ kind: 'create'; input: CreateCardInput } | { kind: 'update'; params: ParsedParams<'card/update'> } | undefined;
+
+export interface CardFormOptions {
+	phases: readonly string[];
+	/** Projects to offer (seen among the cards, the workspace's); any other id may be typed. */
+	projects: readonly string[];
+	/** A new card's project to start with (the board's project choice), if one. */
+	project?: string | undefined;
+	/** Sends the result; a throw is shown in the form, which stays open. */
+	submit?: (result: NonNullable<CardFormResult>) => Promise<void>;
+}
 
 interface Field {
 	wrap: HTMLElement;
@@ -44,6 +57,19 @@ function field(label: string, name: string, multiline: boolean, hint?: string): 
 		wrap.append(h);
 	}
 	return { wrap, input };
+}
+
+/** An input offering `values` as suggestions (a datalist): any other text may be typed. */
+function suggest(f: Field, values: readonly string[]): void {
+	const list = document.createElement('datalist');
+	list.id = `${f.input.name}-${Math.random().toString(36).slice(2)}`;
+	for (const v of values) {
+		const o = document.createElement('option');
+		o.value = v;
+		list.append(o);
+	}
+	f.input.setAttribute('list', list.id);
+	f.wrap.append(list);
 }
 
 /** Who approves the card's result (issue 12): '' = the backlog's default (create only). */
@@ -90,8 +116,11 @@ const ids = (s: string): string[] =>
 		.map(l => l.trim())
 		.filter(l => l !== '');
 
-/** Opens the form; resolves with validated params, or undefined when cancelled. */
-export function cardFormDialog(existing: Card | undefined, phases: readonly string[]): Promise<CardFormResult> {
+const sameList = (a: readonly string[], b: readonly string[]): boolean =>
+	a.length === b.length && a.every((v, i) => v === b[i]);
+
+/** Opens the form; resolves with validated params (sent, given `submit`), or undefined when cancelled. */
+export function cardFormDialog(existing: Card | undefined, options: CardFormOptions): Promise<CardFormResult> {
 	const dialog = document.createElement('dialog');
 	dialog.className = 'dialog dialog-wide';
 	dialog.setAttribute('aria-label', existing === undefined ? 'New card' : `Edit ${existing.id}`);
@@ -107,16 +136,15 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 	const title = field('Title', 'title', false);
 	title.input.maxLength = limits.titleLength;
 	const phase = field('Phase', 'phase', false);
-	const listId = `phases-${Math.random().toString(36).slice(2)}`;
-	const datalist = document.createElement('datalist');
-	datalist.id = listId;
-	for (const p of phases) {
-		const o = document.createElement('option');
-		o.value = p;
-		datalist.append(o);
-	}
-	phase.input.setAttribute('list', listId);
-	phase.wrap.append(datalist);
+	suggest(phase, options.phases);
+	const project = field('Project', 'project', false, 'A known project or any project id; empty: no project');
+	suggest(project, options.projects);
+	const scope = field(
+		'Scope',
+		'scope',
+		true,
+		'Files it touches, one per line: globs from the project root (src/auth/**) or lock:name. The hub checks them.',
+	);
 	const priority = field('Priority', 'priority', false, 'Higher is sooner');
 	(priority.input as HTMLInputElement).type = 'number';
 	const body = field('Body (markdown)', 'body', true);
@@ -130,10 +158,33 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 		priority.input.value = String(existing.priority);
 		body.input.value = existing.body;
 		acceptance.input.value = existing.acceptance.join('\n');
-		form.append(title.wrap, phase.wrap, priority.wrap, review.wrap, body.wrap, acceptance.wrap);
+		project.input.value = existing.project ?? '';
+		scope.input.value = (existing.scope ?? []).join('\n');
+		form.append(
+			title.wrap,
+			phase.wrap,
+			priority.wrap,
+			review.wrap,
+			project.wrap,
+			scope.wrap,
+			body.wrap,
+			acceptance.wrap,
+		);
 	} else {
 		priority.input.value = '0';
-		form.append(id.wrap, title.wrap, phase.wrap, priority.wrap, review.wrap, body.wrap, acceptance.wrap, deps.wrap);
+		project.input.value = options.project ?? '';
+		form.append(
+			id.wrap,
+			title.wrap,
+			phase.wrap,
+			priority.wrap,
+			review.wrap,
+			project.wrap,
+			scope.wrap,
+			body.wrap,
+			acceptance.wrap,
+			deps.wrap,
+		);
 	}
 	const problem = document.createElement('p');
 	problem.className = 'dialog-problem';
@@ -158,6 +209,8 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 		const prio = Number(priority.input.value.trim() === '' ? '0' : priority.input.value);
 		const phaseText = phase.input.value.trim();
 		const reviewMode = reviewOf(review.select.value);
+		const projectText = project.input.value.trim();
+		const scopeList = lines(scope.input.value);
 		if (existing !== undefined) {
 			const params = {
 				cardId: existing.id,
@@ -169,6 +222,8 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 				acceptance: lines(acceptance.input.value),
 				// Sent only when changed: an unchanged field is no edit.
 				...(reviewMode === undefined || reviewMode === (existing.review ?? 'none') ? {} : { review: reviewMode }),
+				...(projectText === (existing.project ?? '') ? {} : { project: projectText === '' ? null : projectText }),
+				...(sameList(scopeList, existing.scope ?? []) ? {} : { scope: scopeList }),
 			};
 			const parsed = UpdateParams.safeParse(params);
 			return parsed.success
@@ -188,6 +243,8 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 			...(lines(acceptance.input.value).length === 0 ? {} : { acceptance: lines(acceptance.input.value) }),
 			...(ids(deps.input.value).length === 0 ? {} : { dependsOn: ids(deps.input.value) }),
 			...(reviewMode === undefined ? {} : { review: reviewMode }),
+			...(projectText === '' ? {} : { project: projectText }),
+			...(scopeList.length === 0 ? {} : { scope: scopeList }),
 		};
 		const parsed = CreateCardInput.safeParse(input);
 		return parsed.success
@@ -197,15 +254,37 @@ export function cardFormDialog(existing: Card | undefined, phases: readonly stri
 
 	return new Promise<CardFormResult>(resolve => {
 		let result: CardFormResult;
+		const showProblem = (message: string): void => {
+			problem.textContent = message;
+			problem.hidden = false;
+		};
 		form.addEventListener('submit', e => {
 			const r = collect();
-			if (!r.ok) {
+			if (!r.ok || r.result === undefined) {
 				e.preventDefault();
-				problem.textContent = r.message;
-				problem.hidden = false;
+				showProblem(r.ok ? 'Nothing to save.' : r.message);
 				return;
 			}
-			result = r.result;
+			const submit = options.submit;
+			if (submit === undefined) {
+				result = r.result;
+				return;
+			}
+			// The hub has the last word: wait for it, and keep the form (and the text) if it refuses.
+			e.preventDefault();
+			save.disabled = true;
+			problem.hidden = true;
+			const sent = r.result;
+			submit(sent).then(
+				() => {
+					result = sent;
+					dialog.close();
+				},
+				(err: unknown) => {
+					save.disabled = false;
+					showProblem(err instanceof Error ? err.message : String(err));
+				},
+			);
 		});
 		cancel.addEventListener('click', () => dialog.close());
 		dialog.addEventListener('close', () => {

@@ -1,7 +1,9 @@
 /**
  * Entry of the board bundle (dist/webview/board.js): picks the transport from <body data-host>, loads
- * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents, subscribes to the event feed and wires state, rendering, toolbar, banners,
- * drag and drop, keyboard, detail pane and requests (actions.ts) together. Only the boot and the
+ * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents,
+ * subscribes to the event feed and wires state, rendering, toolbar, banners, the state before the
+ * first snapshot (firstLoad.ts) and of an empty backlog (emptyBoard.ts), drag and drop, keyboard,
+ * detail pane and requests (actions.ts) together. Only the boot and the
  * wiring live here: no request logic, no rules, no element building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol.ts defines its schemas.
@@ -22,6 +24,8 @@ import { attachKeyboard, keyHelp } from './keyboard';
 import { ProjectPicker } from './projects';
 import { BoardView } from './render';
 import { DoneColumn } from './doneColumn';
+import { EmptyBoard } from './emptyBoard';
+import { FirstLoad } from './firstLoad';
 import { projectsSeen } from './scopeView';
 import { type Change, emptyChange, mergeChange } from './change';
 import { blockedFilters } from './filter';
@@ -49,6 +53,7 @@ const toolbar = new Toolbar();
 const { filterInput, phaseSelect } = toolbar;
 const projectPicker = new ProjectPicker(host, applyFilter);
 phaseSelect.after(projectPicker.select);
+projectPicker.update([], 0, 0); // "All projects" (hidden without projects) until the cards say more
 const banners = new Banners(host);
 const showError = (e: unknown): void => banners.showError(e);
 const keys = el('p', 'keys', keyHelp);
@@ -69,7 +74,15 @@ const detail = new DetailPane({
 	closed: cardId => focusCardIfShown(cardId),
 });
 layout.append(view.root, detail.root);
-app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, layout, keys);
+const emptyBoard = new EmptyBoard(() => void actions.createCard());
+const firstLoad = new FirstLoad({
+	banners,
+	toolbar,
+	view,
+	controls: [phaseSelect, projectPicker.select, view.columns.blocked.filterSelect, toolbar.newButton],
+	updateSummary: () => updateSummary(),
+});
+app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
@@ -107,6 +120,13 @@ const actions = new BoardActions({
 	showError,
 	focusCardIfShown,
 	openDetail: id => detail.open(id),
+	projects: () => {
+		const chosen = projectPicker.selected;
+		return {
+			known: [...new Set([...projectsSeen(state), ...chosen])].sort(),
+			preferred: chosen.length === 1 ? chosen[0] : undefined,
+		};
+	},
 });
 
 const done = new DoneColumn({
@@ -205,6 +225,7 @@ function updateTabStop(): void {
 }
 
 function renderAll(): void {
+	firstLoad.draw();
 	updateTabStop();
 	for (const col of columnIds) {
 		view.columns[col].setCards(state.column(col));
@@ -215,10 +236,14 @@ function renderAll(): void {
 	done.update();
 }
 
+function isFiltered(): boolean {
+	const f = state.filter;
+	return f.text.trim() !== '' || f.phase !== '' || (f.projects ?? []).length > 0 || f.blocked !== 'all';
+}
+
 /** The live columns' counts and "loading…" hints while their remaining pages load. */
 function updateLiveHeads(): void {
-	const f = state.filter;
-	const filtered = f.text.trim() !== '' || f.phase !== '' || (f.projects ?? []).length > 0 || f.blocked !== 'all';
+	const filtered = isFiltered();
 	for (const status of liveStatuses) {
 		const { count, more } = boardLoad.pendingCount(status, filtered);
 		const column = view.columns[columnOf(status)];
@@ -241,6 +266,7 @@ function updatePhases(choices = true): void {
 
 function updateSummary(): void {
 	toolbar.updateSummary(state, done.totals.total);
+	emptyBoard.update(boardLoad.complete && state.size === 0 && done.totals.total === 0 && !isFiltered());
 }
 
 function onEvent(event: BacklogEvent): void {
@@ -360,8 +386,8 @@ window.setInterval(() => {
 // ---------------------------------------------------------------- boot
 
 async function boot(): Promise<void> {
-	banners.showConnection('connecting');
-	client.onState(s => banners.showConnection(s));
+	firstLoad.connection('connecting');
+	client.onState(s => firstLoad.connection(s));
 	client.onStore(s => banners.showStore(s));
 	client.onEvent(onEvent);
 	client.onAgents(agents => {
@@ -395,7 +421,7 @@ async function boot(): Promise<void> {
 		try {
 			hello = await client.start();
 		} catch (e) {
-			banners.showConnection('offline');
+			firstLoad.connection('offline');
 			showError(e);
 			await new Promise(resolve => window.setTimeout(resolve, delay));
 		}

@@ -1,17 +1,25 @@
 /**
  * The five columns as virtualised lists: each column renders only the cards in (and just around)
  * its visible scroll window, reusing DOM nodes by card id, so 5,000 cards cost the same to show as
- * 50 and an event patches at most one window. Card text is always set with textContent, never HTML,
- * and styles are set through CSSOM (the CSP allows no inline style attributes).
+ * 50 and an event patches at most one window. A narrow column (the detail pane open, a small window)
+ * gets taller rows, so its cards' flags and lease wrap instead of being cut. Until the first snapshot
+ * is drawn each column shows what the board is waiting for (connecting, loading) over skeleton rows,
+ * never a count of 0. Card text is always set with textContent, never HTML, and styles are set
+ * through CSSOM (the CSP allows no inline style attributes).
  */
 import type { Card } from '../core/protocol';
-import { type RenderContext, createCardElement, fillCard, rowHeight } from './cardView';
+import { type RenderContext, createCardElement, fillCard, narrowRowHeight, rowHeight } from './cardView';
 import { type ColumnId, columnIds, columnTitles } from './columns';
 import { el } from './dom';
 /** Extra rows rendered above and below the window, so fast scrolling does not show holes. */
 const overscan = 6;
 /** Rows rendered when the column has no layout yet (hidden or not attached). */
 const fallbackWindow = 24;
+/**
+ * Below this scroll width (a card under ~240 px: five columns beside the open detail pane at 1440 px)
+ * a column is narrow: its rows are taller and its cards wrap their flags and meta line.
+ */
+const narrowColumnWidth = 256;
 
 const emptyText: Readonly<Record<ColumnId, string>> = {
 	ready: 'Nothing ready. Create a card with “New card” (N), or move a blocked or done card back here.',
@@ -37,6 +45,13 @@ export class ColumnView {
 	private readonly loadingEl: HTMLElement;
 	private readonly emptyEl: HTMLElement;
 	private readonly marker: HTMLElement;
+	/** Skeleton rows and what the board waits for, until the first snapshot is drawn. */
+	private readonly skeleton: HTMLElement;
+	private readonly skeletonText: HTMLElement;
+	private placeholder: string | undefined;
+	private loading = false;
+	/** This column's row height: rowHeight, or narrowRowHeight while the column is narrow. */
+	private rowH = rowHeight;
 	private readonly rows = new Map<string, Row>();
 	private readonly spare: HTMLElement[] = [];
 	private cards: readonly Card[] = [];
@@ -58,8 +73,7 @@ export class ColumnView {
 		const head = el('header', 'column-head');
 		const h = el('h2', 'column-title', columnTitles[id]);
 		h.id = `col-title-${id}`;
-		this.countEl = el('span', 'column-count', '0');
-		this.countEl.setAttribute('aria-label', '0 cards');
+		this.countEl = el('span', 'column-count', '…');
 		// While the column's remaining pages load (boardLoad.ts).
 		this.loadingEl = el('span', 'column-loading', 'loading…');
 		this.loadingEl.hidden = true;
@@ -87,7 +101,15 @@ export class ColumnView {
 		this.emptyEl = el('p', 'column-empty');
 		this.marker = el('div', 'drop-marker');
 		this.marker.hidden = true;
-		this.scroller.append(this.list, this.emptyEl, this.marker);
+		this.skeleton = el('div', 'column-skeleton');
+		this.skeletonText = el('p', 'column-skeleton-text');
+		this.skeleton.append(this.skeletonText);
+		for (let i = 0; i < 3; i++) {
+			const bone = el('div', 'skeleton-card');
+			bone.setAttribute('aria-hidden', 'true');
+			this.skeleton.append(bone);
+		}
+		this.scroller.append(this.skeleton, this.list, this.emptyEl, this.marker);
 		if (id === 'done') {
 			this.moreButton = el('button', 'btn column-more');
 			this.moreButton.type = 'button';
@@ -97,6 +119,45 @@ export class ColumnView {
 		this.root.append(head, this.scroller);
 		this.root.setAttribute('aria-labelledby', h.id);
 		this.scroller.addEventListener('scroll', () => this.renderWindow(), { passive: true });
+		new ResizeObserver(() => this.fitRows()).observe(this.scroller);
+		this.setPlaceholder('Connecting…');
+	}
+
+	/**
+	 * Until the first snapshot is drawn: what the column waits for ("Connecting…", "Loading cards…")
+	 * over skeleton rows, and no count. undefined: the cards are here.
+	 */
+	setPlaceholder(text: string | undefined): void {
+		this.placeholder = text;
+		this.skeleton.hidden = text === undefined;
+		this.skeletonText.textContent = text ?? '';
+		this.root.classList.toggle('column--placeholder', text !== undefined);
+		this.updateBusy();
+		this.updateCount();
+	}
+
+	private updateBusy(): void {
+		this.root.setAttribute('aria-busy', String(this.loading || this.placeholder !== undefined));
+	}
+
+	/** Narrow or wide rows, by the column's width (a ResizeObserver calls it). */
+	private fitRows(): void {
+		// offsetWidth counts the scrollbar: a column must not turn narrow because it grew one.
+		const width = this.scroller.offsetWidth;
+		const narrow = width > 0 && width < narrowColumnWidth;
+		const h = narrow ? narrowRowHeight : rowHeight;
+		this.root.classList.toggle('column--narrow', narrow);
+		if (h === this.rowH) {
+			return;
+		}
+		const first = Math.floor(this.scroller.scrollTop / this.rowH);
+		this.rowH = h;
+		this.list.style.height = `${this.cards.length * h}px`;
+		for (const row of this.rows.values()) {
+			row.index = -1; // re-placed at the new height by renderWindow
+		}
+		this.scroller.scrollTop = first * h;
+		this.renderWindow();
 	}
 
 	get length(): number {
@@ -122,8 +183,9 @@ export class ColumnView {
 
 	/** Live columns: the "loading…" hint while their remaining pages load. */
 	setLoading(loading: boolean): void {
+		this.loading = loading;
 		this.loadingEl.hidden = !loading;
-		this.root.setAttribute('aria-busy', String(loading));
+		this.updateBusy();
 	}
 
 	/** Done: the footer under the loaded pages: "N more", "Loading…", or nothing when all are here. */
@@ -140,10 +202,16 @@ export class ColumnView {
 
 	/** Whether the end of the loaded cards is within `margin` px of the column's visible bottom. */
 	nearEnd(margin: number): boolean {
-		return this.cards.length * rowHeight - (this.scroller.scrollTop + this.scroller.clientHeight) < margin;
+		return this.cards.length * this.rowH - (this.scroller.scrollTop + this.scroller.clientHeight) < margin;
 	}
 
 	private updateCount(): void {
+		if (this.placeholder !== undefined) {
+			this.emptyEl.hidden = true;
+			this.countEl.textContent = '…';
+			this.countEl.setAttribute('aria-label', 'not loaded yet');
+			return;
+		}
 		const n = this.cards.length;
 		const { count, more } = this.total;
 		const shown = count ?? n;
@@ -161,7 +229,7 @@ export class ColumnView {
 	setCards(cards: readonly Card[]): void {
 		this.cards = cards;
 		this.updateCount();
-		this.list.style.height = `${cards.length * rowHeight}px`;
+		this.list.style.height = `${cards.length * this.rowH}px`;
 		const filter = this.ctx().state.filter;
 		const blockedOnly = this.id === 'blocked' && filter.blocked !== undefined && filter.blocked !== 'all';
 		const filtered = filter.text !== '' || filter.phase !== '';
@@ -202,12 +270,12 @@ export class ColumnView {
 
 	/** Scrolls so that the card at `index` is visible, then renders that window. */
 	reveal(index: number): void {
-		const top = index * rowHeight;
+		const top = index * this.rowH;
 		const view = this.scroller.clientHeight;
 		if (top < this.scroller.scrollTop) {
 			this.scroller.scrollTop = top;
-		} else if (view > 0 && top + rowHeight > this.scroller.scrollTop + view) {
-			this.scroller.scrollTop = top + rowHeight - view;
+		} else if (view > 0 && top + this.rowH > this.scroller.scrollTop + view) {
+			this.scroller.scrollTop = top + this.rowH - view;
 		}
 		this.renderWindow();
 	}
@@ -216,7 +284,7 @@ export class ColumnView {
 	indexAtY(clientY: number): number {
 		const rect = this.scroller.getBoundingClientRect();
 		const y = clientY - rect.top + this.scroller.scrollTop;
-		return Math.max(0, Math.min(this.cards.length, Math.floor(y / rowHeight + 0.5)));
+		return Math.max(0, Math.min(this.cards.length, Math.floor(y / this.rowH + 0.5)));
 	}
 
 	showMarker(index: number | undefined): void {
@@ -225,17 +293,18 @@ export class ColumnView {
 			return;
 		}
 		this.marker.hidden = false;
-		this.marker.style.transform = `translateY(${index * rowHeight - 5}px)`;
+		this.marker.style.transform = `translateY(${index * this.rowH - 5}px)`;
 	}
 
 	/** Renders the rows in the scroll window; with `force`, re-fills rows whose card object changed. */
 	renderWindow(force = false): void {
 		const ctx = this.ctx();
+		const rowH = this.rowH;
 		const height = this.scroller.clientHeight;
 		const top = this.scroller.scrollTop;
-		const first = Math.max(0, Math.floor(top / rowHeight) - overscan);
-		const visible = height > 0 ? Math.ceil(height / rowHeight) : fallbackWindow;
-		const last = Math.min(this.cards.length, Math.floor(top / rowHeight) + visible + overscan + 1);
+		const first = Math.max(0, Math.floor(top / rowH) - overscan);
+		const visible = height > 0 ? Math.ceil(height / rowH) : fallbackWindow;
+		const last = Math.min(this.cards.length, Math.floor(top / rowH) + visible + overscan + 1);
 		const keep = new Set<string>();
 		for (let i = first; i < last; i++) {
 			const card = this.cards[i];
@@ -264,7 +333,8 @@ export class ColumnView {
 			}
 			if (row.index !== i) {
 				row.index = i;
-				row.el.style.transform = `translateY(${i * rowHeight}px)`;
+				row.el.style.transform = `translateY(${i * rowH}px)`;
+				row.el.style.height = `${rowH - 8}px`;
 				row.el.setAttribute('aria-posinset', String(i + 1));
 			}
 			row.el.setAttribute('aria-setsize', String(this.cards.length));
@@ -292,6 +362,13 @@ export class BoardView {
 			this.root.append(cols[id].root);
 		}
 		this.columns = cols;
+	}
+
+	/** Every column's placeholder (see ColumnView.setPlaceholder). */
+	setPlaceholder(text: string | undefined): void {
+		for (const id of columnIds) {
+			this.columns[id].setPlaceholder(text);
+		}
 	}
 
 	/** Which column and insertion index lies under a client point. */

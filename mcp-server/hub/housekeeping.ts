@@ -1,6 +1,6 @@
 /**
  * The hub's upkeep timers: write maintenance — the event log's compaction, the request log's pruning,
- * VACUUM — (at start, after 60 s without writes, every ~5,000 events), periodic backups (only when something changed, never on a full disk) and the idle exit
+ * VACUUM — (soon after start, after 60 s without writes, every ~5,000 events), periodic backups (only when something changed, never on a full disk) and the idle exit
  * (no client for `idleMs`). It owns these timers only: it answers no request, touches no connection
  * and stops the hub only through the `stop` it is given.
  */
@@ -28,20 +28,27 @@ export interface HousekeepingOptions {
 }
 
 const idleMaintenanceMs = 60_000;
+/**
+ * The start's maintenance waits this long: run at once, PGlite's VACUUM held the event loop while the
+ * first client waited for its hello (0.5–2 s of a 2–3 s start, issue 28 §10; docs/benchmarks.md).
+ */
+const startMaintenanceDelayMs = 10_000;
 
 export class Housekeeping {
 	private idleTimer: NodeJS.Timeout | undefined;
 	private backupTimer: NodeJS.Timeout | undefined;
 	private idleMaintenanceTimer: NodeJS.Timeout | undefined;
+	private startMaintenanceTimer: NodeJS.Timeout | undefined;
 	private writesSinceMaintenance = 0;
 	private writesSinceBackup = 0;
 	private maintaining = false;
 
 	constructor(private readonly options: HousekeepingOptions) {}
 
-	/** Maintenance now, backups on their interval, and the idle clock (the hub just started listening). */
+	/** Maintenance soon, backups on their interval, and the idle clock (the hub just started listening). */
 	start(): void {
-		this.runMaintenance();
+		this.startMaintenanceTimer = setTimeout(() => this.runMaintenance(), startMaintenanceDelayMs);
+		this.startMaintenanceTimer.unref();
 		if (this.options.backupIntervalMs > 0) {
 			this.backupTimer = setInterval(() => void this.periodicBackup(), this.options.backupIntervalMs);
 		}
@@ -52,6 +59,7 @@ export class Housekeeping {
 		this.disarmIdle();
 		clearInterval(this.backupTimer);
 		clearTimeout(this.idleMaintenanceTimer);
+		clearTimeout(this.startMaintenanceTimer);
 	}
 
 	/** A connection opened or closed: the idle clock runs only while there is none. */

@@ -23,6 +23,7 @@ const benchNames = [
 	'core',
 	'pgCompare',
 	'hub',
+	'startup',
 	'mcp',
 	'inbox',
 	'scopes',
