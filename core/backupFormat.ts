@@ -5,9 +5,9 @@
  * per row (core/store/dump.ts). Parsing checks everything before a restore touches any store: the
  * header, the schema (a newer one is refused), every line, and the counts.
  */
-import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 
+import { gunzipBounded } from './boundedRead';
 import { BatonError } from './errors';
 import { type ExportHeader, parseExport, writeFileAtomic } from './exportFormat';
 import type { Card } from './protocol';
@@ -107,11 +107,7 @@ export function parseBackup(data: Buffer): BackupFile {
 
 function decompress(data: Buffer): string {
 	if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
-		try {
-			return gunzipSync(data).toString('utf8');
-		} catch {
-			throw new BatonError('invalid_input', 'The file looks gzip-compressed but cannot be decompressed (truncated?).');
-		}
+		return gunzipBounded(data).toString('utf8');
 	}
 	return data.toString('utf8');
 }

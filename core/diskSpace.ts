@@ -18,8 +18,16 @@ const mib = 1024 * 1024;
  * and index pages the write adds.
  */
 export const writeReserveBytes = 32 * mib;
-/** A request of N bytes may write it about this many times over (card row, its event, WAL for both). */
-export const writeGrowthFactor = 4;
+/**
+ * A request of N bytes may write about this many times N, nearly all of it WAL (issue 27 §0). Card
+ * text goes into a trigram GIN index (card_text, migration 0012): each distinct trigram of a body is
+ * an index insert with its own WAL record, and PGlite has no checkpointer, so the WAL is not recycled
+ * before 1 GB. Measured on PGlite, `card/create` of 100 cards × 20 KB of random base64 (the worst
+ * case: about one new trigram per byte): 42–67× in WAL and 50–72× on disk over the first 8 MB of
+ * text, rising to 84–108× as the index grows to 14 MB of text; one 60 KB card: 15–20× on disk, with
+ * a new 16 MiB WAL segment every few cards. Ordinary prose: 0.3×. 128 covers the worst measured.
+ */
+export const writeGrowthFactor = 128;
 /** Free space a hub needs to open a store: WAL replay and the end-of-recovery checkpoint. */
 export const startReserveBytes = 16 * mib;
 

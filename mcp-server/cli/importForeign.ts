@@ -5,14 +5,16 @@
  * applied entirely or not at all. `--dry-run` prints the same plan and writes nothing. Parsing and
  * mapping rules live in core/importers/, not here.
  */
-import { type Stats, readFileSync, readdirSync, statSync } from 'node:fs';
+import { type Stats, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
+import { leavesFolder, readBounded, readBoundedText } from '../../core/boundedRead';
 import { parseBacklogMd } from '../../core/importers/backlogMd';
 import { parseBeads } from '../../core/importers/beads';
 import {
 	type ForeignBacklog,
 	type ImportPlan,
+	type ImportSkip,
 	type ImportSource,
 	describePlan,
 	importSources,
@@ -50,25 +52,32 @@ function statOf(path: string): Stats {
 	}
 }
 
-/** The file at `path`, or the first of `inside` when `path` is a folder; refused past the size limit. */
+/**
+ * The file at `path`, or the first of `inside` when `path` is a folder (not one a symlink leads out
+ * of it); read with the import limit, and only when it is a regular file (boundedRead.ts).
+ */
 function readSourceFile(path: string, inside: readonly string[]): { file: string; text: string } {
 	let file = path;
 	if (statOf(path).isDirectory()) {
-		const found = inside.map(p => join(path, p)).find(p => exists(p) && statSync(p).isFile());
+		const found = inside.map(p => join(path, p)).find(p => exists(p) && !leavesFolder(p, path));
 		if (found === undefined) {
 			throw new UsageError(`${path} is a folder without ${inside.join(' or ')}.`);
 		}
 		file = found;
 	}
-	const size = statOf(file).size;
-	if (size > maxImportBytes) {
+	try {
+		return { file, text: readBoundedText(file, { maxBytes: maxImportBytes, what: 'the import file' }) };
+	} catch (e) {
+		if (!BatonError.is(e, 'too_large')) {
+			throw e;
+		}
+		const size = statOf(file).size;
 		throw new BatonError(
 			'too_large',
 			`${file} is ${size} bytes; an import reads at most ${maxImportBytes} (4 MiB). Nothing was imported.`,
 			{ file, bytes: size },
 		);
 	}
-	return { file, text: readFileSync(file, 'utf8') };
 }
 
 function exists(path: string): boolean {
@@ -80,7 +89,11 @@ function exists(path: string): boolean {
 	}
 }
 
-/** A Backlog.md project: PATH/backlog/ (or PATH itself when it is the backlog folder). */
+/**
+ * A Backlog.md project: PATH/backlog/ (or PATH itself when it is the backlog folder). A task file that
+ * a symlink leads out of the project is skipped and listed (its text could be anything of the user's);
+ * a FIFO or device among the tasks is refused; all files together are read with the import limit.
+ */
 function readBacklogMd(path: string): ForeignBacklog {
 	statOf(path);
 	const root = exists(join(path, 'backlog', 'tasks')) ? join(path, 'backlog') : path;
@@ -88,29 +101,50 @@ function readBacklogMd(path: string): ForeignBacklog {
 		throw new UsageError(`${path} is not a Backlog.md project: no backlog/tasks folder in it.`);
 	}
 	let total = 0;
+	const skipped: ImportSkip[] = [];
 	const read = (file: string): string => {
-		total += statOf(file).size;
-		if (total > maxImportBytes) {
-			throw new BatonError(
-				'too_large',
-				`The task files under ${root} pass ${maxImportBytes} bytes (4 MiB) at ${file}; nothing was imported.`,
-				{ file },
-			);
+		let data: Buffer;
+		try {
+			data = readBounded(file, { maxBytes: maxImportBytes - total, what: 'the task file' });
+		} catch (e) {
+			if (BatonError.is(e, 'too_large')) {
+				throw new BatonError(
+					'too_large',
+					`The task files under ${root} pass ${maxImportBytes} bytes (4 MiB) at ${file}; nothing was imported.`,
+					{ file },
+				);
+			}
+			throw e;
 		}
-		return readFileSync(file, 'utf8');
+		total += data.length;
+		return data.toString('utf8');
+	};
+	const inProject = (file: string): boolean => {
+		if (!leavesFolder(file, root)) {
+			return true;
+		}
+		skipped.push({
+			ref: basename(file),
+			where: file,
+			reason: `a symlink out of ${root}; not followed, nothing read from it`,
+		});
+		return false;
 	};
 	const tasksIn = (folder: string, completed: boolean): { file: string; text: string; completed: boolean }[] =>
 		exists(folder)
 			? readdirSync(folder)
 					.filter(n => n.endsWith('.md'))
 					.sort()
-					.map(n => ({ file: join(folder, n), text: read(join(folder, n)), completed }))
+					.map(n => join(folder, n))
+					.filter(inProject)
+					.map(file => ({ file, text: read(file), completed }))
 			: [];
 	const configFile = join(root, 'config.yml');
-	return parseBacklogMd({
-		...(exists(configFile) ? { config: { file: configFile, text: read(configFile) } } : {}),
+	const parsed = parseBacklogMd({
+		...(exists(configFile) && inProject(configFile) ? { config: { file: configFile, text: read(configFile) } } : {}),
 		tasks: [...tasksIn(join(root, 'tasks'), false), ...tasksIn(join(root, 'completed'), true)],
 	});
+	return { ...parsed, skips: [...skipped, ...parsed.skips] };
 }
 
 function readForeign(source: ImportSource, path: string, tag: string | undefined): ForeignBacklog {
