@@ -4,10 +4,11 @@
  * which is 0 for devices, FIFOs and /proc files); a path must be a regular file (a FIFO is opened
  * with O_NONBLOCK, so it is refused at once instead of waiting for a writer); and a file found inside
  * a folder being imported may be refused when a symlink leads it out of that folder. Stdin ("-") is
- * read with the same limit. Node only; knows nothing of formats; every refusal is one `BatonError`.
+ * read with the same limit, from a pipe, a file or a terminal, never a device. Node only; knows nothing of formats; every refusal is one `BatonError`.
  */
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, realpathSync, type Stats } from 'node:fs';
 import { isAbsolute, relative } from 'node:path';
+import { isatty } from 'node:tty';
 import { gunzipSync } from 'node:zlib';
 
 import { BatonError } from './errors';
@@ -31,6 +32,11 @@ export interface BoundedReadOptions {
 /** Reads `path` ("-" = stdin) to a Buffer, or throws one BatonError saying why it was refused. */
 export function readBounded(path: string, options: BoundedReadOptions): Buffer {
 	if (path === '-') {
+		// A pipe, a file or a terminal; a device such as /dev/zero behind `<` would only fill the limit.
+		const stats = fstatSync(0);
+		if ((stats.isCharacterDevice() && !isatty(0)) || stats.isBlockDevice()) {
+			throw notRegular(path, stats, options);
+		}
 		return readFd(0, '-', options, true);
 	}
 	let fd: number;
@@ -175,9 +181,10 @@ function tooLarge(path: string, options: BoundedReadOptions): BatonError {
 }
 
 function notRegular(path: string, stats: Stats, options: BoundedReadOptions): BatonError {
+	const only = path === '-' ? 'a pipe, a file or a terminal' : 'regular files';
 	return new BatonError(
 		'invalid_input',
-		`${capital(label(path, options))} is ${fileKind(stats)}, not a regular file; Baton reads only regular files there.`,
+		`${capital(label(path, options))} is ${fileKind(stats)}, not a regular file; Baton reads only ${only} there.`,
 		{ file: path },
 	);
 }

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { cardRuleProblem } from './backupRows';
 import { gunzipBounded } from './boundedRead';
 import { BatonError } from './errors';
 import { Card, limits, protocolVersion } from './protocol';
@@ -91,6 +92,10 @@ export function parseExport(data: Buffer | string): { header: ExportHeader; card
 			const issue = parsed.error.issues[0];
 			const where = issue ? `${issue.path.map(String).join('.') || 'card'}: ${issue.message}` : 'not a card';
 			throw new BatonError('invalid_input', `Line ${i + 1} of the export is not a valid card (${where}).`);
+		}
+		const problem = cardRuleProblem(parsed.data);
+		if (problem !== undefined) {
+			throw new BatonError('invalid_input', `Line ${i + 1} of the export: card ${parsed.data.id}: ${problem}.`);
 		}
 		cards.push(parsed.data);
 	}
