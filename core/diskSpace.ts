@@ -28,6 +28,12 @@ export const writeReserveBytes = 32 * mib;
  * a new 16 MiB WAL segment every few cards. Ordinary prose: 0.3×. 128 covers the worst measured.
  */
 export const writeGrowthFactor = 128;
+/**
+ * The disk counts as full (the `disk_full` store state every face shows) when a request of this size,
+ * one card with the largest body, could not be written; a larger request refused with more free is
+ * refused alone, with a sentence saying a smaller one may fit.
+ */
+export const fullDiskProbeBytes = 64 * 1024;
 /** Free space a hub needs to open a store: WAL replay and the end-of-recovery checkpoint. */
 export const startReserveBytes = 16 * mib;
 
@@ -59,7 +65,13 @@ export function mountPointOf(path: string): string {
  * `disk_full` with a sentence naming the filesystem, what is free, what Baton keeps free and what to
  * do. `forStart`: the hub refuses to start rather than refusing a write.
  */
-export function diskFullError(path: string, free: number, needed: number, forStart = false): BatonError {
+export function diskFullError(
+	path: string,
+	free: number,
+	needed: number,
+	forStart = false,
+	smallerMayFit = false,
+): BatonError {
 	let where = path;
 	try {
 		where = mountPointOf(path);
@@ -71,7 +83,9 @@ export function diskFullError(path: string, free: number, needed: number, forSta
 		: 'The Baton backlog refuses writes: the disk holding it is full';
 	const resume = forStart
 		? 'then run the command again.'
-		: 'writes resume by themselves within seconds, and reads keep working meanwhile.';
+		: smallerMayFit
+			? 'a smaller request (fewer or shorter cards) may still fit, and reads keep working.'
+			: 'writes resume by themselves within seconds, and reads keep working meanwhile.';
 	return new BatonError(
 		'disk_full',
 		`${what} (${where} has ${megabytes(free)} free; Baton keeps ${megabytes(needed)} free so a write can always finish). Free some space on ${where}, or move the backlog to a larger disk with BATON_DATA_DIR; ${resume}`,

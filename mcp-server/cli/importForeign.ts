@@ -8,7 +8,7 @@
 import { type Stats, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
-import { leavesFolder, readBounded, readBoundedText } from '../../core/boundedRead';
+import { isSymlink, leavesFolder, readBounded, readBoundedText } from '../../core/boundedRead';
 import { parseBacklogMd } from '../../core/importers/backlogMd';
 import { parseBeads } from '../../core/importers/beads';
 import {
@@ -59,9 +59,16 @@ function statOf(path: string): Stats {
 function readSourceFile(path: string, inside: readonly string[]): { file: string; text: string } {
 	let file = path;
 	if (statOf(path).isDirectory()) {
-		const found = inside.map(p => join(path, p)).find(p => exists(p) && !leavesFolder(p, path));
+		const found = inside.map(p => join(path, p)).find(p => exists(p) || isSymlink(p));
 		if (found === undefined) {
 			throw new UsageError(`${path} is a folder without ${inside.join(' or ')}.`);
+		}
+		if (leavesFolder(found, path)) {
+			throw new BatonError(
+				'invalid_input',
+				`${found} is a symlink out of ${path}; Baton does not follow it. Name the file itself to import it; nothing was imported.`,
+				{ file: found },
+			);
 		}
 		file = found;
 	}
