@@ -6,7 +6,7 @@
  * never leaves a truncated file that looks like a good one. Node only; knows nothing of formats.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 import { BatonError } from './errors';
@@ -25,8 +25,10 @@ export function writeAll(fd: number, data: Buffer): void {
 }
 
 export interface WholeFileOptions {
-	/** The new file's permission bits (default 0600: backups and exports hold the whole backlog). */
+	/** The new file's permission bits, set exactly whatever the umask (to keep a replaced file's mode). */
 	mode?: number;
+	/** The bits a new file is created with, under the umask; default 0600: backups hold the whole backlog. */
+	createMode?: number;
 }
 
 /**
@@ -38,11 +40,14 @@ export function writeFileWhole(path: string, data: Buffer | string, options: Who
 	const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(4).toString('hex')}.tmp`);
 	let fd: number;
 	try {
-		fd = openSync(tmp, 'wx', options.mode ?? 0o600);
+		fd = openSync(tmp, 'wx', options.createMode ?? 0o600);
 	} catch (e) {
 		throw writeError(path, e);
 	}
 	try {
+		if (options.mode !== undefined) {
+			fchmodSync(fd, options.mode);
+		}
 		writeAll(fd, bytes);
 		const size = fstatSync(fd).size;
 		if (size !== bytes.length) {
