@@ -3,11 +3,13 @@
  * `baton restore` reads. JSONL, gzip when the name ends in .gz: a header line
  * `{"baton":"backup","version":2,"schema":N,…,"rows":{table: count}}`, then one `{"t":table,"r":row}`
  * per row (core/store/dump.ts). Parsing checks everything before a restore touches any store: the
- * header, the schema (a newer one is refused), every line, and the counts.
+ * header, the schema (a newer one is refused), every line, every card, edge and agent against the
+ * protocol's schemas (core/backupRows.ts), and the counts.
  */
-import { gunzipSync } from 'node:zlib';
 import { z } from 'zod';
 
+import { gunzipBounded } from './boundedRead';
+import { backupRowProblem } from './backupRows';
 import { BatonError } from './errors';
 import { type ExportHeader, parseExport, writeFileAtomic } from './exportFormat';
 import type { Card } from './protocol';
@@ -88,8 +90,15 @@ export function parseBackup(data: Buffer): BackupFile {
 		}
 		const m = /^\{"t":"([a-z_]+)","r":(\{.*\})\}$/.exec(line);
 		const table = m?.[1];
-		if (m === null || table === undefined || !dumpTableNames.includes(table) || !isJson(m[2] ?? '')) {
+		const row = m === null ? undefined : jsonOf(m[2] ?? '');
+		if (m === null || table === undefined || !dumpTableNames.includes(table) || row === undefined) {
 			throw new BatonError('invalid_input', `Line ${i + 1} of the backup is not a {"t":table,"r":row} line.`);
+		}
+		const problem = backupRowProblem(table, row);
+		if (problem !== undefined) {
+			throw new BatonError('invalid_input', `Line ${i + 1} of the backup: ${problem}. Nothing was changed.`, {
+				line: i + 1,
+			});
 		}
 		rows[table as keyof DumpRows].push(m[2] ?? '');
 	}
@@ -107,21 +116,16 @@ export function parseBackup(data: Buffer): BackupFile {
 
 function decompress(data: Buffer): string {
 	if (data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
-		try {
-			return gunzipSync(data).toString('utf8');
-		} catch {
-			throw new BatonError('invalid_input', 'The file looks gzip-compressed but cannot be decompressed (truncated?).');
-		}
+		return gunzipBounded(data).toString('utf8');
 	}
 	return data.toString('utf8');
 }
 
-function isJson(text: string): boolean {
+function jsonOf(text: string): unknown {
 	try {
-		JSON.parse(text);
-		return true;
+		return JSON.parse(text) as unknown;
 	} catch {
-		return false;
+		return undefined;
 	}
 }
 

@@ -18,8 +18,22 @@ const mib = 1024 * 1024;
  * and index pages the write adds.
  */
 export const writeReserveBytes = 32 * mib;
-/** A request of N bytes may write it about this many times over (card row, its event, WAL for both). */
-export const writeGrowthFactor = 4;
+/**
+ * A request of N bytes may write about this many times N, nearly all of it WAL (issue 27 §0). Card
+ * text goes into a trigram GIN index (card_text, migration 0012): each distinct trigram of a body is
+ * an index insert with its own WAL record, and PGlite has no checkpointer, so the WAL is not recycled
+ * before 1 GB. Measured on PGlite, `card/create` of 100 cards × 20 KB of random base64 (the worst
+ * case: about one new trigram per byte): 42–67× in WAL and 50–72× on disk over the first 8 MB of
+ * text, rising to 84–108× as the index grows to 14 MB of text; one 60 KB card: 15–20× on disk, with
+ * a new 16 MiB WAL segment every few cards. Ordinary prose: 0.3×. 128 covers the worst measured.
+ */
+export const writeGrowthFactor = 128;
+/**
+ * The disk counts as full (the `disk_full` store state every face shows) when a request of this size,
+ * one card with the largest body, could not be written; a larger request refused with more free is
+ * refused alone, with a sentence saying a smaller one may fit.
+ */
+export const fullDiskProbeBytes = 64 * 1024;
 /** Free space a hub needs to open a store: WAL replay and the end-of-recovery checkpoint. */
 export const startReserveBytes = 16 * mib;
 
@@ -51,7 +65,13 @@ export function mountPointOf(path: string): string {
  * `disk_full` with a sentence naming the filesystem, what is free, what Baton keeps free and what to
  * do. `forStart`: the hub refuses to start rather than refusing a write.
  */
-export function diskFullError(path: string, free: number, needed: number, forStart = false): BatonError {
+export function diskFullError(
+	path: string,
+	free: number,
+	needed: number,
+	forStart = false,
+	smallerMayFit = false,
+): BatonError {
 	let where = path;
 	try {
 		where = mountPointOf(path);
@@ -63,7 +83,9 @@ export function diskFullError(path: string, free: number, needed: number, forSta
 		: 'The Baton backlog refuses writes: the disk holding it is full';
 	const resume = forStart
 		? 'then run the command again.'
-		: 'writes resume by themselves within seconds, and reads keep working meanwhile.';
+		: smallerMayFit
+			? 'a smaller request (fewer or shorter cards) may still fit, and reads keep working.'
+			: 'writes resume by themselves within seconds, and reads keep working meanwhile.';
 	return new BatonError(
 		'disk_full',
 		`${what} (${where} has ${megabytes(free)} free; Baton keeps ${megabytes(needed)} free so a write can always finish). Free some space on ${where}, or move the backlog to a larger disk with BATON_DATA_DIR; ${resume}`,

@@ -3,12 +3,14 @@
  * line `{"baton":"export","version":1,…}`, then one protocol `Card` per line (lossless: dependsOn
  * included). Files may be gzip-compressed; readers detect it by the magic bytes.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { cardRuleProblem } from './backupRows';
+import { gunzipBounded } from './boundedRead';
 import { BatonError } from './errors';
 import { Card, limits, protocolVersion } from './protocol';
+import { writeFileWhole } from './wholeFile';
 
 export const exportFormatVersion = 1;
 
@@ -55,33 +57,19 @@ export function writeExportFile(path: string, cards: readonly Card[], exportedAt
 	return writeFileAtomic(path, formatExport(cards, exportedAt));
 }
 
-/** Writes text atomically (temp file, fsync, rename), gzip when the path ends in `.gz`; returns bytes. */
+/**
+ * Writes text whole or not at all (core/wholeFile.ts: every byte, size checked, fsync, rename), gzip
+ * when the path ends in `.gz`; returns the bytes written. A full disk is a `disk_full` error and no file.
+ */
 export function writeFileAtomic(path: string, text: string): number {
-	const data = path.endsWith('.gz') ? gzipSync(text) : Buffer.from(text, 'utf8');
-	const tmp = `${path}.${randomBytes(4).toString('hex')}.tmp`;
-	const fd = openSync(tmp, 'wx', 0o600);
-	try {
-		writeSync(fd, data);
-		fsyncSync(fd);
-	} catch (e) {
-		closeSync(fd);
-		unlinkSync(tmp);
-		throw e;
-	}
-	closeSync(fd);
-	renameSync(tmp, path);
-	return data.length;
+	return writeFileWhole(path, path.endsWith('.gz') ? gzipSync(text) : text);
 }
 
 /** Parses an export (plain or gzip). Any bad line is an `invalid_input` error naming its line. */
 export function parseExport(data: Buffer | string): { header: ExportHeader; cards: Card[] } {
 	let text: string;
 	if (typeof data !== 'string' && data.length >= 2 && data[0] === 0x1f && data[1] === 0x8b) {
-		try {
-			text = gunzipSync(data).toString('utf8');
-		} catch {
-			throw new BatonError('invalid_input', 'The export file looks gzip-compressed but cannot be decompressed.');
-		}
+		text = gunzipBounded(data, 'The export file').toString('utf8');
 	} else {
 		text = typeof data === 'string' ? data : data.toString('utf8');
 	}
@@ -104,6 +92,10 @@ export function parseExport(data: Buffer | string): { header: ExportHeader; card
 			const issue = parsed.error.issues[0];
 			const where = issue ? `${issue.path.map(String).join('.') || 'card'}: ${issue.message}` : 'not a card';
 			throw new BatonError('invalid_input', `Line ${i + 1} of the export is not a valid card (${where}).`);
+		}
+		const problem = cardRuleProblem(parsed.data);
+		if (problem !== undefined) {
+			throw new BatonError('invalid_input', `Line ${i + 1} of the export: card ${parsed.data.id}: ${problem}.`);
 		}
 		cards.push(parsed.data);
 	}

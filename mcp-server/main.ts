@@ -13,12 +13,18 @@ async function main(argv: string[]): Promise<number> {
 			if (rest[0] === undefined || rest[0].startsWith('-')) {
 				return (await import('./hub/run')).runHub(rest);
 			}
-			return (await import('./cli/run')).runCli(argv);
+			return runCliQuietly(argv);
 		case 'mcp':
 			return (await import('./mcp/run')).runMcp(rest);
 		default:
-			return (await import('./cli/run')).runCli(argv);
+			return runCliQuietly(argv);
 	}
+}
+
+/** The CLI; its output to a pipe that closed early (`| head`) ends it quietly (cli/output.ts). */
+async function runCliQuietly(argv: string[]): Promise<number> {
+	(await import('./cli/output')).endQuietlyOnClosedPipe();
+	return (await import('./cli/run')).runCli(argv);
 }
 
 main(process.argv.slice(2)).then(

@@ -4,9 +4,9 @@
  * approve and reject in steeringCommands.ts). Each is one hub request whose flags are bound to its
  * params schema (flags.ts), so the CLI refuses exactly what the hub, the MCP tools and the board refuse.
  */
-import { readFileSync } from 'node:fs';
-
 import { z } from 'zod';
+
+import { maxPlanBytes, readBoundedText } from '../../core/boundedRead';
 
 import { BlockParams, CreateCardInput, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
 import { cardChange, cardChangeCommand, statusLine } from './cardChange';
@@ -17,18 +17,9 @@ import { policyFieldFlags } from './policyCommands';
 import { anyProject, chosenProject, noProjectFlag } from './project';
 import { UsageError, cardTable, describeCard, eventTable, formatTable, messageList, truncate } from './output';
 
-function readStdin(): string {
-	return readFileSync(0, 'utf8');
-}
-
 /** A plan file: a JSON array of cards or {cards: [...]} (what the MCP create tool takes). */
 function readPlan(path: string): unknown[] {
-	let text: string;
-	try {
-		text = path === '-' ? readStdin() : readFileSync(path, 'utf8');
-	} catch (e) {
-		throw new UsageError(`Cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`);
-	}
+	const text = readBoundedText(path, { maxBytes: maxPlanBytes, what: 'the plan file' });
 	let parsed: unknown;
 	try {
 		parsed = JSON.parse(text);
@@ -70,11 +61,7 @@ function bodyOf(body: string | undefined, file: string | undefined): string | un
 	if (file === undefined) {
 		return body;
 	}
-	try {
-		return file === '-' ? readStdin() : readFileSync(file, 'utf8');
-	} catch (e) {
-		throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`);
-	}
+	return readBoundedText(file, { maxBytes: maxPlanBytes, what: 'the body file' });
 }
 
 const createFlags = paramFlags(CreateCardInput, {

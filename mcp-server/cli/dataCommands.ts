@@ -3,14 +3,16 @@
  * whole store), import (merge cards; --from another tool's backlog: importForeign.ts), backup (the hub writes a full backup now) and restore (bring a
  * data dir back to a backup; restore.ts). Formats: core/exportFormat.ts and core/backupFormat.ts.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 
 import { parseBackup } from '../../core/backupFormat';
+import { maxBackupBytes, readBounded } from '../../core/boundedRead';
 import { BatonError } from '../../core/errors';
 import { plural } from '../../core/plural';
 import { collectExport, formatExport, importBatches, writeExportFile, writeFileAtomic } from '../../core/exportFormat';
 import { hubPaths, resolveDataDir } from '../../core/paths';
+import { writeFileWhole } from '../../core/wholeFile';
 import { pgliteAssetsDir } from '../hub/run';
 import { type Command, type CommandContext, show } from './command';
 import { importSources } from '../../core/importers/plan';
@@ -21,11 +23,7 @@ import { checkProject, chosenProject, noProjectFlag } from './project';
 import { readRestorable, restore, restoreMigrations } from './restore';
 
 function readInput(file: string): Buffer {
-	try {
-		return readFileSync(file === '-' ? 0 : file);
-	} catch (e) {
-		throw new UsageError(`Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`);
-	}
+	return readBounded(file, { maxBytes: maxBackupBytes, what: 'the export' });
 }
 
 const exportFlags = cliFlags({
@@ -76,7 +74,7 @@ async function exportWithHistory(ctx: CommandContext, out: string | undefined): 
 		return 0;
 	}
 	const bytes = out.endsWith('.gz')
-		? (writeFileSync(out, gzipped, { mode: 0o600 }), gzipped.length)
+		? writeFileWhole(out, gzipped)
 		: writeFileAtomic(out, gunzipSync(gzipped).toString('utf8'));
 	show(
 		ctx,

@@ -6,9 +6,8 @@
  * fingerprint. `hooks resume ID` lets a hook paused by a restore deliver again. Delivery itself is the
  * hub's (mcp-server/hub/webhooks.ts).
  */
-import { readFileSync } from 'node:fs';
-
 import packageJson from '../../package.json';
+import { maxSecretBytes, readBoundedText } from '../../core/boundedRead';
 import { BatonError } from '../../core/errors';
 import { plural } from '../../core/plural';
 import { errorText } from '../../core/log';
@@ -39,12 +38,7 @@ function readSecret(file: string | undefined): string {
 	if (file === undefined) {
 		throw new BatonError('invalid_input', 'Give the secret in a file: --secret-file FILE (it is never printed).');
 	}
-	let text: string;
-	try {
-		text = readFileSync(file, 'utf8');
-	} catch (e) {
-		throw new BatonError('invalid_input', `Cannot read the secret file ${file}: ${errorText(e)}.`);
-	}
+	const text = readBoundedText(file, { maxBytes: maxSecretBytes, what: 'the secret file' });
 	const secret = text.replace(/\r?\n$/, '');
 	if (secret.length < 16) {
 		throw new BatonError('invalid_input', `The secret in ${file} is shorter than 16 characters.`);

@@ -5,14 +5,16 @@
  * applied entirely or not at all. `--dry-run` prints the same plan and writes nothing. Parsing and
  * mapping rules live in core/importers/, not here.
  */
-import { type Stats, readFileSync, readdirSync, statSync } from 'node:fs';
+import { type Stats, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
+import { isSymlink, leavesFolder, readBounded, readBoundedText } from '../../core/boundedRead';
 import { parseBacklogMd } from '../../core/importers/backlogMd';
 import { parseBeads } from '../../core/importers/beads';
 import {
 	type ForeignBacklog,
 	type ImportPlan,
+	type ImportSkip,
 	type ImportSource,
 	describePlan,
 	importSources,
@@ -50,25 +52,39 @@ function statOf(path: string): Stats {
 	}
 }
 
-/** The file at `path`, or the first of `inside` when `path` is a folder; refused past the size limit. */
+/**
+ * The file at `path`, or the first of `inside` when `path` is a folder (not one a symlink leads out
+ * of it); read with the import limit, and only when it is a regular file (boundedRead.ts).
+ */
 function readSourceFile(path: string, inside: readonly string[]): { file: string; text: string } {
 	let file = path;
 	if (statOf(path).isDirectory()) {
-		const found = inside.map(p => join(path, p)).find(p => exists(p) && statSync(p).isFile());
+		const found = inside.map(p => join(path, p)).find(p => exists(p) || isSymlink(p));
 		if (found === undefined) {
 			throw new UsageError(`${path} is a folder without ${inside.join(' or ')}.`);
 		}
+		if (leavesFolder(found, path)) {
+			throw new BatonError(
+				'invalid_input',
+				`${found} is a symlink out of ${path}; Baton does not follow it. Name the file itself to import it; nothing was imported.`,
+				{ file: found },
+			);
+		}
 		file = found;
 	}
-	const size = statOf(file).size;
-	if (size > maxImportBytes) {
+	try {
+		return { file, text: readBoundedText(file, { maxBytes: maxImportBytes, what: 'the import file' }) };
+	} catch (e) {
+		if (!BatonError.is(e, 'too_large')) {
+			throw e;
+		}
+		const size = statOf(file).size;
 		throw new BatonError(
 			'too_large',
 			`${file} is ${size} bytes; an import reads at most ${maxImportBytes} (4 MiB). Nothing was imported.`,
 			{ file, bytes: size },
 		);
 	}
-	return { file, text: readFileSync(file, 'utf8') };
 }
 
 function exists(path: string): boolean {
@@ -94,7 +110,7 @@ export function backlogMdLayout(path: string): { root: string; config: string | 
 	const rootConfig = join(path, 'backlog.config.yml');
 	const named = exists(rootConfig)
 		? /^\s*(?:backlog_directory|backlogDirectory)\s*:\s*['"]?([^'"#\n]+?)['"]?\s*(?:#.*)?$/m.exec(
-				readFileSync(rootConfig, 'utf8'),
+				readBounded(rootConfig, { maxBytes: maxImportBytes, what: 'the Backlog.md config' }).toString('utf8'),
 			)?.[1]
 		: undefined;
 	const candidates = [
@@ -119,27 +135,47 @@ export function backlogMdLayout(path: string): { root: string; config: string | 
 function readBacklogMd(path: string): ForeignBacklog {
 	const { root, config } = backlogMdLayout(path);
 	let total = 0;
+	const skipped: ImportSkip[] = [];
 	const read = (file: string): string => {
-		total += statOf(file).size;
-		if (total > maxImportBytes) {
-			throw new BatonError(
-				'too_large',
-				`The task files under ${root} pass ${maxImportBytes} bytes (4 MiB) at ${file}; nothing was imported.`,
-				{ file },
-			);
+		let data: Buffer;
+		try {
+			data = readBounded(file, { maxBytes: maxImportBytes - total, what: 'the task file' });
+		} catch (e) {
+			if (BatonError.is(e, 'too_large')) {
+				throw new BatonError(
+					'too_large',
+					`The task files under ${root} pass ${maxImportBytes} bytes (4 MiB) at ${file}; nothing was imported.`,
+					{ file },
+				);
+			}
+			throw e;
 		}
-		return readFileSync(file, 'utf8');
+		total += data.length;
+		return data.toString('utf8');
+	};
+	const inProject = (file: string): boolean => {
+		if (!leavesFolder(file, root)) {
+			return true;
+		}
+		skipped.push({
+			ref: basename(file),
+			where: file,
+			reason: `a symlink out of ${root}; not followed, nothing read from it`,
+		});
+		return false;
 	};
 	const tasksIn = (folder: string, completed: boolean): { file: string; text: string; completed: boolean }[] =>
 		exists(folder)
 			? readdirSync(folder)
 					.filter(n => n.endsWith('.md'))
 					.sort()
-					.map(n => ({ file: join(folder, n), text: read(join(folder, n)), completed }))
+					.map(n => join(folder, n))
+					.filter(inProject)
+					.map(file => ({ file, text: read(file), completed }))
 			: [];
 	const drafts = join(root, 'drafts');
-	return parseBacklogMd({
-		...(config === undefined ? {} : { config: { file: config, text: read(config) } }),
+	const parsed = parseBacklogMd({
+		...(config !== undefined && !leavesFolder(config, path) ? { config: { file: config, text: read(config) } } : {}),
 		tasks: [...tasksIn(join(root, 'tasks'), false), ...tasksIn(join(root, 'completed'), true)],
 		drafts: exists(drafts)
 			? readdirSync(drafts)
@@ -148,6 +184,7 @@ function readBacklogMd(path: string): ForeignBacklog {
 					.map(n => join(drafts, n))
 			: [],
 	});
+	return { ...parsed, skips: [...skipped, ...parsed.skips] };
 }
 
 function readForeign(source: ImportSource, path: string, tag: string | undefined): ForeignBacklog {

@@ -6,14 +6,14 @@
  * all of them as they were; writes each atomically (temp file + rename). Idempotent: a second run
  * finds every file unchanged. Needs no hub and starts none.
  */
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
 import { type InstructionsFile, chooseInstructionsFile, upsertSection } from '../../core/agentsSection';
 import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { plural } from '../../core/plural';
+import { writeFileWhole } from '../../core/wholeFile';
 import {
 	type McpClient,
 	type McpLaunch,
@@ -167,25 +167,16 @@ function planned(path: string, purpose: string, before: string | undefined, afte
 	return { path, action, purpose, before, after };
 }
 
-/** Writes `text` to `file` through a temp file in the same folder and a rename; keeps an existing file's mode. */
+/** Writes `text` to `file` whole or not at all (temp file beside it, fsync, rename); keeps an existing file's mode. */
 async function writeAtomic(file: string, text: string): Promise<void> {
 	const target = (await exists(file)) ? await realpath(file) : file;
 	await mkdir(dirname(target), { recursive: true });
-	const temp = `${target}.baton-${randomBytes(4).toString('hex')}.tmp`;
-	try {
-		await writeFile(temp, text, { encoding: 'utf8', flag: 'wx' });
-		const mode = await stat(target).then(
-			s => s.mode & 0o777,
-			() => undefined,
-		);
-		if (mode !== undefined) {
-			await chmod(temp, mode);
-		}
-		await rename(temp, target);
-	} catch (e) {
-		await rm(temp, { force: true });
-		throw new BatonError('internal', `Cannot write ${file}: ${(e as Error).message}`, { file });
-	}
+	const mode = await stat(target).then(
+		s => s.mode & 0o777,
+		() => undefined,
+	);
+	// Whole or not at all (core/wholeFile.ts): every byte, synced, then renamed over the target.
+	writeFileWhole(target, text, mode === undefined ? { createMode: 0o666 } : { mode });
 }
 
 function preview(file: PlannedFile): string {

@@ -16,6 +16,22 @@ export const processOutput: Output = {
 	err: text => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
 };
 
+/**
+ * Output to a pipe whose reader has gone (`baton agents --json | head -c 300`) ends the CLI quietly
+ * with the exit code it has so far (0 unless a command set another), as SIGPIPE ends other Unix
+ * tools; Node ignores SIGPIPE and would otherwise die of an unhandled `write EPIPE` with a stack.
+ */
+export function endQuietlyOnClosedPipe(): void {
+	for (const stream of [process.stdout, process.stderr]) {
+		stream.on('error', (e: NodeJS.ErrnoException) => {
+			if (e.code !== 'EPIPE') {
+				throw e;
+			}
+			process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+		});
+	}
+}
+
 /** A usage mistake (unknown flag, missing argument, not a number): exit 2 with the command's help. */
 export class UsageError extends Error {
 	override readonly name = 'UsageError';

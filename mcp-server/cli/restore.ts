@@ -6,12 +6,13 @@
  * timestamped folder (never deleted) and replaced by the new one. PostgreSQL: only into a schema that
  * holds no backlog yet. Never talks to a hub; never deletes a store it did not create.
  */
-import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Backlog } from '../../core/backlog';
 import { pauseRestoredHooks } from '../../core/backlog/hookStore';
 import { type BackupFile, parseBackup } from '../../core/backupFormat';
+import { maxBackupBytes, readBounded } from '../../core/boundedRead';
 import { BatonError } from '../../core/errors';
 import { importBatches } from '../../core/exportFormat';
 import { acquireOwnership, type Ownership } from '../../core/ownership';
@@ -53,13 +54,7 @@ export function restoreMigrations(assetsDir: string | undefined): Migration[] {
 
 /** Reads and checks a backup or export file; throws, having changed nothing, when it cannot be restored. */
 export function readRestorable(file: string, migrations: readonly Migration[]): BackupFile {
-	let data: Buffer;
-	try {
-		data = readFileSync(file);
-	} catch (e) {
-		throw new BatonError('invalid_input', `Cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? String(e)}.`);
-	}
-	const parsed = parseBackup(data);
+	const parsed = parseBackup(readBounded(file, { maxBytes: maxBackupBytes, what: 'the backup' }));
 	if (parsed.kind === 'backup' && parsed.header.schema > knownSchema(migrations)) {
 		throw tooNewError(parsed.header.schema, knownSchema(migrations), 'This backup');
 	}

@@ -5,9 +5,10 @@
  * Never logs or returns the token.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, lstatSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { BatonError } from '../../core/errors';
+import { writeAll } from '../../core/wholeFile';
 
 const tokenBytes = 32;
 
@@ -20,10 +21,15 @@ export function ensureToken(runDir: string, tokenPath: string): string {
 	try {
 		const fd = openSync(tokenPath, 'wx', 0o600);
 		try {
-			writeSync(fd, randomBytes(tokenBytes).toString('hex'));
-		} finally {
+			// Every byte or no file: a cut-short token would refuse every start after this one.
+			writeAll(fd, Buffer.from(randomBytes(tokenBytes).toString('hex')));
+			fsyncSync(fd);
+		} catch (e) {
 			closeSync(fd);
+			rmSync(tokenPath, { force: true });
+			throw e;
 		}
+		closeSync(fd);
 	} catch (e) {
 		if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
 			throw e;

@@ -1,13 +1,18 @@
 /**
  * Rolling backups: PGlite does not fsync on Node, so an OS crash can lose recent work. A backup is the
  * whole store — every table, in one snapshot — as a gzip JSONL file (core/backupFormat.ts) in
- * <dataDir>/backups, written atomically; only the newest `keep` are kept. `baton restore FILE` brings
- * a data dir back to one. Writes files only; never touches the store.
+ * <dataDir>/backups, written whole or not at all (core/wholeFile.ts) and read back and checked before
+ * an older one is pruned; only the newest `keep` are kept. `baton restore FILE` brings a data dir back
+ * to one. Writes files only; never touches the store.
  */
-import { chmodSync, mkdirSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeBackupFile } from '../../core/backupFormat';
-import type { DumpRows } from '../../core/store/dump';
+
+import { parseBackup, writeBackupFile } from '../../core/backupFormat';
+import { maxBackupBytes, readBounded } from '../../core/boundedRead';
+import { BatonError } from '../../core/errors';
+import { errorText } from '../../core/log';
+import { type DumpRows, dumpCounts, dumpTables } from '../../core/store/dump';
 
 export interface BackupInfo {
 	path: string;
@@ -65,6 +70,8 @@ export class Backups {
 			path = join(this.dir, `baton-${stamp}-${n}.jsonl.gz`);
 		}
 		const bytes = writeBackupFile(path, rows, schema, now);
+		verifyBackup(path, rows);
+		// Only a backup that read back whole may push an older one out.
 		this.prune();
 		return { path, cards: rows.cards.length, events: rows.events.length, bytes };
 	}
@@ -87,5 +94,31 @@ export class Backups {
 				// Removed by hand meanwhile; nothing to prune.
 			}
 		}
+	}
+}
+
+/**
+ * Reads a backup just written back from the disk (gunzip, every line parsed and checked, the counts
+ * against what was dumped); a file that does not hold exactly that is removed and an error says so.
+ */
+export function verifyBackup(path: string, rows: DumpRows): void {
+	let why: string | undefined;
+	try {
+		const back = parseBackup(readBounded(path, { maxBytes: maxBackupBytes, what: 'the backup' }));
+		const counts = dumpCounts(rows);
+		const found = back.kind === 'backup' ? back.header.rows : {};
+		const missing = dumpTables.find(t => found[t.name] !== counts[t.name]);
+		if (missing !== undefined) {
+			why = `it holds ${found[missing.name] ?? 0} ${missing.name} rows of ${counts[missing.name]}`;
+		}
+	} catch (e) {
+		why = errorText(e);
+	}
+	if (why !== undefined) {
+		rmSync(path, { force: true });
+		throw new BatonError(
+			'internal',
+			`The backup ${path} did not read back whole (${why}); it was removed and no older backup was pruned.`,
+		);
 	}
 }

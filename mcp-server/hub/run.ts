@@ -45,6 +45,10 @@ interface HubFlags {
 }
 
 export async function runHub(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+	if (args.includes('--help') || args.includes('-h')) {
+		process.stdout.write(`${usage}\n`);
+		return 0;
+	}
 	let flags: HubFlags;
 	let thresholds: HealthThresholds;
 	try {

@@ -6,7 +6,13 @@
  * reports; answering clients and stopping are the hub's.
  */
 import { BatonError } from '../../core/errors';
-import { bytesNeededToWrite, diskFullError, freeBytes, startReserveBytes } from '../../core/diskSpace';
+import {
+	bytesNeededToWrite,
+	diskFullError,
+	freeBytes,
+	fullDiskProbeBytes,
+	startReserveBytes,
+} from '../../core/diskSpace';
 import { errorText } from '../../core/log';
 import { sqlState } from '../../core/store/db';
 import { postgresUnavailable } from '../../core/store/pgErrors';
@@ -47,8 +53,10 @@ export class StoreGuard {
 	}
 
 	/**
-	 * Before a mutating request of `requestBytes`: throws `disk_full` (and switches to that state)
-	 * when the store's filesystem has less than the reserve plus room for this write.
+	 * Before a mutating request of `requestBytes`: throws `disk_full` when the store's filesystem has
+	 * less than the reserve plus what this write may take (WAL included, core/diskSpace.ts). The store
+	 * switches to the `disk_full` state only when even a one-card write would not fit; a large request
+	 * refused while smaller ones fit is refused alone.
 	 */
 	beforeWrite(requestBytes: number): void {
 		const dir = this.options.pgliteDir;
@@ -60,9 +68,11 @@ export class StoreGuard {
 		if (free >= needed) {
 			return;
 		}
-		const error = diskFullError(dir, free, needed);
-		this.set({ state: 'disk_full', message: error.message });
-		throw error;
+		const fullAt = bytesNeededToWrite(fullDiskProbeBytes);
+		if (free < fullAt) {
+			this.set({ state: 'disk_full', message: diskFullError(dir, free, fullAt).message });
+		}
+		throw diskFullError(dir, free, needed, false, free >= fullAt);
 	}
 
 	/** Before a small write a client asked for (a liveness ping): only the start reserve must be free. */
@@ -142,7 +152,7 @@ export class StoreGuard {
 			return;
 		}
 		try {
-			this.beforeWrite(0);
+			this.beforeWrite(fullDiskProbeBytes);
 		} catch {
 			// beforeWrite switched to disk_full.
 		}
@@ -169,7 +179,7 @@ export class StoreGuard {
 		const dir = this.options.pgliteDir;
 		if (this.current.state === 'disk_full' && dir !== undefined) {
 			try {
-				if (this.free(dir) >= bytesNeededToWrite(0)) {
+				if (this.free(dir) >= bytesNeededToWrite(fullDiskProbeBytes)) {
 					this.set({ state: 'ok' });
 				}
 			} catch {

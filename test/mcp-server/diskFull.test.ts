@@ -10,54 +10,22 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { chromium } from 'playwright-core';
 
-import { freeBytes } from '../../core/diskSpace';
 import { BatonError } from '../../core/errors';
 import type { RpcClient } from '../../core/rpc';
 import { alive, client, ensureBuilt, hubEnv, sleep, startHub, waitFor } from '../helpers/hub';
 import { runBaton } from '../helpers/mcp';
 import { chromiumArgs } from '../helpers/chromium';
+import { fillUntil, mountTmpfs, tmpfsSkip, unmount } from '../helpers/tmpfs';
 
 const mib = 1024 * 1024;
 
-/** Outside CI, a user who cannot mount skips these proofs (loudly); on CI they must run. */
-const skip =
-	process.env.CI !== 'true' && process.getuid?.() !== 0 ? 'mounting a tmpfs needs root (CI runs these as root)' : false;
-
-/** A tmpfs of `sizeMb`, mounted for this file; fails (never skips) when it cannot be mounted. */
-function mountTmpfs(sizeMb: number): string {
-	const dir = mkdtempSync('/tmp/bt-fs-');
-	try {
-		execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m`, 'tmpfs', dir], { stdio: 'pipe' });
-	} catch (e) {
-		throw new Error(
-			`This test needs to mount a ${sizeMb} MB tmpfs (run as root, as CI does): ${(e as { stderr?: Buffer }).stderr?.toString().trim() ?? String(e)}`,
-		);
-	}
-	return dir;
-}
-
-function unmount(dir: string): void {
-	try {
-		execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
-	} catch {
-		// Not mounted any more.
-	}
-	rmSync(dir, { recursive: true, force: true });
-}
-
-/** Fills `dir`'s filesystem with a ballast file until only `leaveBytes` are free. */
-function fillUntil(dir: string, leaveBytes: number): string {
-	const path = join(dir, 'ballast');
-	const size = Math.max(0, freeBytes(dir) - leaveBytes);
-	writeFileSync(path, Buffer.alloc(size));
-	return path;
-}
+const skip = tmpfsSkip;
 
 /** Share of one core the process used over `ms` (from /proc, in CPU ticks of 10 ms). */
 async function cpuShare(pid: number, ms = 1_000): Promise<number> {
