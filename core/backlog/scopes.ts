@@ -4,13 +4,13 @@
  * the checks of a scope or project set by create or edit.
  * Granting a scope (a scoped claim, a reservation) happens under one advisory lock, so two hubs on one
  * PostgreSQL cannot both grant overlapping scopes; releasing one needs no lock (it only frees files).
- * Overlap is decided by the pure core/scopeConflicts.ts; this module sends SQL and decides nothing else.
+ * Overlap is decided by the pure core/scope/conflicts.ts; this module sends SQL and decides nothing else.
  */
 import { BatonError } from '../errors';
 import { checkLease } from '../lease';
 import type { Card, ParsedParams, ReserveRefusal, Result } from '../protocol';
-import { checkScope } from '../scope';
-import { type HeldScope, LiveScopes, type ScopeConflict } from '../scopeConflicts';
+import { checkScope } from '../scope/check';
+import { type HeldScope, LiveScopes, type ScopeConflict, heldBy } from '../scope/conflicts';
 import type { Db, Queryable } from '../store/db';
 import type { HotStatements } from './hotSql';
 import { cardState, loadCard } from './cardActions';
@@ -153,7 +153,7 @@ export function describeScopeWaits(w: ScopeWaits): string | undefined {
 		return undefined;
 	}
 	const others = w.holders > 1 ? ` and ${w.holders - 1} other ${w.holders === 2 ? 'claim' : 'claims'}` : '';
-	return `${w.count} ready ${w.count === 1 ? 'card waits' : 'cards wait'} on files held by ${w.first.cardId} (${w.first.holder})${others}`;
+	return `${w.count} ready ${w.count === 1 ? 'card waits' : 'cards wait'} on ${heldBy(w.first)}${others}`;
 }
 
 /** A refusal for a card claimed by id whose scope overlaps a live claim: names the holder and both globs. */
@@ -191,7 +191,7 @@ export function checkProject(card: Card, project: string | null | undefined): vo
 	);
 }
 
-/** A new or edited scope is checked entry by entry (core/scope.ts); the error names the card. */
+/** A new or edited scope is checked entry by entry (core/scope/check.ts); the error names the card. */
 export function checkCardScope(cardId: string, scope: readonly string[] | undefined): void {
 	if (scope === undefined || scope.length === 0) {
 		return;

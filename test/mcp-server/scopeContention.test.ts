@@ -13,7 +13,8 @@ import { after, describe, it } from 'node:test';
 
 import type { BacklogEvent, CreateCardInput } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
-import { type Scope, checkScope, scopesOverlap } from '../../core/scope';
+import { type Scope, checkScope } from '../../core/scope/check';
+import { scopesOverlap } from '../../core/scope/conflicts';
 import { uniqueSchema } from '../helpers/backlog';
 import {
 	type HubProcess,
