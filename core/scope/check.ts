@@ -4,43 +4,16 @@
  * and reserve: it refuses, with the entry or the limit and what to do, an absolute path, one that
  * leaves the root, an empty or over-long entry, a lock name with spaces, a malformed glob, nested
  * braces, and every scope too costly to compare (issue 27 §2: too many entries, globs, characters or
- * stars in a segment), so no claim ever meets one. `readScope` reads a stored scope without refusing
- * (the hub and the faces read what the gate let in, or what an older hub stored). Pure and
- * platform-free; it decides no overlap (overlap.ts, conflicts.ts) and knows nothing of claims.
+ * stars in a segment: read.ts's limits), so no claim ever meets one. For valid entries it gives what
+ * read.ts `readScope` gives. Pure and platform-free; it decides no overlap (overlap.ts, conflicts.ts)
+ * and knows nothing of claims.
  */
 import { BatonError } from '../errors';
 import { braceCount, expandBraces, nestsBraces } from './braces';
-import { globSyntaxError, normalizeGlob, parseGlob } from './glob';
+import { globSyntaxError, normalizeGlob } from './glob';
+import { type Scope, lockPrefix, scopeCharacters, scopeLimits, starsInSegment } from './read';
 
-/** What one scope may hold: each bounds the work of comparing it with another (docs/architecture.md). */
-export const scopeLimits = {
-	/** Entries a card's scope may list. */
-	entries: 64,
-	/** Characters of one entry. */
-	entryLength: 256,
-	/** Globs one entry's braces may expand to. */
-	expansions: 64,
-	/** Globs a whole scope may expand to. */
-	globs: 64,
-	/**
-	 * Characters of all of a scope's globs, braces expanded, counting one more per glob: comparing two
-	 * scopes costs at most about the product of theirs (overlap.ts), so this bounds a claim's work.
-	 */
-	characters: 1024,
-	/** `*` in one segment of a glob (`*a*b*` has three). */
-	stars: 8,
-} as const;
-
-export const lockPrefix = 'lock:';
 const lockName = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-/** A scope read: its globs with braces expanded, and its lock names. */
-export interface Scope {
-	globs: readonly string[];
-	locks: readonly string[];
-	/** Over a limit (stored before the limits were): compared with nothing, it meets every scope. */
-	costly?: true;
-}
 
 function refuse(entry: string, why: string, data: Record<string, unknown> = {}): never {
 	throw new BatonError('invalid_input', `Scope entry "${entry}" ${why}`, { field: 'scope', entry, ...data });
@@ -74,20 +47,6 @@ function checkGlob(entry: string): string {
 		refuse(entry, 'names no path. Use a glob like "src/**" or a file like "package.json".');
 	}
 	return glob;
-}
-
-/** What the `characters` limit counts: each glob's length plus one. */
-export function scopeCharacters(globs: readonly string[]): number {
-	return globs.reduce((n, g) => n + g.length + 1, 0);
-}
-
-/** The most `*` in one segment of a glob. */
-function starsInSegment(glob: string): number {
-	let most = 0;
-	for (const s of parseGlob(glob)) {
-		most = Math.max(most, s.kind === 'pattern' ? s.tokens.filter(t => t.kind === 'star').length : 0);
-	}
-	return most;
 }
 
 /**
@@ -151,34 +110,4 @@ export function checkScope(entries: readonly string[]): Scope {
 		refuseScope('holds (braces expanded)', 'characters', characters, todo);
 	}
 	return { globs: [...globs], locks: [...locks] };
-}
-
-/**
- * A stored scope read for comparing and matching, never refused: entries that name no path are
- * skipped, and a scope over the limits (stored by a hub before them) is read as `costly`.
- */
-export function readScope(entries: readonly string[]): Scope {
-	try {
-		return checkScope(entries);
-	} catch {
-		const globs = new Set<string>();
-		const locks = new Set<string>();
-		for (const entry of entries.slice(0, scopeLimits.entries * 4)) {
-			if (entry.startsWith(lockPrefix)) {
-				locks.add(entry.slice(lockPrefix.length));
-				continue;
-			}
-			for (const g of expandBraces(entry, scopeLimits.expansions)) {
-				const glob = normalizeGlob(g);
-				if (glob !== undefined) {
-					globs.add(glob);
-				}
-			}
-		}
-		const costly =
-			globs.size > scopeLimits.globs ||
-			scopeCharacters([...globs]) > scopeLimits.characters ||
-			[...globs].some(g => starsInSegment(g) > scopeLimits.stars);
-		return { globs: [...globs], locks: [...locks], ...(costly ? { costly: true as const } : {}) };
-	}
 }

@@ -10,7 +10,7 @@
  * protocol.ts): the caller loads the held scopes and takes whatever lock makes them current.
  */
 import type { Card } from '../protocol';
-import { type Scope, lockPrefix, readScope } from './check';
+import { type Scope, lockPrefix, readScope } from './read';
 import { literalLead, parseGlob } from './glob';
 import { LeadTree } from './leadTree';
 import { globsOverlap } from './overlap';

@@ -7,7 +7,7 @@
  * checks nothing (check.ts refuses bad entries when a card is written) and skips what it cannot read.
  */
 import { type CharToken, type Segment, literalLead, parseGlob } from './glob';
-import { readScope } from './check';
+import { readScope } from './read';
 import { type LeadNode, LeadTree } from './leadTree';
 
 /** One UTF-16 unit as a RegExp atom (globOverlap.ts reads a glob unit by unit, so no `u` flag). */

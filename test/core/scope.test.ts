@@ -9,7 +9,8 @@ import { describe, it } from 'node:test';
 import picomatch from 'picomatch';
 
 import { BatonError } from '../../core/errors';
-import { checkScope, scopeCharacters, scopeLimits } from '../../core/scope/check';
+import { checkScope } from '../../core/scope/check';
+import { scopeCharacters, scopeLimits } from '../../core/scope/read';
 import { LiveScopes, scopesOverlap } from '../../core/scope/conflicts';
 import { globsOverlap, globsOverlapByProduct, overlapSteps } from '../../core/scope/overlap';
 import { prng } from '../helpers/prng';

@@ -11,7 +11,8 @@ import { describe, it } from 'node:test';
 import picomatch from 'picomatch';
 
 import { braceCount, expandBraces } from '../../core/scope/braces';
-import { checkScope, readScope } from '../../core/scope/check';
+import { checkScope } from '../../core/scope/check';
+import { readScope } from '../../core/scope/read';
 import { LiveScopes, liveScope, scopesOverlap } from '../../core/scope/conflicts';
 import { ScopeIndex, compileGlob, matchScope } from '../../core/scope/match';
 import { makeCard } from '../helpers/cards';
