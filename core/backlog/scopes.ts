@@ -147,6 +147,29 @@ export async function pickClaimable(
 	return { waits };
 }
 
+/**
+ * How many ready cards, their dependencies done and not deferred, wait on files a live claim of their
+ * project holds (issue 28 §5: stats counted them claimable while claim said they wait). Reads the live
+ * scopes, and only when there are some the scoped candidates, at most `scanLimit` of them (as the
+ * claim's pick: beyond, they count as claimable). Takes no lock: a count, not a grant.
+ */
+export async function countScopeWaits(db: Queryable, now: Date): Promise<number> {
+	const [row] = await db.query<{ held: string }>(liveScopesSql);
+	const held = JSON.parse(row?.held ?? '[]') as [string, string, string, string | null, string[]][];
+	if (held.length === 0) {
+		return 0;
+	}
+	const live = new LiveScopes(
+		held.map(([cardId, holder, title, project, entries]): HeldScope => ({ cardId, holder, title, project, entries })),
+	);
+	const ready = await db.query<{ id: string; project: string | null; scope: string[] }>(
+		`SELECT id, project, scope FROM cards WHERE status = 'ready' AND unmet_deps = 0
+			AND (defer_until IS NULL OR defer_until <= $1) AND scope <> '{}' LIMIT ${scanLimit}`,
+		[now],
+	);
+	return ready.filter(c => live.conflict(c.project, c.scope, c.id) !== undefined).length;
+}
+
 /** "2 ready cards wait on files held by AUTH-3 (claude-code-1)", for the nothing-claimable reason. */
 export function describeScopeWaits(w: ScopeWaits): string | undefined {
 	if (w.count === 0 || w.first === undefined) {

@@ -159,6 +159,8 @@ for (const kind of storeKinds) {
 				return w === undefined ? undefined : scopeWaitText(w);
 			};
 			assert.equal(wait(sameWeb), `waits on files held by ${held} (claude-code-1)`);
+			// Issue 28 §5: stats counts it as the claim does, not claimable.
+			assert.equal((await b.stats(human, {})).claimable, 2, 'loose and api; not the card waiting on files');
 			await refused(b.claim(a2, { cardId: sameWeb, project: web }), 'conflict', /claude-code-1/);
 			assert.equal(wait(loose), undefined, 'a card without a project is its own project');
 			assert.equal(wait(apiSame), undefined);
