@@ -11,7 +11,7 @@
  */
 import type { Card } from '../protocol';
 import { type Scope, lockPrefix, readScope } from './read';
-import { literalLead, parseGlob } from './glob';
+import { leadOf } from './glob';
 import { LeadTree } from './leadTree';
 import { globsOverlap } from './overlap';
 
@@ -52,7 +52,7 @@ function parsedScope(entries: readonly string[]): Parsed {
 		return hit;
 	}
 	const scope = readScope(entries);
-	const parsed = { scope, globs: scope.globs.map(glob => ({ glob, lead: literalLead(parseGlob(glob)) })) };
+	const parsed = { scope, globs: scope.globs.map(glob => ({ glob, lead: leadOf(glob) })) };
 	if (memo.size >= memoLimit) {
 		memo.clear();
 	}

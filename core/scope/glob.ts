@@ -47,6 +47,23 @@ export function literalLead(segments: readonly Segment[]): string[] {
 	return lead;
 }
 
+/** `literalLead` of a glob's text, without parsing it when it has no escape or class (most globs). */
+export function leadOf(glob: string): string[] {
+	if (glob.includes('\\') || glob.includes('[')) {
+		return literalLead(parseGlob(glob));
+	}
+	const lead: string[] = [];
+	for (const segment of glob.split('/')) {
+		if (segment.includes('*') || segment.includes('?')) {
+			break;
+		}
+		if (segment !== '') {
+			lead.push(segment);
+		}
+	}
+	return lead;
+}
+
 /** A glob without a leading `./`, `.` and empty segments; undefined for one that names no path or has `..`. */
 export function normalizeGlob(glob: string): string | undefined {
 	const segments = glob

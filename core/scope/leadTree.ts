@@ -8,15 +8,15 @@
 
 export interface LeadNode<V> {
 	readonly value: V;
-	/** Made on the first child: most nodes are leaves. */
-	children?: Map<string, LeadNode<V>>;
+	/** Made on the first child: most nodes are leaves (always present, so every node has one shape). */
+	children: Map<string, LeadNode<V>> | undefined;
 }
 
 export class LeadTree<V> {
 	readonly root: LeadNode<V>;
 
 	constructor(private readonly make: () => V) {
-		this.root = { value: make() };
+		this.root = { value: make(), children: undefined };
 	}
 
 	/** The node `lead` spells out, made on the way. */
@@ -26,7 +26,7 @@ export class LeadTree<V> {
 			node.children ??= new Map();
 			let next = node.children.get(segment);
 			if (next === undefined) {
-				next = { value: this.make() };
+				next = { value: this.make(), children: undefined };
 				node.children.set(segment, next);
 			}
 			node = next;

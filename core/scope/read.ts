@@ -42,8 +42,11 @@ export function scopeCharacters(globs: readonly string[]): number {
 	return globs.reduce((n, g) => n + g.length + 1, 0);
 }
 
-/** The most `*` in one segment of a glob. */
+/** The most `*` in one segment of a glob, or 0 when the glob has too few `*` to matter. */
 export function starsInSegment(glob: string): number {
+	if (glob.split('*').length <= scopeLimits.stars + 1) {
+		return 0; // too few to pass the limit: spares the parse (a stored scope is read once per claim)
+	}
 	let most = 0;
 	for (const s of parseGlob(glob)) {
 		most = Math.max(most, s.kind === 'pattern' ? s.tokens.filter(t => t.kind === 'star').length : 0);
