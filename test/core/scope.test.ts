@@ -13,22 +13,11 @@ import { checkScope } from '../../core/scope/check';
 import { scopeCharacters, scopeLimits } from '../../core/scope/read';
 import { LiveScopes, scopesOverlap } from '../../core/scope/conflicts';
 import { globsOverlap, globsOverlapByProduct, overlapSteps } from '../../core/scope/overlap';
+import { pathUniverse } from '../helpers/pathUniverse';
 import { prng } from '../helpers/prng';
 
 /** Every path of 1–4 segments over these names: a witness to any overlap of the globs below. */
-const names = ['a', 'b', 'aa', 'ab', 'ba', 'bb', '.a', '.b', 'a.', 'b.'];
-const universe: string[] = [];
-const grow = (prefix: string[]): void => {
-	if (prefix.length > 0) {
-		universe.push(prefix.join('/'));
-	}
-	if (prefix.length < 4) {
-		for (const n of names) {
-			grow([...prefix, n]);
-		}
-	}
-};
-grow([]);
+const universe = pathUniverse(['a', 'b', 'aa', 'ab', 'ba', 'bb', '.a', '.b', 'a.', 'b.']);
 
 /** Segment patterns: literals, ?, *, classes ([^…]: picomatch 2 reads [!…] as a literal), globstar. */
 const segmentPatterns = ['a', 'b', '*', '?', 'a*', '*b', '[ab]', '[^a]', '**', '?a', '*a*', 'a?', '.*', '[a-b]b'];

@@ -16,21 +16,10 @@ import { readScope } from '../../core/scope/read';
 import { LiveScopes, liveScope, scopesOverlap } from '../../core/scope/conflicts';
 import { ScopeIndex, compileGlob, matchScope } from '../../core/scope/match';
 import { makeCard } from '../helpers/cards';
+import { pathUniverse } from '../helpers/pathUniverse';
 import { prng } from '../helpers/prng';
 
-const names = ['a', 'b', 'aa', 'ab', 'ba', '.a', 'a.', 'b.b', 'x-1'];
-const universe: string[] = [];
-const grow = (prefix: string[]): void => {
-	if (prefix.length > 0) {
-		universe.push(prefix.join('/'));
-	}
-	if (prefix.length < 4) {
-		for (const n of names) {
-			grow([...prefix, n]);
-		}
-	}
-};
-grow([]);
+const universe = pathUniverse(['a', 'b', 'aa', 'ab', 'ba', '.a', 'a.', 'b.b', 'x-1']);
 
 const segmentPatterns = [
 	'a',
