@@ -172,6 +172,25 @@ describe('scopes', () => {
 		assert.equal(checkScope(['src/*auth*/**/*.{ts,tsx}', '*a*b*c*d*e*f*g*h']).globs.length, 3);
 	});
 
+	it('reads a scope an older hub stored past the limits as meeting every scope of its project, comparing nothing', () => {
+		// After an upgrade the report's two cards may still be stored: their claims must cost nothing.
+		const repro = ['*a'.repeat(100) + '*{b,c,d,e,f,g,h,i}{j,k,l,m,n,o,p,q}A1'];
+		const held = (cardId: string, project: string | null, entries: string[]) => ({
+			cardId,
+			holder: 'old-agent',
+			title: cardId,
+			project,
+			entries,
+		});
+		const live = new LiveScopes([held('OLD-1', 'web', repro), held('B-1', 'web', ['docs/**'])]);
+		const before = overlapSteps();
+		assert.equal(live.conflict('web', repro, 'OLD-2')?.cardId, 'OLD-1', 'the costly claim holds up its project');
+		assert.equal(live.conflict('web', ['src/x.ts'])?.cardId, 'OLD-1');
+		assert.equal(live.conflict('api', repro), undefined, 'another project is untouched');
+		assert.equal(new LiveScopes([held('B-1', 'web', ['docs/**'])]).conflict('web', repro)?.cardId, 'B-1');
+		assert.equal(overlapSteps(), before, 'no glob was compared');
+	});
+
 	it('costs at most twice the product of two scopes’ characters, whatever their shape (issue 27 §2)', () => {
 		const pad = (i: number): string => String(i).padStart(2, '0');
 		const shapes: [string, string[], string[]][] = [
