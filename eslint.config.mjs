@@ -27,24 +27,17 @@ const sharedCore = [
 	'lease',
 	'health',
 	'claimable',
-	// Issue 13: the board shows a card's scope and which claim it waits on (globOverlap ~3 KB minified,
-	// scopeMatch expands braces itself so the `braces` library stays out of the board and extension).
-	'globOverlap',
-	'scopeMatch',
 	// Issue 14: the board and the tree page Done the same way (where the loaded pages end, the counts).
 	'donePages',
 ];
-const ruleModules = [
-	'errors',
-	'clock',
-	'backoff',
-	'lease',
-	'health',
-	'claimable',
-	'globOverlap',
-	'scopeMatch',
-	'donePages',
-];
+const ruleModules = ['errors', 'clock', 'backoff', 'lease', 'health', 'claimable', 'donePages'];
+
+/**
+ * Core folders every face may import whole, under the same rules as sharedCore (platform-free,
+ * zod-free): scope/ is the one scope module (issue 29 §1), so the hub, the board and the tree decide
+ * "waits on files held by …" the same way.
+ */
+const sharedFolders = ['scope'];
 
 /**
  * drizzle is a devDependency: core/store/schema.ts declares the tables in it for
@@ -108,14 +101,21 @@ export default tseslint.config(
 		),
 	},
 	{
-		files: ruleModules.map(f => `core/${f}.ts`),
+		files: sharedFolders.map(d => `core/${d}/*.ts`),
+		rules: restrict(
+			[...hostAndStore, '../*', ...sharedCore.map(f => `!../${f}`)],
+			`core/{${sharedFolders.join(',')}}/ is platform-free and imports only itself and core/{${sharedCore.join(',')}}.ts: every face imports it (docs/architecture.md).`,
+		),
+	},
+	{
+		files: [...ruleModules.map(f => `core/${f}.ts`), ...sharedFolders.map(d => `core/${d}/*.ts`)],
 		rules: {
 			'@typescript-eslint/no-restricted-imports': [
 				'error',
 				{
 					patterns: [
 						{
-							group: ['zod', './protocol', './protocol?*'],
+							group: ['zod', './protocol', './protocol?*', '../protocol', '../protocol?*'],
 							allowTypeImports: true,
 							message:
 								'The derived rules are zod-free: import only types from protocol.ts, so the board and activation never load zod for a rule.',
@@ -128,8 +128,15 @@ export default tseslint.config(
 	{
 		files: ['webview/**/*.ts'],
 		rules: restrict(
-			[...hostAndStore, '../core/*', ...sharedCore.map(f => `!../core/${f}`), '../extension/*', '../mcp-server/*'],
-			`webview/ may import only core/{${sharedCore.join(',')}}.ts (docs/architecture.md).`,
+			[
+				...hostAndStore,
+				'../core/*',
+				...sharedCore.map(f => `!../core/${f}`),
+				...sharedFolders.map(d => `!../core/${d}`),
+				'../extension/*',
+				'../mcp-server/*',
+			],
+			`webview/ may import only core/{${sharedCore.join(',')}}.ts and core/{${sharedFolders.join(',')}}/ (docs/architecture.md).`,
 		),
 	},
 	{

@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { isDeferred, isWaiting } from '../core/claimable';
 import { compareRecent } from '../core/donePages';
 import type { Card } from '../core/protocol';
-import { scopeWait, scopeWaitText } from '../core/scopeMatch';
+import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';
 import { cardIcon } from './cardIcon';
 import { cardSummary, compareByPriority, formatDuration, leaseText } from './cardText';
@@ -112,7 +112,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	private pending: ReturnType<typeof setTimeout> | undefined;
 	private readonly disposables: vscode.Disposable[] = [];
 	private readonly countdown: ReturnType<typeof setInterval>;
-	private claimed: Card[] | undefined;
+	private claimed: LiveScopes | undefined;
 
 	constructor(
 		private readonly hub: HubConnection,
@@ -352,7 +352,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		}
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
 		if (wait) {
-			tip.appendMarkdown(`$(lock) ${md(scopeWaitText(wait))} (${md(wait.overlap.theirs)})\n\n`);
+			tip.appendMarkdown(`$(lock) ${md(scopeWaitText(wait))} (${md(wait.theirs)})\n\n`);
 		}
 		if (card.dependsOn.length > 0) {
 			const deps = card.dependsOn.map(id => {
@@ -384,9 +384,9 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		this.changeEmitter.dispose();
 	}
 
-	/** The claimed cards, collected once per refresh for the "waits on files held by …" test. */
-	private liveClaims(): Card[] {
-		this.claimed ??= [...this.hub.cards.values()].filter(c => c.status === 'claimed' && (c.scope ?? []).length > 0);
+	/** The live scopes of the claimed cards, read once per refresh for the "waits on files held by …" test. */
+	private liveClaims(): LiveScopes {
+		this.claimed ??= liveScopesOf(this.hub.cards.values());
 		return this.claimed;
 	}
 

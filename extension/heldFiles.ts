@@ -1,6 +1,6 @@
 /**
  * Which workspace files live claims hold (issue 13 §3), as the Explorer's decorations and the edit
- * warning need it: each workspace root gets an index (core/scopeMatch.ts) of the live scopes of the
+ * warning need it: each workspace root gets an index (core/scope/match.ts) of the live scopes of the
  * cards of its project and of the cards without one, and a file is looked up by its path relative to
  * the root it is in. Also the tooltip text ("Held by claude-code-1 for AUTH-3 — Session cookie
  * hardening") and the project filter the tree, status bar and board share. Pure: no vscode import,
@@ -9,7 +9,8 @@
  */
 import { sep } from 'node:path';
 import type { Card } from '../core/protocol';
-import { ScopeIndex, liveScope } from '../core/scopeMatch';
+import { liveScope } from '../core/scope/conflicts';
+import { ScopeIndex } from '../core/scope/match';
 
 /** A folder scopes are relative to: a repository root (or a workspace folder outside git), and its project. */
 export interface ProjectRoot {

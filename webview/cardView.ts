@@ -158,7 +158,7 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	const scopeWait = m.waiting ? undefined : waitingOnScope(state, card);
 	if (scopeWait !== undefined) {
 		note = scopeWait.text;
-		addFlag(p.flags, 'waiting', 'files held', `${scopeWait.text}: ${scopeWait.wait.overlap.theirs}`);
+		addFlag(p.flags, 'waiting', 'files held', `${scopeWait.text}: ${scopeWait.wait.theirs}`);
 		labels.push(note);
 	}
 	const chip = scopeChip(card);

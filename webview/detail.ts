@@ -282,7 +282,7 @@ export class DetailPane {
 		}
 		const wait = waitingOnScope(this.host.state, card);
 		if (wait !== undefined) {
-			add('Waits on', `${wait.text} (${wait.wait.overlap.theirs})`);
+			add('Waits on', `${wait.text} (${wait.wait.theirs})`);
 		}
 		add('Attempts', `${card.attempts} of ${card.maxAttempts}`);
 		return dl;

@@ -2,11 +2,18 @@
  * What the board shows of a card's scope (issue 13 §4): the compact chip ("src/auth/** +2", every
  * entry in its title), the facts line of the detail pane, and, for a ready card whose scope meets a
  * live claim of its project, "waits on files held by AUTH-3 (claude-code-1)". The rule is core's
- * (scopeMatch.ts `scopeWait`, the tree uses the same); this module only caches the claimed cards per
- * state version so a render does not scan every card for every row. Text only, no DOM.
+ * (core/scope/conflicts.ts, the hub and the tree use the same); this module only caches the live
+ * scopes per state version so a render does not scan every card for every row. Text only, no DOM.
  */
 import type { Card } from '../core/protocol';
-import { type ScopeWait, liveScope, scopeWait, scopeWaitText } from '../core/scopeMatch';
+import {
+	type LiveScopes,
+	type ScopeConflict,
+	liveScope,
+	liveScopesOf,
+	scopeWait,
+	scopeWaitText,
+} from '../core/scope/conflicts';
 import type { BoardState } from './state';
 
 /** The chip of a card with a scope (or reserved entries while claimed), or undefined. */
@@ -30,24 +37,22 @@ export function scopeFact(card: Card): string | undefined {
 	return [scope.join(', '), reserved.length > 0 ? `reserved: ${reserved.join(', ')}` : ''].filter(Boolean).join(' · ');
 }
 
-let cached: { state: BoardState; version: number; claims: Card[] } | undefined;
+let cached: { state: BoardState; version: number; live: LiveScopes } | undefined;
 
-/** The claimed cards with a scope, cached per state version. */
-function liveClaims(state: BoardState): Card[] {
+/** The live scopes of the claimed cards, cached per state version. */
+function liveClaims(state: BoardState): LiveScopes {
 	if (cached?.state !== state || cached.version !== state.version) {
-		const claims = [...state.cards()].filter(c => c.status === 'claimed' && liveScope(c).length > 0);
-		cached = { state, version: state.version, claims };
+		cached = { state, version: state.version, live: liveScopesOf(state.cards()) };
 	}
-	return cached.claims;
+	return cached.live;
 }
 
 /** The live claim a ready card waits on for its files, with the sentence to show, or undefined. */
-export function waitingOnScope(state: BoardState, card: Card): { wait: ScopeWait; text: string } | undefined {
+export function waitingOnScope(state: BoardState, card: Card): { wait: ScopeConflict; text: string } | undefined {
 	if (card.status !== 'ready' || (card.scope ?? []).length === 0) {
 		return undefined;
 	}
-	const claims = liveClaims(state);
-	const wait = claims.length === 0 ? undefined : scopeWait(card, claims);
+	const wait = scopeWait(card, liveClaims(state));
 	return wait === undefined ? undefined : { wait, text: scopeWaitText(wait) };
 }
 

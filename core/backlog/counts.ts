@@ -8,6 +8,7 @@
 import { agentHealth } from '../health';
 import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
+import { countScopeWaits } from './scopes';
 import { num, present } from './values';
 
 /** Delta rows stats tolerates before it folds them (hub upkeep folds too, every ~5,000 writes). */
@@ -32,6 +33,7 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready') AS oldest_ready,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1) AS expired,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND progress_at <= $2) AS stalled,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND (scope <> '{}' OR reserved <> '{}')) AS scoped_claims,
 			(SELECT coalesce(max(seq), 0) FROM events) AS last_seq
 		 FROM card_counts`,
 		[now, stallBefore],
@@ -54,6 +56,8 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 		agents[agentHealth(new Date(a.last_seen_at), now, thresholds)]++;
 	}
 	const deferred = num(r.deferred);
+	// Ready cards kept back by another claim's files are not claimable (cards_live_scope_idx: usually none).
+	const scopeWaiting = num(r.scoped_claims) === 0 ? 0 : await countScopeWaits(db, now);
 	const oldest = r.oldest_ready as string | null;
 	return {
 		counts,
@@ -61,7 +65,7 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 		needsInput: num(r.needs_input),
 		waiting,
 		deferred,
-		claimable: counts.ready - waiting - deferred,
+		claimable: counts.ready - waiting - deferred - scopeWaiting,
 		oldestReadyAt: oldest,
 		oldestReadyAgeSeconds: oldest === null ? null : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000),
 		expiredClaims: num(r.expired),

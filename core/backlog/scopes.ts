@@ -4,13 +4,13 @@
  * the checks of a scope or project set by create or edit.
  * Granting a scope (a scoped claim, a reservation) happens under one advisory lock, so two hubs on one
  * PostgreSQL cannot both grant overlapping scopes; releasing one needs no lock (it only frees files).
- * Overlap is decided by the pure core/scopeConflicts.ts; this module sends SQL and decides nothing else.
+ * Overlap is decided by the pure core/scope/conflicts.ts; this module sends SQL and decides nothing else.
  */
 import { BatonError } from '../errors';
 import { checkLease } from '../lease';
 import type { Card, ParsedParams, ReserveRefusal, Result } from '../protocol';
-import { checkScope } from '../scope';
-import { type HeldScope, LiveScopes, type ScopeConflict } from '../scopeConflicts';
+import { checkScope } from '../scope/check';
+import { type HeldScope, LiveScopes, type ScopeConflict, heldBy } from '../scope/conflicts';
 import type { Db, Queryable } from '../store/db';
 import type { HotStatements } from './hotSql';
 import { cardState, loadCard } from './cardActions';
@@ -147,13 +147,36 @@ export async function pickClaimable(
 	return { waits };
 }
 
+/**
+ * How many ready cards, their dependencies done and not deferred, wait on files a live claim of their
+ * project holds (issue 28 §5: stats counted them claimable while claim said they wait). Reads the live
+ * scopes, and only when there are some the scoped candidates, at most `scanLimit` of them (as the
+ * claim's pick: beyond, they count as claimable). Takes no lock: a count, not a grant.
+ */
+export async function countScopeWaits(db: Queryable, now: Date): Promise<number> {
+	const [row] = await db.query<{ held: string }>(liveScopesSql);
+	const held = JSON.parse(row?.held ?? '[]') as [string, string, string, string | null, string[]][];
+	if (held.length === 0) {
+		return 0;
+	}
+	const live = new LiveScopes(
+		held.map(([cardId, holder, title, project, entries]): HeldScope => ({ cardId, holder, title, project, entries })),
+	);
+	const ready = await db.query<{ id: string; project: string | null; scope: string[] }>(
+		`SELECT id, project, scope FROM cards WHERE status = 'ready' AND unmet_deps = 0
+			AND (defer_until IS NULL OR defer_until <= $1) AND scope <> '{}' LIMIT ${scanLimit}`,
+		[now],
+	);
+	return ready.filter(c => live.conflict(c.project, c.scope, c.id) !== undefined).length;
+}
+
 /** "2 ready cards wait on files held by AUTH-3 (claude-code-1)", for the nothing-claimable reason. */
 export function describeScopeWaits(w: ScopeWaits): string | undefined {
 	if (w.count === 0 || w.first === undefined) {
 		return undefined;
 	}
 	const others = w.holders > 1 ? ` and ${w.holders - 1} other ${w.holders === 2 ? 'claim' : 'claims'}` : '';
-	return `${w.count} ready ${w.count === 1 ? 'card waits' : 'cards wait'} on files held by ${w.first.cardId} (${w.first.holder})${others}`;
+	return `${w.count} ready ${w.count === 1 ? 'card waits' : 'cards wait'} on ${heldBy(w.first)}${others}`;
 }
 
 /** A refusal for a card claimed by id whose scope overlaps a live claim: names the holder and both globs. */
@@ -191,7 +214,7 @@ export function checkProject(card: Card, project: string | null | undefined): vo
 	);
 }
 
-/** A new or edited scope is checked entry by entry (core/scope.ts); the error names the card. */
+/** A new or edited scope is checked entry by entry (core/scope/check.ts); the error names the card. */
 export function checkCardScope(cardId: string, scope: readonly string[] | undefined): void {
 	if (scope === undefined || scope.length === 0) {
 		return;

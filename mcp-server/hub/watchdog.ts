@@ -1,12 +1,14 @@
 /**
- * Ends a hub whose main thread is stuck inside the store, from a worker thread that the stuck
- * thread cannot block. PGlite runs each statement synchronously in WASM; when its disk ran out of
+ * Ends a hub whose main thread is stuck (inside the store, or in JavaScript that never yields), from a
+ * worker thread that the stuck thread cannot block. PGlite runs each statement synchronously in WASM; when its disk ran out of
  * space mid-WAL-write it was seen spinning there at 100 % CPU forever, answering no one (issue 16).
  * Nothing on the main thread can notice that, so the main thread ticks a shared counter and the
  * worker kills the process when the ticks stop for `stuckMs` while the store's filesystem is below
  * the start reserve, or for `hardStuckMs` whatever the disk says. Killing loses nothing acknowledged
  * (PGlite recovers from its WAL on the next start) and lets clients start a fresh hub, which names
- * the full disk if it still is. It must not judge anything else: a busy hub keeps ticking.
+ * the full disk if it still is. Its last line names what it saw: the store stuck on a full disk, or
+ * else the event loop blocked (from here a long statement and JavaScript that never yields look the
+ * same, and the line says so). It must not judge anything else: a busy hub keeps ticking.
  */
 import { Worker } from 'node:worker_threads';
 import { startReserveBytes } from '../../core/diskSpace';
@@ -49,11 +51,14 @@ setInterval(() => {
 	} catch {}
 	const lowDisk = free >= 0 && free < workerData.minFreeBytes;
 	if (!lowDisk && stuck < workerData.hardStuckMs) return;
-	const why = lowDisk
-		? 'the disk holding the store is full (' + Math.round(free / 1048576) + ' MB free)'
-		: 'no progress for ' + Math.round(stuck / 1000) + ' s';
+	// Say what was seen: with the disk full, the store spinning in a write (issue 16); otherwise only
+	// that the event loop ran no timer, which a store statement or a request's own JavaScript can cause
+	// (issue 27 §2: a scope check once did, and this line blamed the store).
+	const what = lowDisk
+		? 'the store has been stuck for ' + Math.round(stuck / 1000) + ' s with the disk holding it full (' + Math.round(free / 1048576) + ' MB free)'
+		: "the hub's event loop has been blocked for " + Math.round(stuck / 1000) + ' s (no timer ran: a store statement or a request that never yields)';
 	try {
-		fs.writeSync(2, new Date().toISOString() + ' error hub/watchdog: the store has been stuck for ' + Math.round(stuck / 1000) + ' s and ' + why + '; ending the hub (pid ' + process.pid + ') so a fresh one can recover from the WAL\\n');
+		fs.writeSync(2, new Date().toISOString() + ' error hub/watchdog: ' + what + '; ending the hub (pid ' + process.pid + ') so a fresh one can start (the store recovers from its WAL)\\n');
 	} catch {}
 	process.kill(process.pid, 'SIGKILL');
 }, 500);

@@ -5,7 +5,7 @@
  * doc, a lock, over 10,000 modules: two cards meet when they share a module). Each gets 200 live
  * claims by 200 agents, then one agent claims and completes, round after round, alternating the two
  * backlogs so both see the same machine load. Reported: claim p50/p95 of each and their ratio, and the
- * pure overlap check of one candidate against the 200 live scopes (core/scopeConflicts.ts).
+ * pure overlap check of one candidate against the 200 live scopes (core/scope/conflicts.ts).
  * Standalone: `node --import tsx test/bench/scopes.ts [--quick]`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 
 import { Backlog } from '../../core/backlog';
 import type { CreateCardInput } from '../../core/protocol';
-import { type HeldScope, LiveScopes } from '../../core/scopeConflicts';
+import { type HeldScope, LiveScopes } from '../../core/scope/conflicts';
 import { prng } from '../helpers/prng';
 import { cardBatches } from './dataset';
 import { median, percentile, Reporter, row } from './report';
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
 				checkCost(),
 				'µs',
 				undefined,
-				'core/scopeConflicts.ts, literal leads pruned, memoised parse',
+				'core/scope/conflicts.ts, literal leads pruned, memoised parse',
 			),
 		);
 		const plain = await open(join(temp, 'plain'), false);

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
+import { liveScopesOf, scopeWait, scopeWaitText } from '../../core/scope/conflicts';
 import type { BacklogEvent, Card } from '../../core/protocol';
 import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
 import { refused } from '../helpers/refused';
@@ -134,6 +135,37 @@ for (const kind of storeKinds) {
 			// Once the holder completes, the waiting card is claimable.
 			await b.complete(a1, { cardId: auth });
 			assert.equal((await b.claim({ actor: 'agent-3' }, { project: web })).card?.id, authTest);
+		});
+
+		it('the faces say a card waits exactly when the hub would refuse it: scopes meet only within one project', async () => {
+			// Issue 29 §1: the board and the tree said a card without a project "waits on files held by"
+			// a web claim that the hub does not hold against it (the hub granted the claim).
+			await clearReady();
+			const [held, loose, sameWeb, apiSame] = [id('HELD'), id('LOOSE'), id('SAMEW'), id('APIS')];
+			await b.create(human, {
+				cards: [
+					{ id: held, title: 'web src', project: web, scope: ['src/**'], priority: 40 },
+					{ id: loose, title: 'no project', scope: ['src/a.ts'], priority: 30 },
+					{ id: sameWeb, title: 'web again', project: web, scope: ['src/b.ts'], priority: 20 },
+					{ id: apiSame, title: 'api', project: api, scope: ['src/c.ts'], priority: 10 },
+				],
+			});
+			assert.equal((await b.claim(a1, { cardId: held, project: web })).card?.id, held);
+			const cards = (await b.list(human, { limit: 1000 })).cards;
+			const live = liveScopesOf(cards);
+			const wait = (cardId: string): string | undefined => {
+				const card = cards.find(c => c.id === cardId);
+				const w = card === undefined ? undefined : scopeWait(card, live);
+				return w === undefined ? undefined : scopeWaitText(w);
+			};
+			assert.equal(wait(sameWeb), `waits on files held by ${held} (claude-code-1)`);
+			// Issue 28 §5: stats counts it as the claim does, not claimable.
+			assert.equal((await b.stats(human, {})).claimable, 2, 'loose and api; not the card waiting on files');
+			await refused(b.claim(a2, { cardId: sameWeb, project: web }), 'conflict', /claude-code-1/);
+			assert.equal(wait(loose), undefined, 'a card without a project is its own project');
+			assert.equal(wait(apiSame), undefined);
+			assert.equal((await b.claim(a2, { cardId: loose, project: web })).card?.id, loose);
+			assert.equal((await b.claim({ actor: 'agent-3' }, { cardId: apiSame, project: api })).card?.id, apiSame);
 		});
 
 		it('locks conflict by name; different names and disjoint folders do not', async () => {

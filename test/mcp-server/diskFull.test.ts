@@ -242,7 +242,7 @@ describe('a store that fails beyond recovery', { skip }, () => {
 			const exit = await Promise.race([hub.exited, sleep(25_000).then(() => undefined)]);
 			assert.deepEqual(exit, { code: null, signal: 'SIGKILL' }, `the watchdog did not end the hub:\n${hub.stderr()}`);
 			assert.ok(Date.now() - stuckAt < 20_000, `ended after ${Date.now() - stuckAt} ms`);
-			assert.match(hub.stderr(), /the store has been stuck for \d+ s and the disk holding the store is full/);
+			assert.match(hub.stderr(), /the store has been stuck for \d+ s with the disk holding it full/);
 			await assert.rejects(stuck, (e: unknown) => BatonError.is(e, 'unavailable'));
 			assert.equal(alive(hub.pid), false);
 		} finally {

@@ -13,7 +13,9 @@ import { after, describe, it } from 'node:test';
 
 import type { BacklogEvent, CreateCardInput } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
-import { type Scope, checkScope, scopesOverlap } from '../../core/scope';
+import { checkScope } from '../../core/scope/check';
+import type { Scope } from '../../core/scope/read';
+import { scopesOverlap } from '../../core/scope/conflicts';
 import { uniqueSchema } from '../helpers/backlog';
 import {
 	type HubProcess,
