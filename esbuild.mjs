@@ -18,8 +18,11 @@ const watch = process.argv.includes('--watch');
  * held by …" (the same core rules, braces excluded) added 10.7 KB to 501.9 KB. Issue 15 raised the
  * extension's to 560 KB: the MCP config merge shared with `baton init` (core/mcpConfig.ts) and
  * jsonc-parser, which keeps the comments of `.vscode/mcp.json` (29 KB of it), brought it to 546.8 KB.
+ * Issue 28 raised the board's to 528 KB: its first use (loading and empty states, the offline header,
+ * project and scope in the card form, done results as markdown) and the one scope module it now shares
+ * with the hub brought it to 524.8 KB.
  */
-const budgetBytes = { 'dist/extension.js': 560 * 1024, 'dist/webview/board.js': 520 * 1024 };
+const budgetBytes = { 'dist/extension.js': 560 * 1024, 'dist/webview/board.js': 528 * 1024 };
 
 const common = {
 	bundle: true,
