@@ -82,7 +82,6 @@ interface Prepared {
 async function prepare(repo: RepoInfo, cardId: string, wanted: string | undefined): Promise<Prepared> {
 	const branch = cardBranch(cardId);
 	const wt = worktreePath(repo.root, cardId);
-	await excludeBatonFolder(repo.commonDir);
 	let worktrees = await listWorktrees(repo.root);
 	if (worktrees.some(w => w.prunable)) {
 		await git(repo.root, ['worktree', 'prune']);
@@ -132,6 +131,7 @@ async function prepare(repo: RepoInfo, cardId: string, wanted: string | undefine
 		// Create-only (old value empty): a branch made meanwhile by someone else is not overwritten.
 		await git(repo.root, ['update-ref', '-m', `baton: workspace for ${cardId}`, `refs/heads/${branch}`, start, '']);
 	}
+	await excludeBatonFolder(repo.commonDir);
 	await mkdir(path.dirname(wt), { recursive: true });
 	try {
 		await git(repo.root, ['worktree', 'add', '--no-checkout', '--quiet', wt, branch]);
