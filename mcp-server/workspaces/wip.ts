@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { BatonError } from '../../core/errors';
-import { git, gitText, identityArgs, serialized, splitNul } from './git';
-import { cardIdOfSlug, inspectRepo, wipPrefix, wipRefPrefix } from './repo';
+import { firstLines, git, GitFailure, gitText, identityArgs, serialized, splitNul } from './git';
+import { cardIdOfSlug, wipPrefix, wipRefPrefix } from './repo';
 
 export interface WipSnapshot {
 	ref: string;
@@ -33,22 +33,45 @@ export interface WipRef {
 	time: number;
 }
 
+/** What a worktree holds, as trees: HEAD's and that of its files (tracked + untracked, not ignored). */
+export interface WorktreeState {
+	head: string;
+	headTree: string;
+	tree: string;
+	/** The repository's common git dir (the queue key). */
+	commonDir: string;
+}
+
 /** The tree of everything in `worktree` that git would see (tracked + untracked, not ignored), and HEAD's. */
-export async function worktreeState(worktree: string): Promise<{ head: string; headTree: string; tree: string }> {
-	const [head = '', headTree = ''] = (await gitText(worktree, ['rev-parse', 'HEAD', 'HEAD^{tree}'])).split('\n');
+export async function worktreeState(worktree: string): Promise<WorktreeState> {
+	// One rev-parse for all four answers: each git spawn costs more than the answer on a busy machine.
+	const answers = await gitText(worktree, [
+		'rev-parse',
+		'--path-format=absolute',
+		'--git-path',
+		'index',
+		'--git-common-dir',
+		'HEAD',
+		'HEAD^{tree}',
+	]).catch((e: unknown) => {
+		throw e instanceof GitFailure
+			? new BatonError('invalid_input', `${worktree} is not a git worktree with a commit (${firstLines(e.stderr, 1)}).`)
+			: e;
+	});
+	const [indexFile = '', commonDir = '', head = '', headTree = ''] = answers.split('\n');
 	const dir = await mkdtemp(path.join(tmpdir(), 'baton-wip-'));
 	const index = path.join(dir, 'index');
 	const env = { GIT_INDEX_FILE: index };
 	try {
 		try {
 			// Starting from a copy of the worktree's index reuses its stat cache: only changed files are hashed.
-			await copyFile(await gitText(worktree, ['rev-parse', '--path-format=absolute', '--git-path', 'index']), index);
+			await copyFile(indexFile, index);
 		} catch {
 			await git(worktree, ['read-tree', 'HEAD'], { env });
 		}
 		await git(worktree, ['add', '-A', '--ignore-errors', '--', ':/'], { env, okCodes: [1] });
 		const tree = await gitText(worktree, ['write-tree'], { env });
-		return { head, headTree, tree };
+		return { head, headTree, tree, commonDir };
 	} finally {
 		await rm(dir, { recursive: true, force: true });
 	}
@@ -71,7 +94,6 @@ export async function snapshotWip(options: {
 	attempt: number;
 }): Promise<WipSnapshot | null> {
 	checkAttempt(options.attempt);
-	const repo = await inspectRepo(options.worktree);
 	const ref = `${wipRefPrefix(options.cardId)}${options.attempt}`;
 	const state = await worktreeState(options.worktree);
 	if (state.tree === state.headTree) {
@@ -81,24 +103,22 @@ export async function snapshotWip(options: {
 		(await git(options.worktree, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', state.headTree, state.tree]))
 			.stdout,
 	);
-	return serialized(repo.commonDir, async () => {
-		const old = await git(repo.root, ['rev-parse', '--verify', '--quiet', ref], { okCodes: [1] });
-		const oldCommit = old.code === 0 ? old.stdout.trim() : '';
-		if (oldCommit !== '') {
-			const [oldTree, oldParent] = (
-				await gitText(repo.root, ['rev-parse', `${oldCommit}^{tree}`, `${oldCommit}^`])
-			).split('\n');
-			if (oldTree === state.tree && oldParent === state.head) {
-				return { ref, commit: oldCommit, parent: state.head, attempt: options.attempt, files };
-			}
+	// Refs and objects are shared by every worktree: the card's worktree serves as the repository here.
+	const dir = options.worktree;
+	return serialized(state.commonDir, async () => {
+		const [oldCommit = '', oldTree, oldParent] = (
+			await gitText(dir, ['for-each-ref', '--format=%(objectname) %(tree) %(parent)', ref])
+		).split(' ');
+		if (oldCommit !== '' && oldTree === state.tree && oldParent === state.head) {
+			return { ref, commit: oldCommit, parent: state.head, attempt: options.attempt, files };
 		}
 		const message = `Baton WIP of card ${options.cardId}, attempt ${options.attempt}\n\n${files.length} file(s) not committed by the agent.\n`;
 		const commit = await gitText(
-			repo.root,
-			[...(await identityArgs(repo.root)), 'commit-tree', state.tree, '-p', state.head, '-F', '-'],
+			dir,
+			[...(await identityArgs(dir)), 'commit-tree', state.tree, '-p', state.head, '-F', '-'],
 			{ input: message },
 		);
-		await git(repo.root, ['update-ref', '-m', 'baton: wip snapshot', ref, commit, oldCommit]);
+		await git(dir, ['update-ref', '-m', 'baton: wip snapshot', ref, commit, oldCommit]);
 		return { ref, commit, parent: state.head, attempt: options.attempt, files };
 	});
 }

@@ -26,6 +26,7 @@ const benchNames = [
 	'mcp',
 	'inbox',
 	'scopes',
+	'workspaces',
 	'eventLog',
 	'ecosystem',
 	'fleet',

@@ -123,10 +123,15 @@ describe('snapshotWip', () => {
 		}
 	});
 
-	it('refuses an attempt that is not a whole number', async () => {
+	it('refuses an attempt that is not a whole number, and a folder that is no worktree', async () => {
 		const { root } = repo();
 		const ws = await ensureWorktree({ repo: root, cardId: 'W3' });
 		await refused(snapshotWip({ worktree: ws.path, cardId: 'W3', attempt: -1 }), 'invalid_input', /whole number/);
+		await refused(
+			snapshotWip({ worktree: '/tmp', cardId: 'W3', attempt: 1 }),
+			'invalid_input',
+			/is not a git worktree/,
+		);
 	});
 });
 
