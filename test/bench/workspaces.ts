@@ -28,7 +28,7 @@ const fileCount = quick ? 1_000 : 10_000;
 const worktreeRounds = quick ? 3 : 9;
 const concurrent = quick ? 5 : 20;
 const snapshotRounds = quick ? 3 : 9;
-const landRounds = quick ? 1 : 3;
+const landRounds = quick ? 2 : 4;
 
 function gitRun(dir: string, ...args: string[]): string {
 	return execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).trim();
@@ -79,6 +79,24 @@ async function main(): Promise<void> {
 			row('ensureWorktree p50', median(makeTimes), 'ms', { max: 1500 }, `${fileCount} files, ${worktreeRounds} rounds`),
 		);
 		reporter.add(row('ensureWorktree max', Math.max(...makeTimes), 'ms'));
+		// What git itself takes for the same worktree: the floor under ensureWorktree on this machine.
+		const plainTimes: number[] = [];
+		for (let i = 0; i < worktreeRounds; i++) {
+			const dir = path.join(parent, `plain${i}`);
+			t = performance.now();
+			gitRun(root, 'worktree', 'add', '-q', '-b', `plain${i}`, dir, 'main');
+			plainTimes.push(since(t));
+			gitRun(root, 'worktree', 'remove', '--force', dir);
+		}
+		reporter.add(
+			row(
+				'plain `git worktree add` p50 (reference)',
+				median(plainTimes),
+				'ms',
+				undefined,
+				'same repository, same machine',
+			),
+		);
 
 		t = performance.now();
 		const each = await Promise.all(
@@ -129,6 +147,7 @@ async function main(): Promise<void> {
 		);
 		reporter.add(row('snapshotWip p90', percentile(snapTimes, 90), 'ms'));
 
+		const withRemoval: number[] = [];
 		for (const mode of ['squash', 'merge', 'rebase'] as LandMode[]) {
 			const times: number[] = [];
 			for (let r = 0; r < landRounds; r++) {
@@ -141,9 +160,15 @@ async function main(): Promise<void> {
 				// main moves on meanwhile, so squash and merge really merge and rebase really replays.
 				editFiles(root, 1, fileCount - 1 - r, `main ${card}`);
 				gitRun(root, 'commit', '-q', '-am', `main before ${card}`);
+				// Odd rounds land with the card's worktree still there (removing its files is part of the
+				// time); even rounds after it was removed, as once the review no longer needs it.
+				const removeFirst = r % 2 === 0;
+				if (removeFirst) {
+					await removeWorktree({ repo: root, cardId: card });
+				}
 				t = performance.now();
 				const result = await land({ repo: root, branch: lw.branch, base: 'main', mode });
-				times.push(since(t));
+				(removeFirst ? times : withRemoval).push(since(t));
 				if (result.outcome !== 'landed' || result.files.length !== 50) {
 					throw new Error(`landing ${card}: ${JSON.stringify(result)}`);
 				}
@@ -154,10 +179,19 @@ async function main(): Promise<void> {
 					median(times),
 					'ms',
 					{ max: 1000 },
-					`2 commits, user's checkout on main updated, ${landRounds} rounds`,
+					`2 commits, user's checkout on main updated, ${times.length} rounds`,
 				),
 			);
 		}
+		reporter.add(
+			row(
+				'land incl. removing the card worktree',
+				median(withRemoval),
+				'ms',
+				undefined,
+				`${fileCount} files deleted, ${withRemoval.length} rounds over the 3 modes`,
+			),
+		);
 	} finally {
 		rmSync(parent, { recursive: true, force: true });
 	}
