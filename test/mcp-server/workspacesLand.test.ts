@@ -200,6 +200,19 @@ describe('land', () => {
 		assert.equal(gitOut(s.root, 'ls-files', '--others', '--exclude-standard'), 'scratch.txt');
 	});
 
+	it('updates a linked worktree that has main checked out, and only that one', async () => {
+		const s = await scene('K1');
+		gitOut(s.root, 'checkout', '-q', '-b', 'elsewhere');
+		const linked = path.join(s.parent, 'main-checkout');
+		gitOut(s.root, 'worktree', 'add', '-q', linked, 'main');
+		const result = await land({ repo: s.root, branch: s.ws.branch, base: 'main', mode: 'squash' });
+		assert.ok(result.outcome === 'landed');
+		assert.deepEqual(result.checkouts, [linked]);
+		assert.equal(readFileSync(path.join(linked, 'new.txt'), 'utf8'), 'new\n');
+		assert.equal(gitOut(linked, 'status', '--porcelain'), '');
+		assert.equal(existsSync(path.join(s.root, 'new.txt')), false, 'the checkout on another branch has no new file');
+	});
+
 	it('leaves a checkout on another branch alone', async () => {
 		const s = await scene('O1');
 		gitOut(s.root, 'checkout', '-q', '-b', 'my-feature');
