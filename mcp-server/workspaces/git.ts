@@ -49,7 +49,7 @@ function gitEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
 
 /** git's words for "someone else holds a lock": index.lock, a ref lock, config.lock, packed-refs.lock. */
 const lockMessage =
-	/\.lock': File exists|Unable to create '[^']*\.lock'|cannot lock ref|could not lock config file|Another git process seems to be running|unable to write new index file/;
+	/\.lock': File exists|Unable to create '[^']*\.lock'|cannot lock ref|could not lock config file|Another git process seems to be running/;
 
 export function isLockError(stderr: string): boolean {
 	return lockMessage.test(stderr);
@@ -199,7 +199,7 @@ export async function identityArgs(dir: string): Promise<readonly string[]> {
 	if (known !== undefined) {
 		return known;
 	}
-	const ok = (await git(dir, ['var', 'GIT_COMMITTER_IDENT'], { okCodes: [128] })).code === 0;
+	const ok = (await git(dir, ['var', 'GIT_COMMITTER_IDENT'], { okCodes: [1, 128] })).code === 0;
 	const args = ok ? [] : ['-c', 'user.name=Baton', '-c', 'user.email=baton@localhost'];
 	identityChecked.set(dir, args);
 	return args;

@@ -52,6 +52,13 @@ interface Computed {
 async function mergeTree(root: string, ours: string, theirs: string): Promise<{ tree: string; conflicts: string[] }> {
 	const r = await git(root, ['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', ours, theirs], {
 		okCodes: [1],
+	}).catch((e: unknown) => {
+		throw e instanceof GitFailure
+			? new BatonError(
+					'unavailable',
+					`Landing needs git 2.38 or newer (\`git merge-tree --write-tree\`); git said: ${firstLines(e.stderr, 1)}. Update git, then approve again.`,
+				)
+			: e;
 	});
 	const [tree = '', ...rest] = splitNul(r.stdout);
 	return { tree, conflicts: r.code === 1 ? [...new Set(rest.filter(f => f !== ''))] : [] };
