@@ -24,6 +24,7 @@ import {
 	worktreePath,
 	type RepoInfo,
 } from './repo';
+import { applyWip, type WipSnapshot } from './wip';
 import { copyIncludedFiles, runSetupCommand, type SetupOutcome } from './worktreeSetup';
 
 export interface EnsureWorktreeOptions {
@@ -36,6 +37,8 @@ export interface EnsureWorktreeOptions {
 	setupCommand?: string;
 	/** Time limit of the setup command (default 10 minutes). */
 	setupTimeoutMs?: number;
+	/** When a fresh worktree continues the card's branch, restore its newest WIP snapshot (before the setup command). */
+	restoreWip?: boolean;
 }
 
 /** A card's workspace as a claim returns it. */
@@ -53,6 +56,8 @@ export interface Workspace {
 	copied: string[];
 	/** The setup command's outcome (fresh worktrees with a setup command only). */
 	setup?: SetupOutcome;
+	/** The WIP snapshot restored into the fresh worktree (`restoreWip` and a snapshot to restore only). */
+	restored?: WipSnapshot;
 }
 
 const baseKey = (branch: string) => `branch.${branch}.batonBase`;
@@ -176,6 +181,12 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<Wo
 				: e;
 		}
 		ws.copied = await copyIncludedFiles(repo.root, prepared.path);
+		if (options.restoreWip === true && prepared.continued) {
+			const restored = await applyWip({ worktree: prepared.path, cardId: options.cardId });
+			if (restored !== null) {
+				ws.restored = restored;
+			}
+		}
 		if (options.setupCommand !== undefined && options.setupCommand.trim() !== '') {
 			ws.setup = await runSetupCommand(options.setupCommand, prepared.path, options.setupTimeoutMs ?? 600_000);
 		}

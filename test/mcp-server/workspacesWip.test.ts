@@ -177,10 +177,10 @@ describe('a killed agent loses nothing', () => {
 		assert.equal(snap.parent, agentCommit);
 		await removeWorktree({ repo: root, cardId: 'K1', force: true });
 
-		const next = await ensureWorktree({ repo: root, cardId: 'K1' });
+		const next = await ensureWorktree({ repo: root, cardId: 'K1', restoreWip: true });
 		assert.equal(next.continued, true);
 		assert.equal(next.head, agentCommit, "the agent's commit is on the branch");
-		const applied = await applyWip({ worktree: next.path, cardId: 'K1' });
+		const applied = next.restored;
 		assert.equal(applied?.ref, 'refs/baton/wip/K1/1');
 		assert.equal(applied.files.length, snap.files.length);
 		const restored = folderPicture(next.path, ignoredAndGit);
