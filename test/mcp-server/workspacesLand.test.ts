@@ -100,6 +100,23 @@ describe('commitAll, diffStat, diff', () => {
 	});
 });
 
+describe('commitAll and hooks', () => {
+	it("runs the repository's pre-commit hook and turns its refusal into a clear error; noVerify skips it", async () => {
+		const s = await scene('H1');
+		const hook = path.join(s.root, '.git', 'hooks', 'pre-commit');
+		writeFileSync(hook, '#!/bin/sh\necho "refused by policy: no TODO" >&2\nexit 1\n', { mode: 0o755 });
+		writeFiles(s.ws.path, { 'todo.txt': 'TODO\n' });
+		await refused(
+			commitAll({ worktree: s.ws.path, message: 'H1: todo' }),
+			'conflict',
+			/was refused: refused by policy: no TODO/,
+		);
+		assert.equal(gitOut(s.root, 'rev-parse', s.ws.branch), s.tip);
+		assert.ok((await commitAll({ worktree: s.ws.path, message: 'H1: todo', noVerify: true })) !== null);
+		await refused(commitAll({ worktree: s.ws.path, message: '  ' }), 'invalid_input', /commit message is needed/);
+	});
+});
+
 describe('land', () => {
 	for (const mode of ['squash', 'merge', 'rebase'] as const) {
 		it(`${mode}: lands exactly the branch's changes, updates the user's checkout on main, removes worktree and branch`, async () => {
