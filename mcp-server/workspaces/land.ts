@@ -186,6 +186,9 @@ export async function land(options: LandOptions): Promise<LandResult> {
 			`Landing mode "${options.mode}" is unknown: use squash, merge, rebase or none.`,
 		);
 	}
+	if (options.branch === options.base) {
+		throw new BatonError('invalid_input', `A branch cannot land on itself (${options.branch}). Name the base branch.`);
+	}
 	const repo = await inspectRepo(options.repo);
 	const root = repo.root;
 	for (const name of [options.branch, options.base]) {
@@ -223,13 +226,15 @@ export async function land(options: LandOptions): Promise<LandResult> {
 				message: `rebase \`${options.branch}\` on \`${options.base}\`: conflicts in ${listSome(files)}`,
 			};
 		}
-		const newHead = computed.newHead;
 		const files =
-			newHead === oldBase
+			computed.newHead === oldBase
 				? []
 				: splitNul(
-						(await git(root, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', oldBase, newHead])).stdout,
+						(await git(root, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', oldBase, computed.newHead]))
+							.stdout,
 					);
+		// A branch whose changes are all on the base already lands nothing: no empty commit on the base.
+		const newHead = files.length === 0 ? oldBase : computed.newHead;
 		const checkouts = worktrees.filter(w => w.branch === `refs/heads/${options.base}`);
 		if (files.length > 0) {
 			const landed = new Set(files);

@@ -175,6 +175,29 @@ describe('land', () => {
 		});
 	}
 
+	it('a branch whose changes are already on the base lands nothing and leaves no empty commit', async () => {
+		const r = makeRepo({ 'a.txt': 'a\n' });
+		repos.push(r);
+		const cards = await Promise.all(['E1', 'E2'].map(cardId => ensureWorktree({ repo: r.root, cardId })));
+		for (const ws of cards) {
+			writeFiles(ws.path, { 'a.txt': 'same\n' });
+			await commitAll({ worktree: ws.path, message: 'the same change' });
+		}
+		writeFiles(r.root, { 'a.txt': 'same\n' });
+		const base = commitAllFiles(r.root, 'the same change on main');
+		for (const [i, mode] of (['merge', 'squash'] as const).entries()) {
+			const result = await land({ repo: r.root, branch: cards[i]?.branch ?? '', base: 'main', mode });
+			assert.ok(result.outcome === 'landed');
+			assert.deepEqual([result.newHead, result.files, result.deletedBranch], [base, [], true]);
+			assert.equal(gitOut(r.root, 'rev-parse', 'main'), base);
+		}
+		await refused(
+			land({ repo: r.root, branch: 'main', base: 'main', mode: 'squash' }),
+			'invalid_input',
+			/cannot land on itself/,
+		);
+	});
+
 	it('rebase onto an unmoved base fast-forwards to the branch itself', async () => {
 		const r = makeRepo({ 'a.txt': 'a\n' });
 		repos.push(r);
