@@ -120,7 +120,9 @@ async function prepare(repo: RepoInfo, cardId: string, wanted: string | undefine
 		? ((await recordedBase(repo.root, branch)) ?? (await resolveBase(repo, wanted)))
 		: await resolveBase(repo, wanted);
 	if (atPath !== undefined) {
-		return { repo, path: wt, branch, base, created: false, continued: true };
+		// No index yet: an earlier call died between `worktree add --no-checkout` and the checkout.
+		const index = await gitText(wt, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
+		return { repo, path: wt, branch, base, created: !existsSync(index), continued: true };
 	}
 	if (existsSync(wt)) {
 		throw new BatonError(
@@ -169,7 +171,8 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<Wo
 	};
 	if (prepared.created) {
 		try {
-			// The worktree's own index and files: no shared lock, so it runs outside the queue.
+			// The worktree's own index and files: no shared lock, so it runs outside the queue. --reset
+			// overwrites what a half-finished checkout may have left.
 			await git(prepared.path, ['read-tree', '--reset', '-u', 'HEAD']);
 		} catch (e) {
 			await serialized(repo.commonDir, () => git(repo.root, ['worktree', 'remove', '--force', prepared.path]));

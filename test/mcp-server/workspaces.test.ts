@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
@@ -139,6 +139,17 @@ describe('ensureWorktree', () => {
 		assert.equal(next.head, head);
 		assert.equal(next.base, 'release', 'the recorded base, not the default branch');
 		assert.equal(readFileSync(path.join(next.path, 'work.txt'), 'utf8'), 'done half\n');
+	});
+
+	it('finishes a worktree whose checkout never happened (a claim that died half-way)', async () => {
+		const { root } = repo({ 'src/a.ts': 'export const a = 1;\n' });
+		const ws = await ensureWorktree({ repo: root, cardId: 'H1' });
+		rmSync(gitOut(ws.path, 'rev-parse', '--path-format=absolute', '--git-path', 'index'));
+		rmSync(path.join(ws.path, 'src'), { recursive: true });
+		const again = await ensureWorktree({ repo: root, cardId: 'H1' });
+		assert.equal(again.created, true);
+		assert.equal(readFileSync(path.join(ws.path, 'src/a.ts'), 'utf8'), 'export const a = 1;\n');
+		assert.equal(gitOut(ws.path, 'status', '--porcelain'), '');
 	});
 
 	it('copies the files .baton/worktree-include names and runs the setup command, reporting its outcome', async () => {
