@@ -27,6 +27,7 @@ const benchNames = [
 	'mcp',
 	'inbox',
 	'scopes',
+	'workspaces',
 	'eventLog',
 	'ecosystem',
 	'fleet',

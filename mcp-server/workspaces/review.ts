@@ -1,0 +1,167 @@
+/**
+ * What a reviewer sees of a card's branch and how it leaves the machine (issue 33): `commitAll` commits
+ * whatever the agent left uncommitted when it completes, `diffStat` and `diff` describe the branch
+ * against its base as a pull request would (changes since the merge base), `pushBranch` sends the branch
+ * to `origin` for a reviewer elsewhere. Must not: move the base branch (land.ts), or touch the user's checkout.
+ */
+import { BatonError } from '../../core/errors';
+import { firstLines, git, GitFailure, gitText, identityArgs, splitNul } from './git';
+import { branchExists, inspectRepo } from './repo';
+
+export interface FileStat {
+	path: string;
+	/** Set when git saw a rename: the path on the base. */
+	oldPath?: string;
+	/** null for binary files (git counts no lines). */
+	insertions: number | null;
+	deletions: number | null;
+}
+
+export interface DiffStat {
+	/** The branch's commit the numbers describe. */
+	head: string;
+	/** The merge base the branch is compared with. */
+	mergeBase: string;
+	filesChanged: number;
+	insertions: number;
+	deletions: number;
+	files: FileStat[];
+}
+
+/**
+ * Commits every change in `worktree` (tracked and untracked, not ignored) on its branch with `message`.
+ * Returns the new commit, or null when there was nothing to commit. Hooks run unless `noVerify`.
+ */
+export async function commitAll(options: {
+	worktree: string;
+	message: string;
+	noVerify?: boolean;
+}): Promise<string | null> {
+	if (options.message.trim() === '') {
+		throw new BatonError('invalid_input', 'A commit message is needed (the card id and title).');
+	}
+	const repo = await inspectRepo(options.worktree);
+	await git(options.worktree, ['add', '-A', '--', ':/']);
+	const staged = await git(options.worktree, ['diff', '--cached', '--quiet'], { okCodes: [1] });
+	if (staged.code === 0) {
+		return null;
+	}
+	const args = [...(await identityArgs(repo.root)), 'commit', '--quiet', '--no-edit', '-F', '-'];
+	if (options.noVerify === true) {
+		args.push('--no-verify');
+	}
+	try {
+		await git(options.worktree, args, { input: options.message });
+	} catch (e) {
+		if (e instanceof GitFailure) {
+			throw new BatonError(
+				'conflict',
+				`The commit in ${options.worktree} was refused: ${firstLines(e.stderr || e.stdout, 3)}. Fix what it names, then complete again.`,
+			);
+		}
+		throw e;
+	}
+	return gitText(options.worktree, ['rev-parse', 'HEAD']);
+}
+
+async function resolveRefs(
+	repoDir: string,
+	branch: string,
+	base: string,
+): Promise<{ root: string; head: string; mergeBase: string }> {
+	const repo = await inspectRepo(repoDir);
+	for (const name of [branch, base]) {
+		if (!(await branchExists(repo.root, name))) {
+			throw new BatonError('not_found', `Branch "${name}" does not exist in ${repo.root}.`);
+		}
+	}
+	const head = await gitText(repo.root, ['rev-parse', `refs/heads/${branch}`]);
+	const mb = await git(repo.root, ['merge-base', `refs/heads/${base}`, head], { okCodes: [1] });
+	if (mb.code !== 0) {
+		throw new BatonError(
+			'invalid_input',
+			`Branches ${branch} and ${base} share no history, so there is no diff to review.`,
+		);
+	}
+	return { root: repo.root, head, mergeBase: mb.stdout.trim() };
+}
+
+/** Files, insertions and deletions of `branch` since it left `base` (`git diff --numstat base...branch`). */
+export async function diffStat(options: { repo: string; branch: string; base: string }): Promise<DiffStat> {
+	const { root, head, mergeBase } = await resolveRefs(options.repo, options.branch, options.base);
+	const fields = splitNul((await git(root, ['diff', '--numstat', '-z', '-M', mergeBase, head])).stdout);
+	const files: FileStat[] = [];
+	for (let i = 0; i < fields.length; i++) {
+		// "<ins>\t<del>\t<path>" or, for a rename, "<ins>\t<del>\t" followed by the old and new path fields.
+		const [ins = '-', del = '-', file = ''] = (fields[i] ?? '').split('\t');
+		const stat: FileStat = {
+			path: file,
+			insertions: ins === '-' ? null : Number(ins),
+			deletions: del === '-' ? null : Number(del),
+		};
+		if (file === '') {
+			stat.oldPath = fields[++i] ?? '';
+			stat.path = fields[++i] ?? '';
+		}
+		files.push(stat);
+	}
+	return {
+		head,
+		mergeBase,
+		filesChanged: files.length,
+		insertions: files.reduce((n, f) => n + (f.insertions ?? 0), 0),
+		deletions: files.reduce((n, f) => n + (f.deletions ?? 0), 0),
+		files,
+	};
+}
+
+/** The unified diff of `branch` since it left `base` (binary files as "Binary files differ"), no colour. */
+export async function diff(options: { repo: string; branch: string; base: string; paths?: string[] }): Promise<string> {
+	const { root, head, mergeBase } = await resolveRefs(options.repo, options.branch, options.base);
+	const args = ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '-M', mergeBase, head];
+	if (options.paths !== undefined && options.paths.length > 0) {
+		args.push('--', ...options.paths);
+	}
+	return (await git(root, args, { env: { GIT_LITERAL_PATHSPECS: '1' } })).stdout;
+}
+
+/**
+ * Pushes `branch` to `remote` (default origin) under the same name, replacing what is there (a `baton/`
+ * branch belongs to its card, and a rebased card must be able to push again). Returns the pushed commit.
+ */
+export async function pushBranch(options: {
+	repo: string;
+	branch: string;
+	remote?: string;
+	timeoutMs?: number;
+}): Promise<string> {
+	const repo = await inspectRepo(options.repo);
+	const remote = options.remote ?? 'origin';
+	if (!(await branchExists(repo.root, options.branch))) {
+		throw new BatonError('not_found', `Branch "${options.branch}" does not exist in ${repo.root}.`);
+	}
+	const url = await git(repo.root, ['remote', 'get-url', remote], { okCodes: [2, 128] });
+	if (url.code !== 0) {
+		throw new BatonError(
+			'invalid_input',
+			`${repo.root} has no remote "${remote}". Add it (\`git remote add ${remote} <url>\`) or turn --push off for this project.`,
+		);
+	}
+	const head = await gitText(repo.root, ['rev-parse', `refs/heads/${options.branch}`]);
+	const ref = `refs/heads/${options.branch}`;
+	try {
+		// Pushing the commit read above (not the ref) sends exactly that commit and writes no local ref.
+		await git(repo.root, ['push', '--quiet', '--porcelain', remote, `+${head}:${ref}`], {
+			timeoutMs: options.timeoutMs ?? 120_000,
+		});
+	} catch (e) {
+		if (e instanceof GitFailure) {
+			throw new BatonError(
+				'unavailable',
+				`Pushing ${options.branch} to ${remote} (${url.stdout.trim()}) failed: ${firstLines(e.stderr, 2)}. Check the remote and your credentials, then try again.`,
+			);
+		}
+		throw e;
+	}
+	return head;
+}
