@@ -64,6 +64,7 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 	review: { value: 'MODE' },
 	progressEventsPerCard: { flag: 'keep-progress' },
 	progressEventDays: { flag: 'progress-days' },
+	agentRetentionDays: { flag: 'agent-days' },
 });
 
 const settings: Command = {
@@ -95,6 +96,7 @@ const settings: Command = {
 				`stall release   ${r.stallReleaseSeconds === 0 ? 'off' : `after ${r.stallReleaseSeconds} s without progress`}`,
 				`review          ${r.review === 'none' ? 'none: complete means done' : `${r.review}, for new cards that do not say`}`,
 				`progress log    the newest ${r.progressEventsPerCard} progress events per card, none older than ${r.progressEventDays} days`,
+				`ended agents    forgotten after ${r.agentRetentionDays} days (baton agents --all shows them until then)`,
 			].join('\n'),
 		);
 		return 0;

@@ -1,7 +1,8 @@
 /**
  * Which agents are connected (DESIGN §5): a connection is attached to its hello's agent and
  * detached when it closes; the last connection of an MCP agent releases that agent's claims at once
- * (not after the TTL). Every change is told to the clients that show agents in a `{notice: 'agents'}`,
+ * (not after the TTL), and the last connection of any agent ends it, so it leaves the agents list
+ * and the health counts unless it still holds cards (issue 27 §4). Every change is told to the clients that show agents in a `{notice: 'agents'}`,
  * at most 4 a second; MCP sessions never get it (issue 14: with 64 agents pinging, every `baton mcp`
  * parsed the 64-agent list 4 times a second for nothing). It registers no agent (the hello does, in
  * connections.ts) and reads no frame.
@@ -64,12 +65,27 @@ export class AgentPresence {
 		set?.delete(conn);
 		if (set?.size === 0) {
 			this.byAgent.delete(agentId);
-			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
-			if (conn.client === 'mcp' && !this.options.stopping() && this.options.guard.smallWritesOk) {
-				this.options.backlog
-					.releaseAgent({ actor: agentId }, agentId, 'agent disconnected')
-					.catch((e: unknown) => log.error(`releasing ${agentId}'s claims failed: ${errorText(e)}`));
+			// A stopping hub leaves its agents as they are: they reconnect to the next one (a restart).
+			if (!this.options.stopping() && this.options.guard.smallWritesOk) {
+				void this.end(agentId, conn.client === 'mcp');
 			}
+		}
+		this.scheduleNotice();
+	}
+
+	/** The agent's last connection closed: an MCP agent's claims are released, then it is ended. */
+	private async end(agentId: string, release: boolean): Promise<void> {
+		try {
+			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
+			if (release) {
+				await this.options.backlog.releaseAgent({ actor: agentId }, agentId, 'agent disconnected');
+			}
+			// It may have come back meanwhile (a reconnect): then it has not ended.
+			if (!this.byAgent.has(agentId)) {
+				await this.options.backlog.endAgent(agentId);
+			}
+		} catch (e) {
+			log.error(`ending agent ${agentId} failed: ${errorText(e)}`);
 		}
 		this.scheduleNotice();
 	}

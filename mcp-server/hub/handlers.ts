@@ -6,6 +6,7 @@
  * requests.ts's; a handler may add its own gate (agent/ping, hub/backup write without `mutating`).
  */
 import type { Backlog, OpContext } from '../../core/backlog';
+import { BatonError } from '../../core/errors';
 import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
 import type { Connection, Connections } from './connections';
@@ -58,8 +59,14 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.reaper.consider(result.lease.expiresAt);
 			return result;
 		},
-		'card/complete': ({ ctx, params }) => b.complete(ctx, params),
-		'card/release': ({ ctx, params }) => b.release(ctx, params),
+		'card/complete': ({ conn, ctx, params }) => {
+			refuseAgentForce(conn, params.force, 'complete', params.cardId);
+			return b.complete(ctx, params);
+		},
+		'card/release': ({ conn, ctx, params }) => {
+			refuseAgentForce(conn, params.force, 'release', params.cardId);
+			return b.release(ctx, params);
+		},
 		'card/fail': ({ ctx, params }) => b.fail(ctx, params),
 		'card/reclaim': ({ ctx, params }) => b.reclaim(ctx, params),
 		'card/block': ({ ctx, params }) => b.block(ctx, params),
@@ -69,11 +76,12 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/unlink': ({ ctx, params }) => b.unlink(ctx, params),
 		'card/delete': ({ ctx, params }) => b.delete(ctx, params),
 		'card/comment': ({ ctx, params }) => b.comment(ctx, params),
-		// Who reviews decides what they may do: an MCP session is an agent, every other face a human.
-		'card/review': ({ conn, ctx, params }) => b.review(ctx, params, conn.client === 'mcp' ? 'agent' : 'human'),
+		// Who reviews decides what they may do: an MCP session is an agent, and so is any face whose
+		// process said it runs inside a coding agent (issue 27 §5); every other face is a human.
+		'card/review': ({ conn, ctx, params }) => b.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
 		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
 		'inbox/ack': ({ ctx, params }) => b.inboxAck(ctx, params),
-		'agent/list': () => b.listAgents(hub.connections.agents.ids()),
+		'agent/list': ({ params }) => b.listAgents(hub.connections.agents.ids(), params.all === true),
 		'agent/ping': async ({ ctx }) => {
 			// A ping renews leases: a small write, allowed down to the small-write reserve.
 			hub.guard.beforeSmallWrite();
@@ -116,4 +124,25 @@ export function createHandlers(hub: HubParts): Handlers {
 			return settings;
 		},
 	};
+}
+
+/**
+ * An agent, not a person: an MCP session, or a CLI / other face whose hello said its process runs
+ * inside a coding agent (`insideAgent`, issue 27 §5). Self-declared like the rest of the hello: it
+ * stops an agent's own shell from acting as its human, not a process that lies (docs/guide.md).
+ */
+export function actsAsAgent(conn: Connection): boolean {
+	return conn.client === 'mcp' || conn.hello?.insideAgent !== undefined;
+}
+
+/** `force` is the human override (VS Code, the board, a person's terminal); an agent never forces. */
+function refuseAgentForce(conn: Connection, force: boolean | undefined, verb: string, cardId: string): void {
+	if (force === true && actsAsAgent(conn)) {
+		const inside = conn.hello?.insideAgent;
+		throw new BatonError(
+			'invalid_input',
+			`Only a person can ${verb} card ${cardId} with force, from their own terminal, VS Code or the board${inside === undefined ? '' : ` (this command runs inside a coding agent: ${inside})`}. An agent completes or releases only the cards its own session claimed.`,
+			{ cardId, force: true },
+		);
+	}
 }
