@@ -320,8 +320,8 @@ export class Backlog {
 		return this.agents.reclaimAgent(ctx, p);
 	}
 
-	releaseAgent(ctx: OpContext, agentId: string, reason: string): Promise<Card[]> {
-		return this.agents.releaseAgent(ctx, agentId, reason);
+	releaseAgent(ctx: OpContext, agentId: string, reason: string, session?: string): Promise<Card[]> {
+		return this.agents.releaseAgent(ctx, agentId, reason, session);
 	}
 
 	// The event feed (backlog/feed.ts)

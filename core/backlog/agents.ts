@@ -159,12 +159,16 @@ export class Agents {
 		});
 	}
 
-	/** Releases every claim of an agent that went away (its session closed): event `released`. */
-	async releaseAgent(ctx: OpContext, agentId: string, reason: string): Promise<Card[]> {
+	/**
+	 * Releases every claim of an agent that went away (its session closed): event `released`. With
+	 * `session`, only the leases that session claimed (one of two sessions under one agent id closed).
+	 */
+	async releaseAgent(ctx: OpContext, agentId: string, reason: string, session?: string): Promise<Card[]> {
 		const out = await this.uow.mutate(ctx, 'agent/release', async (tx, now) => {
 			const held = await tx.query<{ id: string }>(
-				`SELECT id FROM cards WHERE claim_owner = $1 AND status IN ('claimed', 'review') ORDER BY id FOR UPDATE`,
-				[agentId],
+				`SELECT id FROM cards WHERE claim_owner = $1 AND status IN ('claimed', 'review')
+					AND ($2::text IS NULL OR claim_session = $2) ORDER BY id FOR UPDATE`,
+				[agentId, session ?? null],
 			);
 			return actOnEach(
 				tx,

@@ -54,7 +54,10 @@ export class AgentPresence {
 		set.add(conn);
 	}
 
-	/** Forgets a closed connection's agent; the last connection of an MCP agent releases its claims. */
+	/**
+	 * Forgets a closed connection's agent; the last connection of an MCP agent releases its claims, and
+	 * the last connection of one of its sessions those of that session (nobody else may act on them).
+	 */
 	detach(conn: Connection): void {
 		const agentId = conn.agentId;
 		if (agentId === undefined) {
@@ -63,6 +66,20 @@ export class AgentPresence {
 		conn.agentId = undefined;
 		const set = this.byAgent.get(agentId);
 		set?.delete(conn);
+		const session = conn.hello?.session;
+		if (
+			set !== undefined &&
+			set.size > 0 &&
+			conn.client === 'mcp' &&
+			session !== undefined &&
+			![...set].some(c => c.hello?.session === session) &&
+			!this.options.stopping() &&
+			this.options.guard.smallWritesOk
+		) {
+			this.options.backlog
+				.releaseAgent({ actor: agentId }, agentId, 'agent session disconnected', session)
+				.catch((e: unknown) => log.error(`releasing ${agentId}'s session's claims failed: ${errorText(e)}`));
+		}
 		if (set?.size === 0) {
 			this.byAgent.delete(agentId);
 			// A stopping hub leaves its agents as they are: they reconnect to the next one (a restart).

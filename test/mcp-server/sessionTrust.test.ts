@@ -124,6 +124,19 @@ describe('a lease belongs to the session that claimed it (issue 27 §5)', () => 
 		assert.equal(done.card.status, 'done');
 	});
 
+	it('a session that closes releases its claims at once, while another session of its agent stays', async () => {
+		const first = await agent('delta');
+		const second = await agent('delta');
+		await json(['create', 'Released with its session', '--id', 'D1']);
+		await first.json('claim', { cardId: 'D1' });
+		await first.close();
+		await waitFor(async () => (await show('D1')).status === 'ready', 15_000, 'D1 to be released');
+		const events = await json<{ events: { type: string; data: { reason?: string } }[] }>(['events', '--card', 'D1']);
+		assert.equal(events.events.at(-1)?.data.reason, 'agent session disconnected');
+		const again = await second.json<{ card: Card }>('claim', { cardId: 'D1' });
+		assert.equal(again.card.status, 'claimed');
+	});
+
 	it('an agent cannot force from its shell; a person can', async () => {
 		const holder = await agent('beta');
 		await json(['create', 'Forced', '--id', 'F1']);
