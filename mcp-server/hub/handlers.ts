@@ -60,15 +60,25 @@ export function createHandlers(hub: HubParts): Handlers {
 			return result;
 		},
 		'card/complete': ({ conn, ctx, params }) => {
-			refuseAgentForce(conn, params.force, 'complete', params.cardId);
+			if (params.force === true) {
+				refuseAgentOverride(conn, `complete card ${params.cardId} with force`);
+			}
 			return b.complete(ctx, params);
 		},
 		'card/release': ({ conn, ctx, params }) => {
-			refuseAgentForce(conn, params.force, 'release', params.cardId);
+			if (params.force === true) {
+				refuseAgentOverride(conn, `release card ${params.cardId} with force`);
+			}
 			return b.release(ctx, params);
 		},
 		'card/fail': ({ ctx, params }) => b.fail(ctx, params),
-		'card/reclaim': ({ ctx, params }) => b.reclaim(ctx, params),
+		'card/reclaim': ({ conn, ctx, params }) => {
+			// Reclaiming every expired lease is housekeeping; taking one card from its holder is an override.
+			if (params.cardId !== undefined) {
+				refuseAgentOverride(conn, `reclaim card ${params.cardId}`);
+			}
+			return b.reclaim(ctx, params);
+		},
 		'card/block': ({ ctx, params }) => b.block(ctx, params),
 		'card/unblock': ({ ctx, params }) => b.unblock(ctx, params),
 		'card/reopen': ({ ctx, params }) => b.reopen(ctx, params),
@@ -89,7 +99,10 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.connections.agents.scheduleNotice();
 			return result;
 		},
-		'agent/reclaim': ({ ctx, params }) => b.reclaimAgent(ctx, params),
+		'agent/reclaim': ({ conn, ctx, params }) => {
+			refuseAgentOverride(conn, `reclaim the cards of agent ${params.agentId}`);
+			return b.reclaimAgent(ctx, params);
+		},
 		'events/list': ({ params }) => b.listEvents(params),
 		'events/subscribe': ({ conn, params }) => hub.subscriptions.subscribe(conn, params.afterSeq ?? hub.seq()),
 		'hub/status': () => Promise.resolve(hub.status()),
@@ -135,14 +148,17 @@ export function actsAsAgent(conn: Connection): boolean {
 	return conn.client === 'mcp' || conn.hello?.insideAgent !== undefined;
 }
 
-/** `force` is the human override (VS Code, the board, a person's terminal); an agent never forces. */
-function refuseAgentForce(conn: Connection, force: boolean | undefined, verb: string, cardId: string): void {
-	if (force === true && actsAsAgent(conn)) {
+/**
+ * The human overrides — force on complete or release, taking a card or an agent's cards back — come
+ * from VS Code, the board or a person's terminal; an agent acts only on the leases it claimed.
+ */
+function refuseAgentOverride(conn: Connection, what: string): void {
+	if (actsAsAgent(conn)) {
 		const inside = conn.hello?.insideAgent;
 		throw new BatonError(
 			'invalid_input',
-			`Only a person can ${verb} card ${cardId} with force, from their own terminal, VS Code or the board${inside === undefined ? '' : ` (this command runs inside a coding agent: ${inside})`}. An agent completes or releases only the cards its own session claimed.`,
-			{ cardId, force: true },
+			`Only a person can ${what}, from their own terminal, VS Code or the board${inside === undefined ? '' : ` (this command runs inside a coding agent: ${inside})`}. An agent acts only on the cards its own session claimed.`,
+			{ override: what },
 		);
 	}
 }

@@ -145,6 +145,10 @@ describe('a lease belongs to the session that claimed it (issue 27 §5)', () => 
 		assert.equal(fromAgent.code, 1);
 		assert.match(fromAgent.stderr, /Only a person can complete card F1 with force/);
 		assert.equal((await show('F1')).status, 'claimed');
+		const reclaim = await baton(['reclaim', 'F1'], { GEMINI_CLI: '1' });
+		assert.equal(reclaim.code, 1);
+		assert.match(reclaim.stderr, /Only a person can reclaim card F1/);
+		assert.equal((await show('F1')).claimOwner, 'beta');
 		const fromPerson = await baton(['complete', 'F1', '--force']);
 		assert.equal(fromPerson.code, 0, fromPerson.stderr);
 		assert.equal((await show('F1')).status, 'done');
