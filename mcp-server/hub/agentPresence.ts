@@ -1,11 +1,12 @@
 /**
  * Which agents are connected (DESIGN §5): a connection is attached to its hello's agent and
  * detached when it closes; the last connection of an MCP agent releases that agent's claims at once
- * (not after the TTL), and the last connection of any agent ends it, so it leaves the agents list
- * and the health counts unless it still holds cards (issue 27 §4). Every change is told to the clients that show agents in a `{notice: 'agents'}`,
- * at most 4 a second; MCP sessions never get it (issue 14: with 64 agents pinging, every `baton mcp`
- * parsed the 64-agent list 4 times a second for nothing). It registers no agent (the hello does, in
- * connections.ts) and reads no frame.
+ * (not after the TTL), the last connection of one of its sessions that session's claims, and the
+ * last connection of any agent ends it, so it leaves the agents list and the health counts unless it
+ * still holds cards (issue 27 §4). Every change is told to the clients that show agents in a
+ * `{notice: 'agents'}`, at most 4 a second; MCP sessions never get it (issue 14: with 64 agents
+ * pinging, every `baton mcp` parsed the 64-agent list 4 times a second for nothing). It registers
+ * no agent (the hello does, in connections.ts) and reads no frame.
  */
 import type { Backlog } from '../../core/backlog';
 import { createLogger, errorText } from '../../core/log';
