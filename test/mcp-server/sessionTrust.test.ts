@@ -95,6 +95,16 @@ describe('ended sessions leave the agents list (issue 27 §4)', () => {
 		const table = await baton(['agents', '--all']);
 		assert.match(table.stdout, /mcp-00 .*ended/);
 	});
+
+	it('baton settings --agent-days sets how long ended agents are kept', async () => {
+		const set = await json<{ agentRetentionDays: number }>(['settings', '--agent-days', '3']);
+		assert.equal(set.agentRetentionDays, 3);
+		const text = await baton(['settings']);
+		assert.match(text.stdout, /ended agents +forgotten after 3 days/);
+		const bad = await baton(['settings', '--agent-days', '0']);
+		assert.equal(bad.code, 1);
+		assert.equal((await json<{ agentRetentionDays: number }>(['settings'])).agentRetentionDays, 3);
+	});
 });
 
 describe('a lease belongs to the session that claimed it (issue 27 §5)', () => {
