@@ -305,16 +305,27 @@ export class Backlog {
 		return this.agents.ping(ctx);
 	}
 
-	listAgents(connected: ReadonlySet<string> = new Set()): Promise<Result<'agent/list'>> {
-		return this.agents.listAgents(connected);
+	/** The agents with health; `all` adds the ended ones that hold nothing (`baton agents --all`). */
+	listAgents(connected: ReadonlySet<string> = new Set(), all = false): Promise<Result<'agent/list'>> {
+		return this.agents.listAgents(connected, all);
+	}
+
+	/** An agent's last connection to this hub closed: it leaves the list unless it holds cards. */
+	endAgent(agentId: string): Promise<void> {
+		return this.agents.endAgent(agentId);
+	}
+
+	/** At a hub's start: agents left connected by a hub that died are ended (agents.ts endAbandoned). */
+	endAbandonedAgents(sole: boolean): Promise<void> {
+		return this.agents.endAbandoned(sole);
 	}
 
 	reclaimAgent(ctx: OpContext, p: ParsedParams<'agent/reclaim'>): Promise<Result<'agent/reclaim'>> {
 		return this.agents.reclaimAgent(ctx, p);
 	}
 
-	releaseAgent(ctx: OpContext, agentId: string, reason: string): Promise<Card[]> {
-		return this.agents.releaseAgent(ctx, agentId, reason);
+	releaseAgent(ctx: OpContext, agentId: string, reason: string, session?: string): Promise<Card[]> {
+		return this.agents.releaseAgent(ctx, agentId, reason, session);
 	}
 
 	// The event feed (backlog/feed.ts)
@@ -365,9 +376,13 @@ export class Backlog {
 		return this.upkeep.nextDeferredAt();
 	}
 
-	/** Compacts the event log, prunes the request log, then VACUUM (ANALYZE) in PGlite. */
+	/**
+	 * Compacts the event log, forgets agents ended longer ago than the agentRetentionDays setting,
+	 * prunes the request log, then VACUUM (ANALYZE) in PGlite.
+	 */
 	async maintenance(): Promise<CompactionReport> {
 		const compacted = await this.logCompaction.compact();
+		await this.agents.prune((await this.settings()).agentRetentionDays);
 		await this.upkeep.maintenance();
 		return compacted;
 	}

@@ -10,7 +10,13 @@ import { BatonError } from './errors';
 import type { CardState } from './rules';
 
 /** Clears the active claim (status is set by the caller). */
-export const noClaim = { claimOwner: null, claimedAt: null, leaseExpiresAt: null, leaseTtlSeconds: null } as const;
+export const noClaim = {
+	claimOwner: null,
+	claimSession: null,
+	claimedAt: null,
+	leaseExpiresAt: null,
+	leaseTtlSeconds: null,
+} as const;
 
 /** protocol.ts `limits.reasonLength`, repeated so this module stays free of zod. */
 const reasonLength = 1000;

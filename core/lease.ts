@@ -16,6 +16,11 @@ export interface LeaseView {
 	claimOwner: string | null;
 	claimEpoch: number;
 	leaseExpiresAt: Date | null;
+	/**
+	 * The session that claimed it (issue 27 §5); null or absent: a claim without a session, which is
+	 * the agent id's. Core rows only: the wire never carries it.
+	 */
+	claimSession?: string | null | undefined;
 }
 
 /**
@@ -53,12 +58,28 @@ const yourEpoch = (epoch: number | undefined): string =>
 	epoch === undefined ? 'you hold no lease on it' : `your lease has epoch ${epoch}`;
 
 /**
- * Throws unless `actor` holds a live lease on `card` (at `epoch`, when given). `verb` names the
- * refused action for the message ("complete", "heartbeat"…). Cards that are not claimed at all give
- * `lease_lost` when the caller presented an epoch (it believed it held the card) and
- * `invalid_transition` otherwise (a human acting on a card that nobody holds).
+ * Whether a caller in `session` may act on a lease claimed in `card.claimSession`: a lease claimed
+ * without a session is the agent id's (any of its connections); one claimed in a session is that
+ * session's alone, whatever agent id another connection declares (issue 27 §5).
  */
-export function checkLease(card: LeaseView, actor: string, epoch: number | undefined, now: Date, verb: string): void {
+export function sessionMayAct(card: Pick<LeaseView, 'claimSession'>, session: string | undefined): boolean {
+	return card.claimSession === null || card.claimSession === undefined || card.claimSession === session;
+}
+
+/**
+ * Throws unless `actor` holds a live lease on `card` (at `epoch`, when given) in `session` (see
+ * sessionMayAct). `verb` names the refused action for the message ("complete", "heartbeat"…). Cards
+ * that are not claimed at all give `lease_lost` when the caller presented an epoch (it believed it
+ * held the card) and `invalid_transition` otherwise (a human acting on a card that nobody holds).
+ */
+export function checkLease(
+	card: LeaseView,
+	actor: string,
+	epoch: number | undefined,
+	now: Date,
+	verb: string,
+	session?: string,
+): void {
 	if (!isHeld(card)) {
 		if (epoch !== undefined) {
 			throw new BatonError(
@@ -78,6 +99,13 @@ export function checkLease(card: LeaseView, actor: string, epoch: number | undef
 			'lease_lost',
 			`Card ${card.id} is leased to agent ${card.claimOwner ?? '?'} (epoch ${card.claimEpoch}); ${yourEpoch(epoch)}. Call claim for new work.`,
 			{ cardId: card.id, holder: card.claimOwner, epoch: card.claimEpoch, yourEpoch: epoch ?? null },
+		);
+	}
+	if (!sessionMayAct(card, session)) {
+		throw new BatonError(
+			'lease_lost',
+			`Card ${card.id} is leased to agent ${actor} (epoch ${card.claimEpoch}) in another session, not this one: only the session that claimed a card may heartbeat, complete, release or fail it, whatever agent id it uses. Call claim for new work; a person can take it over from VS Code, the board or their own terminal (baton ${verb === 'release' ? 'release' : 'complete'} ${card.id} --force).`,
+			{ cardId: card.id, holder: actor, epoch: card.claimEpoch, yourEpoch: epoch ?? null, otherSession: true },
 		);
 	}
 	if (epoch !== undefined && epoch !== card.claimEpoch) {

@@ -237,6 +237,8 @@ export const Agent = z.object({
 	stalled: z.boolean(),
 	/** True while this agent has an open connection to this hub. */
 	connected: z.boolean(),
+	/** When its last connection closed (listed only by `agent/list {all: true}`, or while it holds cards). */
+	endedAt: Timestamp.nullable().optional(),
 });
 export type Agent = z.infer<typeof Agent>;
 

@@ -37,6 +37,24 @@ export const Hello = z
 		token: z.string().max(200).optional(),
 		/** The agent this connection acts for; actions are recorded under its id. */
 		agent: AgentInfo.optional(),
+		/**
+		 * A random id the client process made once and sends at every (re)connect, so it survives a hub
+		 * restart (issue 27 §5): a lease claimed by a connection with a session belongs to that session,
+		 * and no other may heartbeat, complete, release or fail it. `baton mcp` sends one; without it a
+		 * lease is the agent id's (the CLI, VS Code, the board). Never shown to other clients.
+		 */
+		session: z
+			.string()
+			.min(16)
+			.max(100)
+			.regex(/^[\w.:-]+$/)
+			.optional(),
+		/**
+		 * The client runs inside a coding agent's process (what gave it away, e.g. "CLAUDECODE is set"):
+		 * the hub lets it act as no human (approve or send back a card's review, complete or release
+		 * with force).
+		 */
+		insideAgent: z.string().min(1).max(200).optional(),
 	})
 	.strict();
 export type Hello = z.infer<typeof Hello>;

@@ -57,7 +57,9 @@ import {
 	UpdateParams,
 } from './protocolCards';
 
-export const AgentListParams = z.object({}).strict();
+export const AgentListParams = z
+	.object({ all: z.boolean().optional().describe('Also agents whose sessions ended and hold nothing') })
+	.strict();
 export const AgentListResult = z.object({ agents: z.array(Agent), thresholds: HealthThresholds });
 export const AgentPingParams = z.object({}).strict();
 export const AgentPingResult = z.object({ renewed: z.number().int() });
@@ -172,6 +174,12 @@ export const Settings = z
 			.min(1)
 			.max(36_500)
 			.describe('Progress events older than this many days are compacted away; default 90'),
+		agentRetentionDays: z
+			.number()
+			.int()
+			.min(1)
+			.max(36_500)
+			.describe('Agents ended (or unseen) this many days and holding nothing are forgotten; default 7'),
 	})
 	.strict();
 export type Settings = z.infer<typeof Settings>;
@@ -182,6 +190,7 @@ export const defaultSettings: Settings = {
 	review: 'none',
 	progressEventsPerCard: 50,
 	progressEventDays: 90,
+	agentRetentionDays: 7,
 };
 export const SettingsGetParams = z.object({}).strict();
 export const SettingsUpdateParams = Settings.partial().strict();

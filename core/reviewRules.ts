@@ -26,8 +26,16 @@ export type ReviewAction =
 			version?: number | undefined;
 			/** A reviewing agent's lease epoch (from claim {review}). */
 			epoch?: number | undefined;
+			/** The reviewing connection's session: a review lease is its claiming session's. */
+			session?: string | undefined;
 	  }
-	| { type: 'claimReview'; actor: string; ttlSeconds: number; capabilities: readonly string[] };
+	| {
+			type: 'claimReview';
+			actor: string;
+			ttlSeconds: number;
+			capabilities: readonly string[];
+			session?: string | undefined;
+	  };
 
 /** The holder's complete of a card that needs review: to `review`, the lease ended, the result kept. */
 export function submitForReview(card: CardState, actor: string, result: string | undefined): Decision {
@@ -144,7 +152,7 @@ function checkReviewable(
 				{ cardId: card.id, holder: card.claimOwner },
 			);
 		}
-		checkLease(card, action.actor, action.epoch, now, 'review');
+		checkLease(card, action.actor, action.epoch, now, 'review', action.session);
 	}
 }
 
@@ -153,6 +161,7 @@ function claimReview(card: CardState, action: Extract<ReviewAction, { type: 'cla
 	return {
 		patch: {
 			claimOwner: action.actor,
+			claimSession: action.session ?? null,
 			claimedAt: now,
 			leaseExpiresAt: leaseExpiry(now, action.ttlSeconds),
 			leaseTtlSeconds: action.ttlSeconds,
@@ -221,7 +230,7 @@ export function endReviewLease(card: CardState, action: Extract<Action, { type: 
 		}
 		return reviewLeaseEnded(card, 'released', action.reason ?? `released by ${action.actor}`);
 	}
-	checkLease(card, action.actor, action.epoch, now, 'release');
+	checkLease(card, action.actor, action.epoch, now, 'release', action.session);
 	return {
 		patch: { ...noClaim },
 		event: 'released',

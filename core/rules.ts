@@ -49,6 +49,8 @@ export function backoffDelaySeconds(policy: BackoffPolicy, attempt: number): num
 export interface CardPatch {
 	status?: CardStatus;
 	claimOwner?: string | null;
+	/** The claiming connection's session (issue 27 §5); null: the agent id's lease. */
+	claimSession?: string | null;
 	claimedAt?: Date | null;
 	leaseExpiresAt?: Date | null;
 	leaseTtlSeconds?: number | null;
@@ -74,10 +76,11 @@ export interface Decision {
 }
 
 export type Action =
-	| { type: 'claim'; actor: string; ttlSeconds: number }
+	| { type: 'claim'; actor: string; ttlSeconds: number; session?: string | undefined }
 	| {
 			type: 'heartbeat';
 			actor: string;
+			session?: string | undefined;
 			epoch?: number | undefined;
 			progress?: number | undefined;
 			note?: string | undefined;
@@ -86,6 +89,7 @@ export type Action =
 	| {
 			type: 'complete';
 			actor: string;
+			session?: string | undefined;
 			epoch?: number | undefined;
 			result?: string | undefined;
 			force?: boolean | undefined;
@@ -93,6 +97,7 @@ export type Action =
 	| {
 			type: 'release';
 			actor: string;
+			session?: string | undefined;
 			epoch?: number | undefined;
 			reason?: string | undefined;
 			force?: boolean | undefined;
@@ -100,6 +105,7 @@ export type Action =
 	| {
 			type: 'fail';
 			actor: string;
+			session?: string | undefined;
 			epoch?: number | undefined;
 			reason: string;
 			retry?: boolean | undefined;
@@ -132,6 +138,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 				patch: {
 					status: 'claimed',
 					claimOwner: action.actor,
+					claimSession: action.session ?? null,
 					claimedAt: now,
 					leaseExpiresAt: leaseExpiry(now, action.ttlSeconds),
 					leaseTtlSeconds: action.ttlSeconds,
@@ -147,7 +154,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			};
 		}
 		case 'heartbeat': {
-			checkLease(card, action.actor, action.epoch, now, 'heartbeat');
+			checkLease(card, action.actor, action.epoch, now, 'heartbeat', action.session);
 			const patch: CardPatch = {
 				leaseExpiresAt: leaseExpiry(now, action.ttlSeconds),
 				leaseTtlSeconds: action.ttlSeconds,
@@ -211,7 +218,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			if (card.status === 'review') {
 				refuse(card, 'failed', 'A reviewer approves it or requests changes (review), or releases the review.');
 			}
-			checkLease(card, action.actor, action.epoch, now, 'fail');
+			checkLease(card, action.actor, action.epoch, now, 'fail', action.session);
 			const retry = action.retry ?? true;
 			if (retry && card.attempts < card.maxAttempts) {
 				const backoff = action.backoffSeconds ?? backoffDelaySeconds(action.backoff, card.attempts);
@@ -368,12 +375,12 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
  */
 function forcedOverride(
 	card: CardState,
-	action: { actor: string; epoch?: number | undefined; force?: boolean | undefined },
+	action: { actor: string; session?: string | undefined; epoch?: number | undefined; force?: boolean | undefined },
 	now: Date,
 	verb: 'completed' | 'released',
 ): { bump: boolean; data: Record<string, unknown> } {
 	if (action.force !== true) {
-		checkLease(card, action.actor, action.epoch, now, verb === 'completed' ? 'complete' : 'release');
+		checkLease(card, action.actor, action.epoch, now, verb === 'completed' ? 'complete' : 'release', action.session);
 		return { bump: false, data: {} };
 	}
 	if (verb === 'released' && card.status !== 'claimed') {

@@ -1,10 +1,13 @@
 /**
- * Agents: registration on hello, liveness pings (which renew the agent's leases, unlogged), the list
- * with health, and ending every claim of one agent (a human's reclaim, or its session closing). Health
- * is the pure health.ts; claims end through the rules like any other.
+ * Agents: registration on hello, liveness pings (which renew the agent's leases, unlogged), an agent's
+ * end (its last connection closed) and the pruning of ended rows, the list with health, and ending
+ * every claim of one agent (a human's reclaim, or its session closing). Health is the pure health.ts;
+ * claims end through the rules like any other. An ended agent that holds nothing is in no list and
+ * no count but `all` (issue 27 §4); events keep naming it, they do not refer to the row.
  */
 import { agentHealth } from '../health';
 import type { AgentInfo, Card, HealthThresholds, ParsedParams, Result } from '../protocol';
+import type { Queryable } from '../store/db';
 import { actOnEach } from './cardActions';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { num } from './values';
@@ -23,7 +26,8 @@ export class Agents {
 			`INSERT INTO agents (id, name, client, capabilities, host, pid, last_seen_at, registered_at)
 			 VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $7)
 			 ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, client = EXCLUDED.client,
-				capabilities = EXCLUDED.capabilities, host = EXCLUDED.host, pid = EXCLUDED.pid, last_seen_at = EXCLUDED.last_seen_at`,
+				capabilities = EXCLUDED.capabilities, host = EXCLUDED.host, pid = EXCLUDED.pid, last_seen_at = EXCLUDED.last_seen_at,
+				ended_at = NULL`,
 			[
 				info.id,
 				info.name ?? info.id,
@@ -36,23 +40,64 @@ export class Agents {
 		);
 	}
 
-	/** Liveness: lastSeen = now and every live lease of ctx.actor renewed by its own TTL. Not logged. */
+	/**
+	 * Liveness: lastSeen = now (an ended agent pinging is back) and every live lease of ctx.actor that
+	 * its session may act on renewed by its own TTL: another session's pings never keep a lease alive.
+	 * Not logged.
+	 */
 	async ping(ctx: OpContext): Promise<Result<'agent/ping'>> {
 		const now = this.uow.clock.now();
 		await this.uow.db.query(
 			`INSERT INTO agents (id, name, client, last_seen_at, registered_at) VALUES ($1, $1, 'unknown', $2, $2)
-			 ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at`,
+			 ON CONFLICT (id) DO UPDATE SET last_seen_at = EXCLUDED.last_seen_at, ended_at = NULL`,
 			[ctx.actor, now],
 		);
 		const rows = await this.uow.db.query<{ id: string }>(
 			`UPDATE cards SET lease_expires_at = $2::timestamptz + make_interval(secs => coalesce(lease_ttl_seconds, $3))
-			 WHERE claim_owner = $1 AND status IN ('claimed', 'review') AND lease_expires_at > $2 RETURNING id`,
-			[ctx.actor, now, this.defaultTtl],
+			 WHERE claim_owner = $1 AND status IN ('claimed', 'review') AND lease_expires_at > $2
+				AND (claim_session IS NULL OR claim_session = $4::text) RETURNING id`,
+			[ctx.actor, now, this.defaultTtl, ctx.session ?? null],
 		);
 		return { renewed: rows.length };
 	}
 
-	async listAgents(connected: ReadonlySet<string> = new Set()): Promise<Result<'agent/list'>> {
+	/** The agent's last connection closed: it leaves the list and the counts unless it holds cards. */
+	async endAgent(agentId: string): Promise<void> {
+		await this.uow.db.query('UPDATE agents SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL', [
+			agentId,
+			this.uow.clock.now(),
+		]);
+	}
+
+	/**
+	 * At a hub's start: agents whose hub went away without closing their connections (a crash, a kill)
+	 * ended when they were last seen. `sole`: this hub is the store's only one (PGlite), so none is
+	 * connected now; otherwise (PostgreSQL, hubs share the store) only those not seen for the stale
+	 * threshold, since agents connected to another hub ping every few seconds.
+	 */
+	async endAbandoned(sole: boolean): Promise<void> {
+		const staleBefore = new Date(this.uow.clock.now().getTime() - this.thresholds.staleSeconds * 1000);
+		await this.uow.db.query(
+			`UPDATE agents SET ended_at = last_seen_at WHERE ended_at IS NULL AND ($1 OR last_seen_at < $2)`,
+			[sole, staleBefore],
+		);
+	}
+
+	/**
+	 * Forgets agents ended (or, never ended, not seen) more than `days` ago that hold nothing: the
+	 * setting agentRetentionDays, run by the hub's maintenance. Returns how many rows went.
+	 */
+	async prune(days: number): Promise<number> {
+		const cutoff = new Date(this.uow.clock.now().getTime() - days * 86_400_000);
+		const rows = await this.uow.db.query<{ id: string }>(
+			`DELETE FROM agents a WHERE coalesce(a.ended_at, a.last_seen_at) < $1 AND NOT ${holdsCards('a')} RETURNING a.id`,
+			[cutoff],
+		);
+		return rows.length;
+	}
+
+	/** Agents, with health: without `all`, only those not ended and those that still hold cards. */
+	async listAgents(connected: ReadonlySet<string> = new Set(), all = false): Promise<Result<'agent/list'>> {
 		const now = this.uow.clock.now();
 		const stallBefore = new Date(now.getTime() - this.thresholds.stallSeconds * 1000);
 		const rows = await this.uow.db.query<{
@@ -63,15 +108,17 @@ export class Agents {
 			host: string | null;
 			pid: number | null;
 			last_seen_at: Date;
+			ended_at: Date | null;
 			cards: string[];
 			stalled: boolean | null;
 		}>(
-			`SELECT a.id, a.name, a.client, a.capabilities, a.host, a.pid, a.last_seen_at,
+			`SELECT a.id, a.name, a.client, a.capabilities, a.host, a.pid, a.last_seen_at, a.ended_at,
 				coalesce(array_agg(c.id ORDER BY c.id) FILTER (WHERE c.id IS NOT NULL), '{}') AS cards,
 				bool_or(c.progress_at <= $1) AS stalled
 			 FROM agents a LEFT JOIN cards c ON c.claim_owner = a.id AND c.status IN ('claimed', 'review')
+			 WHERE $2 OR ${listedWhere('a')}
 			 GROUP BY a.id ORDER BY a.id`,
-			[stallBefore],
+			[stallBefore, all],
 		);
 		return {
 			agents: rows.map(r => {
@@ -89,6 +136,7 @@ export class Agents {
 					health: agentHealth(lastSeen, now, this.thresholds),
 					stalled: r.stalled === true,
 					connected: connected.has(r.id),
+					endedAt: r.ended_at === null ? null : new Date(r.ended_at).toISOString(),
 				};
 			}),
 			thresholds: this.thresholds,
@@ -111,12 +159,16 @@ export class Agents {
 		});
 	}
 
-	/** Releases every claim of an agent that went away (its session closed): event `released`. */
-	async releaseAgent(ctx: OpContext, agentId: string, reason: string): Promise<Card[]> {
+	/**
+	 * Releases every claim of an agent that went away (its session closed): event `released`. With
+	 * `session`, only the leases that session claimed (one of two sessions under one agent id closed).
+	 */
+	async releaseAgent(ctx: OpContext, agentId: string, reason: string, session?: string): Promise<Card[]> {
 		const out = await this.uow.mutate(ctx, 'agent/release', async (tx, now) => {
 			const held = await tx.query<{ id: string }>(
-				`SELECT id FROM cards WHERE claim_owner = $1 AND status IN ('claimed', 'review') ORDER BY id FOR UPDATE`,
-				[agentId],
+				`SELECT id FROM cards WHERE claim_owner = $1 AND status IN ('claimed', 'review')
+					AND ($2::text IS NULL OR claim_session = $2) ORDER BY id FOR UPDATE`,
+				[agentId, session ?? null],
 			);
 			return actOnEach(
 				tx,
@@ -127,4 +179,20 @@ export class Agents {
 		});
 		return out.cards;
 	}
+}
+
+/** SQL: agent row `a` holds a card (claimed, or a review it took). */
+function holdsCards(a: string): string {
+	return `EXISTS (SELECT 1 FROM cards c WHERE c.claim_owner = ${a}.id AND c.status IN ('claimed', 'review'))`;
+}
+
+/** SQL: agent row `a` is listed and counted: not ended, or still holding cards (their health matters). */
+export function listedWhere(a: string): string {
+	return `(${a}.ended_at IS NULL OR ${holdsCards(a)})`;
+}
+
+/** The health of every listed agent's last-seen time (card/stats' agent counts). */
+export async function listedLastSeen(q: Queryable): Promise<Date[]> {
+	const rows = await q.query<{ last_seen_at: Date }>(`SELECT a.last_seen_at FROM agents a WHERE ${listedWhere('a')}`);
+	return rows.map(r => new Date(r.last_seen_at));
 }

@@ -14,6 +14,7 @@ import { num, toDate } from './values';
 const patchColumns: Record<keyof CardPatch, string> = {
 	status: 'status',
 	claimOwner: 'claim_owner',
+	claimSession: 'claim_session',
 	claimedAt: 'claimed_at',
 	leaseExpiresAt: 'lease_expires_at',
 	leaseTtlSeconds: 'lease_ttl_seconds',
@@ -30,12 +31,13 @@ const patchColumns: Record<keyof CardPatch, string> = {
 	handoff: 'handoff',
 };
 
-/** The rule-facing view of a wire card. */
-export function cardState(card: Card): CardState {
+/** The rule-facing view of a wire card (with its lease's session, which only the store knows). */
+export function cardState(card: Card, claimSession: string | null = null): CardState {
 	return {
 		id: card.id,
 		status: card.status,
 		claimOwner: card.claimOwner,
+		claimSession,
 		claimEpoch: card.claimEpoch,
 		leaseExpiresAt: toDate(card.leaseExpiresAt),
 		attempts: card.attempts,
@@ -58,15 +60,24 @@ function notFound(cardId: string): BatonError {
 }
 
 export async function loadCard(q: Queryable, cardId: string, lock: boolean): Promise<Card> {
-	const rows = await q.query<{ card: Card }>(
-		`SELECT baton_card(cards) AS card FROM cards WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+	return (await loadCardRow(q, cardId, lock)).card;
+}
+
+/** The card and the session its lease was claimed in (not part of the wire card). */
+export async function loadCardRow(
+	q: Queryable,
+	cardId: string,
+	lock: boolean,
+): Promise<{ card: Card; claimSession: string | null }> {
+	const rows = await q.query<{ card: Card; claim_session: string | null }>(
+		`SELECT baton_card(cards) AS card, claim_session FROM cards WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
 		[cardId],
 	);
 	const row = rows[0];
 	if (row === undefined) {
 		throw notFound(cardId);
 	}
-	return row.card;
+	return { card: row.card, claimSession: row.claim_session };
 }
 
 /** Writes a rule decision's patch; bumps version when the change is visible (logged). */
@@ -117,10 +128,14 @@ export async function act(
 	now: Date,
 	extra: Record<string, unknown> = {},
 ) {
-	const before = await loadCard(tx, cardId, true);
+	const { card: before, claimSession } = await loadCardRow(tx, cardId, true);
 	let decision: ReturnType<typeof decide>;
 	try {
-		decision = decide(cardState(before), typeof action === 'function' ? await action(before) : action, now);
+		decision = decide(
+			cardState(before, claimSession),
+			typeof action === 'function' ? await action(before) : action,
+			now,
+		);
 	} catch (e) {
 		throw BatonError.is(e) && e.code === 'lease_lost' ? await explainLostLease(tx, cardId, e) : e;
 	}

@@ -77,6 +77,7 @@ export class ClaimCycle {
 					...claimParams(now),
 					key,
 					projectParam(p.project),
+					ctx.session ?? null,
 				]);
 				const row = rows[0];
 				if (row === undefined) {
@@ -109,13 +110,23 @@ export class ClaimCycle {
 				checkClaimable(cardState(before), ctx.actor, caps, now, unmetIds);
 				checkProject(before, p.project);
 				await checkScopeFree(tx, before);
-				const { card, events } = await act(tx, p.cardId, { type: 'claim', actor: ctx.actor, ttlSeconds: ttl }, now);
+				const { card, events } = await act(
+					tx,
+					p.cardId,
+					{ type: 'claim', actor: ctx.actor, ttlSeconds: ttl, session: ctx.session },
+					now,
+				);
 				return { result: { card, lease: leaseOf(cardState(card)) }, events };
 			}
 			// The general path (the fast one found nothing, lost a race, or met a card with a scope): the
 			// same order, each scoped card checked against the live claims of its project, plus the reason.
 			const pick = (skip: readonly string[]) =>
-				pickClaimable(tx, this.uow.catalogue.sql, { claimParams: claimParams(now), project: p.project, skip });
+				pickClaimable(tx, this.uow.catalogue.sql, {
+					claimParams: claimParams(now),
+					project: p.project,
+					skip,
+					session: ctx.session,
+				});
 			const first = passOver.length > 0 ? await pick(passOver) : undefined;
 			const picked = first?.card !== undefined ? first : await pick([]);
 			const card = picked.card;
@@ -204,6 +215,7 @@ export class ClaimCycle {
 				p.ttlSeconds ?? null,
 				this.defaultTtl,
 				key,
+				ctx.session ?? null,
 			]);
 			const row = rows[0];
 			if (row === undefined) {
@@ -225,6 +237,7 @@ export class ClaimCycle {
 				{
 					type: 'heartbeat',
 					actor: ctx.actor,
+					session: ctx.session,
 					epoch: p.epoch,
 					progress: p.progress,
 					note: p.note,
@@ -274,10 +287,10 @@ export class ClaimCycle {
 				if (handOver && p.next !== undefined) {
 					return this.completeNextFast(ctx, p, p.next, now, key);
 				}
-				const rows = await this.uow.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>(
-					'complete',
-					completeParams(ctx, p, now, key),
-				);
+				const rows = await this.uow.hot<{ seq: unknown; data: BacklogEvent['data']; unblocked: string[] }>('complete', [
+					...completeParams(ctx, p, now, key),
+					ctx.session ?? null,
+				]);
 				const row = rows[0];
 				if (row === undefined) {
 					return undefined; // not the holder, or no such card: the general path says why
@@ -295,7 +308,14 @@ export class ClaimCycle {
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
-				{ type: 'complete', actor: ctx.actor, epoch: p.epoch, result: p.result, force: p.force },
+				{
+					type: 'complete',
+					actor: ctx.actor,
+					session: ctx.session,
+					epoch: p.epoch,
+					result: p.result,
+					force: p.force,
+				},
 				now,
 			);
 			const unblocked = await nowClaimable(tx, readiness, now);
@@ -326,6 +346,7 @@ export class ClaimCycle {
 			new Date(now.getTime() + ttl * 1000),
 			ttl,
 			projectParam(next.project),
+			ctx.session ?? null,
 		]);
 		const row = rows[0];
 		if (row === undefined) {

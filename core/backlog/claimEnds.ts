@@ -21,7 +21,14 @@ export class ClaimEnds {
 			const { card, events } = await act(
 				tx,
 				p.cardId,
-				{ type: 'release', actor: ctx.actor, epoch: p.epoch, reason: p.reason, force: p.force },
+				{
+					type: 'release',
+					actor: ctx.actor,
+					session: ctx.session,
+					epoch: p.epoch,
+					reason: p.reason,
+					force: p.force,
+				},
 				now,
 			);
 			return { result: { card }, events };
@@ -39,6 +46,7 @@ export class ClaimEnds {
 					return {
 						type: 'fail',
 						actor: ctx.actor,
+						session: ctx.session,
 						epoch: p.epoch,
 						reason: p.reason,
 						retry: p.retry,

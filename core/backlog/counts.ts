@@ -8,6 +8,7 @@
 import { agentHealth } from '../health';
 import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
+import { listedLastSeen } from './agents';
 import { countScopeWaits } from './scopes';
 import { num, present } from './values';
 
@@ -52,8 +53,9 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 		await foldCounts(db);
 	}
 	const agents: Record<AgentHealth, number> = { healthy: 0, late: 0, stale: 0, dead: 0 };
-	for (const a of await db.query<{ last_seen_at: Date }>('SELECT last_seen_at FROM agents')) {
-		agents[agentHealth(new Date(a.last_seen_at), now, thresholds)]++;
+	// Ended agents holding nothing are not counted (issue 27 §4): 500 closed sessions are not 500 agents.
+	for (const lastSeen of await listedLastSeen(db)) {
+		agents[agentHealth(lastSeen, now, thresholds)]++;
 	}
 	const deferred = num(r.deferred);
 	// Ready cards kept back by another claim's files are not claimable (cards_live_scope_idx: usually none).

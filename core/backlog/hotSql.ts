@@ -54,9 +54,9 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	 * cards_owner_idx, walking the dead entry of every card that agent had held before (a 1-worker
 	 * hand-over on PostgreSQL ran at half speed after ANALYZE; docs/benchmarks.md).
 	 */
-	const holds = (actor: string, epoch: string, now: string): string =>
+	const holds = (actor: string, epoch: string, now: string, session: string): string =>
 		`(status = 'claimed' AND claim_owner = ${actor} AND (${epoch}::int IS NULL OR claim_epoch = ${epoch})
-			AND lease_expires_at > ${now}) IS TRUE`;
+			AND (claim_session IS NULL OR claim_session = ${session}::text) AND lease_expires_at > ${now}) IS TRUE`;
 	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
 	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
@@ -69,9 +69,10 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	const pick = (now: string, caps: string, phase: string, withPhase: boolean, project: string): string =>
 		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
 			AND ${ofProject(project)} ${pickTail}`;
-	// $ placeholders of the claim: now, actor, lease expiry, ttl.
-	const take = (now: string, actor: string, expiry: string, ttl: string): string =>
-		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claimed_at = ${now}, lease_expires_at = ${expiry},
+	// $ placeholders of the claim: now, actor, lease expiry, ttl, session.
+	const take = (now: string, actor: string, expiry: string, ttl: string, session: string): string =>
+		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claim_session = ${session}::text,
+			claimed_at = ${now}, lease_expires_at = ${expiry},
 			lease_ttl_seconds = ${ttl}, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
 			progress_note = NULL, progress_at = ${now}, defer_until = NULL, reserved = '{}', version = version + 1,
 			updated_at = ${now}
@@ -93,9 +94,10 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		seq: string;
 		event: string;
 		project: string;
+		session: string;
 		guard?: string;
 	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase, o.project)}),
-			took AS (${take(o.now, o.actor, o.expiry, o.ttl)} AND cards.scope = '{}' ${o.guard ?? ''}
+			took AS (${take(o.now, o.actor, o.expiry, o.ttl, o.session)} AND cards.scope = '{}' ${o.guard ?? ''}
 				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			${o.event} AS (
 				INSERT INTO events (seq, at, card_id, actor, type, data)
@@ -113,6 +115,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		seq: nextSeq,
 		event: 'ev',
 		project: '$8',
+		session: '$9',
 	})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
@@ -120,13 +123,14 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				FROM took WHERE $7::text IS NOT NULL
 			)
 			SELECT took.card, ev.seq FROM took, ev`;
-	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's).
+	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's),
+	// and `session` the placeholder of the caller's session (complete: $7, complete {next}: $12).
 	// A card that needs review goes to `review` instead: no row here, the general path decides.
-	const completeCtes = `done AS (
-				UPDATE cards SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
-					lease_ttl_seconds = NULL, reserved = '{}', result = $4, blocked_reason = NULL, defer_until = NULL,
-					version = version + 1, updated_at = $1
-				WHERE id = $2 AND ${holds('$3', '$5', '$1')} AND review = 'none'
+	const completeCtes = (session: string): string => `done AS (
+				UPDATE cards SET status = 'done', claim_owner = NULL, claim_session = NULL, claimed_at = NULL,
+					lease_expires_at = NULL, lease_ttl_seconds = NULL, reserved = '{}', result = $4, blocked_reason = NULL,
+					defer_until = NULL, version = version + 1, updated_at = $1
+				WHERE id = $2 AND ${holds('$3', '$5', '$1', session)} AND review = 'none'
 				RETURNING cards.id, baton_card(cards) AS card
 			),
 			deps AS (
@@ -160,7 +164,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
 	/**
 	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
-	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl, $11 project ('*' any). A card this completion unblocks is not
+	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl, $11 project ('*' any), $12 session. A card this completion unblocks is not
 	 * among the pick's choices (the pick reads the statement's snapshot, from before the completion; the
 	 * caller claims again when nothing was picked). It claims only when the completion happened.
 	 * PostgreSQL runs the same steps as the function baton_hand_over (migration 0007): one cached plan per
@@ -170,8 +174,8 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	const completeNextWith = (withPhase: boolean): string =>
 		lockPick
 			? `SELECT * FROM baton_hand_over($1::timestamptz, $2::text, $3::text, $4::text, $5::int, $6::text,
-				$7::text[], $8::text, $9::timestamptz, $10::int, $11::text)`
-			: `WITH ${completeCtes},
+				$7::text[], $8::text, $9::timestamptz, $10::int, $11::text, $12::text)`
+			: `WITH ${completeCtes('$12')},
 			${claimCtes({
 				now: '$1',
 				caps: '$7',
@@ -183,6 +187,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				seq: secondSeq,
 				event: 'ev2',
 				project: '$11',
+				session: '$12',
 				guard: 'AND EXISTS (SELECT 1 FROM done)',
 			})},
 			log AS (
@@ -213,13 +218,16 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		claimCandidatesAfter: candidates(`AND ${afterInClaimOrder('$7', '$8', '$9')}`),
 		/**
 		 * Claim card $7 inside the general path's transaction if it is still claimable (no event: the
-		 * caller logs it): $1–$6 as claim. A card another transaction is taking is skipped, not waited on.
+		 * caller logs it): $1–$6 as claim, $8 session. A card another transaction is taking is skipped, not waited on.
 		 */
 		claimById: `WITH pick AS (SELECT id FROM cards WHERE id = $7
 				AND (${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3)) IS TRUE
 				${lockPick ? 'FOR UPDATE SKIP LOCKED' : ''})
-			${take('$1', '$4', '$5', '$6')} RETURNING baton_card(cards) AS card`,
-		/** $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key, $8 project. */
+			${take('$1', '$4', '$5', '$6', '$8')} RETURNING baton_card(cards) AS card`,
+		/**
+		 * $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key, $8 project,
+		 * $9 session.
+		 */
 		claim: claimWith(false),
 		/** The same with $3 a phase. */
 		claimPhase: claimWith(true),
@@ -229,11 +237,12 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		completeNextPhase: completeNextWith(true),
 		/**
 		 * $1 now, $2 card id, $3 actor, $4 epoch (null = the holder's), $5 progress, $6 note, $7 ttl (null =
-		 * the lease's own), $8 default ttl, $9 request key. Logs an event only when progress or note changed.
+		 * the lease's own), $8 default ttl, $9 request key, $10 session. Logs an event only when progress or
+		 * note changed.
 		 */
 		heartbeat: `WITH cur AS (
 				SELECT id, progress, progress_note FROM cards
-				WHERE id = $2 AND ${holds('$3', '$4', '$1')}
+				WHERE id = $2 AND ${holds('$3', '$4', '$1', '$10')}
 				FOR UPDATE
 			),
 			flags AS (
@@ -268,8 +277,8 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				FROM hb WHERE $9::text IS NOT NULL
 			)
 			SELECT hb.card, ev.seq FROM hb LEFT JOIN ev ON true`,
-		/** $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's), $6 request key. */
-		complete: `WITH ${completeCtes},
+		/** $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's), $6 request key, $7 session. */
+		complete: `WITH ${completeCtes('$7')},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
 				SELECT $6, 'card/complete', json_build_object('value', json_build_object(${completeValue})), $1

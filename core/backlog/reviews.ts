@@ -32,6 +32,7 @@ export class Reviews {
 					note: p.note,
 					version: p.version,
 					epoch: p.epoch,
+					session: ctx.session,
 				},
 				now,
 			);
@@ -66,7 +67,7 @@ export class Reviews {
 			const { card, events } = await act(
 				tx,
 				cardId,
-				{ type: 'claimReview', actor: ctx.actor, ttlSeconds: ttl, capabilities },
+				{ type: 'claimReview', actor: ctx.actor, ttlSeconds: ttl, capabilities, session: ctx.session },
 				now,
 			);
 			return { result: { card, lease: leaseOf(cardState(card)) }, events };

@@ -13,7 +13,7 @@ import { checkScope } from '../scope/check';
 import { type HeldScope, LiveScopes, type ScopeConflict, heldBy } from '../scope/conflicts';
 import type { Db, Queryable } from '../store/db';
 import type { HotStatements } from './hotSql';
-import { cardState, loadCard } from './cardActions';
+import { cardState, loadCardRow } from './cardActions';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 /** The advisory lock every grant of a scope takes (transaction-scoped): "btsc". */
@@ -81,6 +81,8 @@ export interface PickOptions {
 	project: string | null | undefined;
 	/** Ids not to pick. */
 	skip: readonly string[];
+	/** The claimer's session, stored with the lease (issue 27 §5). */
+	session?: string | undefined;
 }
 
 interface Candidate {
@@ -131,7 +133,11 @@ export async function pickClaimable(
 					continue;
 				}
 			}
-			const taken = await tx.query<{ card: Card }>(sql.claimById, [...o.claimParams, row.id], 'baton_claim_by_id');
+			const taken = await tx.query<{ card: Card }>(
+				sql.claimById,
+				[...o.claimParams, row.id, o.session ?? null],
+				'baton_claim_by_id',
+			);
 			if (taken[0] !== undefined) {
 				return { card: taken[0].card, waits };
 			}
@@ -246,9 +252,9 @@ export class Scopes {
 	async reserve(ctx: OpContext, p: ParsedParams<'card/reserve'>): Promise<Result<'card/reserve'>> {
 		checkScope(p.paths); // refused before anything is read
 		return this.uow.mutate(ctx, 'card/reserve', async (tx, now) => {
-			const before = await loadCard(tx, p.cardId, true);
+			const { card: before, claimSession } = await loadCardRow(tx, p.cardId, true);
 			// A zombie (its epoch superseded, its card reclaimed) hears lease_lost, as on every holder call.
-			checkLease(cardState(before), ctx.actor, p.epoch, now, 'reserve files for');
+			checkLease(cardState(before, claimSession), ctx.actor, p.epoch, now, 'reserve files for', ctx.session);
 			if (before.status !== 'claimed') {
 				throw new BatonError(
 					'invalid_transition',

@@ -18,6 +18,11 @@ export interface OpContext {
 	actor: string;
 	/** Idempotency key of a mutating request: a repeat returns the stored result. */
 	requestKey?: string | undefined;
+	/**
+	 * The caller's session (its hello's `session`, issue 27 §5): a claim stores it with the lease, and
+	 * only the same session may then heartbeat, complete, release or fail that lease.
+	 */
+	session?: string | undefined;
 }
 
 /** An event about to be appended: seq, time and actor are added when it is written. */

@@ -35,6 +35,10 @@ export interface ConnectHubOptions {
 	dataDir?: string;
 	client: ClientKind;
 	agent?: AgentInfo;
+	/** The hello's `session` (the same at every reconnect): leases claimed through it are its own. */
+	session?: string;
+	/** The hello's `insideAgent`: this client runs inside a coding agent (what says so). */
+	insideAgent?: string;
 	/**
 	 * How to start `baton hub` when none answers; false = never spawn. Default: process.execPath +
 	 * the running baton.js (process.argv[1]) + ['hub', '--data-dir', dataDir]. The extension passes
@@ -67,6 +71,12 @@ export async function connectHub(options: ConnectHubOptions): Promise<RpcClient>
 	const hello: Omit<Hello, 'hello' | 'protocol'> = { client: options.client };
 	if (options.agent) {
 		hello.agent = options.agent;
+	}
+	if (options.session !== undefined) {
+		hello.session = options.session;
+	}
+	if (options.insideAgent !== undefined) {
+		hello.insideAgent = options.insideAgent;
 	}
 	const connect: Connector = async () => {
 		const transport = await findOrSpawnHub(paths, options);
@@ -279,7 +289,7 @@ function spawnHubProcess(paths: HubPaths, command: SpawnHubCommand): SpawnedHub 
 		const child = spawn(command.command, command.args, {
 			detached: true,
 			stdio: ['ignore', 'ignore', log],
-			env: command.env ?? process.env,
+			env: command.env ?? hubEnvFrom(process.env),
 		});
 		child.on('error', e => {
 			state.exited = true;
@@ -314,4 +324,13 @@ function ensureDir(dir: string): void {
 		mkdirSync(dir, { recursive: true, mode: 0o700 });
 		chmodSync(dir, 0o700);
 	}
+}
+
+/**
+ * A spawned hub's environment: this process's without `baton mcp`'s marker (BATON_INSIDE_MCP, issue
+ * 27 §5), which it passes to nothing but what runs inside the agent's session; the hub serves everyone.
+ */
+function hubEnvFrom(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+	const { BATON_INSIDE_MCP: _marker, ...rest } = env;
+	return rest;
 }

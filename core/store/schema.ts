@@ -47,6 +47,8 @@ export const cards = pgTable(
 		/** Dependencies not done yet: maintained at create/link/unlink/complete/reopen/import. */
 		unmetDeps: integer().notNull().default(0),
 		claimOwner: text(),
+		/** The session whose connection claimed it (migration 0017); NULL: the agent id's lease. */
+		claimSession: text(),
 		claimedAt: at(),
 		leaseExpiresAt: at(),
 		leaseTtlSeconds: integer(),
@@ -182,6 +184,8 @@ export const agents = pgTable('agents', {
 	pid: integer(),
 	lastSeenAt: at().notNull(),
 	registeredAt: at().notNull(),
+	/** When its last connection closed (migration 0017); NULL while connected. */
+	endedAt: at(),
 });
 
 export const requestLog = pgTable(

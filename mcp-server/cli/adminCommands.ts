@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 
 import { BatonError } from '../../core/errors';
 import { hubPaths, resolveDataDir } from '../../core/paths';
-import { type BacklogEvent, EventsListParams } from '../../core/protocol';
+import { AgentListParams, type BacklogEvent, EventsListParams } from '../../core/protocol';
 import { type Command, type CommandContext, show } from './command';
 import { cliFlags, paramFlags } from './flags';
 import { forceStopHub } from './hubStop';
@@ -105,16 +105,23 @@ const events: Command = {
 	},
 };
 
+const agentFlags = paramFlags(AgentListParams, {
+	all: { description: 'Also agents whose sessions ended and hold nothing (kept for the agentRetentionDays setting)' },
+});
+
 const agents: Command = {
 	name: 'agents',
 	summary: 'Agents known to the hub, their health and the cards they hold',
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {},
+	options: agentFlags.options,
+	notes:
+		'An agent whose last connection closed leaves this list unless it still holds cards; --all shows it\n' +
+		'until the agentRetentionDays setting forgets it (baton settings --agent-days).',
 	async run(ctx) {
 		const hub = await ctx.hub();
-		const r = await hub.request('agent/list', {});
+		const r = await hub.request('agent/list', agentFlags.read(ctx.values));
 		show(ctx, r, () => agentTable(r.agents));
 		return 0;
 	},

@@ -19,6 +19,10 @@ export interface OpenHubOptions {
 	reconnect?: boolean | undefined;
 	/** false: fail with `unavailable` instead of starting a hub (hub status / stop). */
 	spawn?: boolean | undefined;
+	/** The hello's session: `baton mcp`'s, made once per process (issue 27 §5). */
+	session?: string | undefined;
+	/** The hello's insideAgent: what says this CLI runs inside a coding agent. */
+	insideAgent?: string | undefined;
 }
 
 export function openHub(options: OpenHubOptions): Promise<RpcClient> {
@@ -29,6 +33,8 @@ export function openHub(options: OpenHubOptions): Promise<RpcClient> {
 		...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
 		...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
 		...(options.spawn === false ? { spawnHub: false as const } : {}),
+		...(options.session === undefined ? {} : { session: options.session }),
+		...(options.insideAgent === undefined ? {} : { insideAgent: options.insideAgent }),
 		// A hub spawned a moment ago may still be opening PGlite when it accepts the socket; on a
 		// loaded machine that took longer than connectHub's default 5 s (measured: a flaky `baton up`).
 		handshakeTimeoutMs: 15_000,

@@ -260,7 +260,7 @@ export function agentTable(agents: readonly Agent[], now: number = Date.now()): 
 			// The hub's flag does not look at health; a stale or dead agent is that, not stalled (core/health.ts).
 			a.stalled && isAlive(a.health) ? `${a.health} (stalled)` : a.health,
 			a.status,
-			a.connected ? 'yes' : 'no',
+			a.connected ? 'yes' : a.endedAt === null || a.endedAt === undefined ? 'no' : `ended ${ago(a.endedAt, now)}`,
 			a.cards.length === 0 ? '-' : truncate(a.cards.join(','), 30),
 			ago(a.lastSeenAt, now),
 		]),

@@ -65,6 +65,7 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 	review: { value: 'MODE' },
 	progressEventsPerCard: { flag: 'keep-progress' },
 	progressEventDays: { flag: 'progress-days' },
+	agentRetentionDays: { flag: 'agent-days' },
 });
 
 const settings: Command = {
@@ -96,6 +97,7 @@ const settings: Command = {
 				`stall release   ${r.stallReleaseSeconds === 0 ? 'off' : `after ${r.stallReleaseSeconds} s without progress`}`,
 				`review          ${r.review === 'none' ? 'none: complete means done' : `${r.review}, for new cards that do not say`}`,
 				`progress log    the newest ${plural(r.progressEventsPerCard, 'progress event')} per card, none older than ${plural(r.progressEventDays, 'day')}`,
+				`ended agents    forgotten after ${plural(r.agentRetentionDays, 'day')} (baton agents --all shows them until then)`,
 			].join('\n'),
 		);
 		return 0;

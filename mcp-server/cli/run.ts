@@ -19,6 +19,7 @@ import { demoCommand } from './demo';
 import { cliFlags } from './flags';
 import { hookCommands } from './hookCommands';
 import { openHub } from './hubClient';
+import { insideAgent } from './insideAgent';
 import { initCommand } from './init';
 import { policyCommands } from './policyCommands';
 import { type ProjectChoice, explicitProject, workingProject } from './project';
@@ -199,6 +200,8 @@ export async function runCli(
 		}
 		const { dataDir } = global;
 		const agent = cliAgent(global.agent, env);
+		let inside: { why: string | undefined } | undefined;
+		const insideAgentNow = (): string | undefined => (inside ??= { why: insideAgent({ env }) }).why;
 		let hubPromise: Promise<RpcClient> | undefined;
 		let projectPromise: Promise<ProjectChoice> | undefined;
 		const ctx: CommandContext = {
@@ -208,15 +211,18 @@ export async function runCli(
 			output,
 			dataDir,
 			agent,
+			insideAgent: insideAgentNow,
 			workingProject: () => {
 				projectPromise ??= (async () => workingProject(process.cwd(), explicitProject(undefined, env)))();
 				return projectPromise;
 			},
 			hub: (options = {}) => {
+				const why = insideAgentNow();
 				hubPromise ??= openHub({
 					dataDir,
 					client: 'cli',
 					agent,
+					...(why === undefined ? {} : { insideAgent: why }),
 					...(options.spawn === false ? { spawn: false } : {}),
 				}).then(client => {
 					hub = client;

@@ -2,13 +2,15 @@
  * CLI subcommands with which a human steers agents' work (issue 12): comment (a message, or with
  * --question a question, to whoever holds the card), approve and reject (the review gate). Each is
  * one hub request whose flags are bound to its params schema (flags.ts). The CLI is a human's face:
- * the hub lets it approve any card in review except work it completed itself.
+ * the hub lets it approve any card in review except work it completed itself — but not from inside a
+ * coding agent's process (insideAgent.ts, issue 27 §5): approvals come from a person.
  */
 import { BatonError, describeIssues } from '../../core/errors';
 import { CommentParams, type Result, ReviewParams } from '../../core/protocol';
 import { statusLine } from './cardChange';
 import { type Command, type CommandContext, arg, show } from './command';
 import { paramFlags } from './flags';
+import { approvalRefusal } from './insideAgent';
 
 const commentFlags = paramFlags(CommentParams, { question: { description: 'Ask a human for an answer' } });
 
@@ -48,6 +50,14 @@ const rejectFlags = paramFlags(ReviewParams.pick({ note: true, version: true }).
 	version: { value: 'N' },
 });
 
+/** Refuses before any hub is reached when this process runs inside a coding agent (exit 1). */
+function refuseInsideAgent(ctx: CommandContext, verb: 'approve' | 'reject'): void {
+	const why = ctx.insideAgent();
+	if (why !== undefined) {
+		throw new BatonError('invalid_input', approvalRefusal(verb, arg(ctx, 0), why), { insideAgent: why });
+	}
+}
+
 function reviewed(ctx: CommandContext, r: Result<'card/review'>): void {
 	show(ctx, r, () => {
 		const freed = r.unblocked.length === 0 ? '' : `\nNow claimable: ${r.unblocked.join(', ')}`;
@@ -65,6 +75,7 @@ const approve: Command = {
 	notes: 'With --version, a card that changed since you looked at it is refused.',
 	async run(ctx) {
 		const p = approveFlags.read(ctx.values);
+		refuseInsideAgent(ctx, 'approve');
 		reviewed(ctx, await (await ctx.hub()).request('card/review', { cardId: arg(ctx, 0), approve: true, ...p }));
 		return 0;
 	},
@@ -80,6 +91,7 @@ const reject: Command = {
 	notes: 'Counts as a failed attempt: past its maxAttempts the card parks in blocked with the note.',
 	async run(ctx) {
 		const p = rejectFlags.read(ctx.values);
+		refuseInsideAgent(ctx, 'reject');
 		reviewed(ctx, await (await ctx.hub()).request('card/review', { cardId: arg(ctx, 0), approve: false, ...p }));
 		return 0;
 	},

@@ -1,10 +1,12 @@
 /**
  * Which agents are connected (DESIGN §5): a connection is attached to its hello's agent and
  * detached when it closes; the last connection of an MCP agent releases that agent's claims at once
- * (not after the TTL). Every change is told to the clients that show agents in a `{notice: 'agents'}`,
- * at most 4 a second; MCP sessions never get it (issue 14: with 64 agents pinging, every `baton mcp`
- * parsed the 64-agent list 4 times a second for nothing). It registers no agent (the hello does, in
- * connections.ts) and reads no frame.
+ * (not after the TTL), the last connection of one of its sessions that session's claims, and the
+ * last connection of any agent ends it, so it leaves the agents list and the health counts unless it
+ * still holds cards (issue 27 §4). Every change is told to the clients that show agents in a
+ * `{notice: 'agents'}`, at most 4 a second; MCP sessions never get it (issue 14: with 64 agents
+ * pinging, every `baton mcp` parsed the 64-agent list 4 times a second for nothing). It registers
+ * no agent (the hello does, in connections.ts) and reads no frame.
  */
 import type { Backlog } from '../../core/backlog';
 import { createLogger, errorText } from '../../core/log';
@@ -53,7 +55,10 @@ export class AgentPresence {
 		set.add(conn);
 	}
 
-	/** Forgets a closed connection's agent; the last connection of an MCP agent releases its claims. */
+	/**
+	 * Forgets a closed connection's agent; the last connection of an MCP agent releases its claims, and
+	 * the last connection of one of its sessions those of that session (nobody else may act on them).
+	 */
 	detach(conn: Connection): void {
 		const agentId = conn.agentId;
 		if (agentId === undefined) {
@@ -62,14 +67,43 @@ export class AgentPresence {
 		conn.agentId = undefined;
 		const set = this.byAgent.get(agentId);
 		set?.delete(conn);
+		const session = conn.hello?.session;
+		if (
+			set !== undefined &&
+			set.size > 0 &&
+			conn.client === 'mcp' &&
+			session !== undefined &&
+			![...set].some(c => c.hello?.session === session) &&
+			!this.options.stopping() &&
+			this.options.guard.smallWritesOk
+		) {
+			this.options.backlog
+				.releaseAgent({ actor: agentId }, agentId, 'agent session disconnected', session)
+				.catch((e: unknown) => log.error(`releasing ${agentId}'s session's claims failed: ${errorText(e)}`));
+		}
 		if (set?.size === 0) {
 			this.byAgent.delete(agentId);
-			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
-			if (conn.client === 'mcp' && !this.options.stopping() && this.options.guard.smallWritesOk) {
-				this.options.backlog
-					.releaseAgent({ actor: agentId }, agentId, 'agent disconnected')
-					.catch((e: unknown) => log.error(`releasing ${agentId}'s claims failed: ${errorText(e)}`));
+			// A stopping hub leaves its agents as they are: they reconnect to the next one (a restart).
+			if (!this.options.stopping() && this.options.guard.smallWritesOk) {
+				void this.end(agentId, conn.client === 'mcp');
 			}
+		}
+		this.scheduleNotice();
+	}
+
+	/** The agent's last connection closed: an MCP agent's claims are released, then it is ended. */
+	private async end(agentId: string, release: boolean): Promise<void> {
+		try {
+			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
+			if (release) {
+				await this.options.backlog.releaseAgent({ actor: agentId }, agentId, 'agent disconnected');
+			}
+			// It may have come back meanwhile (a reconnect): then it has not ended.
+			if (!this.byAgent.has(agentId)) {
+				await this.options.backlog.endAgent(agentId);
+			}
+		} catch (e) {
+			log.error(`ending agent ${agentId} failed: ${errorText(e)}`);
 		}
 		this.scheduleNotice();
 	}

@@ -6,6 +6,7 @@
  * requests.ts's; a handler may add its own gate (agent/ping, hub/backup write without `mutating`).
  */
 import type { Backlog, OpContext } from '../../core/backlog';
+import { BatonError } from '../../core/errors';
 import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
 import type { Connection, Connections } from './connections';
@@ -58,10 +59,26 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.reaper.consider(result.lease.expiresAt);
 			return result;
 		},
-		'card/complete': ({ ctx, params }) => b.complete(ctx, params),
-		'card/release': ({ ctx, params }) => b.release(ctx, params),
+		'card/complete': ({ conn, ctx, params }) => {
+			if (params.force === true) {
+				refuseAgentOverride(conn, `complete card ${params.cardId} with force`);
+			}
+			return b.complete(ctx, params);
+		},
+		'card/release': ({ conn, ctx, params }) => {
+			if (params.force === true) {
+				refuseAgentOverride(conn, `release card ${params.cardId} with force`);
+			}
+			return b.release(ctx, params);
+		},
 		'card/fail': ({ ctx, params }) => b.fail(ctx, params),
-		'card/reclaim': ({ ctx, params }) => b.reclaim(ctx, params),
+		'card/reclaim': ({ conn, ctx, params }) => {
+			// Reclaiming every expired lease is housekeeping; taking one card from its holder is an override.
+			if (params.cardId !== undefined) {
+				refuseAgentOverride(conn, `reclaim card ${params.cardId}`);
+			}
+			return b.reclaim(ctx, params);
+		},
 		'card/block': ({ ctx, params }) => b.block(ctx, params),
 		'card/unblock': ({ ctx, params }) => b.unblock(ctx, params),
 		'card/reopen': ({ ctx, params }) => b.reopen(ctx, params),
@@ -69,11 +86,12 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/unlink': ({ ctx, params }) => b.unlink(ctx, params),
 		'card/delete': ({ ctx, params }) => b.delete(ctx, params),
 		'card/comment': ({ ctx, params }) => b.comment(ctx, params),
-		// Who reviews decides what they may do: an MCP session is an agent, every other face a human.
-		'card/review': ({ conn, ctx, params }) => b.review(ctx, params, conn.client === 'mcp' ? 'agent' : 'human'),
+		// Who reviews decides what they may do: an MCP session is an agent, and so is any face whose
+		// process said it runs inside a coding agent (issue 27 §5); every other face is a human.
+		'card/review': ({ conn, ctx, params }) => b.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
 		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
 		'inbox/ack': ({ ctx, params }) => b.inboxAck(ctx, params),
-		'agent/list': () => b.listAgents(hub.connections.agents.ids()),
+		'agent/list': ({ params }) => b.listAgents(hub.connections.agents.ids(), params.all === true),
 		'agent/ping': async ({ ctx }) => {
 			// A ping renews leases: a small write, allowed down to the small-write reserve.
 			hub.guard.beforeSmallWrite();
@@ -81,7 +99,10 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.connections.agents.scheduleNotice();
 			return result;
 		},
-		'agent/reclaim': ({ ctx, params }) => b.reclaimAgent(ctx, params),
+		'agent/reclaim': ({ conn, ctx, params }) => {
+			refuseAgentOverride(conn, `reclaim the cards of agent ${params.agentId}`);
+			return b.reclaimAgent(ctx, params);
+		},
 		'events/list': ({ params }) => b.listEvents(params),
 		'events/subscribe': ({ conn, params }) => hub.subscriptions.subscribe(conn, params.afterSeq ?? hub.seq()),
 		'hub/status': () => Promise.resolve(hub.status()),
@@ -121,4 +142,28 @@ export function createHandlers(hub: HubParts): Handlers {
 			return settings;
 		},
 	};
+}
+
+/**
+ * An agent, not a person: an MCP session, or a CLI / other face whose hello said its process runs
+ * inside a coding agent (`insideAgent`, issue 27 §5). Self-declared like the rest of the hello: it
+ * stops an agent's own shell from acting as its human, not a process that lies (docs/guide.md).
+ */
+export function actsAsAgent(conn: Connection): boolean {
+	return conn.client === 'mcp' || conn.hello?.insideAgent !== undefined;
+}
+
+/**
+ * The human overrides — force on complete or release, taking a card or an agent's cards back — come
+ * from VS Code, the board or a person's terminal; an agent acts only on the leases it claimed.
+ */
+function refuseAgentOverride(conn: Connection, what: string): void {
+	if (actsAsAgent(conn)) {
+		const inside = conn.hello?.insideAgent;
+		throw new BatonError(
+			'invalid_input',
+			`Only a person can ${what}, from their own terminal, VS Code or the board${inside === undefined ? '' : ` (this command runs inside a coding agent: ${inside})`}. An agent acts only on the cards its own session claimed.`,
+			{ override: what },
+		);
+	}
 }

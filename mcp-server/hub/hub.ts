@@ -211,6 +211,8 @@ export class Hub {
 			// Commits that landed between lastSeq() and LISTEN are read now.
 			this.pump.kick();
 		}
+		// Before any agent connects: rows a dead hub left connected leave the agents list (issue 27 §4).
+		await this.options.backlog.endAbandonedAgents(this.options.backlog.mode === 'pglite');
 		// After the pump started and before any agent can connect (InboxPush.start says why).
 		await this.inbox.start();
 		await this.connections.listen(this.options.paths.socket);

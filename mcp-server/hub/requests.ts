@@ -60,8 +60,11 @@ export class Requests {
 			);
 			return;
 		}
-		const ctx: OpContext =
-			frame.key === undefined ? { actor: conn.actor } : { actor: conn.actor, requestKey: frame.key };
+		const ctx: OpContext = {
+			actor: conn.actor,
+			...(frame.key === undefined ? {} : { requestKey: frame.key }),
+			...(conn.hello?.session === undefined ? {} : { session: conn.hello.session }),
+		};
 		const entry = { conn, id };
 		this.inFlight.add(entry);
 		const started = performance.now();

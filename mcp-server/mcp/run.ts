@@ -13,6 +13,7 @@ import { createLogger } from '../../core/log';
 import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { openHub } from '../cli/hubClient';
+import { mcpMarker } from '../cli/insideAgent';
 import { explicitProject, workingProject } from '../cli/project';
 import { ToolContext } from './context';
 import { startKeepAlive } from './keepAlive';
@@ -119,6 +120,11 @@ export async function runMcp(argv: string[]): Promise<number> {
 			: `project ${project}`,
 	);
 	const sessionId = randomBytes(3).toString('hex');
+	// This process's session, the same at every reconnect (a restarted hub, a failover): the leases it
+	// claims are its own, and no other session may act on them, whatever agent id it declares.
+	const session = randomBytes(16).toString('hex');
+	// What runs inside this agent's session (whatever it starts) is no person approving (issue 27 §5).
+	process.env[mcpMarker] = `baton mcp (pid ${process.pid})`;
 
 	let hubPromise: Promise<RpcClient> | undefined;
 	let stopKeepAlive: (() => void) | undefined;
@@ -139,7 +145,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 				pid: process.pid,
 				...(capabilities.length > 0 ? { capabilities } : {}),
 			};
-			const hub = await openHub({ dataDir, client: 'mcp', agent: info, reconnect: true });
+			const hub = await openHub({ dataDir, client: 'mcp', agent: info, reconnect: true, session });
 			// At once: the hub pushes the inbox left unacknowledged right after the hello.
 			ctx.listen(hub);
 			stopKeepAlive = startKeepAlive(hub);

@@ -181,6 +181,7 @@ for (const kind of storeKinds) {
 					review: 'none',
 					progressEventsPerCard: 50,
 					progressEventDays: 90,
+					agentRetentionDays: 7,
 				});
 				assert.deepEqual(await b.settings(), settings);
 				await b.create(alice, {

@@ -12,6 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
+import { agentEnvMarkers } from '../../mcp-server/cli/insideAgent';
+
 export const repoRoot = resolve(import.meta.dirname, '..', '..');
 export const batonJs = join(repoRoot, 'dist', 'baton.js');
 
@@ -51,7 +53,11 @@ export function tempDataDir(): string {
 	return mkdtempSync('/tmp/bt-');
 }
 
-/** The environment of a child: this data dir, PGlite (no DATABASE_URL), no inherited agent or project. */
+/**
+ * The environment of a child: this data dir, PGlite (no DATABASE_URL), no inherited agent or project,
+ * and none of the markers of a coding agent (insideAgent.ts), which a test run started from inside one
+ * would otherwise hand to every `baton approve` it runs.
+ */
 export function childEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
 	const env: Record<string, string> = {};
 	for (const [k, v] of Object.entries(process.env)) {
@@ -60,7 +66,8 @@ export function childEnv(dataDir: string, extra: Record<string, string> = {}): R
 			k !== 'DATABASE_URL' &&
 			k !== 'BATON_AGENT' &&
 			k !== 'BATON_CAPABILITIES' &&
-			k !== 'BATON_PROJECT'
+			k !== 'BATON_PROJECT' &&
+			!agentEnvMarkers.includes(k)
 		) {
 			env[k] = v;
 		}

@@ -148,12 +148,14 @@ describe('hub events and timers', () => {
 		)) as { data: BacklogEvent };
 		console.log(`mcp agent disconnect -> released in ${Date.now() - closedAt} ms`);
 		assert.match(released.data.data.reason ?? '', /agent disconnected/);
-		const gone = (await watcher.next(
-			f =>
-				f.notice === 'agents' &&
-				(f.agents as { id: string; connected: boolean }[]).some(a => a.id === 'mcp-agent-1' && !a.connected),
-		)) as { agents: unknown[] };
-		assert.ok(gone.agents.length > 0);
+		// Released, it holds nothing: it ended, and leaves the notice (issue 27 §4); --all still has it.
+		await watcher.next(f => f.notice === 'agents' && !(f.agents as { id: string }[]).some(a => a.id === 'mcp-agent-1'));
+		const all = (await watcher.request('agent/list', { all: true })) as {
+			result: { agents: { id: string; connected: boolean; endedAt?: string | null }[] };
+		};
+		const ended = all.result.agents.find(a => a.id === 'mcp-agent-1');
+		assert.equal(ended?.connected, false);
+		assert.equal(typeof ended.endedAt, 'string');
 		watcher.close();
 	});
 

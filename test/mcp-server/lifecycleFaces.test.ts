@@ -104,6 +104,7 @@ describe('lifecycle through the CLI and MCP', () => {
 			review: 'none',
 			progressEventsPerCard: 50,
 			progressEventDays: 90,
+			agentRetentionDays: 7,
 		});
 		const bad = await baton(['settings', '--backoff-seconds', 'soon']);
 		assert.equal(bad.code, 2);
