@@ -177,7 +177,22 @@ export class ClaimCycle {
 						)
 					).map(x => x.cap)
 				: [];
+		// Claimable cards of other projects are named, with how to take them: an agent (or a CLI run
+		// outside any repository) that sees none of its own should not read "nothing left to do".
+		const others =
+			projectParam(project) === '*'
+				? []
+				: await tx.query<{ project: string; n: unknown }>(
+						`SELECT project, count(*) AS n FROM cards
+						 WHERE status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)
+							AND requires <@ $2::text[] AND ($3::text IS NULL OR phase = $3)
+							AND project IS NOT NULL AND project IS DISTINCT FROM $4::text
+						 GROUP BY project ORDER BY count(*) DESC, project`,
+						[now, caps, phase ?? null, project ?? null],
+					);
 		const counts: UnclaimableCounts = {
+			project,
+			otherProjects: others.map(o => ({ project: o.project, count: num(o.n) })),
 			readyTotal: num(r.ready_total),
 			waiting: num(r.waiting),
 			deferred: num(r.deferred),

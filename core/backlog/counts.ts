@@ -13,8 +13,25 @@ import { num, present } from './values';
 /** Delta rows stats tolerates before it folds them (hub upkeep folds too, every ~5,000 writes). */
 const foldAbove = 2_000;
 
-export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds): Promise<Result<'card/stats'>> {
+/**
+ * The counts of card/stats. `project` narrows them as a claim is narrowed (claimScope in scopes.ts):
+ * a project id counts its cards and those with none, null only those with none, '*' or undefined all.
+ */
+export async function cardStats(
+	db: Db,
+	now: Date,
+	thresholds: HealthThresholds,
+	project?: string | null,
+): Promise<Result<'card/stats'>> {
 	const stallBefore = new Date(now.getTime() - thresholds.stallSeconds * 1000);
+	const params: unknown[] = [now, stallBefore];
+	// Unnarrowed, the statement is the same text as before, so its plans are too.
+	const mine =
+		project === undefined || project === '*'
+			? ''
+			: project === null
+				? ' AND project IS NULL'
+				: ` AND (project IS NULL OR project = $${params.push(project)})`;
 	// Each part reads a few rows: card_counts' delta rows, then the claimed (lease), deferred and
 	// ready-age partial indexes (claimed cards are one per working agent) and the events' primary key.
 	const [row] = await db.query<Record<string, unknown>>(
@@ -26,15 +43,15 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 			coalesce(sum(n) FILTER (WHERE needs_input), 0) AS needs_input,
 			coalesce(sum(n) FILTER (WHERE bucket = 'open' AND waiting), 0) AS open_waiting,
 			count(*) AS delta_rows,
-			(SELECT count(*) FROM cards WHERE status = 'claimed') AS claimed,
-			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0) AS claimed_waiting,
-			(SELECT count(*) FROM cards WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
-			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready') AS oldest_ready,
-			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1) AS expired,
-			(SELECT count(*) FROM cards WHERE status = 'claimed' AND progress_at <= $2) AS stalled,
+			(SELECT count(*) FROM cards WHERE status = 'claimed'${mine}) AS claimed,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0${mine}) AS claimed_waiting,
+			(SELECT count(*) FROM cards WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1${mine}) AS deferred,
+			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready'${mine}) AS oldest_ready,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1${mine}) AS expired,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND progress_at <= $2${mine}) AS stalled,
 			(SELECT coalesce(max(seq), 0) FROM events) AS last_seq
-		 FROM card_counts`,
-		[now, stallBefore],
+		 FROM card_counts${mine === '' ? '' : ` WHERE true${mine}`}`,
+		params,
 	);
 	const r = present(row);
 	// Ready and claimed cards share card_counts' bucket 'open' (migration 0012: claims fire no trigger).
