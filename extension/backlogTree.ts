@@ -11,7 +11,8 @@ import type { Card } from '../core/protocol';
 import { scopeWait, scopeWaitText } from '../core/scopeMatch';
 import { isFailed } from './alertRules';
 import { cardIcon } from './cardIcon';
-import { cardSummary, compareByPriority, formatDuration, leaseText } from './cardText';
+import { formatDuration } from '../core/duration';
+import { cardSummary, compareByPriority, leaseText } from './cardText';
 import type { HubConnection } from './hubConnection';
 import type { WorkspaceProjects } from './workspaceProjects';
 
@@ -369,7 +370,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			tip.appendMarkdown(`**Acceptance**\n\n${card.acceptance.map(a => `- ${md(a)}`).join('\n')}\n\n`);
 		}
 		if (isDeferred(card, now) && card.deferUntil !== null) {
-			tip.appendMarkdown(`Not claimable for ${formatDuration((Date.parse(card.deferUntil) - now) / 1000)}.\n\n`);
+			tip.appendMarkdown(`Not claimable for ${formatDuration(Date.parse(card.deferUntil) - now)}.\n\n`);
 		}
 		item.tooltip = tip;
 		return item;

@@ -898,8 +898,13 @@ for (const kind of storeKinds) {
 				await b.reclaim(human, { cardId: `${p}a`, reason: 'bob went quiet' });
 				const c2 = await b.claim(alice, { cardId: `${p}a` });
 				const got = await b.get(human, { cardId: `${p}b` });
-				assert.deepEqual(got.dependencies, [{ id: `${p}a`, title: 'a', status: 'claimed' }]);
-				assert.deepEqual(got.dependents, [{ id: `${p}c`, title: 'c', status: 'ready' }]);
+				assert.deepEqual(got.dependencies, [
+					{ id: `${p}a`, title: 'a', status: 'claimed', unmetDeps: 0, deferUntil: null },
+				]);
+				// c waits on b: the ref says so (unmetDeps), as show and the board print it.
+				assert.deepEqual(got.dependents, [
+					{ id: `${p}c`, title: 'c', status: 'ready', unmetDeps: 1, deferUntil: null },
+				]);
 				const a = await b.get(human, { cardId: `${p}a` });
 				assert.deepEqual(
 					a.history.map(e => e.type),
