@@ -3,7 +3,7 @@
  * with health, and ending every claim of one agent (a human's reclaim, or its session closing). Health
  * is the pure health.ts; claims end through the rules like any other.
  */
-import { agentHealth } from '../health';
+import { type StallView, agentHealth, isAgentStalled } from '../health';
 import type { AgentInfo, Card, HealthThresholds, ParsedParams, Result } from '../protocol';
 import { actOnEach } from './cardActions';
 import type { OpContext, UnitOfWork } from './unitOfWork';
@@ -54,7 +54,6 @@ export class Agents {
 
 	async listAgents(connected: ReadonlySet<string> = new Set()): Promise<Result<'agent/list'>> {
 		const now = this.uow.clock.now();
-		const stallBefore = new Date(now.getTime() - this.thresholds.stallSeconds * 1000);
 		const rows = await this.uow.db.query<{
 			id: string;
 			name: string;
@@ -64,18 +63,20 @@ export class Agents {
 			pid: number | null;
 			last_seen_at: Date;
 			cards: string[];
-			stalled: boolean | null;
+			held: StallView[];
 		}>(
 			`SELECT a.id, a.name, a.client, a.capabilities, a.host, a.pid, a.last_seen_at,
 				coalesce(array_agg(c.id ORDER BY c.id) FILTER (WHERE c.id IS NOT NULL), '{}') AS cards,
-				bool_or(c.progress_at <= $1) AS stalled
+				coalesce(json_agg(json_build_object('status', c.status, 'claimOwner', c.claim_owner,
+					'progressAt', baton_ts(c.progress_at), 'claimedAt', baton_ts(c.claimed_at),
+					'leaseExpiresAt', baton_ts(c.lease_expires_at))) FILTER (WHERE c.id IS NOT NULL), '[]') AS held
 			 FROM agents a LEFT JOIN cards c ON c.claim_owner = a.id AND c.status IN ('claimed', 'review')
 			 GROUP BY a.id ORDER BY a.id`,
-			[stallBefore],
 		);
 		return {
 			agents: rows.map(r => {
 				const lastSeen = new Date(r.last_seen_at);
+				const health = agentHealth(lastSeen, now, this.thresholds);
 				return {
 					id: r.id,
 					name: r.name,
@@ -86,8 +87,9 @@ export class Agents {
 					lastSeenAt: lastSeen.toISOString(),
 					status: r.cards.length > 0 ? ('working' as const) : ('idle' as const),
 					cards: r.cards,
-					health: agentHealth(lastSeen, now, this.thresholds),
-					stalled: r.stalled === true,
+					health,
+					// health.ts decides (lease running, holder alive, quiet since progress or claim).
+					stalled: isAgentStalled(health, r.held, now, this.thresholds),
 					connected: connected.has(r.id),
 				};
 			}),

@@ -5,7 +5,7 @@
  * checks them against the card itself. Reads only, except folding card_counts' delta rows when many
  * have piled up; no status changes here.
  */
-import { agentHealth } from '../health';
+import { type StallView, agentHealth, isCardStalled } from '../health';
 import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
 import { num, present } from './values';
@@ -23,8 +23,7 @@ export async function cardStats(
 	thresholds: HealthThresholds,
 	project?: string | null,
 ): Promise<Result<'card/stats'>> {
-	const stallBefore = new Date(now.getTime() - thresholds.stallSeconds * 1000);
-	const params: unknown[] = [now, stallBefore];
+	const params: unknown[] = [now];
 	// Unnarrowed, the statement is the same text as before, so its plans are too.
 	const mine =
 		project === undefined || project === '*'
@@ -48,7 +47,9 @@ export async function cardStats(
 			(SELECT count(*) FROM cards WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1${mine}) AS deferred,
 			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready'${mine}) AS oldest_ready,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1${mine}) AS expired,
-			(SELECT count(*) FROM cards WHERE status = 'claimed' AND progress_at <= $2${mine}) AS stalled,
+			(SELECT json_agg(json_build_object('owner', claim_owner, 'progressAt', baton_ts(progress_at),
+				'claimedAt', baton_ts(claimed_at), 'leaseExpiresAt', baton_ts(lease_expires_at)))
+				FROM cards WHERE status = 'claimed'${mine}) AS claimed_cards,
 			(SELECT coalesce(max(seq), 0) FROM events) AS last_seq
 		 FROM card_counts${mine === '' ? '' : ` WHERE true${mine}`}`,
 		params,
@@ -67,9 +68,18 @@ export async function cardStats(
 		await foldCounts(db);
 	}
 	const agents: Record<AgentHealth, number> = { healthy: 0, late: 0, stale: 0, dead: 0 };
-	for (const a of await db.query<{ last_seen_at: Date }>('SELECT last_seen_at FROM agents')) {
-		agents[agentHealth(new Date(a.last_seen_at), now, thresholds)]++;
+	const healthOf = new Map<string, AgentHealth>();
+	for (const a of await db.query<{ id: string; last_seen_at: Date }>('SELECT id, last_seen_at FROM agents')) {
+		const health = agentHealth(new Date(a.last_seen_at), now, thresholds);
+		healthOf.set(a.id, health);
+		agents[health]++;
 	}
+	// Stalled is health.ts's rule, not SQL's: quiet since the progress (or the claim), the lease still
+	// running, the holder alive. Claimed cards are few (one per working agent).
+	const claimedCards = (r.claimed_cards ?? []) as (Omit<StallView, 'status' | 'claimOwner'> & { owner: string })[];
+	const stalled = claimedCards.filter(c =>
+		isCardStalled({ ...c, status: 'claimed', claimOwner: c.owner }, healthOf.get(c.owner), now, thresholds),
+	).length;
 	const deferred = num(r.deferred);
 	const oldest = r.oldest_ready as string | null;
 	return {
@@ -82,7 +92,7 @@ export async function cardStats(
 		oldestReadyAt: oldest,
 		oldestReadyAgeSeconds: oldest === null ? null : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000),
 		expiredClaims: num(r.expired),
-		stalledClaims: num(r.stalled),
+		stalledClaims: stalled,
 		agents,
 		lastSeq: num(r.last_seq),
 	};

@@ -4,7 +4,6 @@
  * share it; no colour codes, so logs and CI stay readable.
  */
 import { type StateWord, refStateWord, stateWord, unmetDependencies } from '../../core/claimable';
-import { isAlive } from '../../core/health';
 import type { Agent, BacklogEvent, Card, CardRef, Message } from '../../core/protocol';
 
 export interface Output {
@@ -266,8 +265,8 @@ export function agentTable(agents: readonly Agent[], now: number = Date.now()): 
 		agents.map(a => [
 			a.id,
 			truncate(a.client, 24),
-			// The hub's flag does not look at health; a stale or dead agent is that, not stalled (core/health.ts).
-			a.stalled && isAlive(a.health) ? `${a.health} (stalled)` : a.health,
+			// The hub's flag is core/health.ts's rule: only an alive agent is ever stalled.
+			a.stalled ? `${a.health} (stalled)` : a.health,
 			a.status,
 			a.connected ? 'yes' : 'no',
 			a.cards.length === 0 ? '-' : truncate(a.cards.join(','), 30),
