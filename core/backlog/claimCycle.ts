@@ -259,28 +259,27 @@ export class ClaimCycle {
 	}
 
 	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		const { done, handedOver } = await this.completeOnly(ctx, p);
+		const done = await this.completeOnly(ctx, p);
 		if (p.next === undefined || done.next !== undefined) {
 			return done;
 		}
-		// Nothing was picked in the same call (none was claimable before this completion), or there was
-		// no such call (the general path ran, or the hand-over is switched off): claim now, which says why
-		// when there is none. The hand-over's pick never sees the cards this completion unblocked, so
-		// without it the claim passes over them unless nothing else is claimable: either way the same
-		// card is picked. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
+		// Nothing was taken in the same call (none was claimable before this completion, or the best was
+		// a scoped card, which only the general path takes), or there was no such call (the general path
+		// ran, or the hand-over is switched off): claim now, which says why when there is none. The
+		// hand-over's pick never sees the cards this completion unblocked, so this claim passes over them
+		// unless nothing else is claimable: with or without the hand-over the same card is picked (the
+		// differential test found a scoped pick followed by a claim that took an unblocked card first).
+		// Its own key (derived) makes a re-sent request replay this claim, not repeat it.
 		const next = await this.claim(
 			ctx.requestKey === undefined ? ctx : { ...ctx, requestKey: `${ctx.requestKey}#next` },
 			p.next,
-			{ passOver: handedOver ? [] : done.unblocked },
+			{ passOver: done.unblocked },
 		);
 		return { ...done, next };
 	}
 
-	/** The completion; `handedOver` when the one-call hand-over ran, and so already tried to pick. */
-	private async completeOnly(
-		ctx: OpContext,
-		p: ParsedParams<'card/complete'>,
-	): Promise<{ done: Result<'card/complete'>; handedOver: boolean }> {
+	/** The completion, with the card the one-call hand-over took when it ran and took one. */
+	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
 		const handOver = p.next !== undefined && this.uow.fastPaths.handOver;
 		if (p.force !== true) {
 			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
@@ -303,10 +302,10 @@ export class ClaimCycle {
 				};
 			});
 			if (fast !== undefined) {
-				return { done: fast, handedOver: handOver };
+				return fast;
 			}
 		}
-		const done = await this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
@@ -316,7 +315,6 @@ export class ClaimCycle {
 			const unblocked = await nowClaimable(tx, readiness, now);
 			return { result: { card, unblocked }, events };
 		});
-		return { done, handedOver: false };
 	}
 
 	private async completeNextFast(
