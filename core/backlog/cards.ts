@@ -10,6 +10,7 @@ import type { Card, CardRef, HealthThresholds, ParsedParams, Result } from '../p
 import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
 import { loadCard } from './cardActions';
+import { claimableSql } from './claimableSql';
 import {
 	answerInInputOrder,
 	batchIndex,
@@ -319,7 +320,7 @@ export class Cards {
 			where.push(`(project IS NULL OR project = ${param(p.project)})`);
 		}
 		if (p.readyOnly === true) {
-			where.push(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= ${param(now)})`);
+			where.push(claimableSql(param(now)));
 		}
 		if (p.text !== undefined && p.text.trim() !== '') {
 			where.push(textCondition(p.text));

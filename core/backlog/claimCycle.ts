@@ -9,6 +9,7 @@ import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
 import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../claimRules';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
+import { claimableSql, deferredSql, ofProjectSql, waitingSql } from './claimableSql';
 import { nowClaimable, withHandoff } from './reviews';
 import {
 	type ScopeWaits,
@@ -152,16 +153,13 @@ export class ClaimCycle {
 		const [row] = await tx.query<Record<string, unknown>>(
 			`SELECT
 				count(*) FILTER (WHERE mine AND status = 'ready') AS ready_total,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps > 0) AS waiting,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps = 0
-					AND (defer_until IS NULL OR defer_until <= $1) AND NOT requires <@ $2::text[]) AS need_caps,
-				count(*) FILTER (WHERE NOT mine AND status = 'ready' AND unmet_deps = 0
-					AND (defer_until IS NULL OR defer_until <= $1) AND requires <@ $2::text[]) AS other_phase,
+				count(*) FILTER (WHERE mine AND ${waitingSql()}) AS waiting,
+				count(*) FILTER (WHERE mine AND ${deferredSql('$1')}) AS deferred,
+				count(*) FILTER (WHERE mine AND ${claimableSql('$1')} AND NOT requires <@ $2::text[]) AS need_caps,
+				count(*) FILTER (WHERE NOT mine AND ${claimableSql('$1')} AND requires <@ $2::text[]) AS other_phase,
 				count(*) FILTER (WHERE mine AND status = 'claimed') AS claimed,
 				count(*) FILTER (WHERE mine AND status = 'blocked') AS blocked
-			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards
-				WHERE $4::text = '*' OR project IS NULL OR project = $4) c`,
+			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards WHERE ${ofProjectSql('$4')}) c`,
 			[now, caps, phase ?? null, projectParam(project)],
 		);
 		const r = present(row);
@@ -171,9 +169,9 @@ export class ClaimCycle {
 				? (
 						await tx.query<{ cap: string }>(
 							`SELECT DISTINCT cap FROM cards, unnest(requires) AS cap
-							 WHERE status = 'ready' AND unmet_deps = 0 AND ($2::text IS NULL OR phase = $2)
+							 WHERE ${claimableSql('$3')} AND ($2::text IS NULL OR phase = $2) AND ${ofProjectSql('$4')}
 								AND NOT cap = ANY($1::text[]) ORDER BY cap LIMIT 5`,
-							[caps, phase ?? null],
+							[caps, phase ?? null, now, projectParam(project)],
 						)
 					).map(x => x.cap)
 				: [];
@@ -184,8 +182,7 @@ export class ClaimCycle {
 				? []
 				: await tx.query<{ project: string; n: unknown }>(
 						`SELECT project, count(*) AS n FROM cards
-						 WHERE status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)
-							AND requires <@ $2::text[] AND ($3::text IS NULL OR phase = $3)
+						 WHERE ${claimableSql('$1')} AND requires <@ $2::text[] AND ($3::text IS NULL OR phase = $3)
 							AND project IS NOT NULL AND project IS DISTINCT FROM $4::text
 						 GROUP BY project ORDER BY count(*) DESC, project`,
 						[now, caps, phase ?? null, project ?? null],

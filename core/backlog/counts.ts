@@ -8,6 +8,7 @@
 import { type StallView, agentHealth, isCardStalled } from '../health';
 import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
+import { deferredSql } from './claimableSql';
 import { num, present } from './values';
 
 /** Delta rows stats tolerates before it folds them (hub upkeep folds too, every ~5,000 writes). */
@@ -44,7 +45,7 @@ export async function cardStats(
 			count(*) AS delta_rows,
 			(SELECT count(*) FROM cards WHERE status = 'claimed'${mine}) AS claimed,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0${mine}) AS claimed_waiting,
-			(SELECT count(*) FROM cards WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1${mine}) AS deferred,
+			(SELECT count(*) FROM cards WHERE ${deferredSql('$1')}${mine}) AS deferred,
 			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready'${mine}) AS oldest_ready,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1${mine}) AS expired,
 			(SELECT json_agg(json_build_object('owner', claim_owner, 'progressAt', baton_ts(progress_at),
