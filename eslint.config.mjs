@@ -24,13 +24,14 @@ const sharedCore = [
 	'errors',
 	'clock',
 	'backoff',
+	'duration',
 	'lease',
 	'health',
 	'claimable',
 	// Issue 14: the board and the tree page Done the same way (where the loaded pages end, the counts).
 	'donePages',
 ];
-const ruleModules = ['errors', 'clock', 'backoff', 'lease', 'health', 'claimable', 'donePages'];
+const ruleModules = ['errors', 'clock', 'backoff', 'duration', 'lease', 'health', 'claimable', 'donePages'];
 
 /**
  * Core folders every face may import whole, under the same rules as sharedCore (platform-free,

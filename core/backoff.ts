@@ -30,7 +30,9 @@ export const hubStartBackoff: BackoffPolicy = { minMs: 25, maxMs: 100 };
 
 /**
  * The extension's first connection (hubConnection.ts): each attempt is a whole connectHub, which
- * may spawn a hub process and has already waited for it, so attempts are spaced out further.
+ * may spawn a hub process and has already waited for it, so attempts are spaced out further. The
+ * board's first connection and its retries of a live page while offline (webview/main.ts,
+ * boardLoad.ts) wait the same.
  */
 export const firstConnectBackoff: BackoffPolicy = { minMs: 500, maxMs: 10_000 };
 

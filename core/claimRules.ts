@@ -112,6 +112,25 @@ export interface UnclaimableCounts {
 	otherPhase: number;
 	/** "2 ready cards wait on files held by AUTH-3 (claude-code-1)", when scopes keep cards back. */
 	scopeWaits?: string | undefined;
+	/** The claimer's project: an id (its cards and those with none), null (only those), undefined (any). */
+	project?: string | null | undefined;
+	/** Cards of other projects the claimer would take with project '*' (or that project), most first. */
+	otherProjects?: readonly { project: string; count: number }[];
+}
+
+/**
+ * "4 claimable cards are in other projects (web 3, api 1): claim with project '*' or project web".
+ * The words are the MCP parameter's; the CLI says them as its flags (`--project`).
+ */
+export function describeOtherProjects(others: readonly { project: string; count: number }[]): string | undefined {
+	const first = others[0];
+	if (first === undefined) {
+		return undefined;
+	}
+	const total = others.reduce((n, o) => n + o.count, 0);
+	const shown = others.slice(0, 3).map(o => `${o.project} ${o.count}`);
+	const list = others.length > 3 ? `${shown.join(', ')}, …` : shown.join(', ');
+	return `${total} claimable ${total === 1 ? 'card is' : 'cards are'} in other projects (${list}): claim with project '*' or project ${first.project}`;
 }
 
 export function describeNothingClaimable(c: UnclaimableCounts): string {
@@ -139,8 +158,11 @@ export function describeNothingClaimable(c: UnclaimableCounts): string {
 	if (c.blocked > 0) {
 		parts.push(`${plural(c.blocked, 'is', 'are')} blocked`);
 	}
+	const elsewhere = describeOtherProjects(c.otherProjects ?? []);
 	if (parts.length === 0) {
-		return 'No cards are ready: the backlog has nothing left to do.';
+		return elsewhere === undefined
+			? 'No cards are ready: the backlog has nothing left to do.'
+			: `No cards ${c.project === null ? 'without a project' : `of ${c.project ?? '?'} or without a project`} are ready; ${elsewhere}.`;
 	}
-	return `Nothing claimable: ${parts.join(', ')}.`;
+	return `Nothing claimable: ${parts.join(', ')}${elsewhere === undefined ? '' : `; ${elsewhere}`}.`;
 }

@@ -128,7 +128,9 @@ export const ListParams = z
 			.describe('Only cards with these statuses'),
 		phase: Phase.optional().describe('Only cards in this phase'),
 		owner: z.string().max(limits.agentIdLength).optional().describe('Only cards held by this agent'),
-		project: ProjectId.optional().describe('Only cards of this project and cards with none'),
+		project: ProjectId.nullable()
+			.optional()
+			.describe('Only cards of this project and cards with none; null: only cards with none'),
 		readyOnly: z.boolean().optional().describe('Only cards claimable now (ready, dependencies done, not deferred)'),
 		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
@@ -141,9 +143,23 @@ export const ListParams = z
 		order: z.enum(['priority', 'recent']).optional().describe('priority (default) or recent: newest change first'),
 	})
 	.strict();
-export const ListResult = z.object({ cards: z.array(Card), nextCursor: z.string().optional() });
+export const ListResult = z.object({
+	cards: z.array(Card),
+	nextCursor: z.string().optional(),
+	/** Of the listed cards that wait on dependencies: the ones each still waits on (not done). */
+	waitsOn: z.record(z.string(), z.array(CardId)).optional(),
+});
 
-export const StatsParams = z.object({}).strict();
+export const StatsParams = z
+	.object({
+		project: z
+			.union([ProjectId, z.literal('*'), z.null()])
+			.optional()
+			.describe(
+				"Count as claim sees them: this project's cards and cards with none; null: only those; '*' or omitted: all",
+			),
+	})
+	.strict();
 export const StatsResult = z.object({
 	counts: z.object({
 		ready: z.number(),

@@ -369,7 +369,17 @@ export const Attempt = z.object({
 });
 export type Attempt = z.infer<typeof Attempt>;
 
-export const CardRef = z.object({ id: CardId, title: z.string(), status: CardStatus });
+/**
+ * A dependency or dependent in card/get: with unmetDeps and deferUntil, so a face says `waiting` or
+ * `deferred` for it as for any card (claimable.ts `refStateWord`).
+ */
+export const CardRef = z.object({
+	id: CardId,
+	title: z.string(),
+	status: CardStatus,
+	unmetDeps: z.number().int().optional(),
+	deferUntil: Timestamp.nullable().optional(),
+});
 export type CardRef = z.infer<typeof CardRef>;
 
 /** Who a connection acts for, as its hello says (`agent`); actions are recorded under its id. */

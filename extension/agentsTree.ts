@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import type { AgentHealth } from '../core/protocol';
 import type { AgentView } from './agentHealth';
-import { formatDuration } from './cardText';
+import { formatDuration } from '../core/duration';
 import type { HubConnection } from './hubConnection';
 
 export interface AgentNode {
@@ -31,7 +31,7 @@ export function agentDescription(view: AgentView): string {
 			parts.push(`+${view.cards.length - 1}`);
 		}
 	}
-	parts.push(view.ageSeconds < 2 ? 'seen now' : `seen ${formatDuration(view.ageSeconds)} ago`);
+	parts.push(view.ageSeconds < 2 ? 'seen now' : `seen ${formatDuration(view.ageSeconds * 1000)} ago`);
 	if (view.stalled) {
 		parts.push('stalled');
 	} else if (view.health !== 'healthy') {

@@ -5,13 +5,14 @@
  * the user expanded. Reads the cached state only: no request per render.
  */
 import * as vscode from 'vscode';
-import { isDeferred, isWaiting } from '../core/claimable';
+import { isDeferred, isWaiting, stateWord } from '../core/claimable';
 import { compareRecent } from '../core/donePages';
 import type { Card } from '../core/protocol';
 import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';
 import { cardIcon } from './cardIcon';
-import { cardSummary, compareByPriority, formatDuration, leaseText } from './cardText';
+import { formatDuration } from '../core/duration';
+import { cardSummary, compareByPriority, leaseText } from './cardText';
 import type { HubConnection } from './hubConnection';
 import type { WorkspaceProjects } from './workspaceProjects';
 
@@ -302,8 +303,8 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const tip = new vscode.MarkdownString(undefined, true);
 		tip.appendMarkdown(`**${md(card.id)}** ${md(card.title)}\n\n`);
 		const group = groupOf(card);
-		const status =
-			group === 'waiting' ? 'ready, waiting on dependencies' : group === 'failed' ? 'failed (blocked)' : card.status;
+		// The card's word as list, show and the board say it (core/claimable.ts): waiting, deferred, ready, …
+		const status = group === 'failed' ? 'failed (blocked)' : stateWord(card, now);
 		tip.appendMarkdown(`$(circle-filled) ${md(status)} · priority ${card.priority}`);
 		if (card.phase !== null) {
 			tip.appendMarkdown(` · phase ${md(card.phase)}`);
@@ -357,7 +358,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		if (card.dependsOn.length > 0) {
 			const deps = card.dependsOn.map(id => {
 				const dep = this.hub.cards.get(id);
-				return `${md(id)} (${dep ? dep.status : 'unknown'})`;
+				return `${md(id)} (${dep ? stateWord(dep, now) : 'unknown'})`;
 			});
 			tip.appendMarkdown(`**Depends on:** ${deps.join(', ')}\n\n`);
 		}
@@ -369,7 +370,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			tip.appendMarkdown(`**Acceptance**\n\n${card.acceptance.map(a => `- ${md(a)}`).join('\n')}\n\n`);
 		}
 		if (isDeferred(card, now) && card.deferUntil !== null) {
-			tip.appendMarkdown(`Not claimable for ${formatDuration((Date.parse(card.deferUntil) - now) / 1000)}.\n\n`);
+			tip.appendMarkdown(`Not claimable for ${formatDuration(Date.parse(card.deferUntil) - now)}.\n\n`);
 		}
 		item.tooltip = tip;
 		return item;

@@ -5,28 +5,17 @@
  * (lease.ts, health.ts, claimable.ts), the same functions the hub and the board call.
  */
 import { isDeferred, isWaiting } from '../core/claimable';
+import { formatDuration } from '../core/duration';
 import { isCardStalled } from '../core/health';
 import { isLeaseExpired } from '../core/lease';
 import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
-
-/** "4m 05s", "52s", "1h 02m". */
-export function formatDuration(seconds: number): string {
-	const s = Math.max(0, Math.round(seconds));
-	if (s < 60) {
-		return `${s}s`;
-	}
-	if (s < 3600) {
-		return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
-	}
-	return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
-}
 
 /** "lease 4m 05s" or "lease expired 12s ago"; undefined for a card without a lease. */
 export function leaseText(card: Card, now: number): string | undefined {
 	if (card.status !== 'claimed' || card.leaseExpiresAt === null) {
 		return undefined;
 	}
-	const left = (Date.parse(card.leaseExpiresAt) - now) / 1000;
+	const left = Date.parse(card.leaseExpiresAt) - now;
 	return isLeaseExpired(card, now) ? `lease expired ${formatDuration(-left)} ago` : `lease ${formatDuration(left)}`;
 }
 
@@ -76,7 +65,7 @@ export function cardSummary(
 		parts.push(`waits on ${card.unmetDeps}`);
 	}
 	if (isDeferred(card, now) && card.deferUntil !== null) {
-		parts.push(`deferred ${formatDuration((Date.parse(card.deferUntil) - now) / 1000)}`);
+		parts.push(`deferred ${formatDuration(Date.parse(card.deferUntil) - now)}`);
 	}
 	if (card.status === 'blocked' && card.blockedReason !== null) {
 		parts.push(card.blockedReason.length > 60 ? `${card.blockedReason.slice(0, 59)}…` : card.blockedReason);

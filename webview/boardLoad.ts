@@ -9,6 +9,7 @@
  * the pages of an older one. Requests and bookkeeping only: no DOM, no rendering of its own (the
  * host draws), no rules of which card shows where (BoardState's).
  */
+import { Backoff, firstConnectBackoff } from '../core/backoff';
 import type { BacklogEvent, CardStatus, Params, Result, StatsResult } from '../core/protocol';
 import type { Change } from './change';
 import type { DoneColumn } from './doneColumn';
@@ -142,7 +143,7 @@ export class BoardLoad {
 	}
 
 	private async restOf(status: LiveStatus, generation: number): Promise<void> {
-		let failures = 0;
+		const retry = new Backoff(firstConnectBackoff);
 		while (generation === this.generation) {
 			const cursor = this.cursors.get(status);
 			if (cursor === undefined) {
@@ -151,13 +152,14 @@ export class BoardLoad {
 			let page: Result<'card/list'>;
 			try {
 				page = await this.host.list({ status, limit: this.pageSize, cursor });
-				failures = 0;
+				retry.reset();
 			} catch (e) {
 				// Offline or a timeout: the column stays incomplete until a retry gets the page.
-				if (generation === this.generation && failures++ === 0) {
+				if (generation === this.generation && retry.failures === 0) {
 					this.host.showError(e);
 				}
-				await new Promise(resolve => setTimeout(resolve, Math.min(500 * 2 ** failures, 10_000)));
+				const delay = retry.next();
+				await new Promise(resolve => setTimeout(resolve, delay));
 				continue;
 			}
 			if (generation !== this.generation) {

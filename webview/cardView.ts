@@ -6,7 +6,8 @@
  * beyond the node's parts, nor decide a card's rules (the markers come from BoardState, i.e. core).
  */
 import type { Card } from '../core/protocol';
-import { formatDuration, formatRemaining } from './format';
+import { formatDuration } from '../core/duration';
+import { formatRemaining } from './format';
 import { renderMarkdownSummary } from './markdown';
 import { scopeChip, waitingOnScope } from './scopeView';
 import type { BoardState } from './state';

@@ -2,8 +2,9 @@
  * The board's five columns: their ids, titles, the status a card has in each, and each column's
  * order. Pure definitions: no state, no DOM.
  */
+import { refStateWord } from '../core/claimable';
 import { compareRecent } from '../core/donePages';
-import type { Card, CardStatus } from '../core/protocol';
+import type { Card, CardRef, CardStatus } from '../core/protocol';
 
 export type ColumnId = 'ready' | 'inProgress' | 'review' | 'blocked' | 'done';
 export const columnIds: readonly ColumnId[] = ['ready', 'inProgress', 'review', 'blocked', 'done'];
@@ -52,3 +53,12 @@ export const columnOrder: Readonly<Record<ColumnId, (a: Card, b: Card) => number
 	// The hub's recent order exactly (ties by id descending), so Done's loaded pages stay a prefix of it.
 	done: compareRecent,
 };
+
+/**
+ * A dependency's or dependent's word in the detail pane: its column's title, or Waiting / Deferred for a
+ * ready card held back (core/claimable.ts, the words of `baton list` and the tree).
+ */
+export function refWord(ref: CardRef, nowMs: number): string {
+	const word = refStateWord(ref, nowMs);
+	return word === 'waiting' ? 'Waiting' : word === 'deferred' ? 'Deferred' : columnTitles[columnOf(ref.status)];
+}

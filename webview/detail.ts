@@ -7,7 +7,7 @@
  */
 import { BatonError } from '../core/errors';
 import type { BacklogEvent, Card, CardRef, Message, Result } from '../core/protocol';
-import { type ColumnId, columnIds, columnOf, columnTitles } from './columns';
+import { type ColumnId, columnIds, columnOf, columnTitles, refWord } from './columns';
 import { Conversation } from './conversation';
 import { attemptsSection, historySection, section } from './detailLog';
 import { resultSection, reviewBox, reviewFacts } from './detailReview';
@@ -317,7 +317,9 @@ export class DetailPane {
 			this.last?.dependencies ??
 			card.dependsOn.map(id => {
 				const d = this.host.state.get(id);
-				return { id, title: d?.title ?? '', status: d?.status ?? 'ready' };
+				return d === undefined
+					? { id, title: '', status: 'ready' }
+					: { id, title: d.title, status: d.status, unmetDeps: d.unmetDeps, deferUntil: d.deferUntil };
 			});
 		if (refs.length === 0) {
 			s.body.append(el('p', 'muted', 'No dependencies.'));
@@ -374,7 +376,7 @@ export class DetailPane {
 			li.append(
 				open,
 				el('span', 'ref-title', r.title),
-				el('span', `ref-status status-${r.status}`, columnTitles[columnOf(r.status)]),
+				el('span', `ref-status status-${r.status}`, refWord(r, Date.now())),
 			);
 			if (unlinkFrom !== undefined) {
 				const un = button('Unlink', 'btn btn-small', () => {

@@ -1,4 +1,8 @@
-/** Durations as the board shows them (countdowns, ages). Pure: callers pass the milliseconds. */
+/**
+ * Countdowns as the board shows them; the duration text itself is core/duration.ts, the tree's too.
+ * Pure: callers pass the milliseconds.
+ */
+import { formatDuration } from '../core/duration';
 
 /** "4m 05s", "1h 02m", "12s"; negative durations read as "expired 30s ago". */
 export function formatRemaining(ms: number): string {
@@ -6,20 +10,4 @@ export function formatRemaining(ms: number): string {
 		return `expired ${formatDuration(-ms)} ago`;
 	}
 	return `${formatDuration(ms)} left`;
-}
-
-export function formatDuration(ms: number): string {
-	const s = Math.floor(ms / 1000);
-	if (s < 60) {
-		return `${s}s`;
-	}
-	const m = Math.floor(s / 60);
-	if (m < 60) {
-		return `${m}m ${String(s % 60).padStart(2, '0')}s`;
-	}
-	const h = Math.floor(m / 60);
-	if (h < 48) {
-		return `${h}h ${String(m % 60).padStart(2, '0')}m`;
-	}
-	return `${Math.floor(h / 24)}d`;
 }

@@ -7,6 +7,7 @@
  * wiring live here: no request logic, no rules, no element building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol.ts defines its schemas.
+import { Backoff, firstConnectBackoff } from '../core/backoff';
 import './jitless';
 
 import { BatonError } from '../core/errors';
@@ -416,13 +417,16 @@ async function boot(): Promise<void> {
 	// The browser tab's remembered project (VS Code's host says its own with view/projects).
 	state.setFilter({ ...state.filter, projects: projectPicker.selected });
 	let hello: HelloOk | undefined;
-	// The RpcClient reconnects by itself once connected; the very first connection is retried here.
-	for (let delay = 500; hello === undefined; delay = Math.min(delay * 2, 10_000)) {
+	// The RpcClient reconnects by itself once connected; the very first connection is retried here,
+	// spaced out as the extension's first connection is (core/backoff.ts).
+	const firstConnect = new Backoff(firstConnectBackoff);
+	while (hello === undefined) {
 		try {
 			hello = await client.start();
 		} catch (e) {
 			firstLoad.connection('offline');
 			showError(e);
+			const delay = firstConnect.next();
 			await new Promise(resolve => window.setTimeout(resolve, delay));
 		}
 	}

@@ -5,7 +5,7 @@
  * claims end through the rules like any other. An ended agent that holds nothing is in no list and
  * no count but `all` (issue 27 §4); events keep naming it, they do not refer to the row.
  */
-import { agentHealth } from '../health';
+import { type StallView, agentHealth, isAgentStalled } from '../health';
 import type { AgentInfo, Card, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
 import { actOnEach } from './cardActions';
@@ -99,7 +99,6 @@ export class Agents {
 	/** Agents, with health: without `all`, only those not ended and those that still hold cards. */
 	async listAgents(connected: ReadonlySet<string> = new Set(), all = false): Promise<Result<'agent/list'>> {
 		const now = this.uow.clock.now();
-		const stallBefore = new Date(now.getTime() - this.thresholds.stallSeconds * 1000);
 		const rows = await this.uow.db.query<{
 			id: string;
 			name: string;
@@ -110,19 +109,22 @@ export class Agents {
 			last_seen_at: Date;
 			ended_at: Date | null;
 			cards: string[];
-			stalled: boolean | null;
+			held: StallView[];
 		}>(
 			`SELECT a.id, a.name, a.client, a.capabilities, a.host, a.pid, a.last_seen_at, a.ended_at,
 				coalesce(array_agg(c.id ORDER BY c.id) FILTER (WHERE c.id IS NOT NULL), '{}') AS cards,
-				bool_or(c.progress_at <= $1) AS stalled
+				coalesce(json_agg(json_build_object('status', c.status, 'claimOwner', c.claim_owner,
+					'progressAt', baton_ts(c.progress_at), 'claimedAt', baton_ts(c.claimed_at),
+					'leaseExpiresAt', baton_ts(c.lease_expires_at))) FILTER (WHERE c.id IS NOT NULL), '[]') AS held
 			 FROM agents a LEFT JOIN cards c ON c.claim_owner = a.id AND c.status IN ('claimed', 'review')
-			 WHERE $2 OR ${listedWhere('a')}
+			 WHERE $1 OR ${listedWhere('a')}
 			 GROUP BY a.id ORDER BY a.id`,
-			[stallBefore, all],
+			[all],
 		);
 		return {
 			agents: rows.map(r => {
 				const lastSeen = new Date(r.last_seen_at);
+				const health = agentHealth(lastSeen, now, this.thresholds);
 				return {
 					id: r.id,
 					name: r.name,
@@ -133,8 +135,9 @@ export class Agents {
 					lastSeenAt: lastSeen.toISOString(),
 					status: r.cards.length > 0 ? ('working' as const) : ('idle' as const),
 					cards: r.cards,
-					health: agentHealth(lastSeen, now, this.thresholds),
-					stalled: r.stalled === true,
+					health,
+					// health.ts decides (lease running, holder alive, quiet since progress or claim).
+					stalled: isAgentStalled(health, r.held, now, this.thresholds),
 					connected: connected.has(r.id),
 					endedAt: r.ended_at === null ? null : new Date(r.ended_at).toISOString(),
 				};
@@ -192,7 +195,9 @@ export function listedWhere(a: string): string {
 }
 
 /** The health of every listed agent's last-seen time (card/stats' agent counts). */
-export async function listedLastSeen(q: Queryable): Promise<Date[]> {
-	const rows = await q.query<{ last_seen_at: Date }>(`SELECT a.last_seen_at FROM agents a WHERE ${listedWhere('a')}`);
-	return rows.map(r => new Date(r.last_seen_at));
+export async function listedLastSeen(q: Queryable): Promise<{ id: string; lastSeen: Date }[]> {
+	const rows = await q.query<{ id: string; last_seen_at: Date }>(
+		`SELECT a.id, a.last_seen_at FROM agents a WHERE ${listedWhere('a')}`,
+	);
+	return rows.map(r => ({ id: r.id, lastSeen: new Date(r.last_seen_at) }));
 }

@@ -10,6 +10,7 @@ import type { Card, CardRef, HealthThresholds, ParsedParams, Result } from '../p
 import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
 import { loadCard } from './cardActions';
+import { claimableSql } from './claimableSql';
 import {
 	answerInInputOrder,
 	batchIndex,
@@ -22,6 +23,7 @@ import {
 	externalDeps,
 } from './createPlan';
 import { cardStats, textCondition } from './counts';
+import { withWaitsOn } from './dependencies';
 import { cardEvents } from './feed';
 import { cardMessages } from './messages';
 import { checkCardScope, checkNotHeld } from './scopes';
@@ -247,13 +249,14 @@ export class Cards {
 		const card = await loadCard(this.uow.db, p.cardId, false);
 		const [dependencies, dependents, history, messages] = await Promise.all([
 			this.uow.db.query<CardRef>(
-				`SELECT e.dep_id AS id, coalesce(c.title, '(missing)') AS title, coalesce(c.status, 'ready') AS status
+				`SELECT e.dep_id AS id, coalesce(c.title, '(missing)') AS title, coalesce(c.status, 'ready') AS status,
+					coalesce(c.unmet_deps, 0) AS "unmetDeps", baton_ts(c.defer_until) AS "deferUntil"
 				 FROM edges e LEFT JOIN cards c ON c.id = e.dep_id WHERE e.card_id = $1 ORDER BY e.dep_id`,
 				[p.cardId],
 			),
 			this.uow.db.query<CardRef>(
-				`SELECT c.id, c.title, c.status FROM edges e JOIN cards c ON c.id = e.card_id
-				 WHERE e.dep_id = $1 ORDER BY c.id`,
+				`SELECT c.id, c.title, c.status, c.unmet_deps AS "unmetDeps", baton_ts(c.defer_until) AS "deferUntil"
+				 FROM edges e JOIN cards c ON c.id = e.card_id WHERE e.dep_id = $1 ORDER BY c.id`,
 				[p.cardId],
 			),
 			cardEvents(this.uow.db, p.cardId, historyLimit),
@@ -311,11 +314,13 @@ export class Cards {
 		if (p.owner !== undefined) {
 			where.push(`claim_owner = ${param(p.owner)}`);
 		}
-		if (p.project !== undefined) {
+		if (p.project === null) {
+			where.push('project IS NULL');
+		} else if (p.project !== undefined) {
 			where.push(`(project IS NULL OR project = ${param(p.project)})`);
 		}
 		if (p.readyOnly === true) {
-			where.push(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= ${param(now)})`);
+			where.push(claimableSql(param(now)));
 		}
 		if (p.text !== undefined && p.text.trim() !== '') {
 			where.push(textCondition(p.text));
@@ -326,7 +331,10 @@ export class Cards {
 				where.push(afterInRecentOrder(param(updatedAt), param(id)));
 			}
 			const text = recentPageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1));
-			return page(await this.uow.db.query<{ card: Card | null }>(text, params), limit, 'recent');
+			return withWaitsOn(
+				this.uow.db,
+				page(await this.uow.db.query<{ card: Card | null }>(text, params), limit, 'recent'),
+			);
 		}
 		if (p.cursor !== undefined) {
 			const [priority, createdAt, id] = decodeCursor(p.cursor);
@@ -343,11 +351,11 @@ export class Cards {
 			pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1), p.readyOnly === true),
 			params,
 		);
-		return page(rows, limit);
+		return withWaitsOn(this.uow.db, page(rows, limit));
 	}
 
-	async stats(_ctx: OpContext, _p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
-		return cardStats(this.uow.db, this.uow.clock.now(), this.thresholds);
+	async stats(_ctx: OpContext, p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
+		return cardStats(this.uow.db, this.uow.clock.now(), this.thresholds, p.project);
 	}
 
 	async delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {

@@ -9,6 +9,7 @@ import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
 import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../claimRules';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
+import { claimableSql, deferredSql, ofProjectSql, waitingSql } from './claimableSql';
 import { nowClaimable, withHandoff } from './reviews';
 import {
 	type ScopeWaits,
@@ -163,16 +164,13 @@ export class ClaimCycle {
 		const [row] = await tx.query<Record<string, unknown>>(
 			`SELECT
 				count(*) FILTER (WHERE mine AND status = 'ready') AS ready_total,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps > 0) AS waiting,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
-				count(*) FILTER (WHERE mine AND status = 'ready' AND unmet_deps = 0
-					AND (defer_until IS NULL OR defer_until <= $1) AND NOT requires <@ $2::text[]) AS need_caps,
-				count(*) FILTER (WHERE NOT mine AND status = 'ready' AND unmet_deps = 0
-					AND (defer_until IS NULL OR defer_until <= $1) AND requires <@ $2::text[]) AS other_phase,
+				count(*) FILTER (WHERE mine AND ${waitingSql()}) AS waiting,
+				count(*) FILTER (WHERE mine AND ${deferredSql('$1')}) AS deferred,
+				count(*) FILTER (WHERE mine AND ${claimableSql('$1')} AND NOT requires <@ $2::text[]) AS need_caps,
+				count(*) FILTER (WHERE NOT mine AND ${claimableSql('$1')} AND requires <@ $2::text[]) AS other_phase,
 				count(*) FILTER (WHERE mine AND status = 'claimed') AS claimed,
 				count(*) FILTER (WHERE mine AND status = 'blocked') AS blocked
-			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards
-				WHERE $4::text = '*' OR project IS NULL OR project = $4) c`,
+			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards WHERE ${ofProjectSql('$4')}) c`,
 			[now, caps, phase ?? null, projectParam(project)],
 		);
 		const r = present(row);
@@ -182,13 +180,27 @@ export class ClaimCycle {
 				? (
 						await tx.query<{ cap: string }>(
 							`SELECT DISTINCT cap FROM cards, unnest(requires) AS cap
-							 WHERE status = 'ready' AND unmet_deps = 0 AND ($2::text IS NULL OR phase = $2)
+							 WHERE ${claimableSql('$3')} AND ($2::text IS NULL OR phase = $2) AND ${ofProjectSql('$4')}
 								AND NOT cap = ANY($1::text[]) ORDER BY cap LIMIT 5`,
-							[caps, phase ?? null],
+							[caps, phase ?? null, now, projectParam(project)],
 						)
 					).map(x => x.cap)
 				: [];
+		// Claimable cards of other projects are named, with how to take them: an agent (or a CLI run
+		// outside any repository) that sees none of its own should not read "nothing left to do".
+		const others =
+			projectParam(project) === '*'
+				? []
+				: await tx.query<{ project: string; n: unknown }>(
+						`SELECT project, count(*) AS n FROM cards
+						 WHERE ${claimableSql('$1')} AND requires <@ $2::text[] AND ($3::text IS NULL OR phase = $3)
+							AND project IS NOT NULL AND project IS DISTINCT FROM $4::text
+						 GROUP BY project ORDER BY count(*) DESC, project`,
+						[now, caps, phase ?? null, project ?? null],
+					);
 		const counts: UnclaimableCounts = {
+			project,
+			otherProjects: others.map(o => ({ project: o.project, count: num(o.n) })),
 			readyTotal: num(r.ready_total),
 			waiting: num(r.waiting),
 			deferred: num(r.deferred),
@@ -257,28 +269,27 @@ export class ClaimCycle {
 	}
 
 	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		const { done, handedOver } = await this.completeOnly(ctx, p);
+		const done = await this.completeOnly(ctx, p);
 		if (p.next === undefined || done.next !== undefined) {
 			return done;
 		}
-		// Nothing was picked in the same call (none was claimable before this completion), or there was
-		// no such call (the general path ran, or the hand-over is switched off): claim now, which says why
-		// when there is none. The hand-over's pick never sees the cards this completion unblocked, so
-		// without it the claim passes over them unless nothing else is claimable: either way the same
-		// card is picked. Its own key (derived) makes a re-sent request replay this claim, not repeat it.
+		// Nothing was taken in the same call (none was claimable before this completion, or the best was
+		// a scoped card, which only the general path takes), or there was no such call (the general path
+		// ran, or the hand-over is switched off): claim now, which says why when there is none. The
+		// hand-over's pick never sees the cards this completion unblocked, so this claim passes over them
+		// unless nothing else is claimable: with or without the hand-over the same card is picked (the
+		// differential test found a scoped pick followed by a claim that took an unblocked card first).
+		// Its own key (derived) makes a re-sent request replay this claim, not repeat it.
 		const next = await this.claim(
 			ctx.requestKey === undefined ? ctx : { ...ctx, requestKey: `${ctx.requestKey}#next` },
 			p.next,
-			{ passOver: handedOver ? [] : done.unblocked },
+			{ passOver: done.unblocked },
 		);
 		return { ...done, next };
 	}
 
-	/** The completion; `handedOver` when the one-call hand-over ran, and so already tried to pick. */
-	private async completeOnly(
-		ctx: OpContext,
-		p: ParsedParams<'card/complete'>,
-	): Promise<{ done: Result<'card/complete'>; handedOver: boolean }> {
+	/** The completion, with the card the one-call hand-over took when it ran and took one. */
+	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
 		const handOver = p.next !== undefined && this.uow.fastPaths.handOver;
 		if (p.force !== true) {
 			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
@@ -301,10 +312,10 @@ export class ClaimCycle {
 				};
 			});
 			if (fast !== undefined) {
-				return { done: fast, handedOver: handOver };
+				return fast;
 			}
 		}
-		const done = await this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
+		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
@@ -321,7 +332,6 @@ export class ClaimCycle {
 			const unblocked = await nowClaimable(tx, readiness, now);
 			return { result: { card, unblocked }, events };
 		});
-		return { done, handedOver: false };
 	}
 
 	private async completeNextFast(

@@ -5,18 +5,35 @@
  * checks them against the card itself. Reads only, except folding card_counts' delta rows when many
  * have piled up; no status changes here.
  */
-import { agentHealth } from '../health';
+import { type StallView, agentHealth, isCardStalled } from '../health';
 import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
 import { listedLastSeen } from './agents';
+import { deferredSql } from './claimableSql';
 import { countScopeWaits } from './scopes';
 import { num, present } from './values';
 
 /** Delta rows stats tolerates before it folds them (hub upkeep folds too, every ~5,000 writes). */
 const foldAbove = 2_000;
 
-export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds): Promise<Result<'card/stats'>> {
-	const stallBefore = new Date(now.getTime() - thresholds.stallSeconds * 1000);
+/**
+ * The counts of card/stats. `project` narrows them as a claim is narrowed (claimScope in scopes.ts):
+ * a project id counts its cards and those with none, null only those with none, '*' or undefined all.
+ */
+export async function cardStats(
+	db: Db,
+	now: Date,
+	thresholds: HealthThresholds,
+	project?: string | null,
+): Promise<Result<'card/stats'>> {
+	const params: unknown[] = [now];
+	// Unnarrowed, the statement is the same text as before, so its plans are too.
+	const mine =
+		project === undefined || project === '*'
+			? ''
+			: project === null
+				? ' AND project IS NULL'
+				: ` AND (project IS NULL OR project = $${params.push(project)})`;
 	// Each part reads a few rows: card_counts' delta rows, then the claimed (lease), deferred and
 	// ready-age partial indexes (claimed cards are one per working agent) and the events' primary key.
 	const [row] = await db.query<Record<string, unknown>>(
@@ -28,16 +45,18 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 			coalesce(sum(n) FILTER (WHERE needs_input), 0) AS needs_input,
 			coalesce(sum(n) FILTER (WHERE bucket = 'open' AND waiting), 0) AS open_waiting,
 			count(*) AS delta_rows,
-			(SELECT count(*) FROM cards WHERE status = 'claimed') AS claimed,
-			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0) AS claimed_waiting,
-			(SELECT count(*) FROM cards WHERE status = 'ready' AND unmet_deps = 0 AND defer_until > $1) AS deferred,
-			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready') AS oldest_ready,
-			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1) AS expired,
-			(SELECT count(*) FROM cards WHERE status = 'claimed' AND progress_at <= $2) AS stalled,
+			(SELECT count(*) FROM cards WHERE status = 'claimed'${mine}) AS claimed,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0${mine}) AS claimed_waiting,
+			(SELECT count(*) FROM cards WHERE ${deferredSql('$1')}${mine}) AS deferred,
+			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready'${mine}) AS oldest_ready,
+			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1${mine}) AS expired,
+			(SELECT json_agg(json_build_object('owner', claim_owner, 'progressAt', baton_ts(progress_at),
+				'claimedAt', baton_ts(claimed_at), 'leaseExpiresAt', baton_ts(lease_expires_at)))
+				FROM cards WHERE status = 'claimed'${mine}) AS claimed_cards,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND (scope <> '{}' OR reserved <> '{}')) AS scoped_claims,
 			(SELECT coalesce(max(seq), 0) FROM events) AS last_seq
-		 FROM card_counts`,
-		[now, stallBefore],
+		 FROM card_counts${mine === '' ? '' : ` WHERE true${mine}`}`,
+		params,
 	);
 	const r = present(row);
 	// Ready and claimed cards share card_counts' bucket 'open' (migration 0012: claims fire no trigger).
@@ -53,13 +72,22 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 		await foldCounts(db);
 	}
 	const agents: Record<AgentHealth, number> = { healthy: 0, late: 0, stale: 0, dead: 0 };
+	const healthOf = new Map<string, AgentHealth>();
 	// Ended agents holding nothing are not counted (issue 27 §4): 500 closed sessions are not 500 agents.
-	for (const lastSeen of await listedLastSeen(db)) {
-		agents[agentHealth(lastSeen, now, thresholds)]++;
+	for (const a of await listedLastSeen(db)) {
+		const health = agentHealth(a.lastSeen, now, thresholds);
+		healthOf.set(a.id, health);
+		agents[health]++;
 	}
+	// Stalled is health.ts's rule, not SQL's: quiet since the progress (or the claim), the lease still
+	// running, the holder alive. Claimed cards are few (one per working agent).
+	const claimedCards = (r.claimed_cards ?? []) as (Omit<StallView, 'status' | 'claimOwner'> & { owner: string })[];
+	const stalled = claimedCards.filter(c =>
+		isCardStalled({ ...c, status: 'claimed', claimOwner: c.owner }, healthOf.get(c.owner), now, thresholds),
+	).length;
 	const deferred = num(r.deferred);
 	// Ready cards kept back by another claim's files are not claimable (cards_live_scope_idx: usually none).
-	const scopeWaiting = num(r.scoped_claims) === 0 ? 0 : await countScopeWaits(db, now);
+	const scopeWaiting = num(r.scoped_claims) === 0 ? 0 : await countScopeWaits(db, now, project);
 	const oldest = r.oldest_ready as string | null;
 	return {
 		counts,
@@ -71,7 +99,7 @@ export async function cardStats(db: Db, now: Date, thresholds: HealthThresholds)
 		oldestReadyAt: oldest,
 		oldestReadyAgeSeconds: oldest === null ? null : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000),
 		expiredClaims: num(r.expired),
-		stalledClaims: num(r.stalled),
+		stalledClaims: stalled,
 		agents,
 		lastSeq: num(r.last_seq),
 	};

@@ -208,3 +208,21 @@ function linkRefusal(card: Card, unmetIds: readonly string[]): BatonError {
 		waitsOn: unmetIds,
 	});
 }
+
+/**
+ * A list page with, for each listed card that waits, the dependencies it still waits on (not done,
+ * as unmet_deps counts them): one indexed read of the page's edges, only when some card waits.
+ */
+export async function withWaitsOn(db: Queryable, result: Result<'card/list'>): Promise<Result<'card/list'>> {
+	const waiting = result.cards.filter(c => c.unmetDeps > 0).map(c => c.id);
+	if (waiting.length === 0) {
+		return result;
+	}
+	const rows = await db.query<{ id: string; deps: string[] }>(
+		`SELECT e.card_id AS id, array_agg(e.dep_id ORDER BY e.dep_id) AS deps
+		 FROM edges e LEFT JOIN cards d ON d.id = e.dep_id
+		 WHERE e.card_id = ANY($1::text[]) AND d.status IS DISTINCT FROM 'done' GROUP BY e.card_id`,
+		[waiting],
+	);
+	return { ...result, waitsOn: Object.fromEntries(rows.map(r => [r.id, r.deps])) };
+}

@@ -4,6 +4,7 @@
  * (docs/architecture.md, "Hot paths are one statement"). Text only: it runs nothing and decides nothing;
  * the unit of work sends these (cards.ts the ready page) and the claim cycle reads their rows.
  */
+import { claimableSql, ofProjectSql } from './claimableSql';
 import { afterInClaimOrder, claimOrder, pageOf } from './paging';
 
 /** A store's statements and seq expressions (PGlite: max(seq)+1 in the statement; PostgreSQL: a sequence). */
@@ -60,11 +61,8 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
 	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
-	const pickWhere = (now: string, caps: string): string => `status = 'ready' AND unmet_deps = 0
-			AND (defer_until IS NULL OR defer_until <= ${now}) AND requires <@ ${caps}::text[]`;
-	/** The claimer's project: '*' any, null only cards without one, else its own and those without one. */
-	const ofProject = (project: string): string =>
-		`(${project}::text = '*' OR project IS NULL OR project = ${project}::text)`;
+	const pickWhere = (now: string, caps: string): string => `${claimableSql(now)} AND requires <@ ${caps}::text[]`;
+	const ofProject = ofProjectSql;
 	const pickTail = `ORDER BY ${claimOrder} LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
 	const pick = (now: string, caps: string, phase: string, withPhase: boolean, project: string): string =>
 		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
@@ -137,7 +135,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				UPDATE cards SET unmet_deps = cards.unmet_deps - 1 FROM edges e, done
 				WHERE e.dep_id = done.id AND cards.id = e.card_id
 				RETURNING cards.id, cards.unmet_deps,
-					(cards.status = 'ready' AND cards.unmet_deps = 0 AND (cards.defer_until IS NULL OR cards.defer_until <= $1)) AS claimable
+					(${claimableSql('$1', 'cards.')}) AS claimable
 			),
 			readiness AS (
 				SELECT count(*) AS n,
@@ -201,14 +199,9 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			FROM ev CROSS JOIN readiness LEFT JOIN took ON true LEFT JOIN ev2 ON true`;
 	return {
 		/** Ready cards claimable now, in claim order: $1 now, $2 limit. */
-		readyPage: pageOf(`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)`, '$2', true),
+		readyPage: pageOf(claimableSql('$1'), '$2', true),
 		/** The next page after ($3 priority, $4 createdAt, $5 id). */
-		readyPageAfter: pageOf(
-			`status = 'ready' AND unmet_deps = 0 AND (defer_until IS NULL OR defer_until <= $1)
-				AND ${afterInClaimOrder('$3', '$4', '$5')}`,
-			'$2',
-			true,
-		),
+		readyPageAfter: pageOf(`${claimableSql('$1')} AND ${afterInClaimOrder('$3', '$4', '$5')}`, '$2', true),
 		/**
 		 * The general path's candidates, in claim order (scopes.ts checks each one's scope): $1 now, $2
 		 * caps, $3 phase (null = any), $4 project, $5 ids not to pick, $6 limit.

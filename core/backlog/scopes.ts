@@ -159,7 +159,7 @@ export async function pickClaimable(
  * scopes, and only when there are some the scoped candidates, at most `scanLimit` of them (as the
  * claim's pick: beyond, they count as claimable). Takes no lock: a count, not a grant.
  */
-export async function countScopeWaits(db: Queryable, now: Date): Promise<number> {
+export async function countScopeWaits(db: Queryable, now: Date, project?: string | null): Promise<number> {
 	const [row] = await db.query<{ held: string }>(liveScopesSql);
 	const held = JSON.parse(row?.held ?? '[]') as [string, string, string, string | null, string[]][];
 	if (held.length === 0) {
@@ -173,7 +173,10 @@ export async function countScopeWaits(db: Queryable, now: Date): Promise<number>
 			AND (defer_until IS NULL OR defer_until <= $1) AND scope <> '{}' LIMIT ${scanLimit}`,
 		[now],
 	);
-	return ready.filter(c => live.conflict(c.project, c.scope, c.id) !== undefined).length;
+	// Narrowed as card/stats is (cardStats in counts.ts): a project counts its cards and those with none.
+	const counted = (p: string | null): boolean =>
+		project === undefined || project === '*' || p === null || (project !== null && p === project);
+	return ready.filter(c => counted(c.project) && live.conflict(c.project, c.scope, c.id) !== undefined).length;
 }
 
 /** "2 ready cards wait on files held by AUTH-3 (claude-code-1)", for the nothing-claimable reason. */

@@ -6,11 +6,20 @@ import { spawn } from 'node:child_process';
 
 import { BatonError } from '../../core/errors';
 import { hubPaths, resolveDataDir } from '../../core/paths';
-import { AgentListParams, type BacklogEvent, EventsListParams } from '../../core/protocol';
+import { AgentListParams, type BacklogEvent, EventsListParams, StatsParams } from '../../core/protocol';
 import { type Command, type CommandContext, show } from './command';
 import { cliFlags, paramFlags } from './flags';
 import { forceStopHub } from './hubStop';
+import { anyProject, chosenProject, noProjectFlag } from './project';
+import { otherProjectsNote, projectParams, projectWords } from './projectNote';
 import { agentTable, eventLine, eventTable, formatTable } from './output';
+
+const statsFlags = paramFlags(StatsParams, {
+	project: {
+		value: 'ID',
+		description: 'This project\'s cards and cards with none; "*": every project (default: this folder\'s)',
+	},
+});
 
 const stats: Command = {
 	name: 'stats',
@@ -18,32 +27,44 @@ const stats: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: {},
+	options: { ...statsFlags.options, ...noProjectFlag.options },
 	async run(ctx) {
+		const { project: flag } = statsFlags.read(ctx.values);
+		// Counted as list shows and claim takes them (projectNote.ts): the folder's project and cards with none.
+		const project = await chosenProject(flag, noProjectFlag.read(ctx.values).noProject, ctx.workingProject);
 		const hub = await ctx.hub();
-		const s = await hub.request('card/stats', {});
+		const s = await hub.request('card/stats', projectParams(project));
+		const note = ctx.json ? undefined : await otherProjectsNote(hub, project, s, 'counted');
+		// The words of list's STATUS column (core/claimable.ts): ready = claimable now, then waiting, deferred.
 		show(ctx, s, () =>
-			formatTable(
-				['', ''],
-				[
-					['total', String(s.total)],
-					['ready', `${s.counts.ready} (claimable ${s.claimable}, waiting ${s.waiting}, deferred ${s.deferred})`],
-					['claimed', `${s.counts.claimed}${s.stalledClaims > 0 ? ` (${s.stalledClaims} stalled)` : ''}`],
-					['in review', String(s.counts.review)],
-					['needs input', String(s.needsInput)],
-					['blocked', String(s.counts.blocked)],
-					['done', String(s.counts.done)],
-					['oldest ready', s.oldestReadyAgeSeconds === null ? '-' : `${Math.round(s.oldestReadyAgeSeconds)} s`],
+			[
+				...(project === anyProject ? [] : [`Counting ${projectWords(project)}.`]),
+				formatTable(
+					['', ''],
 					[
-						'agents',
-						`${s.agents.healthy} healthy, ${s.agents.late} late, ${s.agents.stale} stale, ${s.agents.dead} dead`,
+						['total', String(s.total)],
+						[
+							'ready',
+							`${s.claimable} claimable now (of ${s.counts.ready}: ${s.waiting} waiting, ${s.deferred} deferred)`,
+						],
+						['claimed', `${s.counts.claimed}${s.stalledClaims > 0 ? ` (${s.stalledClaims} stalled)` : ''}`],
+						['in review', String(s.counts.review)],
+						['needs input', String(s.needsInput)],
+						['blocked', String(s.counts.blocked)],
+						['done', String(s.counts.done)],
+						['oldest ready', s.oldestReadyAgeSeconds === null ? '-' : `${Math.round(s.oldestReadyAgeSeconds)} s`],
+						[
+							'agents',
+							`${s.agents.healthy} healthy, ${s.agents.late} late, ${s.agents.stale} stale, ${s.agents.dead} dead`,
+						],
+						['last seq', String(s.lastSeq)],
 					],
-					['last seq', String(s.lastSeq)],
-				],
-			)
-				.split('\n')
-				.slice(1)
-				.join('\n'),
+				)
+					.split('\n')
+					.slice(1)
+					.join('\n'),
+				...(note === undefined ? [] : [note]),
+			].join('\n'),
 		);
 		return 0;
 	},

@@ -2,19 +2,20 @@
  * What the card commands share: the one-line status of a card after a change, and a command on the
  * card ID whose flags are read before a hub is opened. Output only; no requests of its own.
  */
+import { stateWord } from '../../core/claimable';
 import type { Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { type Command, type CommandContext, arg, show } from './command';
 import type { Flags } from './flags';
-import { truncate } from './output';
+import { heldBack, truncate } from './output';
 
-export function statusLine(card: Card): string {
-	const waiting = card.status === 'ready' && card.unmetDeps > 0 ? ` (waiting on ${card.unmetDeps})` : '';
+export function statusLine(card: Card, now: number = Date.now()): string {
+	const waiting = heldBack(card, now);
 	const owner = card.claimOwner === null ? '' : ` by ${card.claimOwner}, epoch ${card.claimEpoch}`;
 	const status =
 		card.status === 'review'
 			? `in review (${card.review ?? 'human'}; work of ${card.completedBy ?? '?'})`
-			: card.status;
+			: stateWord(card, now);
 	const input = card.needsInput === true ? ' — needs input' : '';
 	return `${card.id} is ${status}${waiting}${owner}${input}: ${truncate(card.title, 60)}`;
 }

@@ -15,7 +15,8 @@ import { type Command, arg, show } from './command';
 import { type FieldFlag, cliFlags, paramFlags } from './flags';
 import { policyFieldFlags } from './policyCommands';
 import { anyProject, chosenProject, noProjectFlag } from './project';
-import { UsageError, cardTable, describeCard, eventTable, formatTable, messageList, truncate } from './output';
+import { otherProjectsNote, projectParams } from './projectNote';
+import { UsageError, cardTable, describeCard, eventTable, formatTable, messageList, refWord, truncate } from './output';
 
 /** A plan file: a JSON array of cards or {cards: [...]} (what the MCP create tool takes). */
 function readPlan(path: string): unknown[] {
@@ -165,27 +166,36 @@ const list: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: { ...listFlags.options, ...allFlag.options },
+	options: { ...listFlags.options, ...noProjectFlag.options, ...allFlag.options },
 	async run(ctx) {
 		const { project: flag, ...rest } = listFlags.read(ctx.values);
-		const project = await chosenProject(flag, false, ctx.workingProject);
-		// No project (outside a repository) lists every card, as "*" does: the hub has no "only none" list.
-		const params = project === null || project === anyProject ? rest : { ...rest, project };
+		// The claim's rule (projectNote.ts): outside a repository, only cards without a project.
+		const project = await chosenProject(flag, noProjectFlag.read(ctx.values).noProject, ctx.workingProject);
+		const params = { ...rest, ...projectParams(project) };
 		const hub = await ctx.hub();
 		let result = await hub.request('card/list', params);
 		if (allFlag.read(ctx.values).all) {
 			const cards = [...result.cards];
+			const waitsOn = { ...result.waitsOn };
 			while (result.nextCursor !== undefined) {
 				result = await hub.request('card/list', { ...params, cursor: result.nextCursor });
 				cards.push(...result.cards);
+				Object.assign(waitsOn, result.waitsOn);
 			}
-			result = { cards };
+			result = Object.keys(waitsOn).length === 0 ? { cards } : { cards, waitsOn };
 		}
 		const page = result;
+		// Only a first page notes what the project hides (a --cursor page continues a listing).
+		const note =
+			ctx.json || rest.cursor !== undefined
+				? undefined
+				: await otherProjectsNote(hub, project, await hub.request('card/stats', projectParams(project)), 'listed');
 		show(ctx, page, () =>
-			page.nextCursor === undefined
-				? cardTable(page.cards)
-				: `${cardTable(page.cards)}\nMore: baton list --cursor ${page.nextCursor} (or --all)`,
+			[
+				cardTable(page.cards, page.waitsOn),
+				...(page.nextCursor === undefined ? [] : [`More: baton list --cursor ${page.nextCursor} (or --all)`]),
+				...(note === undefined ? [] : [note]),
+			].join('\n'),
 		);
 		return 0;
 	},
@@ -202,10 +212,10 @@ const showCommand: Command = {
 		const hub = await ctx.hub();
 		const r = await hub.request('card/get', { cardId: arg(ctx, 0) });
 		show(ctx, r, () => {
-			const parts = [describeCard(r.card)];
+			const parts = [describeCard(r.card, r.dependencies)];
 			const refs = (label: string, list: typeof r.dependencies): void => {
 				if (list.length > 0) {
-					parts.push('', `${label}:`, ...list.map(d => `  ${d.id}  ${d.status}  ${truncate(d.title, 60)}`));
+					parts.push('', `${label}:`, ...list.map(d => `  ${d.id}  ${refWord(d)}  ${truncate(d.title, 60)}`));
 				}
 			};
 			refs('Depends on', r.dependencies);

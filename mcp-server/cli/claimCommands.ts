@@ -22,6 +22,7 @@ import { type Command, arg, show } from './command';
 import { type FieldFlag, cliFlags, paramFlags } from './flags';
 import { UsageError, truncate } from './output';
 import { chosenProject, noProjectFlag } from './project';
+import { cliReason } from './projectNote';
 
 /** claim's flags, and complete's for its --next claim. */
 const claimFieldFlags = {
@@ -62,7 +63,9 @@ const claim: Command = {
 		);
 		show(ctx, r, () =>
 			r.card === null || r.lease === null
-				? `Nothing claimable${r.reason === undefined ? '.' : `: ${r.reason}`}`
+				? r.reason === undefined
+					? 'Nothing claimable.'
+					: cliReason(r.reason)
 				: `Claimed ${r.card.id} (epoch ${r.lease.epoch}, lease until ${r.lease.expiresAt}): ${truncate(r.card.title, 60)}\n` +
 					`Next: baton heartbeat ${r.card.id} --progress N, then baton complete ${r.card.id} --result "..."`,
 		);

@@ -3,8 +3,8 @@
  * shapes (exit 1: refused, exit 2: usage). Writes through injected streams so tests and `baton up`
  * share it; no colour codes, so logs and CI stay readable.
  */
-import { isAlive } from '../../core/health';
-import type { Agent, BacklogEvent, Card, Message } from '../../core/protocol';
+import { type StateWord, refStateWord, stateWord, unmetDependencies } from '../../core/claimable';
+import type { Agent, BacklogEvent, Card, CardRef, Message } from '../../core/protocol';
 
 export interface Output {
 	out(text: string): void;
@@ -87,7 +87,31 @@ export function scopeText(card: Card): string | null {
 	return `${scope.join(', ')}${extra}`;
 }
 
-export function cardTable(cards: readonly Card[]): string {
+/**
+ * What holds a card back, after its word (core/claimable.ts `stateWord`): " on B, C" for a waiting
+ * card (its unfinished dependencies when known, else how many), " until T" for a deferred one.
+ */
+export function heldBack(card: Card, now: number, unmet?: readonly string[]): string {
+	const word = stateWord(card, now);
+	if (word === 'waiting') {
+		const n = card.unmetDeps;
+		return unmet !== undefined && unmet.length > 0
+			? ` on ${unmet.join(', ')}`
+			: ` on ${n} unfinished ${n === 1 ? 'dependency' : 'dependencies'}`;
+	}
+	return word === 'deferred' ? ` until ${card.deferUntil ?? '?'} (retry backoff)` : '';
+}
+
+/**
+ * The cards as a table. STATUS is the card's word (ready = claimable now, waiting, deferred, …) and
+ * WAITS the dependencies it still waits on (`waitsOn` of card/list; without it, all of dependsOn
+ * while it waits), never one that is done.
+ */
+export function cardTable(
+	cards: readonly Card[],
+	waitsOn: Readonly<Record<string, readonly string[]>> = {},
+	now: number = Date.now(),
+): string {
 	if (cards.length === 0) {
 		return 'No cards.';
 	}
@@ -108,30 +132,30 @@ export function cardTable(cards: readonly Card[]): string {
 		],
 		cards.map(c => [
 			c.id,
-			c.status === 'ready' && c.unmetDeps > 0 ? 'waiting' : c.status,
+			stateWord(c, now),
 			String(c.priority),
 			c.phase ?? '-',
 			...(projects ? [truncate(c.project ?? '-', 30)] : []),
 			c.claimOwner ?? '-',
-			c.dependsOn.length === 0 ? '-' : truncate(c.dependsOn.join(','), 24),
+			c.unmetDeps === 0 ? '-' : truncate((waitsOn[c.id] ?? c.dependsOn).join(','), 24),
 			...(scopes ? [truncate(scopeText(c) ?? '-', 30)] : []),
 			truncate(c.title, 60),
 		]),
 	);
 }
 
-export function describeCard(card: Card): string {
+/** A dependency or dependent's word in `show` (the same as list's STATUS for that card). */
+export function refWord(ref: CardRef, now: number = Date.now()): StateWord {
+	return refStateWord(ref, now);
+}
+
+/** A card for `show`; `dependencies` (card/get's) name what a waiting card waits on. */
+export function describeCard(card: Card, dependencies?: readonly CardRef[], now: number = Date.now()): string {
+	const unmet = dependencies === undefined ? undefined : unmetDependencies(dependencies).map(d => d.id);
 	const rows: [string, string][] = [
 		['id', card.id],
 		['title', card.title],
-		[
-			'status',
-			card.status === 'ready' && card.unmetDeps > 0
-				? `ready (waiting on ${card.unmetDeps})`
-				: card.status === 'review'
-					? 'in review'
-					: card.status,
-		],
+		['status', card.status === 'review' ? 'in review' : `${stateWord(card, now)}${heldBack(card, now, unmet)}`],
 		['priority', String(card.priority)],
 	];
 	const optional: [string, string | null][] = [
@@ -257,8 +281,8 @@ export function agentTable(agents: readonly Agent[], now: number = Date.now()): 
 		agents.map(a => [
 			a.id,
 			truncate(a.client, 24),
-			// The hub's flag does not look at health; a stale or dead agent is that, not stalled (core/health.ts).
-			a.stalled && isAlive(a.health) ? `${a.health} (stalled)` : a.health,
+			// The hub's flag is core/health.ts's rule: only an alive agent is ever stalled.
+			a.stalled ? `${a.health} (stalled)` : a.health,
 			a.status,
 			a.connected ? 'yes' : a.endedAt === null || a.endedAt === undefined ? 'no' : `ended ${ago(a.endedAt, now)}`,
 			a.cards.length === 0 ? '-' : truncate(a.cards.join(','), 30),

@@ -4,6 +4,7 @@
  * per-card policy flags that create and edit share. Each is one hub request; the hub validates.
  * Must not hold policy logic of its own: core/rules.ts and core/backlog.ts decide.
  */
+import { stateWord } from '../../core/claimable';
 import { plural } from '../../core/plural';
 import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
 import { type Command, arg } from './command';
@@ -46,7 +47,7 @@ const reopen: Command = {
 			printJson(ctx.output, r);
 			return 0;
 		}
-		const lines = [`${r.card.id} is ${r.card.status}: ${r.card.title}`];
+		const lines = [`${r.card.id} is ${stateWord(r.card, Date.now())}: ${r.card.title}`];
 		if (r.requeued !== undefined) {
 			lines.push(`Claims ended (waiting for ${r.card.id} again): ${r.requeued.join(', ')}`);
 		}

@@ -127,8 +127,11 @@ export class Hub {
 		});
 		// This hub's own commits, each once (on PostgreSQL the pump also sees other hubs' events).
 		this.stopCounting = backlog.onCommitted(events => this.metrics.countEvents(events));
-		this.waitingClaims = new WaitingClaims(backlog, stopping, (seconds, gotCard) =>
-			this.metrics.observeClaim(seconds, gotCard),
+		this.waitingClaims = new WaitingClaims(
+			backlog,
+			stopping,
+			(seconds, gotCard) => this.metrics.observeClaim(seconds, gotCard),
+			clock,
 		);
 		this.connections = new Connections({
 			backlog,

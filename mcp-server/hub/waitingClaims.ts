@@ -3,10 +3,15 @@
  * made a card claimable, or when the next deferred card comes due, up to the deadline; woken by
  * events, never by polling. Only the final answer asks the backlog why nothing is claimable (a
  * count over the whole table). It decides nothing about cards: every try is a plain backlog claim.
+ * Deadlines and sleeps are on the hub's Clock, the backlog's own, so a ManualClock drives them in tests.
  */
 import type { Backlog, OpContext } from '../../core/backlog';
+import { type Clock, systemClock } from '../../core/clock';
 import type { BacklogEvent, EventType, ParsedParams, Result } from '../../core/protocol';
 import type { Connection } from './connections';
+
+/** What a waiting claim reads of its connection: whether it closed (then it stops waiting). */
+type ClaimConnection = Pick<Connection, 'closed'>;
 
 /** Events that can make a card claimable; a waiting claim retries on them. */
 const wakingEvents: ReadonlySet<EventType> = new Set<EventType>([
@@ -37,9 +42,18 @@ export class WaitingClaims {
 		private readonly stopping: () => boolean,
 		/** A claim answered: the seconds the hub worked on it (its sleeps left out), and whether it got a card. */
 		private readonly onAnswered: (seconds: number, gotCard: boolean) => void = () => undefined,
+		private readonly clock: Clock = systemClock,
 	) {}
 
-	async claim(conn: Connection, ctx: OpContext, params: ParsedParams<'card/claim'>): Promise<Result<'card/claim'>> {
+	private nowMs(): number {
+		return this.clock.now().getTime();
+	}
+
+	async claim(
+		conn: ClaimConnection,
+		ctx: OpContext,
+		params: ParsedParams<'card/claim'>,
+	): Promise<Result<'card/claim'>> {
 		const started = performance.now();
 		let slept = 0;
 		const result = await this.tryUntilDeadline(conn, ctx, params, ms => (slept += ms));
@@ -48,23 +62,23 @@ export class WaitingClaims {
 	}
 
 	private async tryUntilDeadline(
-		conn: Connection,
+		conn: ClaimConnection,
 		ctx: OpContext,
 		params: ParsedParams<'card/claim'>,
 		onSlept: (ms: number) => void,
 	): Promise<Result<'card/claim'>> {
-		const deadline = Date.now() + (params.waitSeconds ?? 0) * 1000;
+		const deadline = this.nowMs() + (params.waitSeconds ?? 0) * 1000;
 		for (;;) {
 			const generation = this.wakeGeneration;
 			// Only the final answer says why nothing is claimable: the explanation counts the whole table.
-			const final = Date.now() >= deadline;
+			const final = this.nowMs() >= deadline;
 			// Every try uses the request's own key: the backlog does not remember "nothing claimable", so a
 			// retry claims afresh, and a re-send after a failover replays the card a try already took.
 			const result = await this.backlog.claim(ctx, params, { explain: final });
 			if (result.card !== null || final || conn.closed || this.stopping()) {
 				return result;
 			}
-			if (Date.now() >= deadline) {
+			if (this.nowMs() >= deadline) {
 				continue; // the wait ran out during this try: one more, which explains
 			}
 			if (generation !== this.wakeGeneration) {
@@ -99,11 +113,11 @@ export class WaitingClaims {
 		return new Promise(resolve => {
 			const until = deferredAt === null ? deadline : Math.min(deadline, deferredAt.getTime() + 5);
 			const done = (): void => {
-				clearTimeout(timer);
+				this.clock.clearTimer(timer);
 				this.wakeListeners.delete(done);
 				resolve();
 			};
-			const timer = setTimeout(done, Math.max(0, until - Date.now()));
+			const timer = this.clock.setTimeout(done, Math.max(0, until - this.nowMs()));
 			this.wakeListeners.add(done);
 		});
 	}

@@ -3,7 +3,8 @@
  * empty are dropped, and a card's history omits the card snapshot each event carries on the wire.
  * Pure functions, no I/O.
  */
-import type { Attempt, BacklogEvent, Card, Message } from '../../core/protocol';
+import { type StateWord, refStateWord, stateWord } from '../../core/claimable';
+import type { Attempt, BacklogEvent, Card, CardRef, Message } from '../../core/protocol';
 
 export type CompactCard = Partial<Card> & Pick<Card, 'id' | 'title' | 'status'>;
 
@@ -22,8 +23,16 @@ export function dropEmpty<T extends object>(value: T): Partial<T> {
 	return out as Partial<T>;
 }
 
-export function compactCard(card: Card): CompactCard {
-	const out = dropEmpty(card) as CompactCard;
+/**
+ * A card or a dependency's `state`, only when it is not its status: `waiting` or `deferred` for a ready
+ * card held back (core/claimable.ts `stateWord`, the word of list's STATUS column and the board).
+ */
+function heldState(word: StateWord): { state?: 'waiting' | 'deferred' } {
+	return word === 'waiting' || word === 'deferred' ? { state: word } : {};
+}
+
+export function compactCard(card: Card, now: number = Date.now()): CompactCard & { state?: 'waiting' | 'deferred' } {
+	const out = { ...dropEmpty(card), ...heldState(stateWord(card, now)) } as CompactCard;
 	if (out.failed === false) {
 		delete out.failed; // only a failed card says so
 	}
@@ -36,8 +45,13 @@ export function compactCard(card: Card): CompactCard {
 	return out;
 }
 
-export function compactCards(cards: readonly Card[]): CompactCard[] {
-	return cards.map(compactCard);
+export function compactCards(cards: readonly Card[], now: number = Date.now()): CompactCard[] {
+	return cards.map(c => compactCard(c, now));
+}
+
+/** A dependency or dependent in `show`: id, title, status and, when held back, its state. */
+export function compactRef(ref: CardRef, now: number = Date.now()): Record<string, unknown> {
+	return { id: ref.id, title: ref.title, status: ref.status, ...heldState(refStateWord(ref, now)) };
 }
 
 /**

@@ -1,10 +1,12 @@
 /**
  * The latency mechanisms change nothing but speed: one seeded random sequence of operations (create,
  * link, unlink, claim, heartbeat, complete, complete {next}, release, fail, reclaim, block, unblock,
- * reopen, forced completes and re-sent requests) runs in lockstep on backlogs that differ only in
+ * reopen, forced completes, reviews and re-sent requests; cards with projects, scopes and review, claims
+ * by project) runs in lockstep on backlogs that differ only in
  * which fast paths are on (core/backlog/fastPaths.ts): all on, all off, and each one off alone, on
  * PGlite and on PostgreSQL. Every answer (result, or error code, message and data) must be the same
- * as with all on, and so must every card and every event at the end. Ids are fixed and time comes
+ * as with all on, and so must every card, every event and the derived words (each card's state word,
+ * list's waitsOn, stats and the claimable page per project) at the end. Ids are fixed and time comes
  * from a ManualClock, so the only thing normalised is PostgreSQL's seq numbering: a hot statement
  * that meets a known request key fails after taking a value from the sequence, leaving a hole the
  * general path (which looks the key up first) does not, so there the events are compared in order.
@@ -14,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { type FastPaths, noFastPaths } from '../../core/backlog/fastPaths';
+import { stateWord } from '../../core/claimable';
 import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import type { BacklogEvent, Card } from '../../core/protocol';
@@ -38,6 +41,11 @@ const configs: Record<StoreKind, Record<string, Partial<FastPaths>>> = {
 };
 
 const agents = ['ag-1', 'ag-2', 'ag-3'];
+const projects = ['web', 'api'];
+/** A claim's project: one of them, null (only cards without one), '*' (any). */
+const claimProjects: readonly (string | null)[] = ['web', 'api', null, '*'];
+/** Scopes that overlap (src/a/** and src/a/x.ts), do not (src/b/**), and a lock. */
+const scopes: readonly string[][] = [['src/a/**'], ['src/a/x.ts'], ['src/b/**'], ['lock:db']];
 const seeds = [3, 11, 29];
 const steps = 220;
 
@@ -147,6 +155,11 @@ class Scenario {
 					...(this.random() < 0.15 ? { requires: ['gpu'] } : {}),
 					...(this.random() < 0.2 ? { phase: 'p1' } : {}),
 					...(this.random() < 0.2 ? { maxAttempts: 2 } : {}),
+					// What the hot paths hand to the general path or filter on (issue 29 §2): projects, scopes
+					// (a scoped card is never taken by the one-statement claims) and the review gate.
+					...(this.random() < 0.35 ? { project: this.pick(projects) } : {}),
+					...(this.random() < 0.25 ? { scope: this.pick(scopes) } : {}),
+					...(this.random() < 0.15 ? { review: this.random() < 0.5 ? ('human' as const) : ('agent' as const) } : {}),
 				};
 			});
 			return keyed(`create ${batch.map(c => c.id).join(' ')}`, 'planner', (b, ctx) => b.create(ctx, { cards: batch }));
@@ -174,6 +187,7 @@ class Scenario {
 				...(this.random() < 0.3 ? { capabilities: ['gpu'] } : {}),
 				...(this.random() < 0.15 ? { phase: 'p1' } : {}),
 				...(this.random() < 0.5 ? { ttlSeconds: 30 } : {}),
+				...(this.random() < 0.4 ? { project: this.pick(claimProjects) ?? null } : {}),
 			};
 			return keyed(`claim ${agent} ${JSON.stringify(params)}`, agent, (b, ctx) => b.claim(ctx, params));
 		}
@@ -205,7 +219,13 @@ class Scenario {
 			}
 			const withNext = this.random() < 0.55;
 			const next =
-				this.random() < 0.6 ? {} : this.random() < 0.5 ? { capabilities: ['gpu'] } : { phase: 'p1', ttlSeconds: 30 };
+				this.random() < 0.5
+					? {}
+					: this.random() < 0.4
+						? { capabilities: ['gpu'] }
+						: this.random() < 0.5
+							? { phase: 'p1', ttlSeconds: 30 }
+							: { project: this.pick(claimProjects) ?? null };
 			const params = {
 				cardId: lease.cardId,
 				...(this.random() < 0.85 ? { epoch: lease.epoch } : {}),
@@ -275,10 +295,42 @@ class Scenario {
 				b.complete(ctx, { cardId: c.id, force: true }),
 			);
 		}
+		if (r < 0.975) {
+			const c = this.pick(ofStatus('review'));
+			if (c === undefined) {
+				return undefined;
+			}
+			const approve = this.random() < 0.6;
+			const params = approve ? { cardId: c.id, approve } : { cardId: c.id, approve, note: 'change it' };
+			return keyed(`review ${c.id} ${approve ? 'approve' : 'changes'}`, 'vscode:human', (b, ctx) =>
+				b.review(ctx, params, 'human'),
+			);
+		}
 		// A client re-sending its last keyed request (after a lost answer or a hub failover).
 		const again = this.lastKeyed;
 		return again === undefined ? undefined : { label: `re-send: ${again.label}`, run: b => again.run(b) };
 	}
+}
+
+/**
+ * What the faces print about the backlog: each card's word (core/claimable.ts), list's waitsOn, and
+ * stats and the ready page per project as claim sees them.
+ */
+async function derivedWords(b: Backlog, clock: ManualClock): Promise<unknown> {
+	const ctx: OpContext = { actor: 'vscode:reader' };
+	const now = clock.now();
+	const byProject: Record<string, unknown> = {};
+	for (const project of claimProjects) {
+		const narrowed = project === '*' ? {} : { project };
+		const list = await b.list(ctx, { ...narrowed, status: 'ready', limit: 500 });
+		byProject[String(project)] = {
+			stats: await b.stats(ctx, narrowed),
+			words: list.cards.map(c => [c.id, stateWord(c, now)]),
+			waitsOn: list.waitsOn ?? {},
+			claimable: (await b.list(ctx, { ...narrowed, readyOnly: true, limit: 500 })).cards.map(c => c.id),
+		};
+	}
+	return byProject;
 }
 
 for (const kind of storeKinds) {
@@ -323,7 +375,13 @@ for (const kind of storeKinds) {
 				}
 				const cards = await allCards(reference.backlog);
 				const events = await allEvents(reference.backlog, kind);
+				const words = await derivedWords(reference.backlog, clock);
 				for (const other of others) {
+					assert.deepEqual(
+						await derivedWords(other.backlog, clock),
+						words,
+						`seed ${seed}: ${other.name}'s words differ`,
+					);
 					assert.deepEqual(await allCards(other.backlog), cards, `seed ${seed}: ${other.name}'s cards differ`);
 					assert.deepEqual(await allEvents(other.backlog, kind), events, `seed ${seed}: ${other.name}'s events differ`);
 				}
@@ -339,6 +397,7 @@ for (const kind of storeKinds) {
 					'complete refused',
 					'reopen ok',
 					're-send:',
+					'review',
 				]) {
 					assert.ok(
 						Object.keys(counts).some(k => k.startsWith(name)),

@@ -58,7 +58,9 @@ describe('PGlite store', () => {
 			const reopenMs = performance.now() - started;
 			try {
 				const got = await again.get(ctx, { cardId: 'B1' });
-				assert.deepEqual(got.dependencies, [{ id: 'A1', title: 'persist me', status: 'claimed' }]);
+				assert.deepEqual(got.dependencies, [
+					{ id: 'A1', title: 'persist me', status: 'claimed', unmetDeps: 0, deferUntil: null },
+				]);
 				assert.equal(await again.lastSeq(), seq);
 				// The lease survives the restart: the holder completes with the epoch it got before.
 				const done = await again.complete(ctx, { cardId: 'A1', epoch: claim.lease?.epoch ?? -1 });

@@ -151,11 +151,16 @@ describe('baton CLI', () => {
 			'history',
 			'messages',
 		]);
-		assert.deepEqual(shown.dependencies, [{ id: 'Q1', title: 'Base', status: 'ready' }]);
-		assert.deepEqual(shown.dependents, [{ id: 'Q3', title: 'Top', status: 'ready' }]);
+		// With what a face needs to say waiting or deferred for them (core/claimable.ts refStateWord).
+		assert.deepEqual(shown.dependencies, [
+			{ id: 'Q1', title: 'Base', status: 'ready', unmetDeps: 0, deferUntil: null },
+		]);
+		assert.deepEqual(shown.dependents, [{ id: 'Q3', title: 'Top', status: 'ready', unmetDeps: 2, deferUntil: null }]);
 		const humanShow = await baton(['show', 'Q2']);
 		assert.match(humanShow.stdout, /^id\s+Q2$/m);
+		assert.match(humanShow.stdout, /^status\s+waiting on Q1$/m);
 		assert.match(humanShow.stdout, /Depends on:\n {2}Q1 {2}ready {2}Base/);
+		assert.match(humanShow.stdout, /Dependents:\n {2}Q3 {2}waiting {2}Top/);
 	});
 
 	it('claim -> heartbeat -> complete as a CLI agent', async () => {

@@ -43,12 +43,13 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 		toolHandler('list', ListToolParams, async args => {
 			const { project: given, ...rest } = args;
 			const project = ctx.claimProject(given);
-			// The hub's list has no "only cards without a project": an agent without one sees every card.
-			const params = project === null || project === anyProject ? rest : { ...rest, project };
+			// As claim sees them: an agent without a project lists only cards with none.
+			const params = project === anyProject ? rest : { ...rest, project };
 			const result = await ctx.request('card/list', params);
 			return {
 				cards: compactCards(result.cards),
 				...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }),
+				...(result.waitsOn === undefined ? {} : { waitsOn: result.waitsOn }),
 			};
 		}),
 	);

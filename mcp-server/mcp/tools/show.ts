@@ -2,7 +2,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 import { GetParams } from '../../../core/protocol';
-import { compactAttempt, compactCard, compactEvent, compactMessage } from '../compact';
+import { compactAttempt, compactCard, compactEvent, compactMessage, compactRef } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
 import { type ListedTool, readOnlyTool, registerListedTool } from '../toolListing';
@@ -23,8 +23,8 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 			const result = await ctx.request('card/get', args);
 			return {
 				card: compactCard(result.card),
-				dependencies: result.dependencies,
-				dependents: result.dependents,
+				dependencies: result.dependencies.map(d => compactRef(d)),
+				dependents: result.dependents.map(d => compactRef(d)),
 				history: result.history.map(compactEvent),
 				attempts: result.attempts.map(compactAttempt),
 				messages: result.messages.map(compactMessage),

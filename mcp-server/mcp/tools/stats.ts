@@ -1,7 +1,11 @@
-/** `stats`: counts of the backlog at a glance. */
+/**
+ * `stats`: counts of the backlog at a glance, as claim and list see it: the session's project and
+ * cards with none (project: '*' counts every project).
+ */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 import { StatsParams } from '../../../core/protocol';
+import { anyProject } from '../../cli/project';
 import { dropEmpty } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
@@ -15,9 +19,13 @@ export function registerStatsTool(server: McpServer, ctx: ToolContext): ListedTo
 		{
 			title: 'Backlog stats',
 			description: 'Returns {counts, claimable, waiting, agents, ...}: cards by status, agent health.',
-			listing: leanObject(StatsParams),
+			// project: the session's by default (context.ts); taken, not listed, to keep tools/list small.
+			listing: leanObject(StatsParams.omit({ project: true })),
 			annotations: readOnlyTool,
 		},
-		toolHandler('stats', StatsParams, async () => dropEmpty(await ctx.request('card/stats', {}))),
+		toolHandler('stats', StatsParams, async args => {
+			const project = ctx.claimProject(args.project);
+			return dropEmpty(await ctx.request('card/stats', project === anyProject ? {} : { project }));
+		}),
 	);
 }

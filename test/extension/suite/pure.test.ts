@@ -7,7 +7,8 @@ import { agentHealth, isAgentStalled } from '../../../core/health';
 import { isLeaseExpired } from '../../../core/lease';
 import type { Card } from '../../../core/protocol';
 import { cardContextValue, groupOf } from '../../../extension/backlogTree';
-import { cardSummary, formatDuration, leaseText } from '../../../extension/cardText';
+import { formatDuration } from '../../../core/duration';
+import { cardSummary, leaseText } from '../../../extension/cardText';
 import { mergeMcpConfig } from '../../../core/mcpConfig';
 import { makeCard } from '../../helpers/cards';
 import { describe, it } from './harness';
@@ -72,7 +73,7 @@ describe('pure rules', () => {
 		const atEnd = { ...claimed, leaseExpiresAt: new Date(now).toISOString() };
 		assert.equal(isLeaseExpired(atEnd, now), true);
 		assert.equal(leaseText(atEnd, now), 'lease expired 0s ago');
-		assert.equal(formatDuration(3_720), '1h 02m');
+		assert.equal(formatDuration(3_720_000), '1h 02m');
 		assert.equal(groupOf(card({ unmetDeps: 2 })), 'waiting');
 		assert.equal(groupOf(card({})), 'ready');
 		assert.equal(cardContextValue(claimed, 'codex-1'), 'card.claimed.mine');

@@ -12,7 +12,7 @@ ALTER TABLE cards ADD COLUMN claim_session text;
 ALTER TABLE agents ADD COLUMN ended_at timestamptz;
 
 -- baton_hand_over with the session: the holder's complete checks it and the next claim stores it.
--- The 11-argument version of 0011 stays for hubs of the previous version sharing this database.
+-- The 11-argument version (0011, reserved cleared since 0018) stays for hubs of the previous version sharing this database.
 CREATE FUNCTION baton_hand_over(at_time timestamptz, card text, who text, res text, ep int, req_key text,
 	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text, sess text)
 RETURNS TABLE (seq bigint, data json, unblocked text[], next_card json, next_seq bigint)
@@ -70,7 +70,8 @@ BEGIN
 	IF picked IS NOT NULL THEN
 		UPDATE cards c SET status = 'claimed', claim_owner = who, claim_session = sess, claimed_at = at_time, lease_expires_at = expiry,
 			lease_ttl_seconds = ttl, claim_epoch = c.claim_epoch + 1, attempts = c.attempts + 1, progress = NULL,
-			progress_note = NULL, progress_at = at_time, defer_until = NULL, version = c.version + 1, updated_at = at_time
+			progress_note = NULL, progress_at = at_time, defer_until = NULL, reserved = '{}', version = c.version + 1,
+			updated_at = at_time
 		WHERE c.id = picked AND c.scope = '{}' RETURNING baton_card(c), c.claim_epoch INTO next_card, took_epoch;
 	END IF;
 	IF next_card IS NOT NULL THEN
