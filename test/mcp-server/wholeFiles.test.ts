@@ -231,7 +231,14 @@ describe('the free-space guard counts the WAL a request writes', { skip: tmpfsSk
 			const fresh = await startHub({ dataDir, env: hubEnv() });
 			const reader = await client(dataDir);
 			try {
-				const ids = new Set((await reader.request('card/list', { limit: 1000 })).cards.map(card => card.id));
+				// Pages stop at about 1 MB (20 KB cards: ~50 a page), so read on through the cursor.
+				const ids = new Set<string>();
+				let cursor: string | undefined;
+				do {
+					const page = await reader.request('card/list', { limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+					page.cards.forEach(card => ids.add(card.id));
+					cursor = page.nextCursor;
+				} while (cursor !== undefined);
 				assert.deepEqual(
 					acknowledged.filter(id => !ids.has(id)),
 					[],
