@@ -316,7 +316,7 @@ export class Cards {
 		}
 		if (p.project === null) {
 			where.push('project IS NULL');
-		} else if (p.project !== undefined) {
+		} else if (p.project !== undefined && p.project !== '*') {
 			where.push(`(project IS NULL OR project = ${param(p.project)})`);
 		}
 		if (p.readyOnly === true) {

@@ -74,6 +74,9 @@ for (const kind of storeKinds) {
 			assert.deepEqual(listed, [n, w].sort());
 			const ready = (await b.list(human, { project: web, readyOnly: true })).cards.map(c => c.id).sort();
 			assert.deepEqual(ready, [n, w].sort());
+			// '*' lists every project, as it claims from every project.
+			const every = (await b.list(human, { project: '*' })).cards.map(c => c.id);
+			assert.deepEqual(every.filter(id => [w, n, o].includes(id)).sort(), [n, o, w].sort());
 		});
 
 		it('a claim hands out its project and cards with none, never another project', async () => {
