@@ -1,7 +1,8 @@
 /**
  * `npm run test:extension`: the extension's suite inside a real VS Code (code-server), through
  * @vscode/test-electron's runTests (see vscodeRun.ts). Needs `npm run build` first.
- * BATON_UPDATE_SCREENSHOTS=1 rewrites docs/vscode.png.
+ * BATON_UPDATE_SCREENSHOTS=1 rewrites docs/vscode.png. BATON_TEST_GREP=text runs only the describe
+ * groups whose name contains it (harness.ts), e.g. `BATON_TEST_GREP='workbench UI'` for the screenshot.
  * `--latest` (`npm run test:extension:latest`) runs suite/latest.ts (the same suite, and what needs a
  * newer VS Code than engines.vscode) in the newest code-server instead.
  */
@@ -22,7 +23,10 @@ runInVsCode({
 	suite: join(repoRoot, 'test/extension/suite', latest ? 'latest.ts' : 'index.ts'),
 	build: latest ? 'latest' : 'pinned',
 	settings: { 'baton.agent.name': 'Test Human' },
-	env: { BATON_TEST_SCREENSHOT: screenshot },
+	env: {
+		BATON_TEST_SCREENSHOT: screenshot,
+		...(process.env.BATON_TEST_GREP === undefined ? {} : { BATON_TEST_GREP: process.env.BATON_TEST_GREP }),
+	},
 })
 	.finally(() => {
 		if (!updateDocs) {

@@ -28,6 +28,11 @@ export interface UiCheckRequest {
 	boardKeys?: { cardId: string; keys: string[]; expectColumn: string };
 	/** An Explorer row (file name, already revealed) whose decoration to report. */
 	explorerFile?: string;
+	/**
+	 * Side bar views (by header label, e.g. `backlog`) to resize before the screenshot, each to the
+	 * given height in px by dragging the sash under it, so every row shows.
+	 */
+	paneHeights?: Record<string, number>;
 }
 
 export interface UiCheckResult {
@@ -72,6 +77,22 @@ async function resizeSidebar(page: Page, width: number): Promise<void> {
 	await page.mouse.move(x, y);
 	await page.mouse.down();
 	await page.mouse.move(box.x + width, y, { steps: 8 });
+	await page.mouse.up();
+}
+
+/** Drags the sash under the side bar view whose header starts with `label` until the view is `height` px tall. */
+async function resizePane(page: Page, label: string, height: number): Promise<void> {
+	const pane = page
+		.locator('.part.sidebar .pane', { has: page.locator('.pane-header', { hasText: new RegExp(`^${label}`, 'i') }) })
+		.first();
+	const box = await pane.boundingBox();
+	if (!box) {
+		return;
+	}
+	const x = box.x + box.width / 2;
+	await page.mouse.move(x, box.y + box.height);
+	await page.mouse.down();
+	await page.mouse.move(x, box.y + height, { steps: 8 });
 	await page.mouse.up();
 }
 
@@ -193,10 +214,10 @@ async function runFromPalette(
  * Backlog view is not in the page at all (a CI run once found none of the rows it asked for): after
  * the first wait, the Backlog view is expanded if collapsed and scrolled through from the top.
  */
-async function findBacklogRow(page: Page, title: string): Promise<boolean> {
+async function findBacklogRow(page: Page, title: string, firstWaitMs = 10_000): Promise<boolean> {
 	const row = page.locator('.monaco-list-row', { hasText: title }).first();
 	try {
-		await row.waitFor({ state: 'visible', timeout: 10_000 });
+		await row.waitFor({ state: 'visible', timeout: firstWaitMs });
 		return true;
 	} catch {
 		// Not rendered yet, or out of view: look further below.
@@ -235,6 +256,9 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 		page.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: label }) }).first();
 	for (const label of request.expand ?? []) {
 		const row = treeRow(label);
+		// The Backlog view may be too short to render it: scrolled to, as a user would. A short first
+		// wait: a case expands a group once the tree has drawn.
+		await findBacklogRow(page, label, 2_000);
 		await row.waitFor({ state: 'visible', timeout: 10_000 });
 		if ((await row.getAttribute('aria-expanded')) === 'false') {
 			await row.click();
@@ -317,6 +341,13 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 				badge: getComputedStyle(label, '::after').content,
 				color: getComputedStyle(label.querySelector('.label-name') ?? label).color,
 			}));
+	}
+	for (const [label, height] of Object.entries(request.paneHeights ?? {})) {
+		await resizePane(page, label, height);
+	}
+	if (request.paneHeights !== undefined) {
+		// Off the sash, so it is not drawn highlighted.
+		await page.mouse.move(0, 0);
 	}
 	const notifications = (await page.locator('.notification-toast').allInnerTexts()).map(t => t.trim());
 	let screenshot: string | undefined;

@@ -111,7 +111,8 @@ export async function runInVsCode(options: VsCodeRunOptions): Promise<number> {
 	// Short paths: the hub's Unix socket lives in the data dir and must stay under 107 bytes.
 	const tmp = mkdtempSync('/tmp/bt-');
 	const dataDir = join(tmp, 'd');
-	const workspace = join(tmp, 'ws');
+	// Named as the small web app the UI case (and docs/vscode.png) makes of it.
+	const workspace = join(tmp, 'acme-web');
 	mkdirSync(join(workspace, '.vscode'), { recursive: true });
 	writeFileSync(
 		join(workspace, '.vscode', 'settings.json'),

@@ -82,6 +82,15 @@ describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite'
 		assert.equal(await held.locator('.flag-input').textContent(), 'needs input', 'codex-2 asked a question');
 		assert.match((await cardIn(page, 'review', 'API-3').textContent()) ?? '', /completed by claude-code/);
 		assert.equal(await page.locator('.toolbar .needs-input-count').textContent(), '1 question');
+		assert.equal(
+			await cardIn(page, 'ready', 'API-8').locator('.card-note').textContent(),
+			'waits on files held by API-4 (cursor-1)',
+		);
+		assert.deepEqual(await page.locator('select.filter-project option').allTextContents(), [
+			'All projects',
+			'github.com/acme/api',
+			'github.com/acme/web',
+		]);
 		assert.equal(await page.locator('.column-ready .column-count').textContent(), String(seeded.counts.ready));
 		assert.equal(await page.locator('.column-review .column-count').textContent(), String(seeded.counts.review));
 		// The same through the accessibility tree: named lists of items with descriptive labels.
@@ -118,6 +127,27 @@ describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite'
 		await pane.waitFor({ state: 'hidden' });
 		await page.waitForTimeout(200);
 		assert.deepEqual(pageWatch.dialogs, []);
+	});
+
+	it('takes a screenshot of the populated board (docs/board.png with BATON_UPDATE_SCREENSHOTS=1)', async () => {
+		// Taken before the later cases add their own cards: the seeded backlog as a team would have it.
+		assert.equal(await page.locator('.banner-error').isVisible(), false, 'no error banner in the picture');
+		// A card in review: its result rendered, Approve and Request changes.
+		await cardIn(page, 'review', 'API-3').click();
+		await page.locator('aside.detail .history-item').first().waitFor();
+		await page.locator('aside.detail .detail-result strong').waitFor();
+		await page.mouse.move(0, 0);
+		// docs/board.png is a tracked file: only rewrite it when asked (BATON_UPDATE_SCREENSHOTS=1).
+		const path =
+			process.env.BATON_UPDATE_SCREENSHOTS === '1'
+				? join(repoRoot, 'docs', 'board.png')
+				: join(tmpdir(), `baton-board-${process.pid}.png`);
+		await page.screenshot({ path });
+		assert.ok(statSync(path).size > 20_000, 'a populated board, not a blank page');
+		if (process.env.BATON_UPDATE_SCREENSHOTS !== '1') {
+			rmSync(path);
+		}
+		await page.keyboard.press('Escape');
 	});
 
 	it('moves a card with a real mouse drag and the store agrees', async () => {
@@ -165,7 +195,10 @@ describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite'
 	});
 
 	it('shows a claim made by an MCP agent within 500 ms', async () => {
-		mcpAgent = await startAgent(board.dataDir, { env: { BATON_AGENT: 'claude-code-7' } });
+		// Started for the API's repository: API-7 is a card of that project (seed.ts).
+		mcpAgent = await startAgent(board.dataDir, {
+			env: { BATON_AGENT: 'claude-code-7', BATON_PROJECT: 'github.com/acme/api' },
+		});
 		// The page notes (wall clock, same machine as the hub) when the card lands in In progress.
 		await page.evaluate(() => {
 			const list = document.querySelector('.column-inProgress .column-list');
@@ -382,26 +415,6 @@ describe(`board in Chromium against a real hub (${pgUrl === undefined ? 'PGlite'
 		await pane.locator('.refs .ref-open', { hasText: 'DOC-1' }).waitFor(); // listed as a dependent
 		await page.keyboard.press('Escape');
 		await page.locator('.banner-error button').click();
-	});
-
-	it('takes a screenshot of the populated board (docs/board.png with BATON_UPDATE_SCREENSHOTS=1)', async () => {
-		await page.locator('.banner-error').evaluate(e => e.setAttribute('hidden', ''));
-		// A card in review: its result rendered, Approve and Request changes.
-		await cardIn(page, 'review', 'API-3').click();
-		await page.locator('aside.detail .history-item').first().waitFor();
-		await page.locator('aside.detail .detail-result strong').waitFor();
-		await page.mouse.move(0, 0);
-		// docs/board.png is a tracked file: only rewrite it when asked (BATON_UPDATE_SCREENSHOTS=1).
-		const path =
-			process.env.BATON_UPDATE_SCREENSHOTS === '1'
-				? join(repoRoot, 'docs', 'board.png')
-				: join(tmpdir(), `baton-board-${process.pid}.png`);
-		await page.screenshot({ path });
-		assert.ok(statSync(path).size > 20_000, 'a populated board, not a blank page');
-		if (process.env.BATON_UPDATE_SCREENSHOTS !== '1') {
-			rmSync(path);
-		}
-		await page.keyboard.press('Escape');
 	});
 
 	it('had no CSP violations, page errors or dialogs', async () => {

@@ -167,7 +167,10 @@ describe('board: first use (Chromium, real hub)', () => {
 		assert.deepEqual(w.errors, []);
 	});
 
-	/** Status chips, counts and leases whose text is cut (scrollWidth > clientWidth) or overflows its card. */
+	/**
+	 * Status chips, counts and leases whose text is cut (scrollWidth > clientWidth) or overflows its
+	 * card, and titles squeezed by the card's other lines.
+	 */
 	const clipped = (): Promise<string[]> =>
 		page.evaluate(() => {
 			const out: string[] = [];
@@ -181,6 +184,13 @@ describe('board: first use (Chromium, real hub)', () => {
 				const outside = cardBox !== undefined && (box.right > cardBox.right + 0.5 || box.bottom > cardBox.bottom + 0.5);
 				if (chip.offsetParent !== null && (chip.scrollWidth > chip.clientWidth || outside)) {
 					out.push(`${card?.dataset.id ?? 'column'}: ${chip.className} "${chip.textContent}"`);
+				}
+			}
+			// A title squeezed below the lines its max-height allows: the card's other lines took its room.
+			for (const title of document.querySelectorAll<HTMLElement>('.card .card-title')) {
+				const room = Math.min(title.scrollHeight, parseFloat(getComputedStyle(title).maxHeight));
+				if (title.offsetParent !== null && title.clientHeight + 0.5 < room) {
+					out.push(`${title.closest<HTMLElement>('.card')?.dataset.id ?? 'column'}: title "${title.textContent}"`);
 				}
 			}
 			return out;

@@ -2,7 +2,9 @@
  * A tiny describe/it runner for the suite inside the extension host. node:test cannot be used there:
  * the host runs on Node 20 (code-server 4.100.3), whose run() always spawns a child process per file
  * (`isolation: 'none'` arrived in Node 22.8), and a child has no `vscode` module. Tests run in order,
- * hooks run once per describe, and run() rejects when anything failed.
+ * hooks run once per describe, and run() rejects when anything failed. BATON_TEST_GREP (runTest.ts
+ * passes it on) runs only the describe groups whose name contains it, e.g. `workbench UI` to remake
+ * docs/vscode.png without the rest; unset, every group runs.
  */
 
 type Fn = () => unknown;
@@ -79,7 +81,12 @@ export async function runAll(log: (line: string) => void = console.log): Promise
 	const started = Date.now();
 	let passed = 0;
 	let failed = 0;
-	for (const g of groups) {
+	const grep = process.env.BATON_TEST_GREP ?? '';
+	const chosen = groups.filter(g => g.name.toLowerCase().includes(grep.toLowerCase()));
+	if (chosen.length === 0) {
+		throw new Error(`BATON_TEST_GREP="${grep}" matches no describe group: ${groups.map(g => g.name).join(', ')}`);
+	}
+	for (const g of chosen) {
 		log(`# ${g.name}`);
 		let setupError: unknown;
 		for (const fn of g.before) {
