@@ -3,7 +3,7 @@
  * the claimer's project" that every statement needing it uses (hotSql.ts's picks, hand-over and ready
  * page, claimCycle.ts's reasons, cards.ts's readyOnly list, counts.ts's stats). The texts keep the
  * shapes the partial indexes match (cards_claim_idx: `status = 'ready' AND unmet_deps = 0`). Text
- * only: it runs nothing. The stored function baton_hand_over restates them, as stored functions must.
+ * only: it runs nothing. The stored function baton_hand_over (migrations/functions.sql) restates them, as stored functions must.
  */
 
 /** A column of `alias` ('' for the statement's only table, or e.g. 'cards.'). */

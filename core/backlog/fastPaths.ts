@@ -19,7 +19,7 @@ export interface FastPaths {
 	 */
 	hot: boolean;
 	/**
-	 * `complete {next}` as one call: PostgreSQL's baton_hand_over function (migration 0007), PGlite's
+	 * `complete {next}` as one call: PostgreSQL's baton_hand_over function (migrations/functions.sql), PGlite's
 	 * one statement. Off: complete, then claim.
 	 */
 	handOver: boolean;

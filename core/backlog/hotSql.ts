@@ -165,7 +165,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl, $11 project ('*' any), $12 session. A card this completion unblocks is not
 	 * among the pick's choices (the pick reads the statement's snapshot, from before the completion; the
 	 * caller claims again when nothing was picked). It claims only when the completion happened.
-	 * PostgreSQL runs the same steps as the function baton_hand_over (migration 0007): one cached plan per
+	 * PostgreSQL runs the same steps as the function baton_hand_over (migrations/functions.sql): one cached plan per
 	 * step instead of one big plan set up afresh on every call, and a snapshot of its own for the pick,
 	 * so it cannot lock cards other workers claimed meanwhile.
 	 */

@@ -205,6 +205,12 @@ export const batonMigrations = pgTable('baton_migrations', {
 	appliedAt: at().notNull().defaultNow(),
 });
 
+/** The hash of the stored functions last applied (migrations/functions.sql): one row. */
+export const batonFunctions = pgTable('baton_functions', {
+	hash: text().primaryKey(),
+	appliedAt: at().notNull().defaultNow(),
+});
+
 /** Backlog-wide policies (core/protocol.ts Settings), one row per key. */
 export const settings = pgTable('settings', {
 	key: text().primaryKey(),
@@ -339,6 +345,7 @@ export const tables = {
 	agents,
 	requestLog,
 	batonMigrations,
+	batonFunctions,
 	settings,
 	messages,
 	cardCounts,

@@ -19,14 +19,14 @@ import { acquireOwnership, type Ownership } from '../../core/ownership';
 import { hubPaths } from '../../core/paths';
 import type { Db } from '../../core/store/db';
 import { type DumpRows, loadDump, storeRowCount } from '../../core/store/dump';
-import { knownSchema, loadMigrations, type Migration, migrate, tooNewError } from '../../core/store/migrate';
+import { knownSchema, loadMigrations, type Migrations, migrate, tooNewError } from '../../core/store/migrate';
 import { openPglite, sourceStoreDir } from '../../core/store/pglite';
 import { openPostgres } from '../../core/store/postgres';
 
 export interface RestoreOptions {
 	/** What readRestorable returned. */
 	backup: BackupFile;
-	migrations: readonly Migration[];
+	migrations: Migrations;
 	dataDir: string;
 	/** DATABASE_URL: restore into PostgreSQL instead of the data dir's PGlite store. */
 	databaseUrl?: string | undefined;
@@ -48,12 +48,12 @@ export interface RestoreResult {
 }
 
 /** The migrations this Baton builds stores with (the bundle's or the sources'). */
-export function restoreMigrations(assetsDir: string | undefined): Migration[] {
+export function restoreMigrations(assetsDir: string | undefined): Migrations {
 	return loadMigrations(join(assetsDir ?? sourceStoreDir, 'migrations'));
 }
 
 /** Reads and checks a backup or export file; throws, having changed nothing, when it cannot be restored. */
-export function readRestorable(file: string, migrations: readonly Migration[]): BackupFile {
+export function readRestorable(file: string, migrations: Migrations): BackupFile {
 	const parsed = parseBackup(readBounded(file, { maxBytes: maxBackupBytes, what: 'the backup' }));
 	if (parsed.kind === 'backup' && parsed.header.schema > knownSchema(migrations)) {
 		throw tooNewError(parsed.header.schema, knownSchema(migrations), 'This backup');
@@ -81,7 +81,7 @@ function counts(backup: BackupFile): { cards: number; events: number } {
 
 async function restorePglite(
 	backup: BackupFile,
-	migrations: readonly Migration[],
+	migrations: Migrations,
 	options: RestoreOptions,
 ): Promise<RestoreResult> {
 	const paths = hubPaths(options.dataDir);
@@ -125,7 +125,7 @@ async function restorePglite(
 
 async function restorePostgres(
 	backup: BackupFile,
-	migrations: readonly Migration[],
+	migrations: Migrations,
 	databaseUrl: string,
 	schema: string | undefined,
 ): Promise<RestoreResult> {
@@ -151,7 +151,7 @@ async function restorePostgres(
 }
 
 /** Builds the schema up to the backup's, loads its rows, then applies any newer migrations. */
-async function loadAt(db: Db, schema: number, rows: DumpRows, migrations: readonly Migration[]): Promise<void> {
+async function loadAt(db: Db, schema: number, rows: DumpRows, migrations: Migrations): Promise<void> {
 	await migrate(
 		db,
 		migrations.filter(m => m.version <= schema),

@@ -126,7 +126,7 @@ describe('the npm package, installed from its tarball', () => {
 	it('ships only what runs: the bundles, PGlite assets with migrations and template, the board, docs files', () => {
 		const paths = packed.files.map(f => f.path).sort();
 		const allowed =
-			/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/(baton|mcp|program)\.js|dist\/pglite\/(pglite\.wasm|initdb\.wasm|pglite\.data|pg_trgm\.tar\.gz|template\.tar\.gz|migrations\/\d{4}_\w+\.sql)|dist\/webview\/board\.(js|css))$/;
+			/^(package\.json|README\.md|LICENSE|CHANGELOG\.md|dist\/(baton|mcp|program)\.js|dist\/pglite\/(pglite\.wasm|initdb\.wasm|pglite\.data|pg_trgm\.tar\.gz|template\.tar\.gz|migrations\/(\d{4}_\w+|functions)\.sql)|dist\/webview\/board\.(js|css))$/;
 		assert.deepEqual(
 			paths.filter(p => !allowed.test(p)),
 			[],
@@ -139,6 +139,7 @@ describe('the npm package, installed from its tarball', () => {
 			'dist/pglite/pglite.wasm',
 			'dist/pglite/template.tar.gz',
 			'dist/pglite/migrations/0001_init.sql',
+			'dist/pglite/migrations/functions.sql',
 			'dist/webview/board.js',
 			'CHANGELOG.md',
 			'LICENSE',

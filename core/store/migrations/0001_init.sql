@@ -81,24 +81,4 @@ CREATE TABLE request_log (
 );
 CREATE INDEX request_log_at_idx ON request_log (at);
 
--- ISO-8601 in UTC with milliseconds, exactly as JavaScript's Date.toISOString() prints it.
-CREATE FUNCTION baton_ts(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$
-	SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-$$;
-
--- A card as it crosses the wire (protocol.ts Card). Built in SQL so a single statement can both change
--- a card and log the event that carries it.
-CREATE FUNCTION baton_card(c cards) RETURNS jsonb LANGUAGE sql STABLE AS $$
-	SELECT jsonb_build_object(
-		'id', c.id, 'title', c.title, 'body', c.body, 'phase', c.phase, 'priority', c.priority,
-		'status', c.status, 'requires', to_jsonb(c.requires), 'dependsOn', to_jsonb(c.depends_on),
-		'unmetDeps', c.unmet_deps, 'claimOwner', c.claim_owner, 'claimedAt', baton_ts(c.claimed_at),
-		'leaseExpiresAt', baton_ts(c.lease_expires_at), 'leaseSeconds', c.lease_ttl_seconds,
-		'claimEpoch', c.claim_epoch,
-		'attempts', c.attempts, 'maxAttempts', c.max_attempts, 'deferUntil', baton_ts(c.defer_until),
-		'progress', c.progress, 'progressNote', c.progress_note, 'progressAt', baton_ts(c.progress_at),
-		'result', c.result, 'blockedReason', c.blocked_reason, 'idempotencyKey', c.idempotency_key,
-		'acceptance', to_jsonb(c.acceptance), 'version', c.version,
-		'createdAt', baton_ts(c.created_at), 'updatedAt', baton_ts(c.updated_at)
-	)
-$$;
+-- baton_ts (a time as Date.toISOString() prints it), baton_card (a card on the wire): functions.sql.

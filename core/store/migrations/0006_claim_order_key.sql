@@ -15,23 +15,4 @@ CREATE INDEX cards_claim_idx ON cards ((-priority), created_at, id) WHERE status
 -- becomes claimable (created, unblocked, released), never on a claim or a complete.
 CREATE INDEX cards_claim_phase_idx ON cards (phase, (-priority), created_at, id)
 	WHERE status = 'ready' AND unmet_deps = 0 AND phase IS NOT NULL;
-
--- The hand-over's pick (migration 0005) in the same order.
-CREATE OR REPLACE FUNCTION baton_pick_next(at_time timestamptz, caps text[], want_phase text, completed_id text)
-RETURNS SETOF text LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
-BEGIN
-	-- Two queries, not "(want_phase IS NULL OR phase = want_phase)": each gets its own generic plan
-	-- reading the claim index (see hotStatements in core/backlog.ts).
-	IF want_phase IS NULL THEN
-		RETURN QUERY SELECT c.id FROM cards c
-			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-				AND c.requires <@ caps AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = completed_id)
-			ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
-	ELSE
-		RETURN QUERY SELECT c.id FROM cards c
-			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-				AND c.requires <@ caps AND c.phase = want_phase
-				AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = completed_id)
-			ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
-	END IF;
-END $$;
+-- The hand-over's pick (migration 0005) in the same order: functions.sql.

@@ -99,11 +99,4 @@ CREATE TRIGGER cards_text_changed AFTER UPDATE OF title, body ON cards FOR EACH 
 	WHEN (OLD.title IS DISTINCT FROM NEW.title OR OLD.body IS DISTINCT FROM NEW.body)
 	EXECUTE FUNCTION baton_card_text_changed();
 
--- Folds the delta rows into one row per key, in one statement: a reader's snapshot sees the rows
--- either before or after, and a fold running at the same time on another hub only folds the rows it
--- deleted itself, so the sums never change.
-CREATE FUNCTION baton_fold_counts() RETURNS void LANGUAGE sql AS $$
-	WITH gone AS (DELETE FROM card_counts RETURNING bucket, waiting, needs_input, n)
-	INSERT INTO card_counts (bucket, waiting, needs_input, n)
-		SELECT bucket, waiting, needs_input, sum(n) FROM gone GROUP BY 1, 2, 3 HAVING sum(n) <> 0;
-$$;
+-- baton_fold_counts(), which folds the delta rows: functions.sql.

@@ -2,7 +2,7 @@
 -- project}` is a sum over a few dozen delta rows at scrape time, never a scan of every card. The key
 -- grows by the project; everything else stays as 0012 made it: ready and claimed share the bucket
 -- 'open' (a claim fires no trigger, the claim path is untouched), rows are only inserted, and
--- baton_fold_counts() folds them. A card that changes project (card/update) moves between keys.
+-- baton_fold_counts() (functions.sql) folds them. A card that changes project (card/update) moves between keys.
 ALTER TABLE card_counts ADD COLUMN project text;
 
 -- The existing rows have no project: rebuild them from the cards (once, at the upgrade).
@@ -41,9 +41,3 @@ BEGIN
 	DELETE FROM card_text t USING old_cards o WHERE t.id = o.id;
 	RETURN NULL;
 END $$;
-
-CREATE OR REPLACE FUNCTION baton_fold_counts() RETURNS void LANGUAGE sql AS $$
-	WITH gone AS (DELETE FROM card_counts RETURNING bucket, waiting, needs_input, project, n)
-	INSERT INTO card_counts (bucket, waiting, needs_input, project, n)
-		SELECT bucket, waiting, needs_input, project, sum(n) FROM gone GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0;
-$$;

@@ -1,0 +1,237 @@
+-- Baton's stored functions as they are now: the one place they are written (issue 29 §2). Not a
+-- migration (no number): core/store/migrate.ts applies this whole file after the pending migrations
+-- whenever its text differs from the one last applied (a hash in baton_functions), so a function is
+-- changed here, in place, instead of being restated by a new migration. Flyway calls such a file a
+-- repeatable migration. Every statement must be safe to run again: CREATE OR REPLACE only. A change
+-- that CREATE OR REPLACE cannot make (a new return type, a renamed parameter, a dropped overload) needs
+-- a migration that drops the old function first. A change that older hubs of the same schema must not
+-- undo on their next start comes with a migration (even an empty one): they then refuse the store.
+--
+-- Written for the newest schema; a store built only part of the way (a restore loading an older
+-- backup) gets them once its last migration is applied. Functions that triggers or migrations run
+-- (baton_count_bucket, baton_count_moved, baton_cards_inserted, baton_cards_deleted,
+-- baton_card_text_changed) stay with the migrations that create them and their triggers (0012, 0016):
+-- they must work at every schema a migration leaves behind.
+
+-- ISO-8601 in UTC with milliseconds, exactly as JavaScript's Date.toISOString() prints it. STABLE, as
+-- to_char is (migration 0002): PostgreSQL never inlines a SQL function whose body is more volatile than
+-- its declaration, and inlined it costs nothing per card built (docs/benchmarks.md).
+CREATE OR REPLACE FUNCTION baton_ts(t timestamptz) RETURNS text LANGUAGE sql STABLE AS $$
+	SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+$$;
+
+-- A card as it crosses the wire (protocol.ts Card). Built in SQL so a single statement can both change
+-- a card and log the event that carries it. json, not jsonb (migration 0003): written once as text,
+-- never parsed into a binary tree. claim_session is never part of it (migration 0019).
+CREATE OR REPLACE FUNCTION baton_card(c cards) RETURNS json LANGUAGE sql STABLE AS $$
+	SELECT json_build_object(
+		'id', c.id, 'title', c.title, 'body', c.body, 'phase', c.phase, 'priority', c.priority,
+		'status', c.status, 'requires', c.requires, 'dependsOn', c.depends_on,
+		'unmetDeps', c.unmet_deps, 'claimOwner', c.claim_owner, 'claimedAt', baton_ts(c.claimed_at),
+		'leaseExpiresAt', baton_ts(c.lease_expires_at), 'leaseSeconds', c.lease_ttl_seconds,
+		'claimEpoch', c.claim_epoch,
+		'attempts', c.attempts, 'maxAttempts', c.max_attempts, 'deferUntil', baton_ts(c.defer_until),
+		'progress', c.progress, 'progressNote', c.progress_note, 'progressAt', baton_ts(c.progress_at),
+		'result', c.result, 'blockedReason', c.blocked_reason, 'failed', c.failed,
+		'backoffSeconds', c.backoff_seconds, 'stallReleaseSeconds', c.stall_release_seconds,
+		'idempotencyKey', c.idempotency_key,
+		'review', c.review, 'completedBy', c.completed_by, 'handoff', c.handoff, 'needsInput', c.needs_input,
+		'project', c.project, 'scope', c.scope, 'reserved', c.reserved,
+		'acceptance', c.acceptance, 'version', c.version,
+		'createdAt', baton_ts(c.created_at), 'updatedAt', baton_ts(c.updated_at)
+	)
+$$;
+
+-- Folds card_counts' delta rows (migrations 0012, 0016) into one row per key, in one statement: a
+-- reader's snapshot sees the rows either before or after, and a fold running at the same time on
+-- another hub only folds the rows it deleted itself, so the sums never change.
+CREATE OR REPLACE FUNCTION baton_fold_counts() RETURNS void LANGUAGE sql AS $$
+	WITH gone AS (DELETE FROM card_counts RETURNING bucket, waiting, needs_input, project, n)
+	INSERT INTO card_counts (bucket, waiting, needs_input, project, n)
+		SELECT bucket, waiting, needs_input, project, sum(n) FROM gone GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0;
+$$;
+
+-- complete {next} on PostgreSQL as one PL/pgSQL function instead of one statement of CTEs (migration
+-- 0007; docs/benchmarks.md): each step is a small cached plan, run only when needed, and each statement
+-- takes its own snapshot, so the pick sees cards other workers claimed a moment ago. It does exactly
+-- what core/backlog/hotSql.ts does on PGlite: the holder's complete (refused: no row, the caller's
+-- general path explains why), the dependents' counters, the completed event, the pick (leaving out the
+-- cards this completion unblocked, which the caller's follow-up claim takes), the claim and its event,
+-- and the keyed result. Only cards without review complete here (0010); the pick takes only cards of
+-- the wanted project (or none) without a scope (0011); every claim starts with no reservations (0018).
+--
+-- With the session (migration 0019): the holder's complete checks it and the next claim stores it.
+CREATE OR REPLACE FUNCTION baton_hand_over(at_time timestamptz, card text, who text, res text, ep int, req_key text,
+	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text, sess text)
+RETURNS TABLE (seq bigint, data json, unblocked text[], next_card json, next_seq bigint)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	done_card json;
+	n bigint;
+	list json;
+	picked text;
+	took_epoch int;
+BEGIN
+	-- The holder's complete; the holder's conditions sit inside IS TRUE so only the primary key can
+	-- find the card (migration 0006).
+	UPDATE cards c SET status = 'done', claim_owner = NULL, claim_session = NULL, claimed_at = NULL, lease_expires_at = NULL,
+		lease_ttl_seconds = NULL, reserved = '{}', result = res, blocked_reason = NULL, defer_until = NULL,
+		version = c.version + 1, updated_at = at_time
+	WHERE c.id = card AND (c.status = 'claimed' AND c.claim_owner = who AND (ep IS NULL OR c.claim_epoch = ep)
+		AND (c.claim_session IS NULL OR c.claim_session = sess) AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none'
+	RETURNING baton_card(c) INTO done_card;
+	IF done_card IS NULL THEN
+		RETURN; -- refused: no row
+	END IF;
+	WITH deps AS (
+		UPDATE cards c SET unmet_deps = c.unmet_deps - 1 FROM edges e
+		WHERE e.dep_id = card AND c.id = e.card_id
+		RETURNING c.id, c.unmet_deps,
+			(c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)) AS claimable
+	)
+	SELECT count(*), json_agg(json_build_object('id', d.id, 'unmetDeps', d.unmet_deps) ORDER BY d.id),
+		coalesce(array_agg(d.id ORDER BY d.id) FILTER (WHERE d.claimable), '{}')
+	INTO n, list, unblocked FROM deps d;
+	seq := nextval('event_seq');
+	data := CASE
+		WHEN n > 0 AND res IS NOT NULL THEN json_build_object('card', done_card, 'readiness', list, 'result', res)
+		WHEN n > 0 THEN json_build_object('card', done_card, 'readiness', list)
+		WHEN res IS NOT NULL THEN json_build_object('card', done_card, 'result', res)
+		ELSE json_build_object('card', done_card) END;
+	INSERT INTO events (seq, at, card_id, actor, type, data) VALUES (seq, at_time, card, who, 'completed', data);
+	-- The pick, in claim order (migration 0006), with this statement's own snapshot. Two queries, not
+	-- "(want_phase IS NULL OR phase = want_phase)": each gets its own generic plan on its claim index.
+	IF want_phase IS NULL THEN
+		SELECT c.id INTO picked FROM cards c
+		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+			AND c.requires <@ caps AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
+			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
+		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
+	ELSE
+		SELECT c.id INTO picked FROM cards c
+		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+			AND c.requires <@ caps AND c.phase = want_phase
+			AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
+			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
+		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
+	END IF;
+	IF picked IS NOT NULL THEN
+		UPDATE cards c SET status = 'claimed', claim_owner = who, claim_session = sess, claimed_at = at_time, lease_expires_at = expiry,
+			lease_ttl_seconds = ttl, claim_epoch = c.claim_epoch + 1, attempts = c.attempts + 1, progress = NULL,
+			progress_note = NULL, progress_at = at_time, defer_until = NULL, reserved = '{}', version = c.version + 1,
+			updated_at = at_time
+		WHERE c.id = picked AND c.scope = '{}' RETURNING baton_card(c), c.claim_epoch INTO next_card, took_epoch;
+	END IF;
+	IF next_card IS NOT NULL THEN
+		next_seq := nextval('event_seq');
+		INSERT INTO events (seq, at, card_id, actor, type, data)
+		VALUES (next_seq, at_time, picked, who, 'claimed', json_build_object('card', next_card, 'epoch', took_epoch));
+	END IF;
+	IF req_key IS NOT NULL THEN
+		INSERT INTO request_log (key, method, result, at) VALUES (req_key, 'card/complete', json_build_object('value',
+			CASE WHEN next_card IS NULL THEN json_build_object('card', done_card, 'unblocked', unblocked)
+			ELSE json_build_object('card', done_card, 'unblocked', unblocked, 'next', json_build_object('card', next_card,
+				'lease', json_build_object('cardId', picked, 'epoch', took_epoch, 'expiresAt', next_card->'leaseExpiresAt'))) END),
+			at_time);
+	END IF;
+	RETURN NEXT;
+END $$;
+
+-- The same without the session: hubs of the previous version sharing this PostgreSQL database call it
+-- until they upgrade.
+CREATE OR REPLACE FUNCTION baton_hand_over(at_time timestamptz, card text, who text, res text, ep int, req_key text,
+	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text)
+RETURNS TABLE (seq bigint, data json, unblocked text[], next_card json, next_seq bigint)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+	done_card json;
+	n bigint;
+	list json;
+	picked text;
+	took_epoch int;
+BEGIN
+	-- The holder's complete; the holder's conditions sit inside IS TRUE so only the primary key can
+	-- find the card (migration 0006).
+	UPDATE cards c SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
+		lease_ttl_seconds = NULL, reserved = '{}', result = res, blocked_reason = NULL, defer_until = NULL,
+		version = c.version + 1, updated_at = at_time
+	WHERE c.id = card AND (c.status = 'claimed' AND c.claim_owner = who AND (ep IS NULL OR c.claim_epoch = ep)
+		AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none'
+	RETURNING baton_card(c) INTO done_card;
+	IF done_card IS NULL THEN
+		RETURN; -- refused: no row
+	END IF;
+	WITH deps AS (
+		UPDATE cards c SET unmet_deps = c.unmet_deps - 1 FROM edges e
+		WHERE e.dep_id = card AND c.id = e.card_id
+		RETURNING c.id, c.unmet_deps,
+			(c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)) AS claimable
+	)
+	SELECT count(*), json_agg(json_build_object('id', d.id, 'unmetDeps', d.unmet_deps) ORDER BY d.id),
+		coalesce(array_agg(d.id ORDER BY d.id) FILTER (WHERE d.claimable), '{}')
+	INTO n, list, unblocked FROM deps d;
+	seq := nextval('event_seq');
+	data := CASE
+		WHEN n > 0 AND res IS NOT NULL THEN json_build_object('card', done_card, 'readiness', list, 'result', res)
+		WHEN n > 0 THEN json_build_object('card', done_card, 'readiness', list)
+		WHEN res IS NOT NULL THEN json_build_object('card', done_card, 'result', res)
+		ELSE json_build_object('card', done_card) END;
+	INSERT INTO events (seq, at, card_id, actor, type, data) VALUES (seq, at_time, card, who, 'completed', data);
+	-- The pick, in claim order (migration 0006), with this statement's own snapshot. Two queries, not
+	-- "(want_phase IS NULL OR phase = want_phase)": each gets its own generic plan on its claim index.
+	IF want_phase IS NULL THEN
+		SELECT c.id INTO picked FROM cards c
+		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+			AND c.requires <@ caps AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
+			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
+		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
+	ELSE
+		SELECT c.id INTO picked FROM cards c
+		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+			AND c.requires <@ caps AND c.phase = want_phase
+			AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
+			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
+		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
+	END IF;
+	IF picked IS NOT NULL THEN
+		UPDATE cards c SET status = 'claimed', claim_owner = who, claimed_at = at_time, lease_expires_at = expiry,
+			lease_ttl_seconds = ttl, claim_epoch = c.claim_epoch + 1, attempts = c.attempts + 1, progress = NULL,
+			progress_note = NULL, progress_at = at_time, defer_until = NULL, reserved = '{}', version = c.version + 1,
+			updated_at = at_time
+		WHERE c.id = picked AND c.scope = '{}' RETURNING baton_card(c), c.claim_epoch INTO next_card, took_epoch;
+	END IF;
+	IF next_card IS NOT NULL THEN
+		next_seq := nextval('event_seq');
+		INSERT INTO events (seq, at, card_id, actor, type, data)
+		VALUES (next_seq, at_time, picked, who, 'claimed', json_build_object('card', next_card, 'epoch', took_epoch));
+	END IF;
+	IF req_key IS NOT NULL THEN
+		INSERT INTO request_log (key, method, result, at) VALUES (req_key, 'card/complete', json_build_object('value',
+			CASE WHEN next_card IS NULL THEN json_build_object('card', done_card, 'unblocked', unblocked)
+			ELSE json_build_object('card', done_card, 'unblocked', unblocked, 'next', json_build_object('card', next_card,
+				'lease', json_build_object('cardId', picked, 'epoch', took_epoch, 'expiresAt', next_card->'leaseExpiresAt'))) END),
+			at_time);
+	END IF;
+	RETURN NEXT;
+END $$;
+
+-- The hand-over's pick of Batons before baton_hand_over (migration 0005, in claim order since 0006),
+-- run with a snapshot of its own. No Baton calls it now; kept, as it was, for a hub that old.
+CREATE OR REPLACE FUNCTION baton_pick_next(at_time timestamptz, caps text[], want_phase text, completed_id text)
+RETURNS SETOF text LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
+BEGIN
+	-- Two queries, not "(want_phase IS NULL OR phase = want_phase)": each gets its own generic plan
+	-- reading the claim index (see hotStatements in core/backlog.ts).
+	IF want_phase IS NULL THEN
+		RETURN QUERY SELECT c.id FROM cards c
+			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+				AND c.requires <@ caps AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = completed_id)
+			ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
+	ELSE
+		RETURN QUERY SELECT c.id FROM cards c
+			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+				AND c.requires <@ caps AND c.phase = want_phase
+				AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = completed_id)
+			ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
+	END IF;
+END $$;
