@@ -6,26 +6,20 @@
  * never one that holds cards, and the events keep naming them.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
-import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { backlogForSuite, storeKinds } from '../helpers/backlog';
 
 const human: OpContext = { actor: 'vscode:alice' };
 
 for (const kind of storeKinds) {
 	describe(`ended agents on ${kind}`, () => {
-		let t: TestBacklog;
 		let b: Backlog;
 		const clock = new ManualClock('2026-03-01T09:00:00.000Z');
-
-		before(async () => {
-			t = await openTestBacklog(kind, { clock });
+		backlogForSuite(kind, { clock }, t => {
 			b = t.backlog;
-		});
-		after(async () => {
-			await t.cleanup();
 		});
 
 		const listed = async (all = false): Promise<string[]> => (await b.listAgents(new Set(), all)).agents.map(a => a.id);

@@ -7,12 +7,12 @@
  * nothing in its project names the claimable cards of other projects and how to take them.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { refStateWord, stateWord } from '../../core/claimable';
 import { ManualClock } from '../../core/clock';
-import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { backlogForSuite, storeKinds } from '../helpers/backlog';
 
 const human: OpContext = { actor: 'vscode:alice' };
 const agent: OpContext = { actor: 'claude-code-1' };
@@ -21,16 +21,10 @@ const api = 'github.com/acme/api';
 
 for (const kind of storeKinds) {
 	describe(`derived words on ${kind}`, () => {
-		let t: TestBacklog;
 		let b: Backlog;
 		const clock = new ManualClock('2026-03-01T09:00:00.000Z');
-
-		before(async () => {
-			t = await openTestBacklog(kind, { clock });
+		backlogForSuite(kind, { clock }, t => {
 			b = t.backlog;
-		});
-		after(async () => {
-			await t.cleanup();
 		});
 
 		it('a waiting card says waiting everywhere, and its WAITS never name a done dependency', async () => {

@@ -6,11 +6,11 @@
  * hand-over gave the next agent came with files it never asked for. Real PGlite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
-import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { backlogForSuite, storeKinds } from '../helpers/backlog';
 import { makeCard } from '../helpers/cards';
 
 const human: OpContext = { actor: 'vscode:alice' };
@@ -18,16 +18,10 @@ const agent: OpContext = { actor: 'claude-code-1' };
 
 for (const kind of storeKinds) {
 	describe(`a claim's reservations start empty on ${kind}`, () => {
-		let t: TestBacklog;
 		let b: Backlog;
 		const clock = new ManualClock('2026-03-01T09:00:00.000Z');
-
-		before(async () => {
-			t = await openTestBacklog(kind, { clock });
+		backlogForSuite(kind, { clock }, t => {
 			b = t.backlog;
-		});
-		after(async () => {
-			await t.cleanup();
 		});
 
 		it('complete {next} hands over a card without the reservations it was stored with', async () => {

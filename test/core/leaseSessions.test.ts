@@ -7,12 +7,12 @@
  * human's force still overrides.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
 import type { Card } from '../../core/protocol';
-import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { backlogForSuite, storeKinds } from '../helpers/backlog';
 import { refused } from '../helpers/refused';
 
 const human: OpContext = { actor: 'vscode:alice' };
@@ -25,16 +25,10 @@ let counter = 0;
 
 for (const kind of storeKinds) {
 	describe(`leases belong to their session on ${kind}`, () => {
-		let t: TestBacklog;
 		let b: Backlog;
 		const clock = new ManualClock('2026-03-01T09:00:00.000Z');
-
-		before(async () => {
-			t = await openTestBacklog(kind, { clock });
+		backlogForSuite(kind, { clock }, t => {
 			b = t.backlog;
-		});
-		after(async () => {
-			await t.cleanup();
 		});
 
 		const get = async (id: string): Promise<Card> => (await b.get(human, { cardId: id })).card;

@@ -5,27 +5,21 @@
  * the SQL they used before counted a claim whose lease had run out and one held by a dead agent.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
-import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { backlogForSuite, storeKinds } from '../helpers/backlog';
 
 const human: OpContext = { actor: 'vscode:alice' };
 const thresholds = { healthySeconds: 30, lateSeconds: 60, staleSeconds: 120, stallSeconds: 100 };
 
 for (const kind of storeKinds) {
 	describe(`stalled on ${kind}`, () => {
-		let t: TestBacklog;
 		let b: Backlog;
 		const clock = new ManualClock('2026-03-01T09:00:00.000Z');
-
-		before(async () => {
-			t = await openTestBacklog(kind, { clock, thresholds });
+		backlogForSuite(kind, { clock, thresholds }, t => {
 			b = t.backlog;
-		});
-		after(async () => {
-			await t.cleanup();
 		});
 
 		const stalledAgents = async (): Promise<string[]> =>

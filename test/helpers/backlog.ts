@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { after, before } from 'node:test';
 import pg from 'pg';
 
 import { Backlog, type BacklogOptions } from '../../core/backlog';
@@ -53,6 +54,25 @@ export async function allCards(b: Backlog): Promise<Card[]> {
 		cursor = page.nextCursor;
 	} while (cursor !== undefined);
 	return cards;
+}
+
+/**
+ * Opens a fresh backlog of `kind` before the enclosing suite's tests and cleans it up after them;
+ * `onOpen` receives it (most suites keep only `t.backlog`).
+ */
+export function backlogForSuite(
+	kind: StoreKind,
+	extra: BacklogOptions & { onDisk?: boolean },
+	onOpen: (t: TestBacklog) => void,
+): void {
+	let t: TestBacklog | undefined;
+	before(async () => {
+		t = await openTestBacklog(kind, extra);
+		onOpen(t);
+	});
+	after(async () => {
+		await t?.cleanup();
+	});
 }
 
 /**
