@@ -152,6 +152,8 @@ export function cardFormDialog(existing: Card | undefined, options: CardFormOpti
 	const deps = field('Depends on', 'dependsOn', false, 'Card ids, separated by spaces or commas');
 	const review = reviewField(existing);
 
+	// Editing shows the card's own fields; creating adds the id before them and the dependencies after.
+	const fields = [title, phase, priority, review, project, scope, body, acceptance].map(f => f.wrap);
 	if (existing !== undefined) {
 		title.input.value = existing.title;
 		phase.input.value = existing.phase ?? '';
@@ -160,31 +162,11 @@ export function cardFormDialog(existing: Card | undefined, options: CardFormOpti
 		acceptance.input.value = existing.acceptance.join('\n');
 		project.input.value = existing.project ?? '';
 		scope.input.value = (existing.scope ?? []).join('\n');
-		form.append(
-			title.wrap,
-			phase.wrap,
-			priority.wrap,
-			review.wrap,
-			project.wrap,
-			scope.wrap,
-			body.wrap,
-			acceptance.wrap,
-		);
+		form.append(...fields);
 	} else {
 		priority.input.value = '0';
 		project.input.value = options.project ?? '';
-		form.append(
-			id.wrap,
-			title.wrap,
-			phase.wrap,
-			priority.wrap,
-			review.wrap,
-			project.wrap,
-			scope.wrap,
-			body.wrap,
-			acceptance.wrap,
-			deps.wrap,
-		);
+		form.append(id.wrap, ...fields, deps.wrap);
 	}
 	const problem = document.createElement('p');
 	problem.className = 'dialog-problem';

@@ -12,27 +12,13 @@ import { after, before, describe, it } from 'node:test';
 
 import { plural } from '../../core/plural';
 import type { Card } from '../../core/protocol';
-import type { Output } from '../../mcp-server/cli/output';
 import { runCli } from '../../mcp-server/cli/run';
 import { cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
+import { captureOutput } from '../helpers/cliOutput';
 
 const fixtures = join(import.meta.dirname, '..', 'fixtures', 'import');
 let dataDir: string;
 let work: string;
-
-function capture(): Output & { stdout: string; stderr: string } {
-	const o = {
-		stdout: '',
-		stderr: '',
-		out(text: string) {
-			o.stdout += `${text}\n`;
-		},
-		err(text: string) {
-			o.stderr += `${text}\n`;
-		},
-	};
-	return o;
-}
 
 async function baton(args: string[], agent = 'toy-agent'): Promise<string> {
 	const r = await runBaton(args, { dataDir, env: { BATON_AGENT: agent } });
@@ -57,7 +43,7 @@ describe('CLI words a new user reads', () => {
 		assert.equal(r.code, 1);
 		assert.match(r.stderr, /No Baton hub is running for \S+\. Start one with "baton up" \(the hub keeps running/);
 		assert.doesNotMatch(r.stderr, /baton hub --data-dir/);
-		const other = capture();
+		const other = captureOutput();
 		assert.equal(await runCli(['hub', 'status', '--data-dir', join(work, 'other dir')], other, {}), 1);
 		assert.match(other.stderr, new RegExp(`Start one with "baton up --data-dir '${join(work, 'other dir')}'"`));
 	});
@@ -111,7 +97,7 @@ describe('baton import --from backlog-md, as Backlog.md lays a project out', () 
 	it('refuses a folder that is no Backlog.md project in one line, without the usage text', async () => {
 		const empty = join(work, 'empty');
 		mkdirSync(empty);
-		const out = capture();
+		const out = captureOutput();
 		assert.equal(
 			await runCli(['import', '--from', 'backlog-md', empty, '--data-dir', join(work, 'unused')], out, {}),
 			1,
@@ -120,7 +106,7 @@ describe('baton import --from backlog-md, as Backlog.md lays a project out', () 
 			out.stderr,
 			`baton import: ${empty} is not a Backlog.md project: no tasks/ folder in backlog/, .backlog/ or ${empty} itself.\n`,
 		);
-		const missing = capture();
+		const missing = captureOutput();
 		const nowhere = join(work, '.backlog');
 		assert.equal(
 			await runCli(['import', '--from', 'backlog-md', nowhere, '--data-dir', join(work, 'unused')], missing, {}),

@@ -5,29 +5,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { type Output, formatTable, truncate } from '../../mcp-server/cli/output';
+import { formatTable, truncate } from '../../mcp-server/cli/output';
 import { cliAgent, commands, runCli } from '../../mcp-server/cli/run';
 import { mcpConfigs } from '../../mcp-server/cli/up';
 import { agentIdFromClient, parseMcpArgs } from '../../mcp-server/mcp/run';
-
-function capture(): Output & { stdout: string; stderr: string } {
-	const o = {
-		stdout: '',
-		stderr: '',
-		out(text: string) {
-			o.stdout += `${text}\n`;
-		},
-		err(text: string) {
-			o.stderr += `${text}\n`;
-		},
-	};
-	return o;
-}
+import { captureOutput } from '../helpers/cliOutput';
 
 describe('baton CLI parsing', () => {
 	it('prints --help for every command and exits 0 without touching a hub', async () => {
 		for (const command of commands) {
-			const out = capture();
+			const out = captureOutput();
 			const code = await runCli([...command.name.split(' '), '--help'], out, {});
 			assert.equal(code, 0, command.name);
 			assert.match(out.stdout, new RegExp(`^Usage: baton ${command.name}`), command.name);
@@ -90,7 +77,7 @@ describe('baton CLI parsing', () => {
 	];
 	for (const [what, argv, message] of usage) {
 		it(`exits 2 on ${what}`, async () => {
-			const out = capture();
+			const out = captureOutput();
 			assert.equal(await runCli(argv, out, {}), 2);
 			assert.match(out.stderr, message);
 			assert.equal(out.stdout, '');
@@ -98,7 +85,7 @@ describe('baton CLI parsing', () => {
 	}
 
 	it('puts a usage error as JSON on stdout under --json', async () => {
-		const out = capture();
+		const out = captureOutput();
 		assert.equal(await runCli(['list', '--limit', 'x', '--json'], out, {}), 2);
 		const body = JSON.parse(out.stdout) as { error: { code: string; message: string } };
 		assert.equal(body.error.code, 'usage');
@@ -106,10 +93,10 @@ describe('baton CLI parsing', () => {
 	});
 
 	it('prints the command list on --help and on no command (exit 2)', async () => {
-		const help = capture();
+		const help = captureOutput();
 		assert.equal(await runCli(['--help'], help, {}), 0);
 		assert.match(help.stdout, /claim/);
-		const none = capture();
+		const none = captureOutput();
 		assert.equal(await runCli([], none, {}), 2);
 		assert.match(none.stderr, /Usage: baton <command>/);
 	});
