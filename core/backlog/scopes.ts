@@ -14,6 +14,7 @@ import { type HeldScope, LiveScopes, type ScopeConflict, heldBy } from '../scope
 import type { Db, Queryable } from '../store/db';
 import type { HotStatements } from './hotSql';
 import { cardState, loadCardRow } from './cardActions';
+import { claimableSql, ofProjectSql } from './claimableSql';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 /** The advisory lock every grant of a scope takes (transaction-scoped): "btsc". */
@@ -168,15 +169,13 @@ export async function countScopeWaits(db: Queryable, now: Date, project?: string
 	const live = new LiveScopes(
 		held.map(([cardId, holder, title, project, entries]): HeldScope => ({ cardId, holder, title, project, entries })),
 	);
-	const ready = await db.query<{ id: string; project: string | null; scope: string[] }>(
-		`SELECT id, project, scope FROM cards WHERE status = 'ready' AND unmet_deps = 0
-			AND (defer_until IS NULL OR defer_until <= $1) AND scope <> '{}' LIMIT ${scanLimit}`,
-		[now],
-	);
 	// Narrowed as card/stats is (cardStats in counts.ts): a project counts its cards and those with none.
-	const counted = (p: string | null): boolean =>
-		project === undefined || project === '*' || p === null || (project !== null && p === project);
-	return ready.filter(c => counted(c.project) && live.conflict(c.project, c.scope, c.id) !== undefined).length;
+	const ready = await db.query<{ id: string; project: string | null; scope: string[] }>(
+		`SELECT id, project, scope FROM cards WHERE ${claimableSql('$1')} AND ${ofProjectSql('$2')}
+			AND scope <> '{}' LIMIT ${scanLimit}`,
+		[now, projectParam(project)],
+	);
+	return ready.filter(c => live.conflict(c.project, c.scope, c.id) !== undefined).length;
 }
 
 /** "2 ready cards wait on files held by AUTH-3 (claude-code-1)", for the nothing-claimable reason. */
