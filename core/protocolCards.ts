@@ -241,6 +241,13 @@ export const CompleteResult = z.object({
 	unblocked: z.array(CardId),
 	/** With `next`: the card claimed next (as `claim` returns it), or card null and the reason. */
 	next: ClaimResult.optional(),
+	/**
+	 * Team mode (the project's `push`, issue 33): the card's branch pushed to origin at complete. A failed
+	 * push leaves the completion standing: `ok: false`, the reason in `error` and a note on the card.
+	 */
+	push: z
+		.object({ ok: z.boolean(), remote: z.string(), commit: z.string().optional(), error: z.string().optional() })
+		.optional(),
 });
 
 export const ReleaseParams = z

@@ -20,7 +20,7 @@ import { BatonError, describeIssues } from '../../core/errors';
 import { cardChangeCommand } from './cardChange';
 import { type Command, arg, show } from './command';
 import { type FieldFlag, cliFlags, paramFlags } from './flags';
-import { UsageError, truncate } from './output';
+import { UsageError, truncate, workspaceChanges } from './output';
 import { chosenProject, noProjectFlag } from './project';
 import { cliReason } from './projectNote';
 
@@ -130,7 +130,7 @@ const complete: Command = {
 			...(next ? { next: { ...nextClaim, project: await chosenProject(projectFlag, false, ctx.workingProject) } } : {}),
 		});
 		show(ctx, r, () => {
-			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`;
+			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}${completedWork(r)}`;
 			if (r.next === undefined) {
 				return done;
 			}
@@ -142,6 +142,22 @@ const complete: Command = {
 		return 0;
 	},
 };
+
+/** What complete did in the card's worktree: its branch's counts and, in team mode, the push. */
+function completedWork(r: Result<'card/complete'>): string {
+	const ws = r.card.workspace;
+	const changes = ws === undefined ? null : workspaceChanges(ws);
+	if (ws === undefined || changes === null) {
+		return '';
+	}
+	const push =
+		r.push === undefined
+			? ''
+			: r.push.ok
+				? `\nPushed ${ws.branch} to ${r.push.remote}.`
+				: `\nPushing ${ws.branch} to ${r.push.remote} failed (the completion stands): ${r.push.error ?? 'unknown error'}`;
+	return `\nBranch ${ws.branch}: ${changes} against ${ws.base}.${push}`;
+}
 
 const releaseFlags = paramFlags(ReleaseParams, { epoch: {}, reason: { value: 'TEXT' }, force: {} });
 

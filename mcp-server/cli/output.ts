@@ -4,7 +4,7 @@
  * share it; no colour codes, so logs and CI stay readable.
  */
 import { type StateWord, refStateWord, stateWord, unmetDependencies } from '../../core/claimable';
-import type { Agent, BacklogEvent, Card, CardRef, Message } from '../../core/protocol';
+import type { Agent, BacklogEvent, Card, CardRef, CardWorkspace, Message } from '../../core/protocol';
 
 export interface Output {
 	out(text: string): void;
@@ -149,6 +149,15 @@ export function refWord(ref: CardRef, now: number = Date.now()): StateWord {
 	return refStateWord(ref, now);
 }
 
+/** A workspace's diff against its base in a few words: "3 files, +10 −2 at 1a2b3c4d"; null before complete. */
+export function workspaceChanges(ws: CardWorkspace): string | null {
+	if (ws.head === undefined || ws.filesChanged === undefined) {
+		return null;
+	}
+	const files = `${ws.filesChanged} ${ws.filesChanged === 1 ? 'file' : 'files'}`;
+	return `${files}, +${ws.insertions ?? 0} −${ws.deletions ?? 0} at ${ws.head.slice(0, 8)}`;
+}
+
 /** A card for `show`; `dependencies` (card/get's) name what a waiting card waits on. */
 export function describeCard(card: Card, dependencies?: readonly CardRef[], now: number = Date.now()): string {
 	const unmet = dependencies === undefined ? undefined : unmetDependencies(dependencies).map(d => d.id);
@@ -187,6 +196,8 @@ export function describeCard(card: Card, dependencies?: readonly CardRef[], now:
 		['review', card.review === undefined || card.review === 'none' ? null : `${card.review} approves its completion`],
 		['completed by', card.status === 'review' ? (card.completedBy ?? null) : null],
 		['handoff', card.handoff ?? null],
+		['workspace', card.workspace === undefined ? null : `${card.workspace.branch} (from ${card.workspace.base}) in ${card.workspace.path}`],
+		['changes', card.workspace === undefined ? null : workspaceChanges(card.workspace)],
 		['needs input', card.needsInput === true ? 'an agent asked a question (baton comment ID TEXT answers it)' : null],
 		['result', card.result],
 	];

@@ -14,6 +14,7 @@ import type { Reaper } from './reaper';
 import type { StoreGuard } from './storeGuard';
 import type { Subscriptions } from './subscriptions';
 import type { WaitingClaims } from './waitingClaims';
+import type { WipKeeper } from './wipKeeper';
 
 export interface HandlerRequest<M extends Method> {
 	conn: Connection;
@@ -36,6 +37,8 @@ export interface HubParts {
 	connections: Connections;
 	subscriptions: Subscriptions;
 	waitingClaims: WaitingClaims;
+	/** Commits, snapshots and pushes the work in cards' worktrees (issue 33). */
+	wip: WipKeeper;
 	/** The last seq the event pump delivered. */
 	seq: () => number;
 	status: () => Result<'hub/status'>;
@@ -63,15 +66,19 @@ export function createHandlers(hub: HubParts): Handlers {
 			if (params.force === true) {
 				refuseAgentOverride(conn, `complete card ${params.cardId} with force`);
 			}
-			return b.complete(ctx, params);
+			return hub.wip.complete(ctx, params, () => b.complete(ctx, params));
 		},
-		'card/release': ({ conn, ctx, params }) => {
+		'card/release': async ({ conn, ctx, params }) => {
 			if (params.force === true) {
 				refuseAgentOverride(conn, `release card ${params.cardId} with force`);
 			}
+			await hub.wip.beforeEnd(params.cardId, 'release');
 			return b.release(ctx, params);
 		},
-		'card/fail': ({ ctx, params }) => b.fail(ctx, params),
+		'card/fail': async ({ ctx, params }) => {
+			await hub.wip.beforeEnd(params.cardId, 'fail');
+			return b.fail(ctx, params);
+		},
 		'card/reclaim': ({ conn, ctx, params }) => {
 			// Reclaiming every expired lease is housekeeping; taking one card from its holder is an override.
 			if (params.cardId !== undefined) {

@@ -34,6 +34,7 @@ import { StoreGuard } from './storeGuard';
 import { Subscriptions } from './subscriptions';
 import { WaitingClaims } from './waitingClaims';
 import { Webhooks } from './webhooks';
+import { WipKeeper } from './wipKeeper';
 
 const log = createLogger('hub');
 
@@ -77,7 +78,9 @@ export class Hub {
 	private readonly housekeeping: Housekeeping;
 	private readonly webhooks: Webhooks;
 	private readonly metrics: HubMetrics;
+	private readonly wip: WipKeeper;
 	private readonly stopCounting: () => void;
+	private readonly stopKeeping: () => void;
 	private relay: NotifyRelay | undefined;
 	private stopAnnouncing: (() => void) | undefined;
 	private readonly startedAt = new Date();
@@ -127,6 +130,9 @@ export class Hub {
 		});
 		// This hub's own commits, each once (on PostgreSQL the pump also sees other hubs' events).
 		this.stopCounting = backlog.onCommitted(events => this.metrics.countEvents(events));
+		// A claim that ends here (expiry, reclaim, an agent's death) has its worktree snapshotted at once.
+		this.wip = new WipKeeper({ backlog });
+		this.stopKeeping = backlog.onCommitted(events => this.wip.noticeEvents(events));
 		this.waitingClaims = new WaitingClaims(
 			backlog,
 			stopping,
@@ -166,6 +172,7 @@ export class Hub {
 				connections: this.connections,
 				subscriptions: this.subscriptions,
 				waitingClaims: this.waitingClaims,
+				wip: this.wip,
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,
@@ -214,6 +221,8 @@ export class Hub {
 			// Commits that landed between lastSeq() and LISTEN are read now.
 			this.pump.kick();
 		}
+		// Before any agent connects and the reaper runs: the cards that hold a worktree on this machine.
+		await this.wip.seed().catch((e: unknown) => log.error(`reading the cards' worktrees failed: ${errorText(e)}`));
 		// Before any agent connects: rows a dead hub left connected leave the agents list (issue 27 §4).
 		await this.options.backlog.endAbandonedAgents(this.options.backlog.mode === 'pglite');
 		// After the pump started and before any agent can connect (InboxPush.start says why).
@@ -239,6 +248,8 @@ export class Hub {
 		this.subscriptions.deliver(this.connections, events);
 		this.waitingClaims.onEvents(events);
 		this.inbox.onEvents(events);
+		// On PostgreSQL also other hubs' events: a claim of this machine's worktree that another hub ended.
+		this.wip.noticeEvents(events);
 		// Every lease handed out (here or, on PostgreSQL, by another hub) arrives as an event's card.
 		for (const event of events) {
 			this.reaper.consider(event.data.card?.leaseExpiresAt);
@@ -305,8 +316,11 @@ export class Hub {
 		await this.connections.close();
 		// A failed store is not touched again: the leases then run out by themselves.
 		await this.webhooks.stop(this.failure === undefined);
+		// Snapshots under way finish (their notes need the store); nothing new starts once the pump stops.
+		await this.wip.idle();
 		this.pump.stop();
 		this.stopCounting();
+		this.stopKeeping();
 		this.stopAnnouncing?.();
 		await this.relay?.close();
 		if (this.failure !== undefined) {

@@ -99,13 +99,8 @@ export interface WipKeeperOptions {
 	pushTimeoutMs?: number;
 }
 
-/** What complete did with the workspace, for the result. */
-export interface PushOutcome {
-	ok: boolean;
-	remote: string;
-	commit?: string;
-	error?: string;
-}
+/** Team mode's push at complete, as the result reports it. */
+export type PushOutcome = NonNullable<Result<'card/complete'>['push']>;
 
 export class WipKeeper {
 	private readonly host: string;
@@ -114,6 +109,8 @@ export class WipKeeper {
 	/** Snapshots running, by `card/attempt`: a second noticer waits on the first. */
 	private readonly running = new Map<string, Promise<WipSnapshot | null>>();
 	private readonly pending = new Set<Promise<unknown>>();
+	/** Seqs already noticed: an event arrives twice (this hub's commit, then the pump), acted on once. */
+	private readonly seen = new Set<number>();
 
 	constructor(private readonly options: WipKeeperOptions) {
 		this.host = options.host ?? hostname();
@@ -146,9 +143,10 @@ export class WipKeeper {
 	noticeEvents(events: readonly BacklogEvent[]): void {
 		for (const event of events) {
 			const card = event.data.card;
-			if (card === null || card === undefined) {
+			if (card === null || card === undefined || this.seen.has(event.seq)) {
 				continue;
 			}
+			this.remember(event.seq);
 			const before = this.known.get(card.id);
 			this.learn(card, event.type === 'deleted');
 			const attempt = endedAttempt(event);
@@ -232,6 +230,16 @@ export class WipKeeper {
 			claimEpoch: card.claimEpoch,
 			claimOwner: card.claimOwner,
 		});
+	}
+
+	private remember(seq: number): void {
+		this.seen.add(seq);
+		if (this.seen.size > 4096) {
+			// Oldest first (a Set keeps insertion order): the pump is never that far behind a commit.
+			for (const old of [...this.seen].slice(0, 2048)) {
+				this.seen.delete(old);
+			}
+		}
 	}
 
 	private track(task: Promise<unknown>): void {

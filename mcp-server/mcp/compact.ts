@@ -4,7 +4,7 @@
  * Pure functions, no I/O.
  */
 import { type StateWord, refStateWord, stateWord } from '../../core/claimable';
-import type { Attempt, BacklogEvent, Card, CardRef, Message } from '../../core/protocol';
+import type { Attempt, BacklogEvent, Card, CardRef, CardWorkspace, Message } from '../../core/protocol';
 
 export type CompactCard = Partial<Card> & Pick<Card, 'id' | 'title' | 'status'>;
 
@@ -42,7 +42,19 @@ export function compactCard(card: Card, now: number = Date.now()): CompactCard &
 	if (out.review === 'none') {
 		delete out.review; // only a card that needs a review says so
 	}
+	if (card.workspace !== undefined) {
+		Object.assign(out, { workspace: compactWorkspace(card.workspace) });
+	}
 	return out;
+}
+
+/**
+ * A card's workspace for an agent: where to work, its branch and base, and after complete the branch's
+ * head and diff counts; the repository root and host name are the hub's business.
+ */
+export function compactWorkspace(ws: CardWorkspace): Omit<CardWorkspace, 'root' | 'host'> {
+	const { root: _root, host: _host, ...rest } = ws;
+	return rest;
 }
 
 export function compactCards(cards: readonly Card[], now: number = Date.now()): CompactCard[] {

@@ -63,8 +63,10 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 					: {}),
 			});
 			ctx.forgetLease(args.cardId);
+			// Team mode: whether the branch reached origin (a failed push leaves the completion standing).
+			const push = result.push === undefined ? {} : { push: result.push };
 			if (result.next === undefined) {
-				return { card: compactCard(result.card), unblocked: result.unblocked };
+				return { card: compactCard(result.card), unblocked: result.unblocked, ...push };
 			}
 			const claimed = result.next;
 			if (claimed.card !== null && claimed.lease !== null) {
@@ -73,6 +75,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 			return {
 				card: compactCard(result.card),
 				unblocked: result.unblocked,
+				...push,
 				next: {
 					card: claimed.card === null ? null : compactCard(claimed.card),
 					lease: claimed.lease,
