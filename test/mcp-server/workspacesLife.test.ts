@@ -157,7 +157,7 @@ describe('workspaces while working', () => {
 	it('kill -9 of an agent mid-edit: every edit is in the WIP ref and the next claimer has 100 % of the files', async () => {
 		const cardId = await createCard('Killed mid-edit');
 		const a = await agent('agent-killed');
-		const claimed = await a.json<Claimed>('claim', {});
+		const claimed = await a.json<Claimed>('claim', { cardId });
 		assert.equal(claimed.card?.id, cardId);
 		const ws = claimed.workspace;
 		assert.ok(ws !== undefined, 'the claim returns the worktree');
@@ -182,7 +182,7 @@ describe('workspaces while working', () => {
 		await waitFor(async () => (JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView }).card.status === 'ready', 10_000, 'the card back in ready');
 		gitOut(repo.root, 'worktree', 'remove', '--force', ws.path);
 		const b = await agent('agent-next');
-		const next = await b.json<Claimed>('claim', {});
+		const next = await b.json<Claimed>('claim', { cardId });
 		assert.equal(next.card?.id, cardId);
 		assert.equal(next.workspace?.path, ws.path);
 		assert.deepEqual(differences(leftBehind, folderPicture(ws.path, ignoredAndGit)), { missing: [], extra: [] });
@@ -193,7 +193,7 @@ describe('workspaces while working', () => {
 	it('complete commits the uncommitted work with the card id and title, and show and complete carry the counts', async () => {
 		const cardId = await createCard('Complete commits');
 		const a = await agent('agent-complete');
-		const claimed = await a.json<Claimed>('claim', {});
+		const claimed = await a.json<Claimed>('claim', { cardId });
 		assert.equal(claimed.card?.id, cardId);
 		const ws = claimed.workspace;
 		assert.ok(ws !== undefined);
@@ -220,7 +220,7 @@ describe('workspaces while working', () => {
 	it('the CLI complete reports the counts; release and fail snapshot before the card changes', async () => {
 		const cardId = await createCard('Released with edits');
 		const a = await agent('agent-release');
-		const claimed = await a.json<Claimed>('claim', {});
+		const claimed = await a.json<Claimed>('claim', { cardId });
 		assert.equal(claimed.card?.id, cardId);
 		const ws = claimed.workspace;
 		assert.ok(ws !== undefined);
@@ -230,17 +230,17 @@ describe('workspaces while working', () => {
 		// Already there when release answers: the snapshot came before the write.
 		assert.deepEqual(wipRefs(cardId), [`refs/baton/wip/${cardId}/${epoch}`]);
 
-		const again = await a.json<Claimed>('claim', {});
+		const again = await a.json<Claimed>('claim', { cardId });
 		assert.equal(again.card?.id, cardId);
 		writeFiles(ws.path, { 'half.txt': 'failed halfway\n' });
-		await a.json('fail', { cardId, reason: 'broken' });
+		await a.json('fail', { cardId, reason: 'broken', backoffSeconds: 0 });
 		const refs = wipRefs(cardId);
 		assert.ok(refs.includes(`refs/baton/wip/${cardId}/${again.lease?.epoch}`), refs.join(' '));
 		assert.equal(gitOut(repo.root, 'show', `refs/baton/wip/${cardId}/${again.lease?.epoch}:half.txt`), 'failed halfway');
 
 		// A person claims it from the CLI in the repository and completes it there.
 		await waitFor(async () => (JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView }).card.status === 'ready', 30_000, 'the card back in ready');
-		const cli = JSON.parse(await baton(['claim', '--json'])) as Claimed;
+		const cli = JSON.parse(await baton(['claim', cardId, '--json'])) as Claimed;
 		assert.equal(cli.card?.id, cardId);
 		const out = await baton(['complete', cardId, '--result', 'ok']);
 		assert.match(out, new RegExp(`Branch baton/${cardId}: 1 file, \\+1 −0 at [0-9a-f]{8} against main\\.`));
@@ -253,7 +253,7 @@ describe('workspaces while working', () => {
 		await baton(['settings', '--push', 'on']);
 		const a = await agent('agent-push');
 		const pushed = await createCard('Pushed at complete');
-		const claimed = await a.json<Claimed>('claim', {});
+		const claimed = await a.json<Claimed>('claim', { cardId: pushed });
 		assert.equal(claimed.card?.id, pushed);
 		writeFiles(claimed.workspace?.path ?? '', { 'pushed.txt': 'to origin\n' });
 		const ok = await a.json<{ card: CardView; push?: { ok: boolean; commit?: string } }>('complete', { cardId: pushed });
@@ -263,7 +263,7 @@ describe('workspaces while working', () => {
 		// The remote goes away: the completion stands, the result and the card's messages say so.
 		gitOut(repo.root, 'remote', 'set-url', 'origin', path.join(repo.parent, 'gone.git'));
 		const lost = await createCard('Push fails');
-		const next = await a.json<Claimed>('claim', {});
+		const next = await a.json<Claimed>('claim', { cardId: lost });
 		assert.equal(next.card?.id, lost);
 		writeFiles(next.workspace?.path ?? '', { 'lost.txt': 'not pushed\n' });
 		const failed = await a.json<{ card: CardView; push?: { ok: boolean; error?: string } }>('complete', { cardId: lost });
