@@ -59,8 +59,18 @@ export async function snapshotWork(ws: CardWorkspace, cardId: string, attempt: n
 	return snapshotWip({ worktree: ws.path, cardId, attempt });
 }
 
+/** A `deleted` event's card as it was (the event's `card` is null; `previous` is not in the typed data). */
+function deletedCard(event: BacklogEvent): Card | undefined {
+	return event.type === 'deleted' ? (event.data as { previous?: Card }).previous : undefined;
+}
+
 /** The claim-ending events whose claim's worktree is snapshotted, and the epoch of that claim. */
 export function endedAttempt(event: BacklogEvent): number | undefined {
+	if (event.type === 'deleted') {
+		// A claimed card deleted: its last state is `previous` (the event's card is null).
+		const gone = deletedCard(event);
+		return gone?.status === 'claimed' ? gone.claimEpoch : undefined;
+	}
 	const card = event.data.card;
 	if (card === null || card === undefined || event.data.review === true) {
 		return undefined; // a reviewer's lease: reviewers do not edit the worktree
@@ -70,7 +80,6 @@ export function endedAttempt(event: BacklogEvent): number | undefined {
 		case 'failed':
 		case 'reclaimed':
 		case 'blocked':
-		case 'deleted':
 			// Release and fail keep the epoch; reclaim, a disconnect and a forced release name the old one.
 			if (event.data.previousEpoch !== undefined) {
 				return event.data.previousEpoch;
@@ -142,7 +151,7 @@ export class WipKeeper {
 	 */
 	noticeEvents(events: readonly BacklogEvent[]): void {
 		for (const event of events) {
-			const card = event.data.card;
+			const card = event.data.card ?? deletedCard(event);
 			if (card === null || card === undefined || this.seen.has(event.seq)) {
 				continue;
 			}

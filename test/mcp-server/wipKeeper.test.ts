@@ -161,6 +161,9 @@ describe('endedAttempt and isHere', () => {
 		assert.equal(endedAttempt(event('blocked', c)), undefined); // a ready card parked: no claim ended
 		assert.equal(endedAttempt(event('released', c, { previousEpoch: 4, review: true })), undefined);
 		assert.equal(endedAttempt(event('heartbeat', c)), undefined);
+		const held = card('E1', undefined, { claimEpoch: 6 });
+		assert.equal(endedAttempt(event('deleted', c, { card: null, previous: held } as Partial<BacklogEvent['data']>)), 6);
+		assert.equal(endedAttempt(event('deleted', c, { card: null, previous: c } as Partial<BacklogEvent['data']>)), undefined);
 		assert.equal(endedAttempt(event('completed', c)), undefined);
 	});
 
