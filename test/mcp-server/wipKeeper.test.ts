@@ -183,8 +183,10 @@ describe('WipKeeper', () => {
 		keeper.noticeEvents([event('claimed', card('K1', ws, { claimEpoch: 7 }))]);
 		edit(ws.path);
 		const ended = card('K1', ws, { status: 'ready', claimOwner: null, claimEpoch: 8 });
-		keeper.noticeEvents([event('reclaimed', ended, { previousEpoch: 7 })]);
-		keeper.noticeEvents([event('reclaimed', ended, { previousEpoch: 7 })]);
+		const reclaimed = event('reclaimed', ended, { previousEpoch: 7 });
+		keeper.noticeEvents([reclaimed]);
+		keeper.noticeEvents([reclaimed]); // the same event again (this hub's commit, then the pump)
+		keeper.noticeEvents([event('released', ended, { previousEpoch: 7 })]); // another noticer
 		await keeper.idle();
 		const refs = await listWip(ws.root, 'K1');
 		assert.deepEqual(
