@@ -70,9 +70,10 @@ function card(id: string, ws: CardWorkspace | undefined, patch: Partial<Card> = 
 	} as Card;
 }
 
+let seq = 0;
 function event(type: EventType, c: Card, data: Partial<BacklogEvent['data']> = {}): BacklogEvent {
 	return {
-		seq: 1,
+		seq: ++seq,
 		at: new Date().toISOString(),
 		actor: 'hub',
 		cardId: c.id,
