@@ -196,7 +196,12 @@ export function describeCard(card: Card, dependencies?: readonly CardRef[], now:
 		['review', card.review === undefined || card.review === 'none' ? null : `${card.review} approves its completion`],
 		['completed by', card.status === 'review' ? (card.completedBy ?? null) : null],
 		['handoff', card.handoff ?? null],
-		['workspace', card.workspace === undefined ? null : `${card.workspace.branch} (from ${card.workspace.base}) in ${card.workspace.path}`],
+		[
+			'workspace',
+			card.workspace === undefined
+				? null
+				: `${card.workspace.branch} (from ${card.workspace.base}) in ${card.workspace.path}`,
+		],
 		['changes', card.workspace === undefined ? null : workspaceChanges(card.workspace)],
 		['needs input', card.needsInput === true ? 'an agent asked a question (baton comment ID TEXT answers it)' : null],
 		['result', card.result],

@@ -27,7 +27,7 @@ export type WorkspaceStats = Required<Pick<CardWorkspace, 'head' | 'filesChanged
 
 /** Whether the hub of this machine may run git for `ws` (a workspace exists only where it was made). */
 export function isHere(ws: CardWorkspace | undefined, host: string = hostname()): ws is CardWorkspace {
-	return ws !== undefined && ws.host === host;
+	return ws?.host === host;
 }
 
 /** The commit complete makes of an agent's uncommitted work: the card id and title. */
@@ -72,7 +72,7 @@ export function endedAttempt(event: BacklogEvent): number | undefined {
 		return gone?.status === 'claimed' ? gone.claimEpoch : undefined;
 	}
 	const card = event.data.card;
-	if (card === null || card === undefined || event.data.review === true) {
+	if (card === null || event.data.review === true) {
 		return undefined; // a reviewer's lease: reviewers do not edit the worktree
 	}
 	switch (event.type) {
@@ -152,7 +152,7 @@ export class WipKeeper {
 	noticeEvents(events: readonly BacklogEvent[]): void {
 		for (const event of events) {
 			const card = event.data.card ?? deletedCard(event);
-			if (card === null || card === undefined || this.seen.has(event.seq)) {
+			if (card === undefined || this.seen.has(event.seq)) {
 				continue;
 			}
 			this.remember(event.seq);
@@ -172,7 +172,7 @@ export class WipKeeper {
 	 */
 	async beforeEnd(cardId: string, verb: 'release' | 'fail'): Promise<void> {
 		const k = this.known.get(cardId);
-		if (k === undefined || k.status !== 'claimed') {
+		if (k?.status !== 'claimed') {
 			return;
 		}
 		await this.snapshot(cardId, k.workspace, k.claimEpoch, verb);
@@ -190,7 +190,7 @@ export class WipKeeper {
 	): Promise<Result<'card/complete'>> {
 		const k = this.known.get(p.cardId);
 		// Only the holder's completion (or a person's forced one) commits: anyone else's is refused by run().
-		if (k === undefined || k.status !== 'claimed' || (p.force !== true && k.claimOwner !== ctx.actor)) {
+		if (k?.status !== 'claimed' || (p.force !== true && k.claimOwner !== ctx.actor)) {
 			return run();
 		}
 		const ws = k.workspace;
@@ -234,7 +234,7 @@ export class WipKeeper {
 		this.known.set(card.id, {
 			workspace: card.workspace,
 			title: card.title,
-			project: card.project,
+			project: card.project ?? undefined,
 			status: card.status,
 			claimEpoch: card.claimEpoch,
 			claimOwner: card.claimOwner,

@@ -79,7 +79,7 @@ function event(type: EventType, c: Card, data: Partial<BacklogEvent['data']> = {
 		cardId: c.id,
 		type,
 		data: { card: c, ...data },
-	} as BacklogEvent;
+	};
 }
 
 /** The parts of the backlog the keeper calls, recording what it was asked. */
@@ -163,8 +163,11 @@ describe('endedAttempt and isHere', () => {
 		assert.equal(endedAttempt(event('released', c, { previousEpoch: 4, review: true })), undefined);
 		assert.equal(endedAttempt(event('heartbeat', c)), undefined);
 		const held = card('E1', undefined, { claimEpoch: 6 });
-		assert.equal(endedAttempt(event('deleted', c, { card: null, previous: held } as Partial<BacklogEvent['data']>)), 6);
-		assert.equal(endedAttempt(event('deleted', c, { card: null, previous: c } as Partial<BacklogEvent['data']>)), undefined);
+		assert.equal(endedAttempt(event('deleted', c, { card: null, previous: held })), 6);
+		assert.equal(
+			endedAttempt(event('deleted', c, { card: null, previous: c })),
+			undefined,
+		);
 		assert.equal(endedAttempt(event('completed', c)), undefined);
 	});
 
@@ -310,7 +313,7 @@ describe('WipKeeper', () => {
 		);
 		assert.equal(failed.card.status, 'done');
 		assert.equal(failed.push?.ok, false);
-		assert.match(failed.push?.error ?? '', /Pushing baton\/K7 to origin .* failed/);
+		assert.match(failed.push.error ?? '', /Pushing baton\/K7 to origin .* failed/);
 		assert.equal(calls.comments.length, 1);
 		assert.match(
 			calls.comments[0] ?? '',

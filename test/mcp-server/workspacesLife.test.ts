@@ -14,7 +14,16 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { type Agent, cleanupDataDir, ensureBuilt, isAlive, runBaton, startAgent, tempDataDir, waitFor } from '../helpers/mcp';
+import {
+	type Agent,
+	cleanupDataDir,
+	ensureBuilt,
+	isAlive,
+	runBaton,
+	startAgent,
+	tempDataDir,
+	waitFor,
+} from '../helpers/mcp';
 import { folderPicture, gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
 interface CardView {
@@ -119,7 +128,7 @@ function startEditor(worktree: string): Promise<ChildProcess> {
 	const editor = spawn(process.execPath, ['-e', editorScript, worktree], { stdio: ['ignore', 'pipe', 'inherit'] });
 	editors.push(editor);
 	return new Promise((resolve, reject) => {
-		editor.stdout?.on('data', (chunk: Buffer) => {
+		editor.stdout.on('data', (chunk: Buffer) => {
 			if (chunk.toString().includes('editing')) {
 				resolve(editor);
 			}
@@ -166,20 +175,28 @@ describe('workspaces while working', () => {
 		// Both at once, mid-edit: the agent's MCP server and its editing process.
 		process.kill(a.pid, 'SIGKILL');
 		editor.kill('SIGKILL');
-		await waitFor(() => !isAlive(a.pid) && editor.exitCode === null && editor.signalCode !== null, 10_000, 'both to die');
+		await waitFor(
+			() => !isAlive(a.pid) && editor.exitCode === null && editor.signalCode !== null,
+			10_000,
+			'both to die',
+		);
 		const leftBehind = folderPicture(ws.path, ignoredAndGit);
 		assert.ok(leftBehind.size > 100, `the editor wrote ${leftBehind.size} files`);
 
 		// The hub notices the dead session and snapshots the worktree under the ended claim's epoch.
 		const ref = `refs/baton/wip/${cardId}/${epoch}`;
-		await waitFor(() => wipRefs(cardId).includes(ref), 30_000, `${ref}`);
+		await waitFor(() => wipRefs(cardId).includes(ref), 30_000, ref);
 		assert.deepEqual(differences(leftBehind, commitPicture(ref)), { missing: [], extra: [] });
 		const tree = gitOut(repo.root, 'ls-tree', '-r', '--name-only', ref);
 		assert.ok(!tree.includes('node_modules') && !tree.includes('debug.log'), 'ignored files stay out');
 		assert.ok(!tree.split('\n').includes('src/gone.ts'), 'the deletion is in the snapshot');
 
 		// The next claimer, in a fresh worktree (the old one removed), gets every file byte for byte.
-		await waitFor(async () => (JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView }).card.status === 'ready', 10_000, 'the card back in ready');
+		await waitFor(
+			async () => (JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView }).card.status === 'ready',
+			10_000,
+			'the card back in ready',
+		);
 		gitOut(repo.root, 'worktree', 'remove', '--force', ws.path);
 		const b = await agent('agent-next');
 		const next = await b.json<Claimed>('claim', { cardId });
@@ -207,13 +224,18 @@ describe('workspaces while working', () => {
 		assert.equal(gitOut(ws.path, 'status', '--porcelain'), '', 'nothing left uncommitted');
 		const counts = { head, filesChanged: 3, insertions: 3, deletions: 2 };
 		assert.deepEqual(
-			{ head: done.card.workspace?.head, filesChanged: done.card.workspace?.filesChanged, insertions: done.card.workspace?.insertions, deletions: done.card.workspace?.deletions },
+			{
+				head: done.card.workspace?.head,
+				filesChanged: done.card.workspace?.filesChanged,
+				insertions: done.card.workspace?.insertions,
+				deletions: done.card.workspace?.deletions,
+			},
 			counts,
 		);
 		assert.equal(done.card.workspace?.root, undefined, 'the MCP output leaves the root and host out');
 		const shown = (JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView }).card;
 		assert.equal(shown.workspace?.head, head);
-		assert.equal(shown.workspace?.filesChanged, 3);
+		assert.equal(shown.workspace.filesChanged, 3);
 		assert.match(await baton(['show', cardId]), new RegExp(`changes\\s+3 files, \\+3 −2 at ${head.slice(0, 8)}`));
 	});
 
@@ -236,10 +258,17 @@ describe('workspaces while working', () => {
 		await a.json('fail', { cardId, reason: 'broken', backoffSeconds: 0 });
 		const refs = wipRefs(cardId);
 		assert.ok(refs.includes(`refs/baton/wip/${cardId}/${again.lease?.epoch}`), refs.join(' '));
-		assert.equal(gitOut(repo.root, 'show', `refs/baton/wip/${cardId}/${again.lease?.epoch}:half.txt`), 'failed halfway');
+		assert.equal(
+			gitOut(repo.root, 'show', `refs/baton/wip/${cardId}/${again.lease?.epoch}:half.txt`),
+			'failed halfway',
+		);
 
 		// A person claims it from the CLI in the repository and completes it there.
-		await waitFor(async () => (JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView }).card.status === 'ready', 30_000, 'the card back in ready');
+		await waitFor(
+			async () => (JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView }).card.status === 'ready',
+			30_000,
+			'the card back in ready',
+		);
 		const cli = JSON.parse(await baton(['claim', cardId, '--json'])) as Claimed;
 		assert.equal(cli.card?.id, cardId);
 		const out = await baton(['complete', cardId, '--result', 'ok']);
@@ -256,7 +285,9 @@ describe('workspaces while working', () => {
 		const claimed = await a.json<Claimed>('claim', { cardId: pushed });
 		assert.equal(claimed.card?.id, pushed);
 		writeFiles(claimed.workspace?.path ?? '', { 'pushed.txt': 'to origin\n' });
-		const ok = await a.json<{ card: CardView; push?: { ok: boolean; commit?: string } }>('complete', { cardId: pushed });
+		const ok = await a.json<{ card: CardView; push?: { ok: boolean; commit?: string } }>('complete', {
+			cardId: pushed,
+		});
 		assert.equal(ok.push?.ok, true);
 		assert.equal(gitOut(origin, 'rev-parse', `refs/heads/baton/${pushed}`), ok.card.workspace?.head);
 
@@ -266,11 +297,16 @@ describe('workspaces while working', () => {
 		const next = await a.json<Claimed>('claim', { cardId: lost });
 		assert.equal(next.card?.id, lost);
 		writeFiles(next.workspace?.path ?? '', { 'lost.txt': 'not pushed\n' });
-		const failed = await a.json<{ card: CardView; push?: { ok: boolean; error?: string } }>('complete', { cardId: lost });
+		const failed = await a.json<{ card: CardView; push?: { ok: boolean; error?: string } }>('complete', {
+			cardId: lost,
+		});
 		assert.equal(failed.card.status, 'done');
 		assert.equal(failed.push?.ok, false);
-		assert.match(failed.push?.error ?? '', /Pushing baton\/.* to origin .* failed/);
-		const shown = JSON.parse(await baton(['show', lost, '--json'])) as { card: CardView; messages: { from: string; text: string }[] };
+		assert.match(failed.push.error ?? '', /Pushing baton\/.* to origin .* failed/);
+		const shown = JSON.parse(await baton(['show', lost, '--json'])) as {
+			card: CardView;
+			messages: { from: string; text: string }[];
+		};
 		assert.equal(shown.card.status, 'done');
 		assert.ok(shown.messages.some(m => m.from === 'baton' && /pushing baton\/.* to origin failed/.test(m.text)));
 		await baton(['settings', '--push', 'off']);
