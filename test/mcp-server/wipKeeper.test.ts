@@ -164,10 +164,7 @@ describe('endedAttempt and isHere', () => {
 		assert.equal(endedAttempt(event('heartbeat', c)), undefined);
 		const held = card('E1', undefined, { claimEpoch: 6 });
 		assert.equal(endedAttempt(event('deleted', c, { card: null, previous: held })), 6);
-		assert.equal(
-			endedAttempt(event('deleted', c, { card: null, previous: c })),
-			undefined,
-		);
+		assert.equal(endedAttempt(event('deleted', c, { card: null, previous: c })), undefined);
 		assert.equal(endedAttempt(event('completed', c)), undefined);
 	});
 
