@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -24,6 +25,7 @@ import {
 	tempDataDir,
 	waitFor,
 } from '../helpers/mcp';
+import { client } from '../helpers/hub';
 import { folderPicture, gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
 interface CardView {
@@ -31,6 +33,7 @@ interface CardView {
 	title: string;
 	status: string;
 	claimEpoch: number;
+	project?: string;
 	workspace?: {
 		root?: string;
 		host?: string;
@@ -53,6 +56,7 @@ interface Claimed {
 let dataDir: string;
 let repo: TestRepo;
 let scratch: string;
+let project: string;
 const agents: Agent[] = [];
 const editors: ChildProcess[] = [];
 /** Ignored by the repository's .gitignore: never snapshotted, never restored. */
@@ -72,7 +76,7 @@ async function baton(args: string[], cwd = repo.root): Promise<string> {
 
 async function createCard(title: string): Promise<string> {
 	const out = await baton(['create', title, '--json']);
-	return (JSON.parse(out) as { card: CardView }).card.id;
+	return (JSON.parse(out) as { cards: CardView[] }).cards[0]?.id ?? '';
 }
 
 /** Every file of a commit's tree as folderPicture sees a folder (modes, symlinks, bytes). */
@@ -150,8 +154,23 @@ before(async () => {
 	});
 	scratch = path.join(repo.parent, 'scratch');
 	mkdirSync(scratch);
-	await baton(['settings', '--worktrees', 'on']);
+	// The first card names the repository's project (and starts the hub); then worktrees go on for it.
+	const first = (JSON.parse(await baton(['create', 'Names the project', '--json'])) as { cards: CardView[] }).cards[0];
+	assert.ok(first?.project !== undefined, 'the repository names a project');
+	project = first.project;
+	await baton(['delete', first.id]);
+	await projectSettings({ worktrees: true, roots: { [hostname()]: repo.root } });
 });
+
+/** Changes the project's settings through the protocol, as `baton settings` does. */
+async function projectSettings(patch: Record<string, unknown>): Promise<void> {
+	const rpc = await client(dataDir);
+	try {
+		await rpc.request('project/settings/update', { project, ...patch });
+	} finally {
+		rpc.close();
+	}
+}
 
 after(async () => {
 	for (const e of editors) {
@@ -279,7 +298,7 @@ describe('workspaces while working', () => {
 		const origin = path.join(repo.parent, 'origin.git');
 		gitOut(repo.parent, 'init', '-q', '--bare', origin);
 		gitOut(repo.root, 'remote', 'add', 'origin', origin);
-		await baton(['settings', '--push', 'on']);
+		await projectSettings({ push: true });
 		const a = await agent('agent-push');
 		const pushed = await createCard('Pushed at complete');
 		const claimed = await a.json<Claimed>('claim', { cardId: pushed });
@@ -309,6 +328,6 @@ describe('workspaces while working', () => {
 		};
 		assert.equal(shown.card.status, 'done');
 		assert.ok(shown.messages.some(m => m.from === 'baton' && /pushing baton\/.* to origin failed/.test(m.text)));
-		await baton(['settings', '--push', 'off']);
+		await projectSettings({ push: false });
 	});
 });
