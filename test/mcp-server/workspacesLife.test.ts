@@ -330,4 +330,19 @@ describe('workspaces while working', () => {
 		assert.ok(shown.messages.some(m => m.from === 'baton' && /pushing baton\/.* to origin failed/.test(m.text)));
 		await projectSettings({ push: false });
 	});
+
+	it('lease expiry: the reaper takes the card back and the hub snapshots the worktree under the expired claim', async () => {
+		const cardId = await createCard('Lease runs out');
+		// The CLI keeps no lease alive: a 5 s lease without heartbeats expires.
+		const claimed = JSON.parse(await baton(['claim', cardId, '--ttl', '5', '--json'])) as Claimed;
+		assert.equal(claimed.card?.id, cardId);
+		const ws = claimed.workspace;
+		assert.ok(ws !== undefined);
+		writeFiles(ws.path, { 'expired.txt': 'left when the lease ran out\n' });
+		const ref = `refs/baton/wip/${cardId}/${claimed.lease?.epoch}`;
+		await waitFor(() => wipRefs(cardId).includes(ref), 30_000, ref);
+		assert.equal(gitOut(repo.root, 'show', `${ref}:expired.txt`), 'left when the lease ran out');
+		const shown = JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView };
+		assert.equal(shown.card.status, 'ready');
+	});
 });
