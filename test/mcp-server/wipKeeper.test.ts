@@ -83,10 +83,10 @@ function event(type: EventType, c: Card, data: Partial<BacklogEvent['data']> = {
 }
 
 /** The parts of the backlog the keeper calls, recording what it was asked. */
-function standIn(settings: { push: boolean } = { push: false }) {
+function standIn(settings: { push: boolean } = { push: false }, cards: Card[] = []) {
 	const calls = { setWorkspace: [] as CardWorkspace[], comments: [] as string[] };
 	const backlog = {
-		list: () => Promise.resolve({ cards: [] }),
+		list: () => Promise.resolve({ cards }),
 		setWorkspace: (_ctx: unknown, _id: string, ws: CardWorkspace) => {
 			calls.setWorkspace.push(ws);
 			return Promise.resolve();
@@ -316,5 +316,46 @@ describe('WipKeeper', () => {
 			calls.comments[0] ?? '',
 			/completed, but pushing baton\/K7 to origin failed.*git push origin baton\/K7/s,
 		);
+	});
+
+	it("a restarted hub learns the claimed cards' worktrees from the backlog, so a release still snapshots", async () => {
+		const { ws } = await workspace('K8');
+		const { backlog } = standIn({ push: false }, [
+			card('K8', ws, { claimEpoch: 4 }),
+			card('K9', { ...ws, host: 'elsewhere' }),
+		]);
+		const keeper = new WipKeeper({ backlog, host });
+		await keeper.seed();
+		assert.equal(keeper.size, 1);
+		edit(ws.path);
+		await keeper.beforeEnd('K8', 'fail');
+		assert.deepEqual(
+			(await listWip(ws.root, 'K8')).map(r => r.attempt),
+			[4],
+		);
+	});
+
+	it("a person's forced completion goes on when the commit is refused: the work is snapshotted and noted", async () => {
+		const { ws } = await workspace('K10');
+		const hook = path.join(
+			gitOut(ws.root, 'rev-parse', '--path-format=absolute', '--git-common-dir'),
+			'hooks',
+			'pre-commit',
+		);
+		writeFileSync(hook, '#!/bin/sh\nexit 1\n');
+		chmodSync(hook, 0o755);
+		const { backlog, calls } = standIn();
+		const keeper = new WipKeeper({ backlog, host });
+		keeper.noticeEvents([event('claimed', card('K10', ws, { claimEpoch: 5 }))]);
+		edit(ws.path);
+		const result = await keeper.complete({ actor: 'person' }, { cardId: 'K10', force: true }, () =>
+			Promise.resolve(completed(card('K10', ws))),
+		);
+		assert.equal(result.card.status, 'done');
+		assert.deepEqual(
+			(await listWip(ws.root, 'K10')).map(r => r.attempt),
+			[5],
+		);
+		assert.match(calls.comments[0] ?? '', /could not commit the worktree at complete/);
 	});
 });
