@@ -9,6 +9,7 @@ import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
+import type { ClaimWorkspaces } from './claimWorkspace';
 import type { Connection, Connections } from './connections';
 import type { Reaper } from './reaper';
 import type { StoreGuard } from './storeGuard';
@@ -39,6 +40,8 @@ export interface HubParts {
 	waitingClaims: WaitingClaims;
 	/** Commits, snapshots and pushes the work in cards' worktrees (issue 33). */
 	wip: WipKeeper;
+	/** Issue 33: a claimed card's branch and worktree, when its project has worktrees on. */
+	workspaces: ClaimWorkspaces;
 	/** The last seq the event pump delivered. */
 	seq: () => number;
 	status: () => Result<'hub/status'>;
@@ -55,18 +58,23 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/get': ({ ctx, params }) => b.get(ctx, params),
 		'card/list': ({ ctx, params }) => b.list(ctx, params),
 		'card/stats': ({ ctx, params }) => b.stats(ctx, params),
-		'card/claim': ({ conn, ctx, params }) => hub.waitingClaims.claim(conn, ctx, params),
+		'card/claim': async ({ conn, ctx, params }) =>
+			hub.workspaces.afterClaim(ctx, params, await hub.waitingClaims.claim(conn, ctx, params)),
 		'card/heartbeat': async ({ ctx, params }) => {
 			const result = await b.heartbeat(ctx, params);
 			// A renewal without progress logs no event, yet may shorten the lease (a smaller ttl).
 			hub.reaper.consider(result.lease.expiresAt);
 			return result;
 		},
-		'card/complete': ({ conn, ctx, params }) => {
+		'card/complete': async ({ conn, ctx, params }) => {
 			if (params.force === true) {
 				refuseAgentOverride(conn, `complete card ${params.cardId} with force`);
 			}
-			return hub.wip.complete(ctx, params, () => b.complete(ctx, params));
+			// Commit the agent's work before the card moves on (wipKeeper), then the next card's workspace.
+			const result = await hub.wip.complete(ctx, params, () => b.complete(ctx, params));
+			return params.next === undefined || result.next === undefined
+				? result
+				: { ...result, next: await hub.workspaces.afterNextClaim(ctx, params.next, result.next) };
 		},
 		'card/release': async ({ conn, ctx, params }) => {
 			if (params.force === true) {
@@ -149,7 +157,11 @@ export function createHandlers(hub: HubParts): Handlers {
 			return settings;
 		},
 		'project/settings': ({ params }) => b.projectSettings(params.project),
-		'project/settings/update': ({ ctx, params }) => b.updateProjectSettings(ctx, params),
+		'project/settings/update': async ({ ctx, params }) => {
+			const settings = await b.updateProjectSettings(ctx, params);
+			hub.workspaces.changed(settings);
+			return settings;
+		},
 	};
 }
 

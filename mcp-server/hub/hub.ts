@@ -20,6 +20,7 @@ import {
 	protocolVersion,
 } from '../../core/protocol';
 import { Backups } from './backups';
+import { ClaimWorkspaces } from './claimWorkspace';
 import { Connections } from './connections';
 import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
@@ -173,6 +174,7 @@ export class Hub {
 				subscriptions: this.subscriptions,
 				waitingClaims: this.waitingClaims,
 				wip: this.wip,
+				workspaces: new ClaimWorkspaces(backlog),
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,
