@@ -227,7 +227,13 @@ export class WipKeeper {
 	}
 
 	private learn(card: Card, deleted = false): void {
-		if (deleted || !isHere(card.workspace, this.host) || card.workspace.landed !== undefined) {
+		// A done card's worktree is landing's (or gc's) business; changes requested brings it back by event.
+		if (
+			deleted ||
+			card.status === 'done' ||
+			!isHere(card.workspace, this.host) ||
+			card.workspace.landed !== undefined
+		) {
 			this.known.delete(card.id);
 			return;
 		}
