@@ -345,4 +345,17 @@ describe('workspaces while working', () => {
 		const shown = JSON.parse(await baton(['show', cardId, '--json'])) as { card: CardView };
 		assert.equal(shown.card.status, 'ready');
 	});
+
+	it('a person takes a card back (reclaim) from a live agent: the worktree is snapshotted under its claim', async () => {
+		const cardId = await createCard('Taken back');
+		const a = await agent('agent-taken');
+		const claimed = await a.json<Claimed>('claim', { cardId });
+		const ws = claimed.workspace;
+		assert.ok(ws !== undefined);
+		writeFiles(ws.path, { 'taken.txt': 'mid-work when taken\n' });
+		await baton(['reclaim', cardId, '--reason', 'taking over']);
+		const ref = `refs/baton/wip/${cardId}/${claimed.lease?.epoch}`;
+		await waitFor(() => wipRefs(cardId).includes(ref), 30_000, ref);
+		assert.equal(gitOut(repo.root, 'show', `${ref}:taken.txt`), 'mid-work when taken');
+	});
 });
