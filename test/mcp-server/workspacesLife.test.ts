@@ -5,8 +5,9 @@
  * hub snapshots every edit into refs/baton/wip/<ID>/<attempt> and the next claimer's worktree has
  * 100 % of the files byte for byte (tracked modified, deleted, untracked; ignored ones not); that
  * complete commits what is uncommitted and reports the branch's counts; that release and fail snapshot
- * before the card changes; and that team mode pushes to a bare origin, a failed push being reported
- * without losing the completion.
+ * before the card changes, and a lease that runs out or a person's reclaim as soon as the hub sees it;
+ * and that team mode pushes to a bare origin, a failed push being reported without losing the completion.
+ * Project settings go through the protocol (`project/settings/update`), as `baton settings` sends them.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
