@@ -42,13 +42,23 @@ export function completeMessage(card: { id: string; title: string }): string {
 export async function commitWork(
 	ws: CardWorkspace,
 	card: { id: string; title: string },
-): Promise<{ commit: string | null; stats: WorkspaceStats }> {
+): Promise<{ commit: string | null; stats?: WorkspaceStats; statsError?: string }> {
 	const commit = existsSync(ws.path) ? await commitAll({ worktree: ws.path, message: completeMessage(card) }) : null;
-	const stat = await diffStat({ repo: ws.root, branch: ws.branch, base: ws.base });
-	return {
-		commit,
-		stats: { head: stat.head, filesChanged: stat.filesChanged, insertions: stat.insertions, deletions: stat.deletions },
-	};
+	try {
+		const stat = await diffStat({ repo: ws.root, branch: ws.branch, base: ws.base });
+		return {
+			commit,
+			stats: {
+				head: stat.head,
+				filesChanged: stat.filesChanged,
+				insertions: stat.insertions,
+				deletions: stat.deletions,
+			},
+		};
+	} catch (e) {
+		// The work is committed; counts that cannot be made (the base deleted) do not hold up the completion.
+		return { commit, statsError: errorText(e) };
+	}
 }
 
 /** Snapshots the card's worktree as attempt `attempt`; null when it is clean or gone. */
@@ -195,8 +205,15 @@ export class WipKeeper {
 		}
 		const ws = k.workspace;
 		let stats: WorkspaceStats | undefined;
+		let committed = false;
 		try {
-			stats = (await commitWork(ws, { id: p.cardId, title: k.title })).stats;
+			const work = await commitWork(ws, { id: p.cardId, title: k.title });
+			committed = true;
+			stats = work.stats;
+			if (work.statsError !== undefined) {
+				log.warn(`${p.cardId}: counting ${ws.branch} against ${ws.base} failed: ${work.statsError}`);
+				await this.record(p.cardId, `Baton could not count ${ws.branch} against ${ws.base}: ${work.statsError}`);
+			}
 		} catch (e) {
 			if (p.force !== true) {
 				throw e; // the agent fixes what the commit hook named and completes again
@@ -215,7 +232,7 @@ export class WipKeeper {
 		if (stats !== undefined && result.card.workspace !== undefined) {
 			result.card = { ...result.card, workspace: { ...result.card.workspace, ...stats } };
 		}
-		const push = stats === undefined ? undefined : await this.pushIfOn(p.cardId, k.project, ws);
+		const push = committed ? await this.pushIfOn(p.cardId, k.project, ws) : undefined;
 		return push === undefined ? result : { ...result, push };
 	}
 

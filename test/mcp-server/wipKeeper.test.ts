@@ -131,6 +131,10 @@ describe('commitWork and snapshotWork', () => {
 		gitOut(ws.root, 'worktree', 'remove', '--force', ws.path);
 		const done = await commitWork(ws, { id: 'W2', title: 't' });
 		assert.deepEqual(done, { commit: null, stats: { head, filesChanged: 1, insertions: 1, deletions: 0 } });
+		// A base that is gone: the counts say why, the commit stands.
+		const noBase = await commitWork({ ...ws, base: 'gone' }, { id: 'W2', title: 't' });
+		assert.equal(noBase.stats, undefined);
+		assert.match(noBase.statsError ?? '', /Branch "gone" does not exist/);
 		assert.equal(await snapshotWork(ws, 'W2', 1), null);
 	});
 
