@@ -288,6 +288,25 @@ export class Backlog {
 		return this.reviews.review(ctx, p, reviewer);
 	}
 
+	/** Would approval `p` be allowed now (the same rules, nothing written)? The hub asks before landing. */
+	checkApproval(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+	): Promise<{ card: Card; replay: false } | { replay: true }> {
+		return this.reviews.checkApproval(ctx, p, reviewer);
+	}
+
+	/** An allowed approval's landing conflicted: back to ready with the conflict as the hand-over. */
+	landConflict(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+		conflict: { handoff: string; files: readonly string[] },
+	): Promise<Card> {
+		return this.reviews.landConflict(ctx, p, reviewer, conflict);
+	}
+
 	// Scopes (backlog/scopes.ts)
 
 	/** The holder widens its card's scope: what no other live claim of the project holds is granted. */
