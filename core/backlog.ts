@@ -283,9 +283,17 @@ export class Backlog {
 
 	// The review gate (backlog/reviews.ts)
 
-	/** Approve or request changes on a card in review; `reviewer` is who the hub says is asking. */
-	review(ctx: OpContext, p: ParsedParams<'card/review'>, reviewer: Reviewer): Promise<Result<'card/review'>> {
-		return this.reviews.review(ctx, p, reviewer);
+	/**
+	 * Approve or request changes on a card in review; `reviewer` is who the hub says is asking; `landed`:
+	 * the card's workspace with the landing the hub just made (issue 33), written with the approval.
+	 */
+	review(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+		landed?: CardWorkspace,
+	): Promise<Result<'card/review'>> {
+		return this.reviews.review(ctx, p, reviewer, landed);
 	}
 
 	/** Would approval `p` be allowed now (the same rules, nothing written)? The hub asks before landing. */

@@ -6,7 +6,7 @@
  * or an agent) and never waits.
  */
 import { leaseOf } from '../lease';
-import type { Card, ParsedParams, ReadinessChange, Result } from '../protocol';
+import type { Card, CardWorkspace, ParsedParams, ReadinessChange, Result } from '../protocol';
 import { type Reviewer, checkReviewCapability } from '../reviewRules';
 import { decide } from '../rules';
 import type { Queryable } from '../store/db';
@@ -20,10 +20,19 @@ export class Reviews {
 		private readonly defaultTtl: number,
 	) {}
 
-	/** Approve (→ done, dependents freed) or request changes (→ ready with the note as hand-over). */
-	async review(ctx: OpContext, p: ParsedParams<'card/review'>, reviewer: Reviewer): Promise<Result<'card/review'>> {
+	/**
+	 * Approve (→ done, dependents freed) or request changes (→ ready with the note as hand-over). An
+	 * approval whose branch the hub just landed records `landed` (the card's workspace with `landed`)
+	 * in the same transaction (issue 33).
+	 */
+	async review(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+		landed?: CardWorkspace,
+	): Promise<Result<'card/review'>> {
 		return this.uow.mutate(ctx, 'card/review', async (tx, now) => {
-			const { card, readiness, events } = await act(
+			const acted = await act(
 				tx,
 				p.cardId,
 				{
@@ -37,6 +46,19 @@ export class Reviews {
 				},
 				now,
 			);
+			const { readiness, events } = acted;
+			let card = acted.card;
+			if (landed !== undefined && p.approve) {
+				const rows = await tx.query<{ card: Card }>(
+					'UPDATE cards SET workspace = $2::jsonb WHERE id = $1 RETURNING baton_card(cards) AS card',
+					[p.cardId, JSON.stringify(landed)],
+				);
+				card = (rows[0] as { card: Card }).card;
+				// The approved event carries the card as it is after the change: with its landing.
+				for (const e of events) {
+					e.data.card = card;
+				}
+			}
 			return { result: { card, unblocked: await nowClaimable(tx, readiness, now) }, events };
 		});
 	}

@@ -24,6 +24,8 @@ import { Connections } from './connections';
 import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
 import { Housekeeping } from './housekeeping';
+import { Landing } from './landing';
+import { WorkspaceGc } from './workspaceGc';
 import { InboxPush } from './inbox';
 import { HubMetrics } from './metrics';
 import { handleMetrics } from './metricsRoute';
@@ -157,6 +159,7 @@ export class Hub {
 			},
 		});
 		this.inbox = new InboxPush({ backlog, connectionsOf: agent => this.connections.agents.connectionsOf(agent) });
+		const workspaceGc = new WorkspaceGc(backlog);
 		this.requests = new Requests({
 			handlers: createHandlers({
 				backlog,
@@ -166,6 +169,8 @@ export class Hub {
 				connections: this.connections,
 				subscriptions: this.subscriptions,
 				waitingClaims: this.waitingClaims,
+				landing: new Landing(backlog),
+				workspaceGc,
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,
@@ -183,6 +188,7 @@ export class Hub {
 		});
 		this.housekeeping = new Housekeeping({
 			backlog,
+			gcWorkspaces: () => workspaceGc.maintain(),
 			backups,
 			guard: this.guard,
 			idleMs: options.idleMs,
