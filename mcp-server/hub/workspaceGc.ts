@@ -50,6 +50,7 @@ export class WorkspaceGc {
 	/** The maintenance pass: what gc deletes without --force, in every repository of this host. */
 	async maintain(): Promise<void> {
 		const r = await this.run({});
+		log.debug(`maintenance gc went over ${r.repos.length} ${r.repos.length === 1 ? 'repository' : 'repositories'}`);
 		for (const repo of r.repos) {
 			if (repo.deleted.length > 0 || repo.skipped.length > 0) {
 				log.info(
