@@ -174,6 +174,11 @@ export class Backlog {
 		return this.projects.get(project);
 	}
 
+	/** The settings of every project that set any. */
+	allProjectSettings(): Promise<ProjectSettings[]> {
+		return this.projects.all();
+	}
+
 	updateProjectSettings(ctx: OpContext, p: ParsedParams<'project/settings/update'>): Promise<ProjectSettings> {
 		return this.projects.update(ctx, p);
 	}

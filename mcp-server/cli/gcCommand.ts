@@ -45,10 +45,10 @@ export const gcCommand: Command = {
 	maxArgs: 0,
 	options: gcFlags.options,
 	notes:
-		'Works in the repository of the working directory, else --project\'s repository on this machine, else\n' +
+		"Works in the repository of the working directory, else --project's repository on this machine, else\n" +
 		'every repository with workspaces on here. Never deletes a worktree whose changes are not snapshotted,\n' +
 		'nor a branch with commits not landed on its base, unless --force. The hub runs the safe part itself\n' +
-		'during its maintenance. WIP snapshots older than the project\'s wipDays (default 30) go; a live\n' +
+		"during its maintenance. WIP snapshots older than the project's wipDays (default 30) go; a live\n" +
 		"card's newest stays.",
 	async run(ctx) {
 		const p = gcFlags.read(ctx.values);

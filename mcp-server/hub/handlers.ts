@@ -93,8 +93,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		// Who reviews decides what they may do: an MCP session is an agent, and so is any face whose
 		// process said it runs inside a coding agent (issue 27 §5); every other face is a human.
 		// An approval of a card with a workspace lands its branch first (landing.ts, issue 33).
-		'card/review': ({ conn, ctx, params }) =>
-			hub.landing.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
+		'card/review': ({ conn, ctx, params }) => hub.landing.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
 		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
 		'inbox/ack': ({ ctx, params }) => b.inboxAck(ctx, params),
 		'agent/list': ({ params }) => b.listAgents(hub.connections.agents.ids(), params.all === true),

@@ -134,7 +134,11 @@ describe('landing on approval', () => {
 	it('a conflict changes nothing anywhere: the card goes back to ready with the hand-over, the branch kept', async () => {
 		const s = await inReview('squash', { mainMoves: { 'a.txt': 'a1\na2 on main\na3\n' } });
 		const before = [state(s.root), state(s.ws.path)];
-		const e = await refused(approve(s.id), 'conflict', /was not approved: landing baton\/L\d+ on main conflicts in a\.txt/);
+		const e = await refused(
+			approve(s.id),
+			'conflict',
+			/was not approved: landing baton\/L\d+ on main conflicts in a\.txt/,
+		);
 		assert.deepEqual((e.data as { files: string[] }).files, ['a.txt']);
 		assert.deepEqual([state(s.root), state(s.ws.path)], before);
 		const card = await get(s.id);
@@ -149,7 +153,7 @@ describe('landing on approval', () => {
 		assert.equal(again.handoff, card.handoff);
 	});
 
-	it("a dirty checkout of the base is never overwritten: refused naming the files, the card stays in review", async () => {
+	it('a dirty checkout of the base is never overwritten: refused naming the files, the card stays in review', async () => {
 		const s = await inReview('merge');
 		writeFiles(s.root, { 'a.txt': 'my own edit\n', 'unrelated.txt': 'mine\n' });
 		const before = [state(s.root), state(s.ws.path)];
@@ -175,7 +179,7 @@ describe('landing on approval', () => {
 		assert.equal((await get(s.id)).status, 'review');
 	});
 
-	it("refuses a workspace of another host, changing nothing", async () => {
+	it('refuses a workspace of another host, changing nothing', async () => {
 		const s = await inReview('squash');
 		const card = await get(s.id);
 		const ws = card.workspace;
@@ -191,7 +195,10 @@ describe('landing on approval', () => {
 		const s = await inReview('squash');
 		const ws = (await get(s.id)).workspace;
 		assert.ok(ws !== undefined);
-		await b.setWorkspace(agent, s.id, { ...ws, landed: { mode: 'squash', commit: s.oldBase, at: new Date().toISOString() } });
+		await b.setWorkspace(agent, s.id, {
+			...ws,
+			landed: { mode: 'squash', commit: s.oldBase, at: new Date().toISOString() },
+		});
 		const r = await approve(s.id);
 		assert.equal(r.card.status, 'done');
 		assert.equal(gitOut(s.root, 'rev-parse', 'main'), s.oldBase);
