@@ -328,10 +328,13 @@ export const BoardTicketResult = z.object({ url: z.string() });
  */
 export const WorkspaceGcParams = z
 	.object({
-		root: z.string().min(1).max(4096).optional().describe("A folder of the repository (the CLI's working directory)"),
-		project: ProjectId.optional().describe("This project's repository on this machine"),
-		dryRun: z.boolean().optional().describe('Only list what gc would delete, and what it keeps and why'),
-		force: z.boolean().optional().describe('Also unsnapshotted worktrees and branches with unlanded commits'),
+		/** A folder of the repository (the CLI's working directory). */
+		root: z.string().min(1).max(4096).optional(),
+		project: ProjectId.optional(),
+		/** Only plan: what gc would delete, and what it keeps and why. */
+		dryRun: z.boolean().optional(),
+		/** Also worktrees with unsnapshotted changes and branches with unlanded commits (a human override). */
+		force: z.boolean().optional(),
 	})
 	.strict();
 /** One thing gc deletes or keeps: a worktree or a git record of one (prune), a branch or a WIP ref. */
