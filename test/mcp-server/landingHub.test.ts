@@ -15,7 +15,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { Backlog } from '../../core/backlog';
-import type { BacklogEvent, Card, LandMode } from '../../core/protocol';
+import type { Card, LandMode } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
