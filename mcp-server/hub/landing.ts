@@ -153,3 +153,22 @@ export function stackedBase(
 	}
 	return undefined;
 }
+
+/**
+ * `stackedBase` for a card being claimed, reading its dependencies only when it can matter (`land:
+ * none` and a dependency): what the claim path calls before it makes a fresh worktree.
+ */
+export async function stackedBaseFor(
+	backlog: Backlog,
+	card: Pick<Card, 'dependsOn'>,
+	settings: Pick<ProjectSettings, 'land'>,
+	where: { host: string; root: string },
+): Promise<string | undefined> {
+	if (settings.land !== 'none' || card.dependsOn.length === 0) {
+		return undefined;
+	}
+	const dependencies = await Promise.all(
+		card.dependsOn.map(async cardId => (await backlog.get({ actor: 'hub:claim' }, { cardId })).card),
+	);
+	return stackedBase(card, dependencies, settings, where);
+}

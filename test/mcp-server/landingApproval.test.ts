@@ -13,7 +13,7 @@ import { after, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import type { BacklogEvent, Card, LandMode } from '../../core/protocol';
-import { Landing, stackedBase } from '../../mcp-server/hub/landing';
+import { Landing, stackedBase, stackedBaseFor } from '../../mcp-server/hub/landing';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { backlogForSuite } from '../helpers/backlog';
 import { refused } from '../helpers/refused';
@@ -129,6 +129,23 @@ describe('landing on approval', () => {
 		assert.equal(gitOut(s.root, 'rev-parse', 'main'), s.oldBase);
 		assert.ok(existsSync(s.ws.path));
 		assert.equal(gitOut(s.root, 'rev-parse', s.ws.branch), s.tip);
+	});
+
+	it("with land none, a dependent card's worktree starts from its approved dependency's branch", async () => {
+		const s = await inReview('none');
+		await approve(s.id);
+		const dependent = `${s.id}-next`;
+		const project = (await get(s.id)).project ?? undefined;
+		await b.create(human, { cards: [{ id: dependent, title: 'Build on it', dependsOn: [s.id], project }] });
+		const card = await get(dependent);
+		const settings = await b.projectSettings(project ?? '');
+		const base = await stackedBaseFor(b, card, settings, { host, root: s.root });
+		assert.equal(base, s.ws.branch);
+		const ws = await ensureWorktree({ repo: s.root, cardId: dependent, base });
+		assert.deepEqual(folderPicture(ws.path), s.worktreePicture, "the dependency's unmerged work is there");
+		assert.equal(gitOut(s.root, 'rev-parse', 'main'), s.oldBase, 'main still lacks it');
+		// Any other land mode starts from the base as usual.
+		assert.equal(await stackedBaseFor(b, card, { land: 'squash' }, { host, root: s.root }), undefined);
 	});
 
 	it('a conflict changes nothing anywhere: the card goes back to ready with the hand-over, the branch kept', async () => {
