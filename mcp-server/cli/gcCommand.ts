@@ -54,7 +54,10 @@ export const gcCommand: Command = {
 		const p = gcFlags.read(ctx.values);
 		const dryRun = p.dryRun === true;
 		const root = p.project === undefined ? (await findGitRepo(process.cwd()))?.root : undefined;
-		const r = await (await ctx.hub()).request('workspace/gc', { ...p, ...(root === undefined ? {} : { root }) });
+		// Removing worktrees of big repositories takes git a while: wait up to 10 minutes, not the usual 15 s.
+		const r = await (
+			await ctx.hub()
+		).request('workspace/gc', { ...p, ...(root === undefined ? {} : { root }) }, { timeoutMs: 600_000 });
 		show(ctx, r, () =>
 			r.repos.length === 0
 				? 'No repository has workspaces on this machine: nothing to clean.'

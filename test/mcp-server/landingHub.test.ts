@@ -130,6 +130,7 @@ describe('approve lands through the hub and the CLI', () => {
 			const r = await baton(['approve', s.id], s.root);
 			assert.equal(r.code, 0, r.stderr);
 			assert.match(r.stdout, /done/);
+			assert.match(r.stdout, new RegExp(`Landed baton/${s.id} on main \\(${mode}\\) as [0-9a-f]{12}\\.`));
 			assert.equal(gitOut(s.root, 'rev-parse', 'main^{tree}'), gitOut(s.root, 'rev-parse', `${s.tip}^{tree}`));
 			assert.deepEqual(folderPicture(s.root), s.picture, "the user's checkout on main has the landed files");
 			const card = await show(s.id);
