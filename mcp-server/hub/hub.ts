@@ -20,6 +20,7 @@ import {
 	protocolVersion,
 } from '../../core/protocol';
 import { Backups } from './backups';
+import { ClaimWorkspaces } from './claimWorkspace';
 import { Connections } from './connections';
 import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
@@ -171,6 +172,7 @@ export class Hub {
 				waitingClaims: this.waitingClaims,
 				landing: new Landing(backlog),
 				workspaceGc,
+				workspaces: new ClaimWorkspaces(backlog),
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,

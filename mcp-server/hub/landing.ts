@@ -19,6 +19,7 @@ import { createLogger, errorText } from '../../core/log';
 import type { Card, CardWorkspace, ParsedParams, ProjectSettings, Result } from '../../core/protocol';
 import type { Reviewer } from '../../core/reviewRules';
 import { land } from '../workspaces/land';
+import { inspectRepo } from '../workspaces/repo';
 
 const log = createLogger('hub').child('landing');
 
@@ -170,5 +171,7 @@ export async function stackedBaseFor(
 	const dependencies = await Promise.all(
 		card.dependsOn.map(async cardId => (await backlog.get({ actor: 'hub:claim' }, { cardId })).card),
 	);
-	return stackedBase(card, dependencies, settings, where);
+	// Workspaces record the main checkout's root; the claimer may have named a linked worktree of it.
+	const root = (await inspectRepo(where.root)).root;
+	return stackedBase(card, dependencies, settings, { host: where.host, root });
 }
