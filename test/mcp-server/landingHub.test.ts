@@ -171,6 +171,37 @@ describe('approve lands through the hub and the CLI', () => {
 	});
 });
 
+describe('stacked work through the claim path', () => {
+	it("with --land none, a dependent's claimed worktree starts from its approved dependency's branch", async () => {
+		const r = makeRepo({ 'README.md': '# r\n' });
+		repos.push(r);
+		await agent.request('project/settings/update', {
+			project: 'stacked',
+			worktrees: true,
+			land: 'none',
+			roots: { [host]: r.root },
+		});
+		await agent.request('card/create', {
+			cards: [
+				{ id: 'ST1', title: 'Schema', review: 'human', project: 'stacked' },
+				{ id: 'ST2', title: 'API on the schema', dependsOn: ['ST1'], project: 'stacked' },
+			],
+		});
+		const first = await agent.request('card/claim', { cardId: 'ST1', root: r.root });
+		assert.equal(first.workspace?.base, 'main');
+		const path1 = first.workspace.path;
+		writeFiles(path1, { 'schema.sql': 'create table t ();\n' });
+		commitAllFiles(path1, 'ST1: schema');
+		await agent.request('card/complete', { cardId: 'ST1', ...(first.lease ? { epoch: first.lease.epoch } : {}) });
+		const approved = await baton(['approve', 'ST1'], r.root);
+		assert.equal(approved.code, 0, approved.stderr);
+		assert.equal(gitOut(r.root, 'ls-tree', '--name-only', 'main'), 'README.md', 'none lands nothing');
+		const second = await agent.request('card/claim', { cardId: 'ST2', root: r.root });
+		assert.equal(second.workspace?.base, 'baton/ST1');
+		assert.equal(readFileSync(path.join(second.workspace.path, 'schema.sql'), 'utf8'), 'create table t ();\n');
+	});
+});
+
 describe('baton gc through the hub', () => {
 	it('--dry-run lists exactly what gc then deletes; unsnapshotted work survives gc', async () => {
 		const root = gcRepo.root;
