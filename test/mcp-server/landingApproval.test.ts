@@ -121,6 +121,15 @@ describe('landing on approval', () => {
 		assert.equal(gitOut(s.root, 'show', 'main:README.md'), '# r\nmain moved');
 	});
 
+	it('two approvals of one card at once land it once', async () => {
+		const s = await inReview('squash');
+		const results = await Promise.allSettled([approve(s.id), approve(s.id)]);
+		assert.equal(results.filter(r => r.status === 'fulfilled').length, 1);
+		const head = gitOut(s.root, 'rev-parse', 'main');
+		assert.deepEqual(gitOut(s.root, 'rev-list', '--parents', '-1', head).split(' ').slice(1), [s.oldBase]);
+		assert.equal((await get(s.id)).workspace?.landed?.commit, head);
+	});
+
 	it('none: approves without landing; worktree and branch stay for a pull request', async () => {
 		const s = await inReview('none');
 		const r = await approve(s.id);
