@@ -175,6 +175,11 @@ export class Backlog {
 		return this.projects.get(project);
 	}
 
+	/** The settings of every project that set any. */
+	allProjectSettings(): Promise<ProjectSettings[]> {
+		return this.projects.all();
+	}
+
 	updateProjectSettings(ctx: OpContext, p: ParsedParams<'project/settings/update'>): Promise<ProjectSettings> {
 		return this.projects.update(ctx, p);
 	}
@@ -313,9 +318,36 @@ export class Backlog {
 
 	// The review gate (backlog/reviews.ts)
 
-	/** Approve or request changes on a card in review; `reviewer` is who the hub says is asking. */
-	review(ctx: OpContext, p: ParsedParams<'card/review'>, reviewer: Reviewer): Promise<Result<'card/review'>> {
-		return this.reviews.review(ctx, p, reviewer);
+	/**
+	 * Approve or request changes on a card in review; `reviewer` is who the hub says is asking; `landed`:
+	 * the card's workspace with the landing the hub just made (issue 33), written with the approval.
+	 */
+	review(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+		landed?: CardWorkspace,
+	): Promise<Result<'card/review'>> {
+		return this.reviews.review(ctx, p, reviewer, landed);
+	}
+
+	/** Would approval `p` be allowed now (the same rules, nothing written)? The hub asks before landing. */
+	checkApproval(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+	): Promise<{ card: Card; replay: false } | { replay: true }> {
+		return this.reviews.checkApproval(ctx, p, reviewer);
+	}
+
+	/** An allowed approval's landing conflicted: back to ready with the conflict as the hand-over. */
+	landConflict(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+		conflict: { handoff: string; files: readonly string[] },
+	): Promise<Card> {
+		return this.reviews.landConflict(ctx, p, reviewer, conflict);
 	}
 
 	// Scopes (backlog/scopes.ts)

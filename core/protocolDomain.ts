@@ -310,6 +310,11 @@ export const EventType = z.enum([
 	'approved',
 	/** The review asked for changes: back to ready with the note as the next attempt's hand-over. */
 	'changes_requested',
+	/**
+	 * An approval's landing conflicted with the base (issue 33): back to ready with the conflict as the
+	 * hand-over (data.reason) and data.files the conflicting files; the branch is kept.
+	 */
+	'land_conflicted',
 	/** Messages reached the card's holder in a tool result (its inbox). */
 	'delivered',
 	/** The holder widened its card's scope with `reserve` (data.granted). */
@@ -371,6 +376,8 @@ export const EventData = z
 		note: z.string().optional(),
 		/** On `reserved`: the paths granted. */
 		granted: z.array(z.string()).optional(),
+		/** On `land_conflicted`: the files that conflict with the base. */
+		files: z.array(z.string()).optional(),
 		/** On the `updated` event of a claim's new worktree: how its setup command ended (issue 33). */
 		setup: z
 			.object({

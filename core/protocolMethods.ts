@@ -322,6 +322,49 @@ export const BoardTicketParams = z.object({}).strict();
 export const BoardTicketResult = z.object({ url: z.string() });
 
 /**
+ * `workspace/gc` (issue 33, `baton gc`): removes worktrees and branches of cards that are done or
+ * deleted and WIP refs older than the project's wipDays, in `root`'s repository, else `project`'s on
+ * this host, else every repository with workspaces on this host; `dryRun` only plans.
+ */
+export const WorkspaceGcParams = z
+	.object({
+		/** A folder of the repository (the CLI's working directory). */
+		root: z.string().min(1).max(4096).optional(),
+		project: ProjectId.optional(),
+		/** Only plan: what gc would delete, and what it keeps and why. */
+		dryRun: z.boolean().optional(),
+		/** Also worktrees with unsnapshotted changes and branches with unlanded commits (a human override). */
+		force: z.boolean().optional(),
+	})
+	.strict();
+/** One thing gc deletes or keeps: a worktree or a git record of one (prune), a branch or a WIP ref. */
+export const GcItem = z.object({
+	kind: z.enum(['prune', 'worktree', 'branch', 'wip']),
+	/** The folder (worktree, prune) or the full ref name (branch, wip). */
+	target: z.string(),
+	cardId: z.string().optional(),
+	/** The commit of a ref, or the content tree of a worktree, when planned (gc re-checks it). */
+	oid: z.string().optional(),
+	reason: z.string(),
+});
+export const WorkspaceGcResult = z.object({
+	repos: z.array(
+		z.object({
+			root: z.string(),
+			/** The projects whose repository this is on this host. */
+			projects: z.array(z.string()),
+			/** What gc deletes (dry run) or meant to delete, in order. */
+			items: z.array(GcItem),
+			/** What it leaves, with the reason. */
+			kept: z.array(GcItem),
+			deleted: z.array(GcItem),
+			/** Planned but changed since the plan, so left: with why. */
+			skipped: z.array(GcItem.extend({ why: z.string() })),
+		}),
+	),
+});
+
+/**
  * Every request the hub serves: method -> params and result schemas, and whether it changes state
  * (`mutating`: clients tag it with an idempotency key and re-send it after a failover; the hub lets it
  * run only with room on the store's disk).
@@ -367,6 +410,7 @@ export const methods = {
 	'hooks/add': { params: HooksAddParams, result: HookResult, mutating: true },
 	'hooks/remove': { params: HooksRemoveParams, result: HookResult, mutating: true },
 	'hooks/resume': { params: HooksResumeParams, result: HookResult, mutating: true },
+	'workspace/gc': { params: WorkspaceGcParams, result: WorkspaceGcResult, mutating: false },
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType; mutating: boolean }>;
 
 export type Methods = typeof methods;

@@ -2,8 +2,9 @@
  * The review gate's rules (issue 12 §1), pure like rules.ts, which delegates to it: an agent's
  * complete of a card with review → `review`; approve → `done`; request changes → back to `ready`
  * with the note as the next attempt's hand-over (a failed attempt: past maxAttempts it parks in
- * `blocked`); a reviewing agent's claim of review work. No I/O and no clock reads; who the reviewer
- * is (a human, or an agent and its capabilities) is the caller's to say.
+ * `blocked`); an approval whose landing conflicts (issue 33) → back to `ready` with the conflict as
+ * the hand-over (not a failed attempt); a reviewing agent's claim of review work. No I/O and no clock
+ * reads; who the reviewer is (a human, or an agent and its capabilities) is the caller's to say.
  */
 import { BatonError } from './errors';
 import { clip, noClaim, refuse } from './claimRules';
@@ -28,6 +29,21 @@ export type ReviewAction =
 			epoch?: number | undefined;
 			/** The reviewing connection's session: a review lease is its claiming session's. */
 			session?: string | undefined;
+	  }
+	| {
+			/**
+			 * An approval whose landing conflicted with the base (issue 33): allowed exactly when the
+			 * approval was; the card goes back to ready with `handoff` (what to rebase on what, and the
+			 * files), not counted as a failed attempt.
+			 */
+			type: 'landConflict';
+			actor: string;
+			reviewer: Reviewer;
+			version?: number | undefined;
+			epoch?: number | undefined;
+			session?: string | undefined;
+			handoff: string;
+			files: readonly string[];
 	  }
 	| {
 			type: 'claimReview';
@@ -57,6 +73,9 @@ export function submitForReview(card: CardState, actor: string, result: string |
 export function decideReview(card: CardState, action: ReviewAction, now: Date): Decision {
 	if (action.type === 'claimReview') {
 		return claimReview(card, action, now);
+	}
+	if (action.type === 'landConflict') {
+		return landConflict(card, action, now);
 	}
 	checkReviewable(card, action, now);
 	const held = isHeld(card);
@@ -109,10 +128,37 @@ export function decideReview(card: CardState, action: ReviewAction, now: Date): 
 	};
 }
 
+/** The landing conflicted: back to ready with the conflict as the hand-over, the review lease ended. */
+function landConflict(card: CardState, action: Extract<ReviewAction, { type: 'landConflict' }>, now: Date): Decision {
+	checkReviewable(card, { ...action, type: 'approve' }, now);
+	const held = isHeld(card);
+	return {
+		// Not a failed attempt: the work was approved, the base moved under it. So it never parks.
+		patch: {
+			status: 'ready',
+			...noClaim,
+			result: null,
+			completedBy: null,
+			handoff: clip(action.handoff),
+			deferUntil: null,
+			...(held ? { claimEpoch: card.claimEpoch + 1 } : {}),
+		},
+		event: 'land_conflicted',
+		data: {
+			reason: action.handoff,
+			files: [...action.files],
+			...(card.completedBy !== null ? { previousOwner: card.completedBy } : {}),
+			...(held && card.claimOwner !== action.actor
+				? { previousOwner: card.claimOwner ?? undefined, previousEpoch: card.claimEpoch }
+				: {}),
+		},
+	};
+}
+
 /** Throws unless `action`'s reviewer may approve or request changes on `card` now. */
 function checkReviewable(
 	card: CardState,
-	action: Extract<ReviewAction, { type: 'approve' | 'requestChanges' }>,
+	action: Omit<Extract<ReviewAction, { type: 'approve' | 'requestChanges' }>, 'note'>,
 	now: Date,
 ): void {
 	const verb = action.type === 'approve' ? 'approved' : 'sent back with changes';

@@ -364,6 +364,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 		}
 		case 'approve':
 		case 'requestChanges':
+		case 'landConflict':
 		case 'claimReview':
 			return decideReview(card, action, now);
 	}

@@ -20,6 +20,7 @@ const eventWords: Partial<Record<BacklogEvent['type'], string>> = {
 	review_requested: 'submitted for review',
 	approved: 'approved',
 	changes_requested: 'changes requested',
+	land_conflicted: 'landing conflicted',
 	commented: 'posted a message',
 	delivered: 'messages delivered',
 };

@@ -1,9 +1,16 @@
 /**
  * Pure: a card's attempts (each claim and how it ended) read from its events. No I/O. A review claim
  * (`claimed` with data.review) is not an attempt at the work; a review's verdict re-labels the attempt
- * it judged: `approved`, or `changes requested` with the reviewer's note as its reason.
+ * it judged: `approved`, `changes requested` with the reviewer's note as its reason, or `landing
+ * conflicted` (issue 33) with the conflict as its reason.
  */
 import type { Attempt, BacklogEvent, Card, EventType } from '../protocol';
+
+const verdicts = {
+	approved: 'approved',
+	changes_requested: 'changes requested',
+	land_conflicted: 'landing conflicted',
+} as const;
 
 /** Each claim of a card and how it ended, from its events (DESIGN §5: the next agent picks up from there). */
 export function deriveAttempts(history: readonly BacklogEvent[], current: Card): Attempt[] {
@@ -20,11 +27,11 @@ export function deriveAttempts(history: readonly BacklogEvent[], current: Card):
 	};
 	for (const e of history) {
 		const card = e.data.card;
-		if (e.type === 'approved' || e.type === 'changes_requested') {
+		if (e.type === 'approved' || e.type === 'changes_requested' || e.type === 'land_conflicted') {
 			const judged = [...attempts].reverse().find(a => a.outcome === 'in review');
 			if (judged !== undefined) {
-				judged.outcome = e.type === 'approved' ? 'approved' : 'changes requested';
-				judged.reason = e.data.note ?? judged.reason;
+				judged.outcome = verdicts[e.type];
+				judged.reason = e.data.note ?? e.data.reason ?? judged.reason;
 			}
 		} else if (e.type === 'claimed' && e.data.review === true) {
 			// A reviewer took the review: not an attempt at the work.

@@ -63,6 +63,12 @@ export class ProjectSettingsStore {
 		return read(this.uow.db, project);
 	}
 
+	/** Every project that set any (the hub's gc walks their repositories on its host). */
+	async all(): Promise<ProjectSettings[]> {
+		const rows = await this.uow.db.query<SettingsRow>('SELECT * FROM project_settings ORDER BY project');
+		return rows.map(row => fromRow(row.project, row));
+	}
+
 	/** Changes what `p` names; null clears base or setup, and a null root removes that host's. */
 	update(ctx: OpContext, p: ParsedParams<'project/settings/update'>): Promise<ProjectSettings> {
 		return this.uow.mutate(ctx, 'project/settings/update', async tx => {

@@ -6,10 +6,11 @@
  * or an agent) and never waits.
  */
 import { leaseOf } from '../lease';
-import type { ParsedParams, ReadinessChange, Result } from '../protocol';
+import type { Card, CardWorkspace, ParsedParams, ReadinessChange, Result } from '../protocol';
 import { type Reviewer, checkReviewCapability } from '../reviewRules';
+import { decide } from '../rules';
 import type { Queryable } from '../store/db';
-import { act, cardState } from './cardActions';
+import { act, cardState, loadCardRow } from './cardActions';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
@@ -19,10 +20,19 @@ export class Reviews {
 		private readonly defaultTtl: number,
 	) {}
 
-	/** Approve (→ done, dependents freed) or request changes (→ ready with the note as hand-over). */
-	async review(ctx: OpContext, p: ParsedParams<'card/review'>, reviewer: Reviewer): Promise<Result<'card/review'>> {
+	/**
+	 * Approve (→ done, dependents freed) or request changes (→ ready with the note as hand-over). An
+	 * approval whose branch the hub just landed records `landed` (the card's workspace with `landed`)
+	 * in the same transaction (issue 33).
+	 */
+	async review(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+		landed?: CardWorkspace,
+	): Promise<Result<'card/review'>> {
 		return this.uow.mutate(ctx, 'card/review', async (tx, now) => {
-			const { card, readiness, events } = await act(
+			const acted = await act(
 				tx,
 				p.cardId,
 				{
@@ -36,7 +46,84 @@ export class Reviews {
 				},
 				now,
 			);
+			const { readiness, events } = acted;
+			let card = acted.card;
+			if (landed !== undefined && p.approve) {
+				const rows = await tx.query<{ card: Card }>(
+					'UPDATE cards SET workspace = $2::jsonb WHERE id = $1 RETURNING baton_card(cards) AS card',
+					[p.cardId, JSON.stringify(landed)],
+				);
+				card = (rows[0] as { card: Card }).card;
+				// The approved event carries the card as it is after the change: with its landing.
+				for (const e of events) {
+					e.data.card = card;
+				}
+			}
 			return { result: { card, unblocked: await nowClaimable(tx, readiness, now) }, events };
+		});
+	}
+
+	/**
+	 * Whether `p` (an approval) would be allowed now, by the same rules and without writing anything:
+	 * the hub asks before it lands the card's branch (issue 33). `replay`: the request key already has
+	 * its answer (a re-sent approval), which review() returns as stored.
+	 */
+	async checkApproval(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+	): Promise<{ card: Card; replay: false } | { replay: true }> {
+		const db = this.uow.db;
+		if (ctx.requestKey !== undefined) {
+			const stored = await db.query('SELECT 1 FROM request_log WHERE key = $1', [ctx.requestKey]);
+			if (stored.length > 0) {
+				return { replay: true };
+			}
+		}
+		const { card, claimSession } = await loadCardRow(db, p.cardId, false);
+		decide(
+			cardState(card, claimSession),
+			{
+				type: 'approve',
+				actor: ctx.actor,
+				reviewer,
+				note: p.note,
+				version: p.version,
+				epoch: p.epoch,
+				session: ctx.session,
+			},
+			this.uow.clock.now(),
+		);
+		return { card, replay: false };
+	}
+
+	/**
+	 * The approval `p` was allowed but landing the card's branch conflicted (issue 33): the card goes
+	 * back to ready with `handoff` (the conflict) as the next attempt's hand-over, event `land_conflicted`.
+	 */
+	async landConflict(
+		ctx: OpContext,
+		p: ParsedParams<'card/review'>,
+		reviewer: Reviewer,
+		conflict: { handoff: string; files: readonly string[] },
+	): Promise<Card> {
+		return this.uow.mutate(ctx, 'card/review', async (tx, now) => {
+			const { card, events } = await act(
+				tx,
+				p.cardId,
+				{
+					type: 'landConflict',
+					actor: ctx.actor,
+					reviewer,
+					version: p.version,
+					epoch: p.epoch,
+					session: ctx.session,
+					handoff: conflict.handoff,
+					files: conflict.files,
+				},
+				now,
+			);
+			return { result: card, events };
 		});
 	}
 

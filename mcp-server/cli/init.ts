@@ -4,7 +4,8 @@
  * core/mcpConfig.ts, shared with the extension), and the work-loop section into AGENTS.md or CLAUDE.md
  * (core/agentsSection.ts). Reads and checks every file before writing any, so a refused file leaves
  * all of them as they were; writes each atomically (temp file + rename). Idempotent: a second run
- * finds every file unchanged. Needs no hub and starts none.
+ * finds every file unchanged. Needs no hub and starts none, unless --worktrees turns workspaces on
+ * for the repository's project (workspaceSettings.ts; checked before any file is written).
  */
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -38,6 +39,7 @@ import {
 } from './launch';
 import { UsageError, printJson } from './output';
 import { unifiedDiff } from './textDiff';
+import { applyWorkspaceSettings, workspaceLines } from './workspaceSettings';
 
 const initFlags = cliFlags({
 	dir: {
@@ -64,6 +66,10 @@ const initFlags = cliFlags({
 			'AGENTS.md, CLAUDE.md or none (default: the one with the section, else CLAUDE.md if it exists and does not point to AGENTS.md, else AGENTS.md)',
 	},
 	dryRun: { type: 'boolean', description: 'Show the changes (diffs, new files in full) and write nothing' },
+	worktrees: {
+		type: 'boolean',
+		description: "Also turn workspaces on for the repository's project, as baton settings --worktrees on does",
+	},
 });
 
 function isInstructionsChoice(v: string): v is InstructionsFile | 'none' {
@@ -275,6 +281,11 @@ export const initCommand: Command = {
 				`Nothing was written. ${launchAdvice[launchKind]}`,
 			);
 		}
+		// Before any file is written: a repository that cannot have workspaces is refused with nothing changed.
+		const workspaces =
+			flags.worktrees && !flags.dryRun
+				? await applyWorkspaceSettings(ctx, { project: undefined, patch: { worktrees: true } }, dir)
+				: undefined;
 		if (!flags.dryRun) {
 			for (const f of changes) {
 				await writeAtomic(join(dir, f.path), f.after);
@@ -294,6 +305,7 @@ export const initCommand: Command = {
 				})),
 				changed: changes.length,
 				notes,
+				...(workspaces === undefined ? {} : { workspaces: workspaces.settings }),
 			});
 			return 0;
 		}
@@ -316,6 +328,14 @@ export const initCommand: Command = {
 					? `Dry run: ${plural(changes.length, 'file')} would change; nothing was written.`
 					: `Wrote ${plural(changes.length, 'file')}. Commit them so every agent in this repository gets Baton.`,
 		);
+		if (workspaces !== undefined) {
+			lines.push(
+				`Workspaces turned on (as baton settings --worktrees on):`,
+				...workspaceLines(workspaces.settings, workspaces.recorded).map(l => `  ${l}`),
+			);
+		} else if (flags.worktrees) {
+			lines.push('Dry run: workspaces would be turned on for this repository (baton settings --worktrees on).');
+		}
 		ctx.output.out(lines.join('\n'));
 		return 0;
 	},

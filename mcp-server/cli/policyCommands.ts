@@ -1,15 +1,23 @@
 /**
  * CLI subcommands for the backlog's lifecycle policies: `reopen` (refused while dependents were built
- * on the card, unless --force), `settings` (the backlog-wide retry backoff and stall policy), and the
+ * on the card, unless --force), `settings` (the backlog-wide retry backoff and stall policy, and with
+ * workspaceSettings.ts a project's workspaces), and the
  * per-card policy flags that create and edit share. Each is one hub request; the hub validates.
  * Must not hold policy logic of its own: core/rules.ts and core/backlog.ts decide.
  */
 import { stateWord } from '../../core/claimable';
 import { plural } from '../../core/plural';
 import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
-import { type Command, arg } from './command';
+import { type Command, arg, show } from './command';
 import { type FieldFlag, paramFlags } from './flags';
 import { printJson } from './output';
+import {
+	applyWorkspaceSettings,
+	readWorkspaceFlags,
+	workspaceFieldFlags,
+	workspaceFlags,
+	workspaceLines,
+} from './workspaceSettings';
 
 /**
  * Flags create and edit take for a card's own policies. "default" returns the card to the backlog
@@ -71,18 +79,30 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 
 const settings: Command = {
 	name: 'settings',
-	summary: "Show or change the backlog's retry backoff, stall policy, default review and event log bounds",
+	summary:
+		"Show or change the backlog's retry backoff, stall policy, default review and event log bounds, and a project's workspaces",
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: settingFlags.options,
+	options: { ...settingFlags.options, ...workspaceFlags.options, ...workspaceFieldFlags.options },
 	notes:
 		"Settings live in the backlog, so every hub and every backup agree. A card's own --backoff-seconds or\n" +
 		'--stall-release-seconds (create, edit) overrides them. The event log keeps every state change; of the\n' +
 		'progress events (heartbeats that changed a progress note) it keeps the newest --keep-progress per card\n' +
-		'and none older than --progress-days; the hub compacts the rest during its maintenance.',
+		'and none older than --progress-days; the hub compacts the rest during its maintenance.\n' +
+		'Workspaces (--worktrees on, run inside the repository): each claimed card of the project gets its own\n' +
+		'branch baton/<ID> and worktree <repo>/.baton/worktrees/<ID>; approve lands the branch (--land).',
 	async run(ctx) {
 		const patch = settingFlags.read(ctx.values);
+		const workspaces = readWorkspaceFlags(ctx.values);
+		if (workspaces !== undefined) {
+			const applied = await applyWorkspaceSettings(ctx, workspaces);
+			if (Object.keys(patch).length > 0) {
+				await (await ctx.hub()).request('settings/update', patch);
+			}
+			show(ctx, applied.settings, () => workspaceLines(applied.settings, applied.recorded).join('\n'));
+			return 0;
+		}
 		const hub = await ctx.hub();
 		const r =
 			Object.keys(patch).length === 0

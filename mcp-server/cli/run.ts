@@ -18,6 +18,7 @@ import { dataCommands } from './dataCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
 import { cliFlags } from './flags';
+import { gcCommand } from './gcCommand';
 import { hookCommands } from './hookCommands';
 import { openHub } from './hubClient';
 import { insideAgent } from './insideAgent';
@@ -40,6 +41,7 @@ export const commands: readonly Command[] = [
 	upCommand,
 	initCommand,
 	demoCommand,
+	gcCommand,
 ];
 
 const globalFlags = cliFlags({

@@ -61,22 +61,35 @@ function refuseInsideAgent(ctx: CommandContext, verb: 'approve' | 'reject'): voi
 function reviewed(ctx: CommandContext, r: Result<'card/review'>): void {
 	show(ctx, r, () => {
 		const freed = r.unblocked.length === 0 ? '' : `\nNow claimable: ${r.unblocked.join(', ')}`;
-		return `${statusLine(r.card)}${freed}`;
+		const ws = r.card.workspace;
+		const landed =
+			ws?.landed === undefined
+				? ''
+				: `\nLanded ${ws.branch} on ${ws.base} (${ws.landed.mode}) as ${ws.landed.commit.slice(0, 12)}.`;
+		return `${statusLine(r.card)}${landed}${freed}`;
 	});
 }
 
 const approve: Command = {
 	name: 'approve',
-	summary: 'Approve a card in review: it is done and its dependents may start',
+	summary: "Approve a card in review: its branch lands (the project's land mode), it is done, its dependents may start",
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
 	options: approveFlags.options,
-	notes: 'With --version, a card that changed since you looked at it is refused.',
+	notes:
+		'With --version, a card that changed since you looked at it is refused. A card with a workspace lands\n' +
+		'its branch first: a checkout of the base with changes to the landed files refuses the approval (exit 1),\n' +
+		'and a conflict sends the card back to ready with the conflict as its hand-over (exit 1).',
 	async run(ctx) {
 		const p = approveFlags.read(ctx.values);
 		refuseInsideAgent(ctx, 'approve');
-		reviewed(ctx, await (await ctx.hub()).request('card/review', { cardId: arg(ctx, 0), approve: true, ...p }));
+		// An approval may land the card's branch first (issue 33): git gets two minutes, not the usual 15 s.
+		const hub = await ctx.hub();
+		reviewed(
+			ctx,
+			await hub.request('card/review', { cardId: arg(ctx, 0), approve: true, ...p }, { timeoutMs: 120_000 }),
+		);
 		return 0;
 	},
 };

@@ -19,6 +19,7 @@ import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import type { Card, CardWorkspace, ClaimResult, EventData, ProjectSettings } from '../../core/protocol';
 import { ensureWorktree } from '../workspaces/worktree';
+import { stackedBaseFor } from './landing';
 
 const log = createLogger('hub').child('workspaces');
 
@@ -138,10 +139,14 @@ export class ClaimWorkspaces {
 		}
 		// A card continues where its workspace is; a new one goes to the claimer's checkout.
 		const root = had?.root ?? (await this.rootFor(card, ask, settings));
+		// Under `--land none` a new worktree starts from its approved, unlanded dependency's branch (landing.ts).
+		const base =
+			(had === undefined ? await stackedBaseFor(this.backlog, card, settings, { host: this.host, root }) : undefined) ??
+			settings.base;
 		const ws = await ensureWorktree({
 			repo: root,
 			cardId: card.id,
-			...(settings.base === undefined ? {} : { base: settings.base }),
+			...(base === undefined ? {} : { base }),
 			...(settings.setup === undefined ? {} : { setupCommand: settings.setup }),
 			setupTimeoutMs: settings.setupTimeoutSeconds * 1000,
 			restoreWip: true,

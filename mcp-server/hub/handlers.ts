@@ -11,6 +11,8 @@ import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
 import type { ClaimWorkspaces } from './claimWorkspace';
 import type { Connection, Connections } from './connections';
+import type { Landing } from './landing';
+import type { WorkspaceGc } from './workspaceGc';
 import type { Reaper } from './reaper';
 import type { StoreGuard } from './storeGuard';
 import type { Subscriptions } from './subscriptions';
@@ -40,6 +42,8 @@ export interface HubParts {
 	waitingClaims: WaitingClaims;
 	/** Commits, snapshots and pushes the work in cards' worktrees (issue 33). */
 	wip: WipKeeper;
+	landing: Landing;
+	workspaceGc: WorkspaceGc;
 	/** Issue 33: a claimed card's branch and worktree, when its project has worktrees on. */
 	workspaces: ClaimWorkspaces;
 	/** The last seq the event pump delivered. */
@@ -103,7 +107,8 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/comment': ({ ctx, params }) => b.comment(ctx, params),
 		// Who reviews decides what they may do: an MCP session is an agent, and so is any face whose
 		// process said it runs inside a coding agent (issue 27 §5); every other face is a human.
-		'card/review': ({ conn, ctx, params }) => b.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
+		// An approval of a card with a workspace lands its branch first (landing.ts, issue 33).
+		'card/review': ({ conn, ctx, params }) => hub.landing.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
 		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
 		'inbox/ack': ({ ctx, params }) => b.inboxAck(ctx, params),
 		'agent/list': ({ params }) => b.listAgents(hub.connections.agents.ids(), params.all === true),
@@ -149,6 +154,12 @@ export function createHandlers(hub: HubParts): Handlers {
 			const result = await b.resumeHook(ctx, params);
 			hub.hooksChanged();
 			return result;
+		},
+		'workspace/gc': ({ conn, params }) => {
+			if (params.force === true) {
+				refuseAgentOverride(conn, 'delete unlanded work with gc --force');
+			}
+			return hub.workspaceGc.run(params);
 		},
 		'settings/get': () => b.settings(),
 		'settings/update': async ({ ctx, params }) => {

@@ -1,6 +1,7 @@
 /**
  * The hub's upkeep timers: write maintenance — the event log's compaction, the request log's pruning,
- * VACUUM — (soon after start, after 60 s without writes, every ~5,000 events), periodic backups (only when something changed, never on a full disk) and the idle exit
+ * VACUUM, then the safe part of workspace gc (issue 33) — (soon after start, after 60 s without
+ * writes, every ~5,000 events), periodic backups (only when something changed, never on a full disk) and the idle exit
  * (no client for `idleMs`). It owns these timers only: it answers no request, touches no connection
  * and stops the hub only through the `stop` it is given.
  */
@@ -21,6 +22,8 @@ export interface HousekeepingOptions {
 	backupIntervalMs: number;
 	/** Write maintenance after this many events (DESIGN: every ~5,000 writes). */
 	maintenanceEveryWrites?: number | undefined;
+	/** The safe part of workspace gc (issue 33, workspaceGc.ts), run after the store's maintenance. */
+	gcWorkspaces?: (() => Promise<void>) | undefined;
 	/** How many connections are open. */
 	clients: () => number;
 	stopping: () => boolean;
@@ -97,6 +100,8 @@ export class Housekeeping {
 				}
 			})
 			.catch((e: unknown) => log.error(`maintenance failed: ${errorText(e)}`))
+			.then(() => this.options.gcWorkspaces?.())
+			.catch((e: unknown) => log.error(`workspace gc failed: ${errorText(e)}`))
 			.finally(() => {
 				this.maintaining = false;
 			});

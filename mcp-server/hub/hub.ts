@@ -25,6 +25,8 @@ import { Connections } from './connections';
 import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
 import { Housekeeping } from './housekeeping';
+import { Landing } from './landing';
+import { WorkspaceGc } from './workspaceGc';
 import { InboxPush } from './inbox';
 import { HubMetrics } from './metrics';
 import { handleMetrics } from './metricsRoute';
@@ -164,6 +166,7 @@ export class Hub {
 			},
 		});
 		this.inbox = new InboxPush({ backlog, connectionsOf: agent => this.connections.agents.connectionsOf(agent) });
+		const workspaceGc = new WorkspaceGc(backlog);
 		this.requests = new Requests({
 			handlers: createHandlers({
 				backlog,
@@ -174,6 +177,8 @@ export class Hub {
 				subscriptions: this.subscriptions,
 				waitingClaims: this.waitingClaims,
 				wip: this.wip,
+				landing: new Landing(backlog),
+				workspaceGc,
 				workspaces: new ClaimWorkspaces(backlog),
 				seq: () => this.pump.seq,
 				status: () => this.status(),
@@ -192,6 +197,7 @@ export class Hub {
 		});
 		this.housekeeping = new Housekeeping({
 			backlog,
+			gcWorkspaces: () => workspaceGc.maintain(),
 			backups,
 			guard: this.guard,
 			idleMs: options.idleMs,

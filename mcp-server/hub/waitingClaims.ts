@@ -30,6 +30,8 @@ const wakingEvents: ReadonlySet<EventType> = new Set<EventType>([
 	'approved',
 	'changes_requested',
 	'review_requested',
+	// An approval whose landing conflicted sends the card back to ready (issue 33).
+	'land_conflicted',
 ]);
 
 export class WaitingClaims {

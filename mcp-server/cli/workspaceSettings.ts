@@ -1,0 +1,160 @@
+/**
+ * The workspace flags of `baton settings` and `baton init --worktrees` (issue 33): a project's
+ * worktrees on or off, its base branch, how approval lands, push, the setup command, WIP retention.
+ * Turning worktrees on is done inside the repository: it must be a git checkout (not bare, not on a
+ * detached HEAD) whose base branch exists, and its root is recorded for this machine; each refusal
+ * says why and changes nothing. One `project/settings/update` request; the hub stores, this module
+ * only checks the checkout and prints.
+ * Must not: make worktrees or branches (the hub does on claim).
+ */
+import { hostname } from 'node:os';
+
+import { BatonError } from '../../core/errors';
+import { plural } from '../../core/plural';
+import { type ProjectSettings, ProjectSettingsUpdateParams, type Params } from '../../core/protocol';
+import { inspectRepo, resolveBase } from '../workspaces/repo';
+import type { CommandContext } from './command';
+import { cliFlags, paramFlags } from './flags';
+import { UsageError } from './output';
+import { anyProject, checkProject, explicitProject, workingProject } from './project';
+
+/** The flags `settings` adds for workspaces (also read by `init --worktrees`: only project, base, setup). */
+export const workspaceFlags = cliFlags({
+	worktrees: {
+		type: 'string',
+		value: 'on|off',
+		description:
+			'Workspaces for the project: each claimed card gets its own branch and git worktree (run it inside the repository)',
+	},
+	push: { type: 'string', value: 'on|off', description: 'With worktrees: push the branch to origin at complete' },
+	project: {
+		type: 'string',
+		value: 'ID',
+		description: "The project whose workspaces these flags set (default: this folder's)",
+	},
+});
+export const workspaceFieldFlags = paramFlags(ProjectSettingsUpdateParams, {
+	base: {
+		value: 'BRANCH',
+		nullWord: 'default',
+		description: 'Branch worktrees start from and land into; "default": the repository\'s default branch',
+	},
+	land: {
+		value: 'MODE',
+		description: 'How approve lands a branch: squash (default), merge, rebase or none (a pull request does)',
+	},
+	setup: {
+		flag: 'worktree-setup',
+		value: 'CMD',
+		nullWord: 'none',
+		description: 'Run in each fresh worktree, e.g. "npm ci"; "none" removes it',
+	},
+	setupTimeoutSeconds: {
+		flag: 'worktree-setup-timeout',
+		value: 'SECONDS',
+		description: 'Time limit of the setup command; default 600',
+	},
+	wipDays: { flag: 'wip-days', description: 'Keep WIP snapshots of released work this many days; default 30' },
+});
+
+function onOff(flag: string, value: string | undefined): boolean | undefined {
+	if (value === undefined) {
+		return undefined;
+	}
+	if (value !== 'on' && value !== 'off') {
+		throw new UsageError(`--${flag} ${value}: use on or off.`);
+	}
+	return value === 'on';
+}
+
+/** The workspace flags given, as an update without its project; undefined when none was given. */
+export function readWorkspaceFlags(
+	values: CommandContext['values'],
+): { project: string | undefined; patch: Omit<Params<'project/settings/update'>, 'project'> } | undefined {
+	const { worktrees, push, project: projectFlag } = workspaceFlags.read(values);
+	const fields = workspaceFieldFlags.read(values);
+	const project = projectFlag === undefined ? undefined : checkProject(projectFlag, '--project');
+	const on = onOff('worktrees', worktrees);
+	const pushOn = onOff('push', push);
+	const patch = {
+		...fields,
+		...(on === undefined ? {} : { worktrees: on }),
+		...(pushOn === undefined ? {} : { push: pushOn }),
+	};
+	if (Object.keys(patch).length === 0) {
+		if (project !== undefined) {
+			throw new UsageError(
+				'--project names whose workspaces to set: add --worktrees on|off or another workspace flag.',
+			);
+		}
+		return undefined;
+	}
+	return { project, patch };
+}
+
+/**
+ * Applies a workspace patch for the project the flags name, else the working directory's. Turning
+ * worktrees on checks the checkout and records its root for this machine. Returns the settings and
+ * the root recorded (when it was).
+ */
+export async function applyWorkspaceSettings(
+	ctx: CommandContext,
+	given: { project: string | undefined; patch: Omit<Params<'project/settings/update'>, 'project'> },
+	/** The repository's folder (`init --dir`); default the working directory. */
+	dir?: string,
+): Promise<{ settings: ProjectSettings; recorded?: string }> {
+	const project =
+		given.project ??
+		(dir === undefined
+			? await ctx.workingProject()
+			: await workingProject(dir, explicitProject(undefined, process.env)));
+	if (project === null || project === anyProject) {
+		throw new BatonError(
+			'invalid_input',
+			'Workspaces belong to a project: run this inside its git repository, or name it with --project.',
+			{ field: 'project' },
+		);
+	}
+	const hub = await ctx.hub();
+	let recorded: string | undefined;
+	const patch = { ...given.patch };
+	const turningOn = patch.worktrees === true;
+	if (turningOn || (typeof patch.base === 'string' && (dir !== undefined || (await ctx.workingRoot()) !== undefined))) {
+		// inspectRepo refuses a folder outside any repository, a bare one and a machine without git.
+		const repo = await inspectRepo(dir ?? process.cwd());
+		if (turningOn && repo.detached) {
+			throw new BatonError(
+				'invalid_input',
+				`${repo.root} has a detached HEAD. Check out a branch (\`git switch main\`), then turn workspaces on.`,
+			);
+		}
+		const current = await hub.request('project/settings', { project });
+		const base = patch.base === undefined ? current.base : (patch.base ?? undefined);
+		await resolveBase(repo, base);
+		if (turningOn) {
+			recorded = repo.root;
+			patch.roots = { [hostname()]: repo.root };
+		}
+	}
+	const settings = await hub.request('project/settings/update', { project, ...patch });
+	return recorded === undefined ? { settings } : { settings, recorded };
+}
+
+/** The project's workspace settings as lines of `baton settings`. */
+export function workspaceLines(s: ProjectSettings, recorded?: string): string[] {
+	const root = s.roots[hostname()];
+	const lines = [
+		`workspaces      ${s.worktrees ? 'on' : 'off'} for ${s.project}${s.worktrees ? `: each claimed card gets branch baton/<ID> from ${s.base ?? 'the default branch'}${root === undefined ? '' : ` and worktree ${root}/.baton/worktrees/<ID>`}` : ''}`,
+	];
+	if (s.worktrees) {
+		lines.push(
+			`landing         ${s.land === 'none' ? 'none: approve lands nothing (use a pull request)' : `${s.land} into the base on approve`}; push ${s.push ? 'on' : 'off'}`,
+			`worktree setup  ${s.setup === undefined ? 'none' : `${s.setup} (time limit ${s.setupTimeoutSeconds} s)`}`,
+			`WIP snapshots   kept ${plural(s.wipDays, 'day')}`,
+		);
+	}
+	if (recorded !== undefined) {
+		lines.push(`This machine (${hostname()}) uses the checkout ${recorded}.`);
+	}
+	return lines;
+}
