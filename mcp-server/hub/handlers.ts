@@ -9,6 +9,7 @@ import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
+import { cardDiff } from './cardDiff';
 import type { Connection, Connections } from './connections';
 import type { Reaper } from './reaper';
 import type { StoreGuard } from './storeGuard';
@@ -90,6 +91,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		// process said it runs inside a coding agent (issue 27 §5); every other face is a human.
 		'card/review': ({ conn, ctx, params }) => b.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
 		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
+		'card/diff': ({ ctx, params }) => cardDiff(b, ctx, params),
 		'inbox/ack': ({ ctx, params }) => b.inboxAck(ctx, params),
 		'agent/list': ({ params }) => b.listAgents(hub.connections.agents.ids(), params.all === true),
 		'agent/ping': async ({ ctx }) => {
