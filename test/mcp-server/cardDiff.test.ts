@@ -4,8 +4,9 @@
  * Backlog on the schema, test/helpers/workspaceCards.ts), and a client asking over the hub's socket.
  * The answer lists the files with their change and counts and the patch of the branch since its base
  * (HTML in files stays text: it is the client's to escape); `paths` narrows it; a branch whose patch
- * is over the cap arrives cut, still parseable, with its size. A card without a workspace, one whose
- * workspace is on another host, one already landed and an unknown card get errors that say so.
+ * is over the cap arrives cut, still parseable, with its size; export and import keep the workspace.
+ * A card without a workspace, one whose workspace is on another host, one already landed and an
+ * unknown card get errors that say so.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -92,6 +93,17 @@ describe('card/diff through the hub', () => {
 		const c = await reviewer.request('card/diff', { cardId: 'WS-BIG', paths: ['c-big.txt'] });
 		assert.equal(c.truncated, false);
 		assert.equal(c.files[0]?.insertions, 6000);
+	});
+
+	it('keeps a card’s workspace through data/export and data/import (a lossless copy)', async () => {
+		const { cards } = await reviewer.request('data/export', {});
+		const ws1 = cards.find(c => c.id === 'WS-1');
+		assert.ok(ws1?.workspace);
+		await reviewer.request('data/import', { cards: [{ ...ws1, id: 'WS-1-COPY', idempotencyKey: null }] });
+		const copy = (await reviewer.request('card/get', { cardId: 'WS-1-COPY' })).card;
+		assert.deepEqual(copy.workspace, ws1.workspace);
+		const d = await reviewer.request('card/diff', { cardId: 'WS-1-COPY' });
+		assert.equal(d.branch, 'baton/WS-1');
 	});
 
 	it('says why there is no diff: no workspace, another host, landed, unknown card', async () => {
