@@ -79,15 +79,12 @@ function fileBlock(p: Parsed, file: DiffFile | undefined, domId: string): HTMLEl
 		return block;
 	}
 	const code = el('div', 'diff-code');
-	code.setAttribute('role', 'table');
+	code.setAttribute('role', 'region');
 	code.setAttribute('aria-label', `Changes in ${name}`);
 	// Focusable so the keyboard can scroll a wide diff sideways.
 	code.tabIndex = 0;
 	for (const h of p.hunks) {
-		const head = el('div', 'diff-line diff-hunk');
-		head.setAttribute('role', 'row');
-		head.append(el('span', 'diff-hunk-text', `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`));
-		code.append(head);
+		code.append(el('div', 'diff-line diff-hunk', `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`));
 		let oldNo = h.oldStart;
 		let newNo = h.newStart;
 		for (const line of h.lines) {
@@ -98,7 +95,6 @@ function fileBlock(p: Parsed, file: DiffFile | undefined, domId: string): HTMLEl
 			}
 			const cls = kind === '+' ? 'diff-add' : kind === '-' ? 'diff-rem' : 'diff-ctx';
 			const row = el('div', `diff-line ${cls}`);
-			row.setAttribute('role', 'row');
 			row.append(
 				el('span', 'diff-num', kind === '+' ? '' : String(oldNo)),
 				el('span', 'diff-num', kind === '-' ? '' : String(newNo)),
