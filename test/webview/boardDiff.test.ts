@@ -3,8 +3,9 @@
  * PostgreSQL: an agent's card in review whose workspace is a real worktree and branch of a test
  * repository (recorded through a second Backlog on the schema, test/helpers/workspaceCards.ts). Its
  * detail lists the changed files with +/− counts and shows the unified diff; HTML in the files' text
- * stays text (no element, no script, no CSP violation); the file list works from the keyboard; a card
- * without a workspace has no Changes section; a workspace on another host says why there is no diff.
+ * stays text (no element, no script, no CSP violation); the file list works from the keyboard; a diff
+ * over the cap says so and loads a left-out file on demand; a card without a workspace has no Changes
+ * section; a workspace on another host says why there is no diff.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -21,6 +22,8 @@ import { BoardFixture } from './boardFixture';
 import { type PageWatch, cardIn, watch, watchScript } from './boardPage';
 
 const hostile = '<img src=x onerror="window.__pwned=1"><b>bold?</b>';
+/** 6,000 lines, about 420 KB of patch: two of them are over card/diff's 512 KiB cap. */
+const big = Array.from({ length: 6000 }, (_, i) => `line ${i} ${'x'.repeat(60)}\n`).join('');
 
 describe('board: a card’s changes (Chromium, real hub, real git)', () => {
 	const schema = uniqueSchema();
@@ -41,12 +44,15 @@ describe('board: a card’s changes (Chromium, real hub, real git)', () => {
 				{ id: 'DIFF-1', title: 'Rework the page', review: 'human', priority: 3 },
 				{ id: 'FAR-1', title: 'Work on another machine', review: 'human', priority: 2 },
 				{ id: 'PLAIN-1', title: 'No workspace here', review: 'human', priority: 1 },
+				{ id: 'BIG-1', title: 'Regenerate the fixtures', review: 'human', priority: 0 },
 			],
 		});
-		for (const id of ['DIFF-1', 'FAR-1', 'PLAIN-1']) {
+		for (const id of ['DIFF-1', 'FAR-1', 'PLAIN-1', 'BIG-1']) {
 			const { lease } = await worker.request('card/claim', { cardId: id });
 			if (id === 'DIFF-1') {
 				await giveWorkspace(backlog, repo.root, id, { 'src/page.html': `<p>new</p>\n${hostile}\n`, 'gone.txt': null });
+			} else if (id === 'BIG-1') {
+				await giveWorkspace(backlog, repo.root, id, { 'a-small.txt': 'small\n', 'b-big.txt': big, 'c-big.txt': big });
 			} else if (id === 'FAR-1') {
 				await giveWorkspace(backlog, repo.root, id, { 'far.txt': 'far\n' }, { host: 'build-box-7' });
 			}
@@ -97,6 +103,30 @@ describe('board: a card’s changes (Chromium, real hub, real git)', () => {
 		assert.match(focused, /^gone\.txtdeleted\+0 −1/);
 		await page.keyboard.press('Escape');
 		await page.locator('aside.detail').waitFor({ state: 'hidden' });
+	});
+
+	it('says when the diff was cut, and loads a file it left out on demand', async () => {
+		await cardIn(page, 'review', 'BIG-1').click();
+		const pane = page.locator('aside.detail');
+		await pane.locator('.detail-id', { hasText: 'BIG-1' }).waitFor();
+		const changes = pane.locator('.diff-section');
+		await changes.locator('.diff-file-list').waitFor({ timeout: 10_000 });
+		assert.equal(await changes.locator('.diff-file-item').count(), 3, 'every file is listed');
+		assert.match(
+			(await changes.locator('.diff-cut').textContent()) ?? '',
+			/^The diff is \d+ KB: only its first \d+ KB are shown\. Choose a file below .*git diff main\.\.\.baton\/BIG-1/,
+		);
+		assert.deepEqual(await changes.locator('details.diff-file .diff-path').allTextContents(), [
+			'a-small.txt',
+			'b-big.txt',
+		]);
+		await changes.locator('.diff-file-link', { hasText: 'c-big.txt' }).click();
+		const c = changes.locator('details.diff-file', { hasText: 'c-big.txt' });
+		await c.waitFor({ timeout: 10_000 });
+		assert.equal(await c.locator('.diff-add').count(), 6000);
+		assert.equal(await page.evaluate(() => document.activeElement?.closest('details')?.id), await c.getAttribute('id'));
+		await page.keyboard.press('Escape');
+		await pane.waitFor({ state: 'hidden' });
 	});
 
 	it('says why a card has no diff here, and shows no Changes for a card without a workspace', async () => {
