@@ -111,6 +111,7 @@ export class DetailPane {
 		this.openId = undefined;
 		this.last = undefined;
 		this.linkForm = undefined;
+		this.changes.forget();
 		this.loadToken++;
 		this.root.hidden = true;
 		document.body.classList.remove('has-detail');

@@ -26,6 +26,12 @@ export class DiffSection {
 
 	constructor(private readonly host: DiffHost) {}
 
+	/** The pane closed: the next open asks the hub again (a working agent may have committed meanwhile). */
+	forget(): void {
+		this.shown = undefined;
+		this.token++;
+	}
+
 	/** The section for `card`, or undefined when it has no workspace. */
 	render(card: Card): HTMLElement | undefined {
 		const ws = card.workspace;
