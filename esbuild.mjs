@@ -20,9 +20,13 @@ const watch = process.argv.includes('--watch');
  * jsonc-parser, which keeps the comments of `.vscode/mcp.json` (29 KB of it), brought it to 546.8 KB.
  * Issue 28 raised the board's to 528 KB: its first use (loading and empty states, the offline header,
  * project and scope in the card form, done results as markdown) and the one scope module it now shares
- * with the hub brought it to 524.8 KB.
+ * with the hub brought it to 524.8 KB. Issue 33 raised the board's to 548 KB and the extension's to
+ * 568 KB: a card's diff on the board (jsdiff's parsePatch 6.7 KB, chosen over parse-diff's 3.9 KB
+ * because it reads git's binary, mode and rename headers; the Changes section and its patch view
+ * 6.6 KB), the workspace diff in VS Code (workspaceChanges.ts, 1.9 KB) and the workspace schemas both
+ * load (CardWorkspace, project settings, card/diff, 3.3 KB) brought them to 542.8 and 560.7 KB.
  */
-const budgetBytes = { 'dist/extension.js': 560 * 1024, 'dist/webview/board.js': 528 * 1024 };
+const budgetBytes = { 'dist/extension.js': 568 * 1024, 'dist/webview/board.js': 548 * 1024 };
 
 const common = {
 	bundle: true,

@@ -14,11 +14,13 @@ const hostAndStore = ['vscode', 'ws', 'pg', '@electric-sql/*', 'drizzle-orm', 'd
  */
 const sharedCore = [
 	'protocol',
-	// The four parts protocol.ts re-exports (faces import protocol.ts itself).
+	// The parts protocol.ts re-exports (faces import protocol.ts itself).
 	'protocolDomain',
 	'protocolCards',
 	'protocolMethods',
 	'protocolFrames',
+	// Issue 33: card/diff's schemas, which the methods table imports.
+	'protocolDiff',
 	'rpc',
 	'frameSize',
 	'errors',

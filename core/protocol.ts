@@ -4,10 +4,11 @@
  * this file, so a change breaks the build, not the user. Platform-free: imports only zod. The schemas
  * live in four parts, each importing only the ones before it: protocolDomain (limits, scalars, domain
  * objects), protocolCards (card method params and results), protocolMethods (the other methods and
- * the `methods` table) and protocolFrames (hello, request, response, event and notice frames). Import
- * from here, not from a part.
+ * the `methods` table) and protocolFrames (hello, request, response, event and notice frames), plus
+ * protocolDiff (`card/diff`, issue 33), which the table imports. Import from here, not from a part.
  */
 export * from './protocolDomain';
 export * from './protocolCards';
+export * from './protocolDiff';
 export * from './protocolMethods';
 export * from './protocolFrames';

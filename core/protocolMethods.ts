@@ -58,6 +58,7 @@ import {
 	UnblockParams,
 	UpdateParams,
 } from './protocolCards';
+import { CardDiffParams, CardDiffResult } from './protocolDiff';
 
 export const AgentListParams = z
 	.object({ all: z.boolean().optional().describe('Also agents whose sessions ended and hold nothing') })
@@ -390,6 +391,7 @@ export const methods = {
 	'card/comment': { params: CommentParams, result: CommentResult, mutating: true },
 	'card/review': { params: ReviewParams, result: ReviewResult, mutating: true },
 	'card/reserve': { params: ReserveParams, result: ReserveResult, mutating: true },
+	'card/diff': { params: CardDiffParams, result: CardDiffResult, mutating: false },
 	'inbox/ack': { params: InboxAckParams, result: InboxAckResult, mutating: true },
 	'agent/list': { params: AgentListParams, result: AgentListResult, mutating: false },
 	'agent/ping': { params: AgentPingParams, result: AgentPingResult, mutating: false },

@@ -2,7 +2,7 @@
  * Which workspace files live claims hold (issue 13 §3), as the Explorer's decorations and the edit
  * warning need it: each workspace root gets an index (core/scope/match.ts) of the live scopes of the
  * cards of its project and of the cards without one, and a file is looked up by its path relative to
- * the root it is in. Also the tooltip text ("Held by claude-code-1 for AUTH-3 — Session cookie
+ * the root it is in (inside a card's worktree, `.baton/worktrees/<ID>/`, relative to that worktree). Also the tooltip text ("Held by claude-code-1 for AUTH-3 — Session cookie
  * hardening") and the project filter the tree, status bar and board share. Pure: no vscode import,
  * no I/O (the roots come from workspaceProjects.ts), so test/extension/heldFiles.test.ts runs it in
  * plain Node and the bench times it.
@@ -36,6 +36,21 @@ export interface HeldDecoration {
 	badge: string;
 	tooltip: string;
 	holders: Card[];
+}
+
+const worktreesFolder = '.baton/worktrees/';
+
+/**
+ * A path inside a card's worktree (`.baton/worktrees/<ID>/src/a.ts`, issue 33) as the repository path it
+ * is a copy of (`src/a.ts`), so scopes cover the worktrees' files as they cover the checkout's: the
+ * commit guard refuses a worktree's commit of a path another live claim holds. Other paths unchanged.
+ */
+export function worktreeRelative(rel: string): string {
+	if (!rel.startsWith(worktreesFolder)) {
+		return rel;
+	}
+	const slash = rel.indexOf('/', worktreesFolder.length);
+	return slash < 0 ? rel : rel.slice(slash + 1);
 }
 
 /** The badge of a held file: one character, the same for every holder (the tooltip names them). */
@@ -100,7 +115,7 @@ export class HeldFiles {
 			}
 			const rel = fsPath.slice(prefix.length);
 			// A file-system path below the root has no empty or "." segment: the index may skip that check.
-			for (const card of index.match(sep === '/' ? rel : rel.split(sep).join('/'), true)) {
+			for (const card of index.match(worktreeRelative(sep === '/' ? rel : rel.split(sep).join('/')), true)) {
 				if (out === undefined) {
 					out = [card];
 				} else if (!out.includes(card)) {

@@ -1,5 +1,6 @@
 /**
- * Notifications of the review desk (issue 12 §4): a card entered review (Open / Approve) or an agent
+ * Notifications of the review desk (issue 12 §4): a card entered review (Open / Approve, and Changes
+ * for a card with a workspace: its branch in the multi-file diff editor, issue 33) or an agent
  * asked a question (Open / Reply, with the question's text). What is new is reviewQueue.ts's to
  * decide; this module only looks at the cards at most once a second, so a burst (a plan's worth of
  * completions) becomes one notification per kind, and shows them. Off with the setting
@@ -85,9 +86,13 @@ export class ReviewDesk implements vscode.Disposable {
 			});
 			return;
 		}
-		void vscode.window.showInformationMessage(text, 'Open', act).then(choice => {
+		// A card with a workspace has a branch to read before approving it (issue 33).
+		const changes = act === 'Approve' && card.workspace !== undefined ? ['Changes'] : [];
+		void vscode.window.showInformationMessage(text, 'Open', ...changes, act).then(choice => {
 			if (choice === 'Open') {
 				void vscode.commands.executeCommand(commandIds.showCardDetail, card.id);
+			} else if (choice === 'Changes') {
+				void vscode.commands.executeCommand(commandIds.openChanges, card.id);
 			} else if (choice === act) {
 				void vscode.commands.executeCommand(command, card.id);
 			}

@@ -1,14 +1,16 @@
 /**
  * The detail pane of one card: fields, the body and the result as sanitised markdown, the review box
- * (detailReview.ts), the messages and the box to post one (conversation.ts), acceptance criteria,
- * dependencies and dependents (clickable), earlier attempts and the history from 'card/get'
- * (detailLog.ts), plus the legal moves, edit and dependency linking. Card text goes in as text; only
- * markdown is HTML, and only after markdown.ts sanitised it. Messages follow live events.
+ * (detailReview.ts), a workspace's changes (detailDiff.ts), the messages and the box to post one
+ * (conversation.ts), acceptance criteria, dependencies and dependents (clickable), earlier attempts
+ * and the history from 'card/get' (detailLog.ts), plus the legal moves, edit and dependency linking.
+ * Card text goes in as text; only markdown is HTML, and only after markdown.ts sanitised it. Messages
+ * follow live events.
  */
 import { BatonError } from '../core/errors';
 import type { BacklogEvent, Card, CardRef, Message, Result } from '../core/protocol';
 import { type ColumnId, columnIds, columnOf, columnTitles, refWord } from './columns';
 import { Conversation } from './conversation';
+import { DiffSection, type DiffHost } from './detailDiff';
 import { attemptsSection, historySection, section } from './detailLog';
 import { resultSection, reviewBox, reviewFacts } from './detailReview';
 import { formatRemaining } from './format';
@@ -19,7 +21,7 @@ import { scopeFact, waitingOnScope } from './scopeView';
 import type { BoardState } from './state';
 import { button, el } from './dom';
 
-export interface DetailHost {
+export interface DetailHost extends DiffHost {
 	state: BoardState;
 	getCard(id: string): Promise<Result<'card/get'>>;
 	link(cardId: string, dependsOn: string): Promise<void>;
@@ -44,8 +46,10 @@ export class DetailPane {
 	private refreshTimer: ReturnType<typeof setTimeout> | undefined;
 	private linkForm: { cardId: string; form: HTMLElement } | undefined;
 	private readonly conversation: Conversation;
+	private readonly changes: DiffSection;
 
 	constructor(private readonly host: DetailHost) {
+		this.changes = new DiffSection(host);
 		this.conversation = new Conversation({
 			comment: (cardId, text) => host.comment(cardId, text),
 			posted: m => this.addMessages(m.cardId, [m]),
@@ -107,6 +111,7 @@ export class DetailPane {
 		this.openId = undefined;
 		this.last = undefined;
 		this.linkForm = undefined;
+		this.changes.forget();
 		this.loadToken++;
 		this.root.hidden = true;
 		document.body.classList.remove('has-detail');
@@ -214,6 +219,10 @@ export class DetailPane {
 		const result = resultSection(card);
 		if (result !== undefined) {
 			c.append(result);
+		}
+		const changes = this.changes.render(card);
+		if (changes !== undefined) {
+			c.append(changes);
 		}
 		c.append(this.conversation.render(card, this.last?.card.id === id ? this.last.messages : undefined));
 

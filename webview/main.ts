@@ -65,6 +65,7 @@ const layout = el('main', 'layout');
 const detail = new DetailPane({
 	state,
 	getCard: cardId => client.request('card/get', { cardId }),
+	diff: (cardId, paths) => client.request('card/diff', { cardId, ...(paths === undefined ? {} : { paths }) }),
 	link: (cardId, dependsOn) => actions.link(cardId, dependsOn, true),
 	unlink: (cardId, dependsOn) => actions.link(cardId, dependsOn, false),
 	move: (cardId, to) => void actions.move(cardId, to, undefined),

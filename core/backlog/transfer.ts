@@ -91,6 +91,8 @@ export class Transfer {
 				project: c.project ?? null,
 				scope: c.scope ?? [],
 				reserved: c.reserved ?? [],
+				// Lossless like the rest: a card's branch and worktree (issue 33) travel with it.
+				workspace: c.workspace ?? null,
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

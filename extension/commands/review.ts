@@ -1,10 +1,11 @@
 /**
  * The review desk's commands (issue 12 §4): Review Next Card (the oldest card in review, its detail
- * shown, then Approve / Request Changes / Open Changes), Approve Card…, Request Changes… (the note is
- * required), Message Agent… (a card someone else holds), Reply to Agent… (a card whose agent asked),
- * Open Changes (the commit or branch a result names) and Open Card Detail. Pickers list only the
- * cards a command applies to; tests and notifications pass the card and the answers instead of
- * prompts. Who may approve what is the hub's to decide: a refusal is shown as it comes.
+ * shown and, for a card with a workspace, its branch in the multi-file diff editor (issue 33), then
+ * Approve / Request Changes / Open Changes), Approve Card…, Request Changes… (the note is required),
+ * Message Agent… (a card someone else holds), Reply to Agent… (a card whose agent asked), Open Changes
+ * (the card's workspace branch, else the commit or branch its result names) and Open Card Detail.
+ * Pickers list only the cards a command applies to; tests and notifications pass the card and the
+ * answers instead of prompts. Who may approve what is the hub's to decide: a refusal is shown as it comes.
  */
 import * as vscode from 'vscode';
 import { BatonError } from '../../core/errors';
@@ -13,6 +14,7 @@ import { CardDocuments, cardScheme } from '../cardDocument';
 import { type ChangeRef, parseChangeRefs, refLabel } from '../changeRefs';
 import { openChanges } from '../gitChanges';
 import { needingInput, toReview } from '../reviewQueue';
+import { GitShowProvider, gitShowScheme, openWorkspaceChanges } from '../workspaceChanges';
 import { commandIds } from './ids';
 import { type CommandKit, optionsOf } from './kit';
 
@@ -81,6 +83,9 @@ export function registerReviewCommands(kit: CommandKit): vscode.Disposable[] {
 	};
 
 	const showChanges = async (card: Card, opts: ReviewOptions) => {
+		if (card.workspace !== undefined && opts.ref === undefined) {
+			return openWorkspaceChanges(hub, card.id);
+		}
 		const refs = parseChangeRefs(card.result);
 		if (refs.length === 0) {
 			throw new BatonError(
@@ -108,8 +113,10 @@ export function registerReviewCommands(kit: CommandKit): vscode.Disposable[] {
 	const pickReviewCard = (arg: unknown, title: string, effect: (c: Card) => string) =>
 		resolveCard(arg, title, reviewable, effect, 'No card waits for your review.');
 
+	const hasChanges = (c: Card) => c.workspace !== undefined || parseChangeRefs(c.result).length > 0;
 	return [
 		vscode.workspace.registerTextDocumentContentProvider(cardScheme, docs),
+		vscode.workspace.registerTextDocumentContentProvider(gitShowScheme, new GitShowProvider()),
 		new vscode.Disposable(() => docs.dispose()),
 		register(commandIds.reviewNextCard, async arg => {
 			const opts = optionsOf(arg) as ReviewOptions;
@@ -120,6 +127,12 @@ export function registerReviewCommands(kit: CommandKit): vscode.Disposable[] {
 				return undefined;
 			}
 			await docs.show(card.id);
+			if (card.workspace !== undefined) {
+				// The agent's branch against its base, beside the card: what is being approved.
+				await openWorkspaceChanges(hub, card.id).catch((e: unknown) =>
+					notify(`No diff of ${card.id}: ${e instanceof Error ? e.message : String(e)}`),
+				);
+			}
 			const refs = parseChangeRefs(card.result);
 			const deps = waitingOn(card);
 			const action =
@@ -137,11 +150,11 @@ export function registerReviewCommands(kit: CommandKit): vscode.Disposable[] {
 								detail: 'Back to Ready with your note for the next attempt',
 								action: 'requestChanges' as const,
 							},
-							...(refs.length > 0
+							...(hasChanges(card)
 								? [
 										{
 											label: '$(diff) Open Changes',
-											detail: refs.map(refLabel).join(', '),
+											detail: card.workspace?.branch ?? refs.map(refLabel).join(', '),
 											action: 'openChanges' as const,
 										},
 									]
@@ -227,9 +240,9 @@ export function registerReviewCommands(kit: CommandKit): vscode.Disposable[] {
 			const card = await resolveCard(
 				arg,
 				'Open Changes',
-				() => all(c => (c.status === 'review' || c.status === 'done') && parseChangeRefs(c.result).length > 0),
-				c => `Show ${parseChangeRefs(c.result).map(refLabel).join(', ')} in the diff editor`,
-				'No card’s result names a commit or branch.',
+				() => all(c => (c.status === 'review' || c.status === 'done' || c.workspace !== undefined) && hasChanges(c)),
+				c => `Show ${c.workspace?.branch ?? parseChangeRefs(c.result).map(refLabel).join(', ')} in the diff editor`,
+				'No card has a branch, and no card’s result names a commit or branch.',
 			);
 			return card && showChanges(card, optionsOf(optArg) as ReviewOptions);
 		}),

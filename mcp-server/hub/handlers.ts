@@ -10,6 +10,7 @@ import { BatonError } from '../../core/errors';
 import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
 import type { ClaimWorkspaces } from './claimWorkspace';
+import { cardDiff } from './cardDiff';
 import type { Connection, Connections } from './connections';
 import type { Landing } from './landing';
 import type { WorkspaceGc } from './workspaceGc';
@@ -110,6 +111,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		// An approval of a card with a workspace lands its branch first (landing.ts, issue 33).
 		'card/review': ({ conn, ctx, params }) => hub.landing.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
 		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
+		'card/diff': ({ ctx, params }) => cardDiff(b, ctx, params),
 		'inbox/ack': ({ ctx, params }) => b.inboxAck(ctx, params),
 		'agent/list': ({ params }) => b.listAgents(hub.connections.agents.ids(), params.all === true),
 		'agent/ping': async ({ ctx }) => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { HeldFiles, heldBadge, heldText, inProjects } from '../../extension/heldFiles';
+import { HeldFiles, heldBadge, heldText, inProjects, worktreeRelative } from '../../extension/heldFiles';
 import { makeCard } from '../helpers/cards';
 
 const web = { root: path.resolve('/ws/web'), project: 'github.com/acme/web' };
@@ -44,6 +44,20 @@ describe('held files', () => {
 		assert.equal(held.decorationOf(at(loose, 'src/auth/session.ts')), undefined, 'a folder outside git');
 		assert.equal(held.decorationOf(path.resolve('/elsewhere/src/auth/a.ts')), undefined, 'outside every root');
 		assert.equal(held.decorationOf(web.root), undefined, 'the root itself');
+	});
+
+	it('decorates the same paths inside the cards’ worktrees (.baton/worktrees/<ID>/), and nothing else there', () => {
+		const held = new HeldFiles([auth], [web, api]);
+		for (const id of ['AUTH-3', 'UI-7']) {
+			for (const rel of ['src/auth/session.ts', 'package.json', 'docs/security.md']) {
+				assert.deepEqual(held.holdersOf(at(web, `.baton/worktrees/${id}/${rel}`)), [auth], `${id}: ${rel}`);
+			}
+			assert.deepEqual(held.holdersOf(at(web, `.baton/worktrees/${id}/src/billing/a.ts`)), []);
+		}
+		assert.deepEqual(held.holdersOf(at(web, '.baton/worktrees/AUTH-3')), [], 'the worktree folder itself');
+		assert.deepEqual(held.holdersOf(at(api, '.baton/worktrees/AUTH-3/src/auth/a.ts')), [], 'another project');
+		assert.equal(worktreeRelative('.baton/worktrees/A:1/src/x.ts'), 'src/x.ts');
+		assert.equal(worktreeRelative('.baton/other/src/x.ts'), '.baton/other/src/x.ts');
 	});
 
 	it('applies a card without a project to every root, and lists every holder', () => {

@@ -9,6 +9,7 @@ import './backlogTree.test';
 import './commands.test';
 import './statusBar.test';
 import './review.test';
+import './workspaceReview.test';
 import './hubConnection.test';
 import './scopes.test';
 import './ui.test';
