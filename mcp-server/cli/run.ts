@@ -16,6 +16,7 @@ import { cardCommands } from './cardCommands';
 import { dataCommands } from './dataCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
+import { commitGuardCommand } from './commitGuard';
 import { cliFlags } from './flags';
 import { hookCommands } from './hookCommands';
 import { openHub } from './hubClient';
@@ -39,6 +40,7 @@ export const commands: readonly Command[] = [
 	upCommand,
 	initCommand,
 	demoCommand,
+	commitGuardCommand,
 ];
 
 const globalFlags = cliFlags({
