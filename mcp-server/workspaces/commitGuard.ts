@@ -127,7 +127,8 @@ function preCommit(own: string, cardId: string, command: readonly string[], data
 		'\tfi',
 		'done',
 		'if [ -z "$skip" ]; then',
-		`\t${guard.map(shellQuote).join(' ')} </dev/null || exit $?`,
+		// A hub started by VS Code runs on its Electron binary, which is node only with ELECTRON_RUN_AS_NODE.
+		`\t${'electron' in process.versions ? 'ELECTRON_RUN_AS_NODE=1 ' : ''}${guard.map(shellQuote).join(' ')} </dev/null || exit $?`,
 		'fi',
 		`hook=${shellQuote(`${own}/pre-commit`)}`,
 		'if [ -f "$hook" ] && [ -x "$hook" ]; then exec "$hook" "$@"; fi',
