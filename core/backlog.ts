@@ -16,6 +16,7 @@ import { HookStore } from './backlog/hookStore';
 import { type ProjectCount, cardCountsByProject } from './backlog/counts';
 import { type CompactionOptions, type CompactionReport, LogCompaction } from './backlog/logCompaction';
 import { Messages, cardsWithUndelivered, pendingInbox } from './backlog/messages';
+import { ProjectSettingsStore } from './backlog/projectSettings';
 import { Reviews } from './backlog/reviews';
 import { Scopes } from './backlog/scopes';
 import type { HotStatements } from './backlog/hotSql';
@@ -30,9 +31,11 @@ import {
 	type AgentInfo,
 	type BacklogEvent,
 	type Card,
+	type CardWorkspace,
 	type HealthThresholds,
 	type Message,
 	type ParsedParams,
+	type ProjectSettings,
 	type Result,
 	type Settings,
 	defaultHealthThresholds,
@@ -73,6 +76,7 @@ export class Backlog {
 	private readonly transfer: Transfer;
 	private readonly upkeep: Upkeep;
 	private readonly logCompaction: LogCompaction;
+	private readonly projects: ProjectSettingsStore;
 	/** Outgoing webhooks (backlog/hookStore.ts): the hooks/* operations and the delivering hub's bookkeeping. */
 	readonly hooks: HookStore;
 
@@ -104,6 +108,7 @@ export class Backlog {
 		this.upkeep = new Upkeep(this.uow);
 		this.logCompaction = new LogCompaction(this.uow, this.settingsStore);
 		this.hooks = new HookStore(this.uow);
+		this.projects = new ProjectSettingsStore(this.uow);
 	}
 
 	/** Opens (creating and migrating as needed) the store described by `options`. */
@@ -160,6 +165,22 @@ export class Backlog {
 
 	stallDueAt(card: Card | null | undefined): string | null {
 		return this.settingsStore.stallDueAt(card);
+	}
+
+	// Workspaces (backlog/projectSettings.ts; the hub runs the git)
+
+	/** A project's workspace settings; the defaults (worktrees off) when it never set any. */
+	projectSettings(project: string): Promise<ProjectSettings> {
+		return this.projects.get(project);
+	}
+
+	updateProjectSettings(ctx: OpContext, p: ParsedParams<'project/settings/update'>): Promise<ProjectSettings> {
+		return this.projects.update(ctx, p);
+	}
+
+	/** Records a card's workspace (null: it has none now); logs `updated` so faces refresh. */
+	setWorkspace(ctx: OpContext, cardId: string, workspace: CardWorkspace | null): Promise<Card> {
+		return this.projects.setWorkspace(ctx, cardId, workspace);
 	}
 
 	// Outgoing webhooks (backlog/hookStore.ts; the hub's webhooks.ts delivers)

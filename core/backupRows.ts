@@ -19,6 +19,9 @@ export function cardRuleProblem(card: Card): string | undefined {
 function cardOfRow(row: Record<string, unknown>): Record<string, unknown> {
 	const card: Record<string, unknown> = {};
 	for (const [column, value] of Object.entries(row)) {
+		if (column === 'workspace' && value === null) {
+			continue; // the wire card has none then (baton_card leaves it out)
+		}
 		const field =
 			column === 'lease_ttl_seconds' ? 'leaseSeconds' : column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 		card[field] = value;

@@ -14,6 +14,7 @@ import {
 	Card,
 	CardId,
 	CardRef,
+	CardWorkspace,
 	CardStatus,
 	Epoch,
 	Lease,
@@ -198,8 +199,17 @@ export const ClaimParams = z
 			.union([ProjectId, z.literal('*'), z.null()])
 			.optional()
 			.describe("Your project: its cards and cards with none; null: only those with none; '*' or omitted: any"),
+		/**
+		 * The absolute path of the claimer's git checkout (issue 33): where a project with worktrees on
+		 * gets the claimed card's worktree. Filled by the MCP session and `baton claim` from their working
+		 * directory, never listed to agents; without it the hub uses the root recorded for this host.
+		 */
+		root: z.string().min(1).max(4096).optional().describe('Absolute path of your git checkout'),
 	})
 	.strict();
+/** What a claim tells the claimer of the card's workspace: where to work and commit. */
+export const ClaimedWorkspace = CardWorkspace.pick({ path: true, branch: true, base: true });
+export type ClaimedWorkspace = z.infer<typeof ClaimedWorkspace>;
 export const ClaimResult = z.object({
 	card: Card.nullable(),
 	lease: Lease.nullable(),
@@ -207,6 +217,8 @@ export const ClaimResult = z.object({
 	reason: z.string().optional(),
 	/** A reviewer's request-changes note on the claimed card's previous attempt: start from it. */
 	handoff: z.string().optional(),
+	/** The claimed card's worktree, when its project has worktrees on: work and commit only in `path`. */
+	workspace: ClaimedWorkspace.optional(),
 });
 export type ClaimResult = z.infer<typeof ClaimResult>;
 
@@ -226,6 +238,7 @@ export const NextClaim = ClaimParams.pick({
 	capabilities: true,
 	ttlSeconds: true,
 	project: true,
+	root: true,
 }).strict();
 export const CompleteParams = z
 	.object({

@@ -147,6 +147,35 @@ export type ErrorCode = z.infer<typeof ErrorCode>;
 // ---------------------------------------------------------------------------------------------------
 // Domain objects as they cross the wire (camelCase, DESIGN §2)
 
+/** How approval lands a card's branch into its base (issue 33); `none` leaves it to a pull request. */
+export const LandMode = z.enum(['squash', 'merge', 'rebase', 'none']);
+export type LandMode = z.infer<typeof LandMode>;
+
+/**
+ * A card's own branch and git worktree (issue 33), made by the hub that claimed it, on its machine.
+ * Kept from claim to landing; a hub never runs git for a workspace whose `host` is another machine.
+ */
+export const CardWorkspace = z.object({
+	/** The repository's main checkout (absolute). */
+	root: z.string(),
+	/** The worktree: `<root>/.baton/worktrees/<card id>`. */
+	path: z.string(),
+	/** `baton/<card id>`. */
+	branch: z.string(),
+	/** The branch it starts from and lands into. */
+	base: z.string(),
+	/** os.hostname() of the machine whose hub made it. */
+	host: z.string(),
+	/** Set at complete: the branch's commit, and its diff against base. */
+	head: z.string().optional(),
+	filesChanged: z.number().int().optional(),
+	insertions: z.number().int().optional(),
+	deletions: z.number().int().optional(),
+	/** Set when approval landed it. */
+	landed: z.object({ mode: LandMode.exclude(['none']), commit: z.string(), at: z.string() }).optional(),
+});
+export type CardWorkspace = z.infer<typeof CardWorkspace>;
+
 export const Card = z.object({
 	id: CardId,
 	title: z.string(),
@@ -202,6 +231,8 @@ export const Card = z.object({
 	scope: z.array(z.string()).optional(),
 	/** What its holder added to the scope with `reserve` while it works; emptied when the claim ends. */
 	reserved: z.array(z.string()).optional(),
+	/** Its branch and worktree (issue 33); absent when it has none. */
+	workspace: CardWorkspace.optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,

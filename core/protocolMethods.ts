@@ -13,6 +13,8 @@ import {
 	CardId,
 	EventType,
 	HealthThresholds,
+	LandMode,
+	ProjectId,
 	Reason,
 	ReviewMode,
 	Seq,
@@ -195,6 +197,51 @@ export const defaultSettings: Settings = {
 export const SettingsGetParams = z.object({}).strict();
 export const SettingsUpdateParams = Settings.partial().strict();
 
+/**
+ * One project's workspace settings (issue 33), stored in the backlog (table project_settings): whether a
+ * claim of its cards gets a branch and git worktree, the base branch, how approval lands, push at
+ * complete, the fresh worktree's setup command and its time limit, how long WIP snapshots are kept, and
+ * the repository's root on each host (recorded by `baton settings --worktrees on` run inside it).
+ */
+export const ProjectSettings = z.object({
+	project: ProjectId,
+	worktrees: z.boolean(),
+	/** The branch worktrees start from and land into; absent = the repository's default branch. */
+	base: z.string().optional(),
+	land: LandMode,
+	push: z.boolean(),
+	/** A shell command run in each fresh worktree (e.g. `npm ci`); absent = none. */
+	setup: z.string().optional(),
+	setupTimeoutSeconds: z.number().int(),
+	wipDays: z.number().int(),
+	/** host name -> absolute path of the repository's main checkout there. */
+	roots: z.record(z.string(), z.string()),
+});
+export type ProjectSettings = z.infer<typeof ProjectSettings>;
+export const defaultProjectSettings: Omit<ProjectSettings, 'project'> = {
+	worktrees: false,
+	land: 'squash',
+	push: false,
+	setupTimeoutSeconds: 600,
+	wipDays: 30,
+	roots: {},
+};
+export const ProjectSettingsParams = z.object({ project: ProjectId }).strict();
+/** Changes only what it names; `null` clears base or setup; `roots` is merged per host (null removes one). */
+export const ProjectSettingsUpdateParams = z
+	.object({
+		project: ProjectId,
+		worktrees: z.boolean().optional(),
+		base: z.string().min(1).max(250).nullable().optional(),
+		land: LandMode.optional(),
+		push: z.boolean().optional(),
+		setup: z.string().min(1).max(4000).nullable().optional(),
+		setupTimeoutSeconds: z.number().int().min(1).max(86_400).optional(),
+		wipDays: z.number().int().min(1).max(36_500).optional(),
+		roots: z.record(z.string().min(1).max(255), z.string().min(1).max(4096).nullable()).optional(),
+	})
+	.strict();
+
 /** A hook's receiver: http(s), no credentials in it (they would show in every list; use the secret). */
 export const HookUrl = z
 	.string()
@@ -312,6 +359,8 @@ export const methods = {
 	'hub/boardTicket': { params: BoardTicketParams, result: BoardTicketResult, mutating: false },
 	'settings/get': { params: SettingsGetParams, result: Settings, mutating: false },
 	'settings/update': { params: SettingsUpdateParams, result: Settings, mutating: true },
+	'project/settings': { params: ProjectSettingsParams, result: ProjectSettings, mutating: false },
+	'project/settings/update': { params: ProjectSettingsUpdateParams, result: ProjectSettings, mutating: true },
 	'data/export': { params: ExportParams, result: ExportResult, mutating: false },
 	'data/import': { params: ImportParams, result: ImportResult, mutating: true },
 	'hooks/list': { params: HooksListParams, result: HooksListResult, mutating: false },

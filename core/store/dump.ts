@@ -22,6 +22,8 @@ export const dumpTables = [
 	// Outgoing webhooks' configuration, secret and cursor (a restored store delivers from where the
 	// backup's log ends); their delivery log (webhook_deliveries) is recent history and is left out.
 	{ name: 'webhooks', key: ['id'] },
+	// Per-project workspace settings (migration 0020).
+	{ name: 'project_settings', key: ['project'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];

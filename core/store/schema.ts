@@ -15,6 +15,7 @@ import {
 	index,
 	integer,
 	json,
+	jsonb,
 	pgTable,
 	primaryKey,
 	text,
@@ -97,6 +98,8 @@ export const cards = pgTable(
 			.array()
 			.notNull()
 			.default(sql`'{}'`),
+		/** Its branch and git worktree (protocol CardWorkspace, migration 0020); NULL = none. */
+		workspace: jsonb(),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
@@ -338,6 +341,30 @@ export const webhookDeliveries = pgTable(
 	],
 );
 
+/**
+ * Per-project workspace settings (migration 0020, protocol ProjectSettings): worktrees on claim, the
+ * base branch, how approval lands, push, the setup command, WIP retention and the repository root per host.
+ */
+export const projectSettings = pgTable(
+	'project_settings',
+	{
+		project: text().primaryKey(),
+		worktrees: boolean().notNull().default(false),
+		base: text(),
+		land: text({ enum: ['squash', 'merge', 'rebase', 'none'] })
+			.notNull()
+			.default('squash'),
+		push: boolean().notNull().default(false),
+		setup: text(),
+		setupTimeoutSeconds: integer().notNull().default(600),
+		wipDays: integer().notNull().default(30),
+		roots: jsonb()
+			.notNull()
+			.default(sql`'{}'`),
+	},
+	() => [check('project_settings_land_check', sql`land IN ('squash', 'merge', 'rebase', 'none')`)],
+);
+
 export const tables = {
 	cards,
 	edges,
@@ -353,4 +380,5 @@ export const tables = {
 	logState,
 	webhooks,
 	webhookDeliveries,
+	projectSettings,
 } as const;

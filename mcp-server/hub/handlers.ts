@@ -141,6 +141,8 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.reaper.rearm(); // the stall policy may now be due sooner (or never)
 			return settings;
 		},
+		'project/settings': ({ params }) => b.projectSettings(params.project),
+		'project/settings/update': ({ ctx, params }) => b.updateProjectSettings(ctx, params),
 	};
 }
 

@@ -146,6 +146,7 @@ describe('a backup that does not read back whole', () => {
 				messages: [],
 				log_state: [],
 				webhooks: [],
+				project_settings: [],
 			} as DumpRows;
 			rows.settings.push('{"key":"review","value":"none"}');
 			const path = join(dir, 'baton-x.jsonl.gz');

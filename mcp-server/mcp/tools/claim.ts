@@ -25,8 +25,8 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 			description:
 				'Claim the best ready card for you, or cardId. Returns {card, lease, handoff?}, or card null and why. ' +
 				'Then heartbeat; complete, release or fail it.',
-			// project: the session sends its own (run.ts); the tool still takes one.
-			listing: leanObject(ClaimParams.omit({ project: true }), {
+			// project, root: the session sends its own (run.ts); the tool still takes them.
+			listing: leanObject(ClaimParams.omit({ project: true, root: true }), {
 				cardId: 'Claim this card',
 				phase: 'Only this phase',
 				capabilities: 'Your capabilities',

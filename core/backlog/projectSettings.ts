@@ -1,0 +1,117 @@
+/**
+ * Per-project workspace settings (issue 33, table project_settings) and a card's workspace record
+ * (cards.workspace). Reads and writes those two only: it runs no git and decides nothing about when a
+ * workspace is made or removed (the hub's claimWorkspace, wipKeeper and landing modules do).
+ */
+import { BatonError } from '../errors';
+import {
+	type Card,
+	type CardWorkspace,
+	type ParsedParams,
+	type ProjectSettings,
+	defaultProjectSettings,
+	LandMode,
+} from '../protocol';
+import type { Queryable } from '../store/db';
+import type { OpContext, UnitOfWork } from './unitOfWork';
+
+interface SettingsRow {
+	project: string;
+	worktrees: boolean;
+	base: string | null;
+	land: string;
+	push: boolean;
+	setup: string | null;
+	setup_timeout_seconds: number;
+	wip_days: number;
+	roots: Record<string, string> | string;
+}
+
+function fromRow(project: string, row: SettingsRow | undefined): ProjectSettings {
+	if (row === undefined) {
+		return { project, ...defaultProjectSettings, roots: {} };
+	}
+	const roots = typeof row.roots === 'string' ? (JSON.parse(row.roots) as Record<string, string>) : row.roots;
+	return {
+		project,
+		worktrees: row.worktrees,
+		...(row.base === null ? {} : { base: row.base }),
+		land: LandMode.safeParse(row.land).data ?? defaultProjectSettings.land,
+		push: row.push,
+		...(row.setup === null ? {} : { setup: row.setup }),
+		setupTimeoutSeconds: row.setup_timeout_seconds,
+		wipDays: row.wip_days,
+		roots: { ...roots },
+	};
+}
+
+async function read(q: Queryable, project: string, lock = false): Promise<ProjectSettings> {
+	const rows = await q.query<SettingsRow>(
+		`SELECT * FROM project_settings WHERE project = $1${lock ? ' FOR UPDATE' : ''}`,
+		[project],
+	);
+	return fromRow(project, rows[0]);
+}
+
+export class ProjectSettingsStore {
+	constructor(private readonly uow: UnitOfWork) {}
+
+	/** The project's settings: its row, or the defaults (worktrees off) when it never set any. */
+	get(project: string): Promise<ProjectSettings> {
+		return read(this.uow.db, project);
+	}
+
+	/** Changes what `p` names; null clears base or setup, and a null root removes that host's. */
+	update(ctx: OpContext, p: ParsedParams<'project/settings/update'>): Promise<ProjectSettings> {
+		return this.uow.mutate(ctx, 'project/settings/update', async tx => {
+			// Insert the defaults first so the row can be locked: two updates of one project take turns.
+			await tx.query('INSERT INTO project_settings (project) VALUES ($1) ON CONFLICT DO NOTHING', [p.project]);
+			const before = await read(tx, p.project, true);
+			const given = p.roots ?? {};
+			const roots = Object.fromEntries(
+				[...Object.entries(before.roots), ...Object.entries(given)].filter(
+					(e): e is [string, string] => given[e[0]] !== null && e[1] !== null,
+				),
+			);
+			const pick = <T>(given: T | undefined, had: T): T => (given === undefined ? had : given);
+			await tx.query(
+				`UPDATE project_settings SET worktrees = $2, base = $3, land = $4, push = $5, setup = $6,
+					setup_timeout_seconds = $7, wip_days = $8, roots = $9::jsonb WHERE project = $1`,
+				[
+					p.project,
+					pick(p.worktrees, before.worktrees),
+					pick(p.base, before.base ?? null),
+					pick(p.land, before.land),
+					pick(p.push, before.push),
+					pick(p.setup, before.setup ?? null),
+					pick(p.setupTimeoutSeconds, before.setupTimeoutSeconds),
+					pick(p.wipDays, before.wipDays),
+					JSON.stringify(roots),
+				],
+			);
+			return { result: await read(tx, p.project), events: [] };
+		});
+	}
+
+	/**
+	 * Records (or with null, forgets) a card's workspace. Logs `updated` with `changed: ['workspace']`
+	 * like any card update, so every face refreshes; the card's version goes up with it. A step of
+	 * another request (a claim, a complete): the caller's request key is not used, so it never replays.
+	 */
+	setWorkspace(ctx: OpContext, cardId: string, workspace: CardWorkspace | null): Promise<Card> {
+		return this.uow.mutate({ actor: ctx.actor }, 'card/workspace', async (tx, now) => {
+			const rows = await tx.query<{ card: Card }>(
+				`UPDATE cards SET workspace = $2::jsonb, updated_at = $3, version = version + 1 WHERE id = $1
+				 RETURNING baton_card(cards) AS card`,
+				[cardId, workspace === null ? null : JSON.stringify(workspace), now],
+			);
+			const card = rows[0]?.card;
+			if (card === undefined) {
+				throw new BatonError('not_found', `Card ${cardId} does not exist. List cards to find the right id.`, {
+					cardId,
+				});
+			}
+			return { result: card, events: [{ cardId, type: 'updated', data: { card, changed: ['workspace'] } }] };
+		});
+	}
+}
