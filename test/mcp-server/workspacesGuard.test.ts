@@ -13,6 +13,7 @@ import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
+import { committedPaths } from '../../mcp-server/cli/commitGuard';
 import { installCommitGuard } from '../../mcp-server/workspaces/commitGuard';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { batonJs, childEnv, cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
@@ -176,5 +177,24 @@ describe('commit guard', () => {
 			r.stderr,
 			/the commit guard could not check this commit \(.+\); it was not checked against other claims/,
 		);
+	});
+});
+
+describe('the paths a commit changes', () => {
+	it('concluding a merge counts only what differs from both sides, not what the merged branch brought', async () => {
+		const r = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+		try {
+			const wt = (await ensureWorktree({ repo: r.root, cardId: 'M1' })).path;
+			writeFiles(wt, { 'a.txt': 'a from the card\n' });
+			commitAllFiles(wt, 'card changes a');
+			writeFiles(r.root, { 'a.txt': 'a from main\n', 'b.txt': 'b from main\n' });
+			commitAllFiles(r.root, 'main changes a and b');
+			assert.notEqual(spawnSync('git', ['-C', wt, 'merge', '-q', 'main']).status, 0, 'a conflict in a.txt');
+			writeFiles(wt, { 'a.txt': 'a resolved\n' });
+			gitOut(wt, 'add', 'a.txt');
+			assert.deepEqual(await committedPaths(wt, {}), ['a.txt']);
+		} finally {
+			r.cleanup();
+		}
 	});
 });
