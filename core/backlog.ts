@@ -32,6 +32,7 @@ import {
 	type BacklogEvent,
 	type Card,
 	type CardWorkspace,
+	type EventData,
 	type HealthThresholds,
 	type Message,
 	type ParsedParams,
@@ -178,9 +179,17 @@ export class Backlog {
 		return this.projects.update(ctx, p);
 	}
 
-	/** Records a card's workspace (null: it has none now); logs `updated` so faces refresh. */
-	setWorkspace(ctx: OpContext, cardId: string, workspace: CardWorkspace | null): Promise<Card> {
-		return this.projects.setWorkspace(ctx, cardId, workspace);
+	/**
+	 * Records a card's workspace (null: it has none now); logs `updated` so faces refresh, with `extra`
+	 * (the setup outcome, a restored snapshot, copied files) in the event's data: the card's history.
+	 */
+	setWorkspace(
+		ctx: OpContext,
+		cardId: string,
+		workspace: CardWorkspace | null,
+		extra?: Omit<EventData, 'card'>,
+	): Promise<Card> {
+		return this.projects.setWorkspace(ctx, cardId, workspace, extra);
 	}
 
 	// Outgoing webhooks (backlog/hookStore.ts; the hub's webhooks.ts delivers)

@@ -371,6 +371,21 @@ export const EventData = z
 		note: z.string().optional(),
 		/** On `reserved`: the paths granted. */
 		granted: z.array(z.string()).optional(),
+		/** On the `updated` event of a claim's new worktree: how its setup command ended (issue 33). */
+		setup: z
+			.object({
+				command: z.string(),
+				exitCode: z.number().int().nullable(),
+				timedOut: z.boolean(),
+				durationMs: z.number(),
+				/** The last lines of its output (at most 20). */
+				tail: z.array(z.string()),
+			})
+			.optional(),
+		/** On the same event: the WIP snapshot a continued branch's fresh worktree got back, and its files. */
+		restored: z.object({ ref: z.string(), attempt: z.number().int(), files: z.array(z.string()) }).optional(),
+		/** On the same event: the files `.baton/worktree-include` copied in from the main checkout. */
+		copied: z.array(z.string()).optional(),
 	})
 	.loose();
 export type EventData = z.infer<typeof EventData>;

@@ -1,12 +1,14 @@
 /**
  * Per-project workspace settings (issue 33, table project_settings) and a card's workspace record
- * (cards.workspace). Reads and writes those two only: it runs no git and decides nothing about when a
+ * (cards.workspace), whose `updated` event may carry how the worktree was set up (setup, restored,
+ * copied). Reads and writes those two only: it runs no git and decides nothing about when a
  * workspace is made or removed (the hub's claimWorkspace, wipKeeper and landing modules do).
  */
 import { BatonError } from '../errors';
 import {
 	type Card,
 	type CardWorkspace,
+	type EventData,
 	type ParsedParams,
 	type ProjectSettings,
 	defaultProjectSettings,
@@ -98,7 +100,12 @@ export class ProjectSettingsStore {
 	 * like any card update, so every face refreshes; the card's version goes up with it. A step of
 	 * another request (a claim, a complete): the caller's request key is not used, so it never replays.
 	 */
-	setWorkspace(ctx: OpContext, cardId: string, workspace: CardWorkspace | null): Promise<Card> {
+	setWorkspace(
+		ctx: OpContext,
+		cardId: string,
+		workspace: CardWorkspace | null,
+		extra: Omit<EventData, 'card'> = {},
+	): Promise<Card> {
 		return this.uow.mutate({ actor: ctx.actor }, 'card/workspace', async (tx, now) => {
 			const rows = await tx.query<{ card: Card }>(
 				`UPDATE cards SET workspace = $2::jsonb, updated_at = $3, version = version + 1 WHERE id = $1
@@ -111,7 +118,10 @@ export class ProjectSettingsStore {
 					cardId,
 				});
 			}
-			return { result: card, events: [{ cardId, type: 'updated', data: { card, changed: ['workspace'] } }] };
+			return {
+				result: card,
+				events: [{ cardId, type: 'updated', data: { card, changed: ['workspace'], ...extra } }],
+			};
 		});
 	}
 }

@@ -7,6 +7,7 @@
 import {
 	AgentReclaimParams,
 	ClaimParams,
+	type ClaimedWorkspace,
 	CompleteParams,
 	FailParams,
 	HeartbeatParams,
@@ -23,6 +24,7 @@ import { type FieldFlag, cliFlags, paramFlags } from './flags';
 import { UsageError, truncate } from './output';
 import { chosenProject, noProjectFlag } from './project';
 import { cliReason } from './projectNote';
+import { workspaceAllowanceMs } from './hubClient';
 
 /** claim's flags, and complete's for its --next claim. */
 const claimFieldFlags = {
@@ -40,6 +42,13 @@ const claimFlags = paramFlags(ClaimParams, {
 	},
 });
 
+/** "⏎Workspace: …" for a claim that got one (issue 33), else nothing. */
+function workspaceLine(ws: ClaimedWorkspace | undefined): string {
+	return ws === undefined
+		? ''
+		: `\nWorkspace: ${ws.path} (branch ${ws.branch} from ${ws.base}): work and commit only there.`;
+}
+
 const claim: Command = {
 	name: 'claim',
 	summary: 'Claim the best ready card (or the card ID) for this agent',
@@ -55,11 +64,13 @@ const claim: Command = {
 		const { project: flag, ...params } = claimFlags.read(ctx.values);
 		const project = await chosenProject(flag, noProjectFlag.read(ctx.values).noProject, ctx.workingProject);
 		const cardId = ctx.positionals[0];
+		// Where a project with workspaces on makes the card's worktree: this checkout.
+		const root = await ctx.workingRoot();
 		const hub = await ctx.hub();
 		const r = await hub.request(
 			'card/claim',
-			{ ...params, project, ...(cardId === undefined ? {} : { cardId }) },
-			{ timeoutMs: (params.waitSeconds ?? 0) * 1000 + 15_000 },
+			{ ...params, project, ...(cardId === undefined ? {} : { cardId }), ...(root === undefined ? {} : { root }) },
+			{ timeoutMs: (params.waitSeconds ?? 0) * 1000 + 15_000 + (root === undefined ? 0 : workspaceAllowanceMs) },
 		);
 		show(ctx, r, () =>
 			r.card === null || r.lease === null
@@ -67,6 +78,7 @@ const claim: Command = {
 					? 'Nothing claimable.'
 					: cliReason(r.reason)
 				: `Claimed ${r.card.id} (epoch ${r.lease.epoch}, lease until ${r.lease.expiresAt}): ${truncate(r.card.title, 60)}\n` +
+					`${workspaceLine(r.workspace).slice(1)}${r.workspace === undefined ? '' : '\n'}` +
 					`Next: baton heartbeat ${r.card.id} --progress N, then baton complete ${r.card.id} --result "..."`,
 		);
 		return 0;
@@ -123,12 +135,26 @@ const complete: Command = {
 			);
 		}
 		const params = completeFlags.read(ctx.values);
+		// With --next: where the next card's worktree goes, as claim sends it.
+		const root = next ? await ctx.workingRoot() : undefined;
 		const hub = await ctx.hub();
-		const r = await hub.request('card/complete', {
-			cardId: arg(ctx, 0),
-			...params,
-			...(next ? { next: { ...nextClaim, project: await chosenProject(projectFlag, false, ctx.workingProject) } } : {}),
-		});
+		const r = await hub.request(
+			'card/complete',
+			{
+				cardId: arg(ctx, 0),
+				...params,
+				...(next
+					? {
+							next: {
+								...nextClaim,
+								project: await chosenProject(projectFlag, false, ctx.workingProject),
+								...(root === undefined ? {} : { root }),
+							},
+						}
+					: {}),
+			},
+			root === undefined ? undefined : { timeoutMs: 15_000 + workspaceAllowanceMs },
+		);
 		show(ctx, r, () => {
 			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`;
 			if (r.next === undefined) {
@@ -137,7 +163,7 @@ const complete: Command = {
 			const { card, lease, reason } = r.next;
 			return card === null || lease === null
 				? `${done}\nNothing claimable next${reason === undefined ? '.' : `: ${reason}`}`
-				: `${done}\nClaimed ${card.id} (epoch ${lease.epoch}, lease until ${lease.expiresAt}): ${truncate(card.title, 60)}`;
+				: `${done}\nClaimed ${card.id} (epoch ${lease.epoch}, lease until ${lease.expiresAt}): ${truncate(card.title, 60)}${workspaceLine(r.next.workspace)}`;
 		});
 		return 0;
 	},

@@ -39,6 +39,8 @@ export interface CommandContext {
 	 * git repository of the working directory, else null. Asked once, on first use.
 	 */
 	workingProject: () => Promise<ProjectChoice>;
+	/** The git checkout of the working directory (its root), or undefined outside one. Asked once. */
+	workingRoot: () => Promise<string | undefined>;
 	/** Connects on first use; `spawn: false` refuses to start a hub (hub status / stop). */
 	hub(options?: { spawn?: boolean }): Promise<RpcClient>;
 	/** Resolves when the user presses Ctrl-C (SIGINT) or SIGTERM arrives; for long-running commands. */

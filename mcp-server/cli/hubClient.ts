@@ -10,6 +10,13 @@ import { resolveDataDir } from '../../core/paths';
 import type { AgentInfo, ClientKind } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 
+/**
+ * With workspaces on (issue 33), the hub answers a claim sent with a `root` once the card's worktree is
+ * made and its setup command ran (a project's limit, 10 minutes by default): the claimer waits that
+ * much longer for the answer.
+ */
+export const workspaceAllowanceMs = 11 * 60_000;
+
 export interface OpenHubOptions {
 	/** Data dir; when omitted, BATON_DATA_DIR, else ~/.config/baton/backlog. */
 	dataDir?: string | undefined;

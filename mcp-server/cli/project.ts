@@ -5,7 +5,7 @@
  * get none) or null outside a repository (claims then get only cards with no project). Checks what a
  * user typed with the protocol's ProjectId; it never asks the hub anything.
  */
-import { findGitRepo } from '../../core/client/gitRepo';
+import { type GitRepo, findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { ProjectId } from '../../core/protocol';
 import { cliFlags } from './flags';
@@ -48,11 +48,15 @@ export function explicitProject(flag: string | undefined, env: NodeJS.ProcessEnv
  * The project of a face started in `dir`: `explicit` (already checked) when given, else the git
  * repository's id, else null. A repository whose folder name is no valid id (a `*` in it) has none.
  */
-export async function workingProject(dir: string, explicit: string | undefined): Promise<ProjectChoice> {
+export async function workingProject(
+	dir: string,
+	explicit: string | undefined,
+	find: (dir: string) => Promise<GitRepo | undefined> = findGitRepo,
+): Promise<ProjectChoice> {
 	if (explicit !== undefined) {
 		return explicit;
 	}
-	const inferred = (await findGitRepo(dir))?.project;
+	const inferred = (await find(dir))?.project;
 	return inferred !== undefined && ProjectId.safeParse(inferred).success ? inferred : null;
 }
 

@@ -7,6 +7,7 @@ import { hostname, userInfo } from 'node:os';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 import packageJson from '../../package.json';
+import { type GitRepo, findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import { AgentId, type AgentInfo } from '../../core/protocol';
@@ -206,6 +207,8 @@ export async function runCli(
 		const insideAgentNow = (): string | undefined => (inside ??= { why: insideAgent({ env }) }).why;
 		let hubPromise: Promise<RpcClient> | undefined;
 		let projectPromise: Promise<ProjectChoice> | undefined;
+		let repoPromise: Promise<GitRepo | undefined> | undefined;
+		const workingRepo = (): Promise<GitRepo | undefined> => (repoPromise ??= findGitRepo(process.cwd()));
 		const ctx: CommandContext = {
 			values,
 			positionals,
@@ -215,9 +218,10 @@ export async function runCli(
 			agent,
 			insideAgent: insideAgentNow,
 			workingProject: () => {
-				projectPromise ??= (async () => workingProject(process.cwd(), explicitProject(undefined, env)))();
+				projectPromise ??= (async () => workingProject(process.cwd(), explicitProject(undefined, env), workingRepo))();
 				return projectPromise;
 			},
+			workingRoot: async () => (await workingRepo())?.root,
 			hub: (options = {}) => {
 				const why = insideAgentNow();
 				hubPromise ??= openHub({

@@ -9,6 +9,7 @@ import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
+import type { ClaimWorkspaces } from './claimWorkspace';
 import type { Connection, Connections } from './connections';
 import type { Reaper } from './reaper';
 import type { StoreGuard } from './storeGuard';
@@ -36,6 +37,8 @@ export interface HubParts {
 	connections: Connections;
 	subscriptions: Subscriptions;
 	waitingClaims: WaitingClaims;
+	/** Issue 33: a claimed card's branch and worktree, when its project has worktrees on. */
+	workspaces: ClaimWorkspaces;
 	/** The last seq the event pump delivered. */
 	seq: () => number;
 	status: () => Result<'hub/status'>;
@@ -52,18 +55,22 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/get': ({ ctx, params }) => b.get(ctx, params),
 		'card/list': ({ ctx, params }) => b.list(ctx, params),
 		'card/stats': ({ ctx, params }) => b.stats(ctx, params),
-		'card/claim': ({ conn, ctx, params }) => hub.waitingClaims.claim(conn, ctx, params),
+		'card/claim': async ({ conn, ctx, params }) =>
+			hub.workspaces.afterClaim(ctx, params, await hub.waitingClaims.claim(conn, ctx, params)),
 		'card/heartbeat': async ({ ctx, params }) => {
 			const result = await b.heartbeat(ctx, params);
 			// A renewal without progress logs no event, yet may shorten the lease (a smaller ttl).
 			hub.reaper.consider(result.lease.expiresAt);
 			return result;
 		},
-		'card/complete': ({ conn, ctx, params }) => {
+		'card/complete': async ({ conn, ctx, params }) => {
 			if (params.force === true) {
 				refuseAgentOverride(conn, `complete card ${params.cardId} with force`);
 			}
-			return b.complete(ctx, params);
+			const result = await b.complete(ctx, params);
+			return params.next === undefined || result.next === undefined
+				? result
+				: { ...result, next: await hub.workspaces.afterNextClaim(ctx, params.next, result.next) };
 		},
 		'card/release': ({ conn, ctx, params }) => {
 			if (params.force === true) {
@@ -142,7 +149,11 @@ export function createHandlers(hub: HubParts): Handlers {
 			return settings;
 		},
 		'project/settings': ({ params }) => b.projectSettings(params.project),
-		'project/settings/update': ({ ctx, params }) => b.updateProjectSettings(ctx, params),
+		'project/settings/update': async ({ ctx, params }) => {
+			const settings = await b.updateProjectSettings(ctx, params);
+			hub.workspaces.changed(settings);
+			return settings;
+		},
 	};
 }
 

@@ -20,6 +20,7 @@ import {
 	protocolVersion,
 } from '../../core/protocol';
 import { Backups } from './backups';
+import { ClaimWorkspaces } from './claimWorkspace';
 import { Connections } from './connections';
 import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
@@ -166,6 +167,7 @@ export class Hub {
 				connections: this.connections,
 				subscriptions: this.subscriptions,
 				waitingClaims: this.waitingClaims,
+				workspaces: new ClaimWorkspaces(backlog),
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,

@@ -2,7 +2,8 @@
  * What the MCP tools share within one stdio session: the hub connection (opened lazily, once the
  * agent's identity is known), the capabilities this agent advertises, the lease epochs it got from
  * claim, so heartbeat/complete/release/fail/reserve fence exactly without the agent repeating the
- * epoch, the agent's project (issue 13: sent on every claim, given to the cards it creates), and the
+ * epoch, the agent's project (issue 13: sent on every claim, given to the cards it creates) and its git
+ * checkout (issue 33: sent on every claim, for the card's worktree), and the
  * inbox of messages the hub pushed for the agent's next tool result (inbox.ts).
  */
 import type { Method, Params, Result } from '../../core/protocol';
@@ -25,7 +26,18 @@ export class ToolContext {
 		 * its cards and cards with none), null outside a repository (only cards with none), or '*' (any).
 		 */
 		readonly project: ProjectChoice = anyProject,
+		/**
+		 * The git checkout the session started in (its root), sent with every claim as `root`: where a
+		 * project with workspaces on gets the claimed card's worktree (issue 33). Undefined outside one.
+		 */
+		readonly root?: string,
 	) {}
+
+	/** What a claim sends as `root`: the agent's own (not listed, but taken), else the session's. */
+	claimRoot(given: string | undefined): { root?: string } {
+		const root = given ?? this.root;
+		return root === undefined ? {} : { root };
+	}
 
 	/** What a claim sends as `project`: the agent's own choice when it made one, else the session's. */
 	claimProject(given: string | null | undefined): ProjectChoice {

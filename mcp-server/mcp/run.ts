@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 
 import packageJson from '../../package.json';
+import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
@@ -114,6 +115,8 @@ export async function runMcp(argv: string[]): Promise<number> {
 	}
 	const { agent, capabilities, dataDir } = options;
 	const project = await workingProject(process.cwd(), options.project);
+	// Sent with claims as `root`: a project with workspaces on gets the card's worktree in this checkout.
+	const root = (await findGitRepo(process.cwd()))?.root;
 	log.info(
 		project === null
 			? 'no project (not in a git repository, no --project): claims get only cards without one'
@@ -169,6 +172,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 		},
 		capabilities,
 		project,
+		root,
 	);
 	const server = createMcpServer(ctx);
 	server.server.oninitialized = () => {

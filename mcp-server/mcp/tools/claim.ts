@@ -2,6 +2,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 import { ClaimParams } from '../../../core/protocol';
+import { workspaceAllowanceMs } from '../../cli/hubClient';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
@@ -44,10 +45,16 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				{
 					...args,
 					project: ctx.claimProject(args.project),
+					...ctx.claimRoot(args.root),
 					...(capabilities === undefined ? {} : { capabilities }),
 					...(waitSeconds === undefined ? {} : { waitSeconds }),
 				},
-				{ timeoutMs: (waitSeconds ?? 0) * 1000 + claimTimeoutMarginMs },
+				{
+					timeoutMs:
+						(waitSeconds ?? 0) * 1000 +
+						claimTimeoutMarginMs +
+						(ctx.claimRoot(args.root).root === undefined ? 0 : workspaceAllowanceMs),
+				},
 			);
 			if (result.card !== null && result.lease !== null) {
 				if (signal?.aborted === true) {
@@ -67,6 +74,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				lease: result.lease,
 				...(result.reason === undefined ? {} : { reason: result.reason }),
 				...(result.handoff === undefined ? {} : { handoff: result.handoff }),
+				...(result.workspace === undefined ? {} : { workspace: result.workspace }),
 			};
 		}),
 	);

@@ -5,6 +5,7 @@ import { z } from 'zod';
 
 import { BatonError } from '../../../core/errors';
 import { CompleteParams, NextClaim } from '../../../core/protocol';
+import { workspaceAllowanceMs } from '../../cli/hubClient';
 import { compactCard } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
@@ -48,20 +49,26 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 			}
 			const epoch = ctx.epochFor(args.cardId, args.epoch);
 			const capabilities = ctx.capabilities.length > 0 ? [...ctx.capabilities] : undefined;
-			const result = await ctx.request('card/complete', {
-				...rest,
-				...(epoch === undefined ? {} : { epoch }),
-				...(next === true
-					? {
-							next: {
-								project: ctx.project,
-								...(phase === undefined ? {} : { phase }),
-								...(ttlSeconds === undefined ? {} : { ttlSeconds }),
-								...(capabilities === undefined ? {} : { capabilities }),
-							},
-						}
-					: {}),
-			});
+			const result = await ctx.request(
+				'card/complete',
+				{
+					...rest,
+					...(epoch === undefined ? {} : { epoch }),
+					...(next === true
+						? {
+								next: {
+									project: ctx.project,
+									...ctx.claimRoot(undefined),
+									...(phase === undefined ? {} : { phase }),
+									...(ttlSeconds === undefined ? {} : { ttlSeconds }),
+									...(capabilities === undefined ? {} : { capabilities }),
+								},
+							}
+						: {}),
+				},
+				// The next card's worktree may be made first (hubClient.ts workspaceAllowanceMs).
+				next === true && ctx.root !== undefined ? { timeoutMs: 15_000 + workspaceAllowanceMs } : undefined,
+			);
 			ctx.forgetLease(args.cardId);
 			if (result.next === undefined) {
 				return { card: compactCard(result.card), unblocked: result.unblocked };
@@ -78,6 +85,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 					lease: claimed.lease,
 					...(claimed.reason === undefined ? {} : { reason: claimed.reason }),
 					...(claimed.handoff === undefined ? {} : { handoff: claimed.handoff }),
+					...(claimed.workspace === undefined ? {} : { workspace: claimed.workspace }),
 				},
 			};
 		}),

@@ -1,0 +1,188 @@
+/**
+ * A claim's workspace (issue 33): after the backlog claimed a card whose project has worktrees on, the
+ * hub gives it its branch and git worktree on this machine (mcp-server/workspaces/ensureWorktree:
+ * created from the base, or the card's branch continued with its newest WIP snapshot restored), lets
+ * the include files and the setup command make it usable, records it on the card (setWorkspace; the
+ * setup's outcome goes into that event, the card's history) and answers `workspace {path, branch,
+ * base}` with the claim. When git refuses, the claim is released with the reason and the claimer gets
+ * the error: nothing but that release changed. Claims of cards without a project, or of a project with
+ * worktrees off, cost no git and, once the project's settings are cached, no query.
+ * Must not: snapshot, commit, land or remove worktrees (wipKeeper.ts, landing.ts), or run git for a
+ * workspace another machine made.
+ */
+import { hostname } from 'node:os';
+import path from 'node:path';
+
+import type { Backlog, OpContext } from '../../core/backlog';
+import { findGitRepo } from '../../core/client/gitRepo';
+import { BatonError } from '../../core/errors';
+import { createLogger, errorText } from '../../core/log';
+import type { Card, CardWorkspace, ClaimResult, EventData, ProjectSettings } from '../../core/protocol';
+import { ensureWorktree } from '../workspaces/worktree';
+
+const log = createLogger('hub').child('workspaces');
+
+/**
+ * How long a project's settings are trusted without reading them again. This hub's own updates
+ * replace them at once (`changed`); on a PostgreSQL backlog another hub's take at most this long.
+ */
+const settingsTtlMs = 10_000;
+
+/** What a claim asked for that bears on the workspace (card/claim params, or complete's `next`). */
+export interface ClaimAsk {
+	project?: string | null | undefined;
+	root?: string | undefined;
+	review?: boolean | undefined;
+}
+
+export class ClaimWorkspaces {
+	private readonly settings = new Map<string, { value: ProjectSettings; until: number }>();
+
+	constructor(
+		private readonly backlog: Backlog,
+		/** This machine, as CardWorkspace.host and ProjectSettings.roots name it. */
+		readonly host: string = hostname(),
+	) {}
+
+	/** A project's settings changed on this hub: the next claim uses these. */
+	changed(settings: ProjectSettings): void {
+		this.settings.set(settings.project, { value: settings, until: Date.now() + settingsTtlMs });
+	}
+
+	private async settingsOf(project: string): Promise<ProjectSettings> {
+		const cached = this.settings.get(project);
+		if (cached !== undefined && cached.until > Date.now()) {
+			return cached.value;
+		}
+		const value = await this.backlog.projectSettings(project);
+		this.changed(value);
+		return value;
+	}
+
+	/**
+	 * The claim result with the card's workspace, made as needed; the result as it was when the card
+	 * needs none (no card, review work, no project, worktrees off). Throws (after releasing the claim)
+	 * when the workspace cannot be made.
+	 */
+	async afterClaim(ctx: OpContext, ask: ClaimAsk, result: ClaimResult): Promise<ClaimResult> {
+		const card = result.card;
+		if (card === null || result.lease === null || ask.review === true || card.status !== 'claimed') {
+			return result;
+		}
+		const project = card.project ?? null;
+		if (project === null) {
+			return result;
+		}
+		const settings = await this.settingsOf(project);
+		if (!settings.worktrees) {
+			return result;
+		}
+		try {
+			const made = await this.make(ctx, card, ask, settings);
+			return { ...result, card: made.card, workspace: made.workspace };
+		} catch (e) {
+			await this.undo(ctx, card, result.lease.epoch, e);
+			throw e;
+		}
+	}
+
+	/**
+	 * afterClaim for complete's `next` claim: the complete stands whatever happens here, so a workspace
+	 * that cannot be made ends as "nothing claimed, and why" (the card was handed back).
+	 */
+	async afterNextClaim(ctx: OpContext, ask: ClaimAsk, next: ClaimResult): Promise<ClaimResult> {
+		try {
+			return await this.afterClaim(ctx, ask, next);
+		} catch (e) {
+			return { card: null, lease: null, reason: BatonError.is(e) ? e.message : errorText(e) };
+		}
+	}
+
+	/** The repository to make the card's worktree in, on this machine; refuses when there is none. */
+	private async rootFor(card: Card, ask: ClaimAsk, settings: ProjectSettings): Promise<string> {
+		const given = ask.root;
+		if (given !== undefined) {
+			if (!path.isAbsolute(given)) {
+				throw new BatonError('invalid_input', `root "${given}" is not an absolute path.`, { field: 'root' });
+			}
+			// The claimer's checkout, if it is this project's: its session's project says so, or the
+			// repository's own id does (an agent claiming from any project may sit in another repository).
+			if (ask.project === card.project || (await findGitRepo(given))?.project === card.project) {
+				return given;
+			}
+		}
+		const recorded = settings.roots[this.host];
+		if (recorded !== undefined) {
+			return recorded;
+		}
+		throw new BatonError(
+			'invalid_input',
+			`Project ${settings.project} has workspaces on, but this machine (${this.host}) knows no checkout of it. Run \`baton settings --worktrees on\` inside the repository here, or claim from inside it.`,
+			{ project: settings.project },
+		);
+	}
+
+	private async make(
+		ctx: OpContext,
+		card: Card,
+		ask: ClaimAsk,
+		settings: ProjectSettings,
+	): Promise<{ card: Card; workspace: { path: string; branch: string; base: string } }> {
+		const had = card.workspace;
+		if (had !== undefined && had.host !== this.host) {
+			throw new BatonError(
+				'conflict',
+				`Card ${card.id}'s workspace (${had.branch}) is on machine ${had.host}, not this one (${this.host}). Claim it from an agent on ${had.host}.`,
+				{ cardId: card.id, host: had.host },
+			);
+		}
+		// A card continues where its workspace is; a new one goes to the claimer's checkout.
+		const root = had?.root ?? (await this.rootFor(card, ask, settings));
+		const ws = await ensureWorktree({
+			repo: root,
+			cardId: card.id,
+			...(settings.base === undefined ? {} : { base: settings.base }),
+			...(settings.setup === undefined ? {} : { setupCommand: settings.setup }),
+			setupTimeoutMs: settings.setupTimeoutSeconds * 1000,
+			restoreWip: true,
+		});
+		const record: CardWorkspace = {
+			...had,
+			root: path.dirname(path.dirname(path.dirname(ws.path))),
+			path: ws.path,
+			branch: ws.branch,
+			base: ws.base,
+			host: this.host,
+		};
+		const extra: Omit<EventData, 'card'> = {
+			...(ws.setup === undefined ? {} : { setup: ws.setup }),
+			...(ws.restored === undefined
+				? {}
+				: { restored: { ref: ws.restored.ref, attempt: ws.restored.attempt, files: ws.restored.files } }),
+			...(ws.copied.length === 0 ? {} : { copied: ws.copied }),
+		};
+		const unchanged = had !== undefined && sameWorkspace(had, record) && Object.keys(extra).length === 0;
+		const updated = unchanged ? card : await this.backlog.setWorkspace(ctx, card.id, record, extra);
+		if (ws.setup !== undefined && (ws.setup.exitCode !== 0 || ws.setup.timedOut)) {
+			log.warn(
+				`card ${card.id}: the setup command ${ws.setup.timedOut ? 'timed out' : `exited ${ws.setup.exitCode ?? 'by a signal'}`}`,
+			);
+		}
+		return { card: updated, workspace: { path: ws.path, branch: ws.branch, base: ws.base } };
+	}
+
+	/** Hands the card back (release, with why) after its workspace could not be made. */
+	private async undo(ctx: OpContext, card: Card, epoch: number, why: unknown): Promise<void> {
+		const reason = `no workspace: ${BatonError.is(why) ? why.message : errorText(why)}`.slice(0, 1000);
+		try {
+			await this.backlog.release({ actor: ctx.actor, session: ctx.session }, { cardId: card.id, epoch, reason });
+		} catch (e) {
+			// The lease then runs out as any other would; the claimer still hears the first error.
+			log.error(`card ${card.id}: releasing the claim after a failed workspace failed too: ${errorText(e)}`);
+		}
+	}
+}
+
+function sameWorkspace(a: CardWorkspace, b: CardWorkspace): boolean {
+	return a.root === b.root && a.path === b.path && a.branch === b.branch && a.base === b.base && a.host === b.host;
+}
