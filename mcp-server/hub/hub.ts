@@ -167,7 +167,7 @@ export class Hub {
 				connections: this.connections,
 				subscriptions: this.subscriptions,
 				waitingClaims: this.waitingClaims,
-				workspaces: new ClaimWorkspaces(backlog),
+				workspaces: new ClaimWorkspaces(backlog, undefined, options.paths.dataDir),
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,

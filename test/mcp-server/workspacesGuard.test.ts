@@ -10,12 +10,14 @@
 import assert from 'node:assert/strict';
 import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { committedPaths } from '../../mcp-server/cli/commitGuard';
 import { installCommitGuard } from '../../mcp-server/workspaces/commitGuard';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
+import { client } from '../helpers/hub';
 import { batonJs, childEnv, cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
 import { commitAllFiles, gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
@@ -166,6 +168,32 @@ describe('commit guard', () => {
 		await installCommitGuard(wtB, { cardId: 'B', command: [process.execPath, batonJs], dataDir });
 		assert.equal(includes().length, 1);
 		assert.ok(!existsSync(wtD));
+	});
+
+	it("is installed by the claim of a workspaces project's card (the hub's own program line and data dir)", async () => {
+		const hub = await client(dataDir);
+		try {
+			await hub.request('project/settings/update', {
+				project: 'pw',
+				worktrees: true,
+				roots: { [hostname()]: repo.root },
+			});
+		} finally {
+			hub.close();
+		}
+		await baton(['create', 'UI work', '--id', 'W1', '--project', 'pw', '--scope', 'src/ui/**']);
+		await baton(['create', 'Anything', '--id', 'W2', '--project', 'pw']);
+		await baton(['claim', 'W1', '--project', 'pw'], 'agent-w1');
+		const claimed = JSON.parse(await baton(['claim', 'W2', '--project', 'pw'], 'agent-w2')) as {
+			workspace?: { path: string };
+		};
+		const wt = claimed.workspace?.path;
+		assert.ok(wt !== undefined, 'the claim made a worktree');
+		stage(wt, { 'src/ui/app.ts': 'export const app = 3;\n' });
+		const r = commit(wt, '-m', 'ui');
+		assert.equal(r.status, 1, r.stderr);
+		assert.match(r.stderr, /src\/ui\/app\.ts: src\/ui\/\*\* held by W1 \(agent-w1\)/);
+		gitOut(wt, 'reset', '-q');
 	});
 
 	it('lets the commit through, saying so, when the hub does not answer', async () => {
