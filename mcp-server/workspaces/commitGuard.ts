@@ -120,6 +120,7 @@ function preCommit(own: string, cardId: string, command: readonly string[], data
 		'#!/bin/sh',
 		`# Baton's commit guard for card ${cardId} (docs/guide.md, Workspaces): a commit touching files held`,
 		"# by another live claim of the project is refused; then the repository's own pre-commit runs.",
+		'skip=',
 		`for f in ${missing.join(' ')}; do`,
 		'\tif [ ! -e "$f" ]; then',
 		'\t\techo "baton: the commit guard is not installed right ($f is gone); this commit was not checked against other claims." >&2',
