@@ -39,6 +39,12 @@ export interface GuardConflict extends HeldGlob {
 export async function committedPaths(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
 	// git commit -a / git commit <paths> commit a temporary index named by GIT_INDEX_FILE (relative to
 	// the hook's working directory, the worktree's top); git.ts drops inherited GIT_* variables, so pass it on.
+	if ((await git(dir, ['rev-parse', '--is-inside-work-tree'], { okCodes: [128] })).code !== 0) {
+		throw new BatonError(
+			'invalid_input',
+			`${dir} is not in a git worktree: baton commit-guard runs in a card's worktree, from its pre-commit hook.`,
+		);
+	}
 	const index = env.GIT_INDEX_FILE;
 	const gitEnv = index === undefined || index === '' ? {} : { GIT_INDEX_FILE: path.resolve(dir, index) };
 	const changed = async (against: string) =>

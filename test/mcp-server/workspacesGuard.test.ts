@@ -209,6 +209,13 @@ describe('commit guard', () => {
 });
 
 describe('the paths a commit changes', () => {
+	it('outside a git worktree: a clear refusal, not a git usage error', async () => {
+		await assert.rejects(
+			committedPaths(path.dirname(repo.parent)),
+			/is not in a git worktree: baton commit-guard runs in a card's worktree/,
+		);
+	});
+
 	it('concluding a merge counts only what differs from both sides, not what the merged branch brought', async () => {
 		const r = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
 		try {
