@@ -17,6 +17,7 @@ import { cardCommands } from './cardCommands';
 import { dataCommands } from './dataCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
+import { commitGuardCommand } from './commitGuard';
 import { cliFlags } from './flags';
 import { gcCommand } from './gcCommand';
 import { hookCommands } from './hookCommands';
@@ -42,6 +43,7 @@ export const commands: readonly Command[] = [
 	initCommand,
 	demoCommand,
 	gcCommand,
+	commitGuardCommand,
 ];
 
 const globalFlags = cliFlags({

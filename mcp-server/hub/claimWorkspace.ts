@@ -18,6 +18,7 @@ import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import type { Card, CardWorkspace, ClaimResult, EventData, ProjectSettings } from '../../core/protocol';
+import { batonCommand, installCommitGuard } from '../workspaces/commitGuard';
 import { ensureWorktree } from '../workspaces/worktree';
 import { stackedBaseFor } from './landing';
 
@@ -43,6 +44,8 @@ export class ClaimWorkspaces {
 		private readonly backlog: Backlog,
 		/** This machine, as CardWorkspace.host and ProjectSettings.roots name it. */
 		readonly host: string = hostname(),
+		/** The hub's data dir, for the commit guard's hook to ask this hub (commitGuard.ts). */
+		private readonly dataDir?: string,
 	) {}
 
 	/** A project's settings changed on this hub: the next claim uses these. */
@@ -151,6 +154,14 @@ export class ClaimWorkspaces {
 			setupTimeoutMs: settings.setupTimeoutSeconds * 1000,
 			restoreWip: true,
 		});
+		// The commit guard, refreshed at every claim; a hub not running as baton.js (in-process tests) has no
+		// program line for the hook. A claim never fails for it: the hub log says why it is missing.
+		if (batonCommand() !== undefined) {
+			await installCommitGuard(ws.path, {
+				cardId: card.id,
+				...(this.dataDir === undefined ? {} : { dataDir: this.dataDir }),
+			}).catch((e: unknown) => log.warn(`card ${card.id}: no commit guard in ${ws.path}: ${errorText(e)}`));
+		}
 		const record: CardWorkspace = {
 			...had,
 			root: path.dirname(path.dirname(path.dirname(ws.path))),

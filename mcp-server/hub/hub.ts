@@ -179,7 +179,7 @@ export class Hub {
 				wip: this.wip,
 				landing: new Landing(backlog),
 				workspaceGc,
-				workspaces: new ClaimWorkspaces(backlog),
+				workspaces: new ClaimWorkspaces(backlog, undefined, options.paths.dataDir),
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,

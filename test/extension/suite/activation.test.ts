@@ -1,6 +1,6 @@
 /** Activation: lazy, cheap, registers everything package.json promises, and reaches the hub it spawns. */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { describe, it } from './harness';
@@ -51,6 +51,43 @@ describe('activation', () => {
 		assert.equal(baton.mcp.registered, hasApi, `VS Code ${vscode.version}`);
 		if (!baton.mcp.registered) {
 			assert.match(baton.mcp.reason, /1\.101/);
+		}
+	});
+});
+
+describe('card worktrees stay out of the Explorer, the file watcher and search', () => {
+	it("adds .baton/worktrees to VS Code's own default excludes (merged, not replacing them)", () => {
+		const defaults = (section: string, key: string) =>
+			vscode.workspace.getConfiguration(section).inspect<Record<string, boolean>>(key)?.defaultValue ?? {};
+		const exclude = defaults('files', 'exclude');
+		assert.equal(exclude['**/.baton/worktrees'], true, JSON.stringify(exclude));
+		assert.equal(exclude['**/.git'], true, `VS Code's own default stays: ${JSON.stringify(exclude)}`);
+		const watcher = defaults('files', 'watcherExclude');
+		assert.equal(watcher['**/.baton/worktrees/**'], true, JSON.stringify(watcher));
+		// VS Code's own patterns stay (they differ between versions: `**/.git/objects/**`, later `.git/objects/**`).
+		assert.ok(
+			Object.keys(watcher).some(k => k.includes('.git/objects')),
+			JSON.stringify(watcher),
+		);
+		const search = defaults('search', 'exclude');
+		assert.equal(search['**/.baton/worktrees'], true, JSON.stringify(search));
+		assert.equal(search['**/node_modules'], true, JSON.stringify(search));
+	});
+
+	it('finds no file of a card worktree', async () => {
+		const root = env('BATON_TEST_WORKSPACE');
+		mkdirSync(join(root, '.baton', 'worktrees', 'X'), { recursive: true });
+		writeFileSync(join(root, '.baton', 'worktrees', 'X', 'findme-wt.txt'), 'in a worktree\n');
+		writeFileSync(join(root, 'findme-main.txt'), 'in the checkout\n');
+		try {
+			const found = await vscode.workspace.findFiles('**/findme-*.txt');
+			assert.deepEqual(
+				found.map(u => vscode.workspace.asRelativePath(u)),
+				['findme-main.txt'],
+			);
+		} finally {
+			rmSync(join(root, '.baton'), { recursive: true, force: true });
+			rmSync(join(root, 'findme-main.txt'), { force: true });
 		}
 	});
 });
