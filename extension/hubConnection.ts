@@ -1,41 +1,27 @@
 /**
  * The extension's one connection to the hub (DESIGN §1): finds or spawns `baton hub` with VS Code's
- * own runtime, keeps a live copy of the cards (every live one, Done by pages: doneCache.ts) and agents
- * from the event feed, reconnects by itself, and keeps the human's claims alive with `agent/ping`
- * while the window is open. Never loads PGlite:
+ * own runtime (hubLaunch.ts), keeps a live copy of the cards (every live one, Done by pages:
+ * liveCards.ts, doneCache.ts) and agents from the event feed, reconnects by itself, and keeps the
+ * human's claims alive with `agent/ping` while the window is open. Never loads PGlite:
  * the hub runs in its own process, so nothing heavy ever runs on the extension host.
  */
-import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { Backoff, firstConnectBackoff } from '../core/backoff';
 import type { ConnectHubOptions } from '../core/client/connectHub';
 import { type Clock, type Timer, sleep, systemClock } from '../core/clock';
-import { loadLiveCards } from '../core/donePages';
 import { BatonError } from '../core/errors';
-import { agentHealth, isAgentStalled } from '../core/health';
-import type {
-	Agent,
-	AgentHealth,
-	BacklogEvent,
-	Card,
-	HealthThresholds,
-	Method,
-	Params,
-	Result,
-	StoreHealth,
-} from '../core/protocol';
+import { agentHealth } from '../core/health';
+import type { Agent, AgentHealth, Card, HealthThresholds, Method, Params, Result, StoreHealth } from '../core/protocol';
 import type { ConnectionState, RpcClient } from '../core/rpc';
-import type { AgentView } from './agentHealth';
+import { type AgentView, agentViewsOf } from './agentHealth';
 import { type BatonConfig, effectiveThresholds, humanAgent } from './config';
-import { DoneCache } from './doneCache';
+import type { DoneCache } from './doneCache';
+import { hubConnectOptions } from './hubLaunch';
+import { type CardsChange, LiveCards } from './liveCards';
+
+export type { CardsChange } from './liveCards';
 
 export type HubState = 'connecting' | 'connected' | 'offline';
-
-/** Which cards changed; `reset` means the whole set was reloaded. */
-export interface CardsChange {
-	ids: ReadonlySet<string>;
-	reset: boolean;
-}
 
 /**
  * The client code (and zod with the protocol schemas, the bulk of the bundle's start-up cost) is
@@ -58,11 +44,8 @@ const healthTickMs = 1_000;
 
 export class HubConnection implements vscode.Disposable {
 	private client: RpcClient | undefined;
-	private readonly cardMap = new Map<string, Card>();
-	/** Events held while the snapshot reloads after a resync (undefined: not reloading). */
-	private resyncing: BacklogEvent[] | undefined;
-	/** Done's pages and counts: the cache holds only the newest done cards (issue 14). */
-	readonly done = new DoneCache(this.cardMap);
+	/** The live cards and Done's pages, kept from the snapshot and the events (liveCards.ts). */
+	private readonly live: LiveCards;
 	private agentList: Agent[] = [];
 	private agentById = new Map<string, Agent>();
 	private hubThresholds: HealthThresholds = designThresholds;
@@ -95,6 +78,7 @@ export class HubConnection implements vscode.Disposable {
 	) {
 		this.actor = humanAgent(config).id;
 		this.attached = deferred();
+		this.live = new LiveCards(log, change => this.cardsEmitter.fire(change));
 	}
 
 	get state(): HubState {
@@ -129,7 +113,12 @@ export class HubConnection implements vscode.Disposable {
 	}
 
 	get cards(): ReadonlyMap<string, Card> {
-		return this.cardMap;
+		return this.live.map;
+	}
+
+	/** Done's pages and counts: the cache holds only the newest done cards (issue 14). */
+	get done(): DoneCache {
+		return this.live.done;
 	}
 
 	/** Loads the next page of Done into the cache (the tree's "Load more…"). */
@@ -184,7 +173,7 @@ export class HubConnection implements vscode.Disposable {
 		this.generation++;
 		this.detach();
 		this.actor = humanAgent(this.config).id;
-		this.cardMap.clear();
+		this.live.map.clear();
 		this.agentList = [];
 		this.agentById = new Map();
 		this.cardsEmitter.fire({ ids: new Set(), reset: true });
@@ -239,28 +228,7 @@ export class HubConnection implements vscode.Disposable {
 
 	/** Agents with health and stalled derived for `now` (DESIGN §2), most recently seen first. */
 	agentViews(now = this.clock.now().getTime()): AgentView[] {
-		const t = this.thresholds;
-		const held = new Map<string, Card[]>();
-		for (const card of this.cardMap.values()) {
-			if (card.status === 'claimed' && card.claimOwner !== null) {
-				const list = held.get(card.claimOwner) ?? [];
-				list.push(card);
-				held.set(card.claimOwner, list);
-			}
-		}
-		return this.agentList
-			.map(agent => {
-				const health = agentHealth(agent.lastSeenAt, now, t);
-				const cards = held.get(agent.id) ?? [];
-				return {
-					agent,
-					health,
-					stalled: isAgentStalled(health, cards, now, t),
-					cards,
-					ageSeconds: Math.max(0, (now - Date.parse(agent.lastSeenAt)) / 1000),
-				};
-			})
-			.sort((a, b) => a.ageSeconds - b.ageSeconds || a.agent.id.localeCompare(b.agent.id));
+		return agentViewsOf(this.agentList, this.live.map.values(), this.thresholds, now);
 	}
 
 	dispose(): void {
@@ -276,22 +244,7 @@ export class HubConnection implements vscode.Disposable {
 	}
 
 	private connectOptions(): ConnectHubOptions {
-		const env: NodeJS.ProcessEnv = { ...process.env, ELECTRON_RUN_AS_NODE: '1' };
-		if (this.config.databaseUrl !== undefined) {
-			env.DATABASE_URL = this.config.databaseUrl;
-		}
-		return {
-			dataDir: this.config.dataDir,
-			client: 'extension',
-			clock: this.clock,
-			agent: humanAgent(this.config),
-			// VS Code's own runtime runs the hub as plain Node, so users need no separate Node (DESIGN §1).
-			spawnHub: {
-				command: process.execPath,
-				args: [join(this.extensionPath, 'dist', 'baton.js'), 'hub', '--data-dir', this.config.dataDir],
-				env,
-			},
-		};
+		return hubConnectOptions(this.config, this.extensionPath, this.clock);
 	}
 
 	private async connectLoop(gen: number): Promise<void> {
@@ -341,15 +294,9 @@ export class HubConnection implements vscode.Disposable {
 			this.hubThresholds = hello.thresholds;
 		}
 		this.unsubscribe.push(
-			client.onEvent(e => {
-				if (this.resyncing === undefined) {
-					this.applyEvent(e);
-				} else {
-					this.resyncing.push(e);
-				}
-			}),
+			client.onEvent(e => this.live.onEvent(e)),
 			// The log was compacted past what this window saw while away (issue 14 §2): load it again.
-			client.onResync(() => void this.resync(client)),
+			client.onResync(() => void this.live.resync(client, this.config.doneLimit)),
 			client.onAgents(agents => this.setAgents(agents)),
 			client.onState(s => this.onClientState(s)),
 			client.onStore(store => {
@@ -364,47 +311,12 @@ export class HubConnection implements vscode.Disposable {
 			}),
 		);
 		const afterSeq = hello?.seq ?? 0;
-		await this.loadSnapshot(client);
+		await this.live.load(client, this.config.doneLimit);
 		await client.subscribe(afterSeq);
 		await this.refreshAgents();
 		this.lastErrorValue = undefined;
 		this.setState('connected');
 		this.attached.resolve(client);
-	}
-
-	/** Every live card, but Done newest first and by pages (issue 14, doneCache.ts). */
-	private async loadSnapshot(client: RpcClient): Promise<void> {
-		const list = (p: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', p);
-		const cards = await loadLiveCards(list);
-		this.cardMap.clear();
-		for (const card of cards) {
-			this.cardMap.set(card.id, card);
-		}
-		await this.done.load(list, () => client.request('card/stats', {}), Math.max(1, this.config.doneLimit));
-		this.cardsEmitter.fire({ ids: new Set(), reset: true });
-	}
-
-	/**
-	 * Reloads the snapshot after a resync. Events that arrive meanwhile are held and applied after it,
-	 * in order: each carries its card's state after it, so the last one of a card wins either way.
-	 */
-	private async resync(client: RpcClient): Promise<void> {
-		if (this.resyncing !== undefined) {
-			return;
-		}
-		this.resyncing = [];
-		this.log.info('Baton: the hub compacted events this window had not seen; reloading the cards.');
-		try {
-			await this.loadSnapshot(client);
-		} catch (e) {
-			this.log.warn(`Reloading after a resync failed: ${e instanceof Error ? e.message : String(e)}`);
-		} finally {
-			const held = this.resyncing;
-			this.resyncing = undefined;
-			for (const e of held) {
-				this.applyEvent(e);
-			}
-		}
 	}
 
 	private detach(): void {
@@ -435,29 +347,6 @@ export class HubConnection implements vscode.Disposable {
 		this.stateValue = state;
 		void vscode.commands.executeCommand('setContext', 'baton.hubConnected', state === 'connected');
 		this.stateEmitter.fire(state);
-	}
-
-	private applyEvent(e: BacklogEvent): void {
-		this.done.beforeEvent(e);
-		const ids = new Set<string>([e.cardId]);
-		const card = e.data.card;
-		if (card === null) {
-			this.cardMap.delete(e.cardId);
-		} else {
-			const known = this.cardMap.get(card.id);
-			// A replay right after the snapshot can carry an older copy than the snapshot itself.
-			if (known === undefined || card.updatedAt >= known.updatedAt || card.version > known.version) {
-				this.cardMap.set(card.id, card);
-			}
-		}
-		for (const r of e.data.readiness ?? []) {
-			const other = this.cardMap.get(r.id);
-			if (other && other.unmetDeps !== r.unmetDeps) {
-				this.cardMap.set(r.id, { ...other, unmetDeps: r.unmetDeps });
-				ids.add(r.id);
-			}
-		}
-		this.cardsEmitter.fire({ ids, reset: false });
 	}
 
 	private setAgents(agents: Agent[]): void {

@@ -2,24 +2,25 @@
  * Entry of the board bundle (dist/webview/board.js): picks the transport from <body data-host>, loads
  * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents,
  * subscribes to the event feed and wires state, rendering, toolbar, banners, the state before the
- * first snapshot (firstLoad.ts) and of an empty backlog (emptyBoard.ts), drag and drop, keyboard,
- * detail pane and requests (actions.ts) together. Only the boot and the
- * wiring live here: no request logic, no rules, no element building beyond the layout.
+ * first snapshot (firstLoad.ts) and of an empty backlog (emptyBoard.ts), drag and drop, keyboard and
+ * focus (focus.ts), detail pane and requests (actions.ts) together; the first connection and the ping
+ * are boardConnect.ts's. Only the boot and the wiring live here: no request logic, no rules, no
+ * element building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol.ts defines its schemas.
-import { Backoff, firstConnectBackoff } from '../core/backoff';
 import './jitless';
 
-import { BatonError } from '../core/errors';
-import type { BacklogEvent, HelloOk } from '../core/protocol';
+import type { BacklogEvent } from '../core/protocol';
 import { RpcClient } from '../core/rpc';
 import { BoardActions } from './actions';
+import { connectFirst, pingWhileOpen } from './boardConnect';
 import { BoardLoad, liveStatuses } from './boardLoad';
 import { Banners } from './banners';
 import type { RenderContext } from './cardView';
-import { type ColumnId, columnIds, columnOf } from './columns';
+import { columnIds, columnOf } from './columns';
 import { DetailPane } from './detail';
 import { DragController, type DropTarget } from './dnd';
+import { BoardFocus } from './focus';
 import { boardAgentId, randomHex } from './identity';
 import { attachKeyboard, keyHelp } from './keyboard';
 import { ProjectPicker } from './projects';
@@ -43,8 +44,6 @@ export interface AppliedDetail {
 
 const host = document.body.dataset.host === 'vscode' ? 'vscode' : 'browser';
 const state = new BoardState();
-let tabStopId: string | undefined;
-let focusedId: string | undefined;
 
 // ---------------------------------------------------------------- layout
 
@@ -61,6 +60,7 @@ const keys = el('p', 'keys', keyHelp);
 keys.id = 'board-keys';
 
 const view = new BoardView(renderContext);
+const boardFocus = new BoardFocus(state, view);
 const layout = el('main', 'layout');
 const detail = new DetailPane({
 	state,
@@ -73,7 +73,7 @@ const detail = new DetailPane({
 	comment: (cardId, text) => actions.comment(cardId, text),
 	showError,
 	revealInTree: host === 'vscode' ? cardId => vsHost?.post({ type: 'view/revealInTree', cardId }) : undefined,
-	closed: cardId => focusCardIfShown(cardId),
+	closed: cardId => boardFocus.cardIfShown(cardId),
 });
 layout.append(view.root, detail.root);
 const emptyBoard = new EmptyBoard(() => void actions.createCard());
@@ -88,7 +88,7 @@ app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, empt
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
-	return { state, nowMs: Date.now(), tabStopId };
+	return { state, nowMs: Date.now(), tabStopId: boardFocus.tabStopId };
 }
 
 // ---------------------------------------------------------------- transport and client
@@ -120,7 +120,7 @@ const actions = new BoardActions({
 	state,
 	queue,
 	showError,
-	focusCardIfShown,
+	focusCardIfShown: id => boardFocus.cardIfShown(id),
 	openDetail: id => detail.open(id),
 	projects: () => {
 		const chosen = projectPicker.selected;
@@ -181,8 +181,8 @@ function flush(): void {
 	if (!boardLoad.loaded) {
 		return;
 	}
-	const hadFocus = focusedId !== undefined && (document.activeElement?.closest('.board') ?? null) !== null;
-	updateTabStop();
+	const hadFocus = boardFocus.hasFocus();
+	boardFocus.updateTabStop();
 	for (const col of change.columns) {
 		view.columns[col].setCards(state.column(col));
 	}
@@ -195,13 +195,8 @@ function flush(): void {
 	updateSummary();
 	updateLiveHeads();
 	done.update();
-	if (hadFocus && focusedId !== undefined) {
-		// Rows are recycled: make sure focus stays on the same card, not on the node that held it.
-		const card = state.get(focusedId);
-		const node = card === undefined ? undefined : view.columns[columnOf(card.status)].elementFor(focusedId);
-		if (node !== undefined && document.activeElement !== node) {
-			node.focus({ preventScroll: true });
-		}
+	if (hadFocus) {
+		boardFocus.keep();
 	}
 	if (seqs.length > 0) {
 		document.dispatchEvent(
@@ -210,25 +205,9 @@ function flush(): void {
 	}
 }
 
-function updateTabStop(): void {
-	const focused = focusedId === undefined ? undefined : state.get(focusedId);
-	if (focused !== undefined && state.matches(focused)) {
-		tabStopId = focusedId;
-		return;
-	}
-	tabStopId = undefined;
-	for (const col of columnIds) {
-		const first = state.column(col)[0];
-		if (first !== undefined) {
-			tabStopId = first.id;
-			return;
-		}
-	}
-}
-
 function renderAll(): void {
 	firstLoad.draw();
-	updateTabStop();
+	boardFocus.updateTabStop();
 	for (const col of columnIds) {
 		view.columns[col].setCards(state.column(col));
 	}
@@ -281,54 +260,19 @@ function onEvent(event: BacklogEvent): void {
 	detail.eventArrived(event);
 }
 
-// ---------------------------------------------------------------- focus, drag, keyboard, filter
-
-function focusCardIfShown(id: string): void {
-	const card = state.get(id);
-	if (card === undefined || !state.matches(card)) {
-		return;
-	}
-	focusCard(id, columnOf(card.status));
-}
-
-function focusCard(id: string, column: ColumnId): void {
-	const col = view.columns[column];
-	const index = col.indexOf(id);
-	if (index < 0) {
-		return;
-	}
-	focusedId = id;
-	tabStopId = id;
-	col.reveal(index);
-	const prev = view.root.querySelector<HTMLElement>('.card[tabindex="0"]');
-	if (prev !== null && prev.dataset.id !== id) {
-		prev.tabIndex = -1;
-	}
-	const node = col.elementFor(id);
-	if (node !== undefined) {
-		node.tabIndex = 0;
-		node.focus({ preventScroll: true });
-	}
-}
-
-view.root.addEventListener('focusin', e => {
-	const card = e.target instanceof HTMLElement ? e.target.closest<HTMLElement>('.card') : null;
-	if (card?.dataset.id !== undefined) {
-		focusedId = card.dataset.id;
-	}
-});
+// ---------------------------------------------------------------- drag, keyboard, filter
 
 new DragController(view, {
 	onDrop: (cardId: string, target: DropTarget) => void actions.move(cardId, target.column, target.index),
 	onClick: cardId => {
-		focusCardIfShown(cardId);
+		boardFocus.cardIfShown(cardId);
 		detail.open(cardId);
 	},
 });
 
 attachKeyboard({
 	view,
-	focusCard,
+	focusCard: (id, column) => boardFocus.card(id, column),
 	open: id => detail.open(id),
 	moveBy: (id, step) => actions.moveBy(id, step),
 	reorder: (id, delta) => actions.reorder(id, delta),
@@ -352,7 +296,7 @@ toolbar.newButton.addEventListener('click', () => void actions.createCard());
 toolbar.needsInputButton.addEventListener('click', () => {
 	const first = state.needsInput()[0];
 	if (first !== undefined) {
-		focusCardIfShown(first);
+		boardFocus.cardIfShown(first);
 		detail.open(first, { reply: true });
 	}
 });
@@ -417,20 +361,10 @@ async function boot(): Promise<void> {
 	}
 	// The browser tab's remembered project (VS Code's host says its own with view/projects).
 	state.setFilter({ ...state.filter, projects: projectPicker.selected });
-	let hello: HelloOk | undefined;
-	// The RpcClient reconnects by itself once connected; the very first connection is retried here,
-	// spaced out as the extension's first connection is (core/backoff.ts).
-	const firstConnect = new Backoff(firstConnectBackoff);
-	while (hello === undefined) {
-		try {
-			hello = await client.start();
-		} catch (e) {
-			firstLoad.connection('offline');
-			showError(e);
-			const delay = firstConnect.next();
-			await new Promise(resolve => window.setTimeout(resolve, delay));
-		}
-	}
+	const hello = await connectFirst(client, e => {
+		firstLoad.connection('offline');
+		showError(e);
+	});
 	banners.hideError();
 	// Subscribe before loading: events before the first render are buffered and applied then, in order
 	// (boardLoad.ts); the live pages after it merge with the events applied meanwhile.
@@ -448,16 +382,7 @@ async function boot(): Promise<void> {
 	// rAF runs before that frame's style, layout and paint; a task queued from it runs after them.
 	requestAnimationFrame(() => setTimeout(() => performance.mark('baton:first-frame'), 0));
 	document.body.dataset.ready = 'true';
-	// Liveness for this board's agent: the hub renews the leases of claims made here while it is open.
-	window.setInterval(() => {
-		if (client.connectionState === 'connected') {
-			client.request('agent/ping', {}).catch((e: unknown) => {
-				if (!BatonError.is(e, 'unavailable') && !BatonError.is(e, 'timeout')) {
-					showError(e);
-				}
-			});
-		}
-	}, 10_000);
+	pingWhileOpen(client, showError);
 }
 
 boot().catch((e: unknown) => {

@@ -1,17 +1,15 @@
 /**
  * The board's state: the cards the board holds (every live card, Done's loaded pages: Done lists only
  * the cards down to the boundary of those pages, core/donePages.ts), the agents, the filter, and one
- * sorted list per column that is kept up to date incrementally (binary-search insert/remove), so an
- * event touching one card costs O(log n) plus a splice, never a re-sort of 50,000 cards; it also keeps
- * the set of cards that need a human's input (an agent's unanswered question). Pure logic: no DOM, no
+ * sorted list per column that is kept up to date incrementally (binary-search insert/remove:
+ * columnLists.ts), so an event touching one card costs O(log n) plus a splice, never a re-sort of
+ * 50,000 cards; it also keeps the set of cards that need a human's input (an agent's unanswered question). Pure logic: no DOM, no
  * transport; every mutation returns a Change naming what the renderer must patch. The card and agent
- * rules (expired, stalled, waiting, deferred, health) are core's (lease.ts, health.ts, claimable.ts),
- * the same functions the hub and the extension's trees call: never re-written here.
+ * rules (expired, stalled, waiting, deferred, health: cardMarkers.ts) are core's (lease.ts, health.ts,
+ * claimable.ts), the same functions the hub and the extension's trees call: never re-written here.
  */
-import { isDeferred, isWaiting } from '../core/claimable';
 import { type DoneBoundary, isBelowBoundary } from '../core/donePages';
-import { agentHealth, isCardStalled } from '../core/health';
-import { isLeaseExpired } from '../core/lease';
+import { agentHealth } from '../core/health';
 import {
 	type Agent,
 	type AgentHealth,
@@ -20,24 +18,13 @@ import {
 	type HealthThresholds,
 	defaultHealthThresholds,
 } from '../core/protocol';
-import { type Change, emptyChange, lowerBound, mergeChange, mergeSorted } from './change';
-import { type ColumnId, columnIds, columnOf, columnOrder } from './columns';
-
+import { type CardMarkers, cardMarkers } from './cardMarkers';
+import { type Change, emptyChange, mergeChange } from './change';
+import { type ColumnLists, insertIntoList, mergeIntoLists, refillLists, removeFromList } from './columnLists';
+import { type ColumnId, columnOf, columnOrder } from './columns';
 import { type Filter, matchesFilter } from './filter';
 
-export interface CardMarkers {
-	/** Ready but waiting on dependencies that are not done. */
-	waiting: boolean;
-	/** Ready but deferred (retry backoff) until a later time. */
-	deferred: boolean;
-	/** Claimed and the lease has run out (the reaper will return it). */
-	expired: boolean;
-	/**
-	 * Claimed, lease running, no progress for stallSeconds, and the holder alive (healthy or late):
-	 * a stale or dead holder shows as such, not as stalled (core/health.ts `isCardStalled`).
-	 */
-	stalled: boolean;
-}
+export type { CardMarkers } from './cardMarkers';
 
 export class BoardState {
 	/** Cards as the hub last told us. */
@@ -46,7 +33,7 @@ export class BoardState {
 	private readonly overlay = new Map<string, Card>();
 	/** Seq of the last event applied per card: a response older than it must not overwrite the card. */
 	private readonly cardSeq = new Map<string, number>();
-	private readonly lists: Record<ColumnId, Card[]> = { ready: [], inProgress: [], review: [], blocked: [], done: [] };
+	private readonly lists: ColumnLists = { ready: [], inProgress: [], review: [], blocked: [], done: [] };
 	private phaseCounts = new Map<string, number>();
 	/** Cards whose agent asked a question nobody answered yet (`needsInput`), as the hub last said. */
 	private readonly asking = new Set<string>();
@@ -218,10 +205,7 @@ export class BoardState {
 				added.set(col, list);
 			}
 		}
-		for (const [col, list] of added) {
-			this.lists[col] = mergeSorted(this.lists[col], list.sort(columnOrder[col]), columnOrder[col]);
-			change.columns.add(col);
-		}
+		mergeIntoLists(this.lists, added, change);
 		return change;
 	}
 
@@ -273,7 +257,7 @@ export class BoardState {
 		this.overlay.delete(id);
 		const real = this.real.get(id);
 		if (real === undefined) {
-			this.removeFromList(shown, change);
+			removeFromList(this.lists, shown, change);
 		} else {
 			this.moveShown(shown, real, change);
 		}
@@ -327,12 +311,7 @@ export class BoardState {
 	}
 
 	markers(card: Card, nowMs: number): CardMarkers {
-		return {
-			waiting: isWaiting(card),
-			deferred: isDeferred(card, nowMs),
-			expired: isLeaseExpired(card, nowMs),
-			stalled: isCardStalled(card, this.healthOf(card.claimOwner, nowMs), nowMs, this.thresholds),
-		};
+		return cardMarkers(card, nowMs, this.healthOf(card.claimOwner, nowMs), this.thresholds);
 	}
 
 	private putReal(next: Card, shownBefore: Card | undefined, change: Change): void {
@@ -364,7 +343,7 @@ export class BoardState {
 		this.cardSeq.delete(id);
 		this.trackAsking(id, false);
 		if (shownBefore !== undefined) {
-			this.removeFromList(shownBefore, change);
+			removeFromList(this.lists, shownBefore, change);
 		}
 		change.cards.add(id);
 	}
@@ -372,48 +351,23 @@ export class BoardState {
 	/** Replaces the shown version of a card in the column lists. */
 	private moveShown(before: Card | undefined, after: Card, change: Change): void {
 		if (before !== undefined) {
-			this.removeFromList(before, change);
+			removeFromList(this.lists, before, change);
 		}
 		if (this.matches(after)) {
-			const col = columnOf(after.status);
-			const list = this.lists[col];
-			list.splice(lowerBound(list, after, columnOrder[col]), 0, after);
-			change.columns.add(col);
+			insertIntoList(this.lists, after, change);
 		}
 		change.cards.add(after.id);
 	}
 
-	private removeFromList(card: Card, change: Change): void {
-		const col = columnOf(card.status);
-		const list = this.lists[col];
-		let at = lowerBound(list, card, columnOrder[col]);
-		if (list[at]?.id !== card.id) {
-			// Not where its sort key says (e.g. filtered out, or an equal key): fall back to a scan.
-			at = list.findIndex(c => c.id === card.id);
-		}
-		if (at >= 0) {
-			list.splice(at, 1);
-			change.columns.add(col);
-		}
-	}
-
 	private rebuildLists(): Change {
-		const change = emptyChange();
-		for (const col of columnIds) {
-			this.lists[col] = [];
-			change.columns.add(col);
-		}
+		const shown: Card[] = [];
 		for (const id of new Set([...this.real.keys(), ...this.overlay.keys()])) {
 			const card = this.get(id);
 			if (card !== undefined && this.matches(card)) {
-				this.lists[columnOf(card.status)].push(card);
+				shown.push(card);
 			}
 		}
-		for (const col of columnIds) {
-			this.lists[col].sort(columnOrder[col]);
-		}
-		change.phases = true;
-		return change;
+		return refillLists(this.lists, shown);
 	}
 
 	private trackAsking(id: string, asking: boolean): void {

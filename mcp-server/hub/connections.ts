@@ -7,7 +7,7 @@
  */
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import type { Backlog } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
 import { createLogger } from '../../core/log';
@@ -23,6 +23,7 @@ import {
 import { AgentPresence } from './agentPresence';
 import { BoardSessions, bearerToken, hostAllowed, originAllowed, tokenMatches } from './auth';
 import { handleHttp } from './boardRoute';
+import { closeServer, listen, rawToString, rejectUpgrade } from './listeners';
 import { ConnectionFlow } from './flow';
 import { metricsPath } from './metricsRoute';
 import type { StoreGuard } from './storeGuard';
@@ -356,46 +357,4 @@ export function sendError(conn: Connection, id: number, error: BatonError): void
 function refuseHello(conn: Connection, error: BatonError): void {
 	send(conn, { hello: 'error', error: error.toBody() });
 	conn.ws.close(error.code === 'unauthorized' ? 1008 : 1002, error.code);
-}
-
-function listen(server: Server, pathOrPort: string | number, host?: string): Promise<void> {
-	return new Promise((resolve, reject) => {
-		server.once('error', reject);
-		const done = (): void => {
-			server.off('error', reject);
-			resolve();
-		};
-		if (typeof pathOrPort === 'string') {
-			server.listen(pathOrPort, done);
-		} else {
-			server.listen(pathOrPort, host, done);
-		}
-	});
-}
-
-function closeServer(server: Server): Promise<void> {
-	return new Promise(resolve => {
-		if (!server.listening) {
-			resolve();
-			return;
-		}
-		server.close(() => resolve());
-		server.closeAllConnections();
-	});
-}
-
-function rejectUpgrade(socket: Socket, status: number, text: string): void {
-	socket.end(
-		`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${text.length + 1}\r\n\r\n${text}\n`,
-	);
-}
-
-function rawToString(data: RawData): string {
-	if (Array.isArray(data)) {
-		return Buffer.concat(data).toString('utf8');
-	}
-	if (data instanceof ArrayBuffer) {
-		return Buffer.from(data).toString('utf8');
-	}
-	return data.toString('utf8');
 }

@@ -169,6 +169,46 @@ export function runBaton(
 	});
 }
 
+/**
+ * Runs `baton ...args` in this process (runCli) as runBaton runs it in a child, for the CLI's own part
+ * (arguments, words, exit codes) without starting the 3 MB bundle per command: the child's environment
+ * (childEnv), data dir, working directory and output, and a hub it starts is the bundle's. Commands
+ * that read stdin or write to process.stdout themselves (export, backup to stdout) stay with
+ * runBaton. It borrows the process's cwd, argv[1] and BATON_DATA_DIR for the call: one at a time.
+ */
+export async function runCliHere(
+	args: string[],
+	options: { dataDir: string; env?: Record<string, string>; cwd?: string },
+): Promise<CliResult> {
+	const { runCli } = await import('../../mcp-server/cli/run');
+	let stdout = '';
+	let stderr = '';
+	const output = {
+		out: (text: string) => (stdout += text.endsWith('\n') ? text : `${text}\n`),
+		err: (text: string) => (stderr += text.endsWith('\n') ? text : `${text}\n`),
+	};
+	const cwd = process.cwd();
+	const script = process.argv[1];
+	const dataDirEnv = process.env.BATON_DATA_DIR;
+	process.chdir(options.cwd ?? neutralCwd);
+	process.argv[1] = batonJs;
+	process.env.BATON_DATA_DIR = options.dataDir;
+	try {
+		const code = await runCli(args, output, childEnv(options.dataDir, options.env));
+		return { code, stdout, stderr };
+	} finally {
+		process.chdir(cwd);
+		if (script !== undefined) {
+			process.argv[1] = script;
+		}
+		if (dataDirEnv === undefined) {
+			delete process.env.BATON_DATA_DIR;
+		} else {
+			process.env.BATON_DATA_DIR = dataDirEnv;
+		}
+	}
+}
+
 /** The live hub's pid from hub.json, if any. */
 export function hubPid(dataDir: string): number | undefined {
 	try {

@@ -1,9 +1,9 @@
 /**
- * What a new user read in the CLI's output (issue 28 §6, §7), through the CLI as users run it: the
- * hint of `hub status` with no hub, `comment`'s answer, `show`'s note for an attempt judged "changes
- * requested", counted nouns, and the Backlog.md import of a real `backlog init --backlog-dir .backlog`
- * project (test/fixtures/import/make.sh) with a checked acceptance criterion and a draft. Refusals
- * that need no hub run in-process.
+ * What a new user read in the CLI's output (issue 28 §6, §7), through the CLI (the bundle once, the
+ * rest in process: runCliHere): the hint of `hub status` with no hub, `comment`'s answer, `show`'s note
+ * for an attempt judged "changes requested", counted nouns, and the Backlog.md import of a real
+ * `backlog init --backlog-dir .backlog` project (test/fixtures/import/make.sh) with a checked
+ * acceptance criterion and a draft. Refusals that need no hub run in-process.
  */
 import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -13,15 +13,16 @@ import { after, before, describe, it } from 'node:test';
 import { plural } from '../../core/plural';
 import type { Card } from '../../core/protocol';
 import { runCli } from '../../mcp-server/cli/run';
-import { cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
+import { cleanupDataDir, ensureBuilt, runBaton, runCliHere, tempDataDir } from '../helpers/mcp';
 import { captureOutput } from '../helpers/cliOutput';
 
 const fixtures = join(import.meta.dirname, '..', 'fixtures', 'import');
 let dataDir: string;
 let work: string;
 
+/** The CLI in process (runCliHere): the words are its own; the bundle end to end is cliRun.test.ts's. */
 async function baton(args: string[], agent = 'toy-agent'): Promise<string> {
-	const r = await runBaton(args, { dataDir, env: { BATON_AGENT: agent } });
+	const r = await runCliHere(args, { dataDir, env: { BATON_AGENT: agent } });
 	assert.equal(r.code, 0, `baton ${args.join(' ')}: ${r.stdout}${r.stderr}`);
 	return r.stdout;
 }

@@ -1,32 +1,34 @@
 /**
- * The CLI end to end through the built dist/baton.js against a real hub: --json shapes of every
- * subcommand, exit codes (0 success, 1 refused with the error as JSON on stdout, 2 usage), human
- * tables, and a lossless export -> import round trip into a fresh data dir.
+ * The CLI against a real hub: --json shapes of every subcommand, exit codes (0 success, 1 refused
+ * with the error as JSON on stdout, 2 usage), human tables, and a lossless export -> import round trip
+ * into a fresh data dir. Commands run in process (runCliHere: the CLI's own part, without starting the
+ * bundle per command); the built dist/baton.js runs the plan from stdin, the export to stdout and the
+ * hub's stop, so the program as users run it is proven end to end here too.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { type CliResult, cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
+import { type CliResult, cleanupDataDir, ensureBuilt, runBaton, runCliHere, tempDataDir } from '../helpers/mcp';
 
 let dataDir: string;
 const extraDirs: string[] = [];
 
+/** `baton ...args`: in process, or through the bundle for stdin (`input`) and `bundle: true`. */
 function baton(
 	args: string[],
-	options: { input?: string; dir?: string; env?: Record<string, string> } = {},
+	options: { input?: string; dir?: string; env?: Record<string, string>; bundle?: boolean } = {},
 ): Promise<CliResult> {
-	return runBaton(args, {
-		dataDir: options.dir ?? dataDir,
-		...(options.input === undefined ? {} : { input: options.input }),
-		env: { BATON_AGENT: 'cli-tester', ...options.env },
-	});
+	const run = { dataDir: options.dir ?? dataDir, env: { BATON_AGENT: 'cli-tester', ...options.env } };
+	return options.input === undefined && options.bundle !== true
+		? runCliHere(args, run)
+		: runBaton(args, { ...run, ...(options.input === undefined ? {} : { input: options.input }) });
 }
 
 async function json<T = Record<string, unknown>>(
 	args: string[],
-	options: { input?: string; dir?: string } = {},
+	options: { input?: string; dir?: string; bundle?: boolean } = {},
 ): Promise<T> {
 	const r = await baton([...args, '--json'], options);
 	assert.equal(r.code, 0, `baton ${args.join(' ')} exited ${r.code}: ${r.stdout} ${r.stderr}`);
@@ -285,7 +287,7 @@ describe('baton CLI', () => {
 		assert.deepEqual(imported, { imported: 6, skipped: 0 });
 		const again = await json<{ imported: number; skipped: number }>(['import', file], { dir: fresh });
 		assert.deepEqual(again, { imported: 0, skipped: 6 }, 'a second import skips what exists');
-		const stdoutExport = await baton(['export'], { dir: fresh });
+		const stdoutExport = await baton(['export'], { dir: fresh, bundle: true });
 		assert.equal(stdoutExport.code, 0);
 		const cardsOf = (text: string): unknown[] =>
 			text
@@ -308,7 +310,7 @@ describe('baton CLI', () => {
 
 	it('hub stop stops the hub (exit 0)', async () => {
 		const status = await json<{ pid: number }>(['hub', 'status']);
-		assert.deepEqual(await json(['hub', 'stop']), { ok: true, running: true });
+		assert.deepEqual(await json(['hub', 'stop'], { bundle: true }), { ok: true, running: true });
 		const deadline = Date.now() + 10_000;
 		while (Date.now() < deadline) {
 			try {

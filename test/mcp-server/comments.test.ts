@@ -1,20 +1,21 @@
 /**
- * Messages on a card (issue 12 §2) through the real faces against one real hub: an agent posts with
- * the MCP `comment` tool over stdio (the SDK client) and reads it back in `show`; a human posts with
- * `baton comment` and sees both in `baton show`; bad input (empty, over 4 KiB, unknown card) is
- * refused with a clear error by each face and changes nothing.
+ * Messages on a card (issue 12 §2) through the real faces against one real hub: an agent posts with the
+ * MCP `comment` tool over stdio (the SDK client) and reads it back in `show`; a human posts with `baton
+ * comment` (the CLI in process: runCliHere) and sees both in `baton show`; bad input (empty, over 4
+ * KiB, unknown card) is refused with a clear error by each face and changes nothing.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { limits } from '../../core/protocol';
-import { type Agent, cleanupDataDir, ensureBuilt, runBaton, startAgent, tempDataDir, textOf } from '../helpers/mcp';
+import { type Agent, cleanupDataDir, ensureBuilt, runCliHere, startAgent, tempDataDir, textOf } from '../helpers/mcp';
 
 let dataDir: string;
 let agent: Agent | undefined;
 
-function baton(args: string[]): ReturnType<typeof runBaton> {
-	return runBaton(args, { dataDir, env: { BATON_AGENT: 'vscode:alice' } });
+/** The CLI in process (runCliHere): its words and exit codes; the bundle end to end is cliRun.test.ts's. */
+function baton(args: string[]): ReturnType<typeof runCliHere> {
+	return runCliHere(args, { dataDir, env: { BATON_AGENT: 'vscode:alice' } });
 }
 
 /** The MCP agent the first test started. */

@@ -1,10 +1,10 @@
 /**
- * One vocabulary and one project rule through the faces where they were seen disagreeing (issue 28
- * §3, §5): real `baton` processes in a folder that is no git repository, and a real `baton mcp`
+ * One vocabulary and one project rule through the faces where they were seen disagreeing (issue 28 §3,
+ * §5): the CLI (in process, runCliHere) in a folder that is no git repository, and a real `baton mcp`
  * driven by the MCP SDK client, against one real hub. Outside a repository list, stats and claim all
- * see only cards without a project and say how to reach the others (`--project '*'`); a waiting card
- * is `waiting` in list, show, show's dependency lines and the MCP results; list's WAITS names only
- * the dependencies not done; stats' claimable count is list's `ready` rows.
+ * see only cards without a project and say how to reach the others (`--project '*'`); a waiting card is
+ * `waiting` in list, show, show's dependency lines and the MCP results; list's WAITS names only the
+ * dependencies not done; stats' claimable count is list's `ready` rows.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +17,7 @@ import {
 	cleanupDataDir,
 	ensureBuilt,
 	runBaton,
+	runCliHere,
 	startAgent,
 	tempDataDir,
 } from '../helpers/mcp';
@@ -27,13 +28,10 @@ let webRepo: string;
 let nowhere: string;
 let agent: Agent | undefined;
 
+/** The CLI in process in `cwd` (runCliHere), through the bundle when it reads stdin (`input`). */
 function baton(args: string[], cwd: string, input?: string): Promise<CliResult> {
-	return runBaton(args, {
-		dataDir,
-		cwd,
-		env: { BATON_AGENT: 'cli:alice' },
-		...(input === undefined ? {} : { input }),
-	});
+	const run = { dataDir, cwd, env: { BATON_AGENT: 'cli:alice' } };
+	return input === undefined ? runCliHere(args, run) : runBaton(args, { ...run, input });
 }
 
 async function ok(args: string[], cwd: string, input?: string): Promise<string> {

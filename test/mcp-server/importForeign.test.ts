@@ -1,10 +1,10 @@
 /**
- * `baton import --from beads|backlog-md|taskmaster` through the real CLI and one real hub (issue 15
- * §3 and §5): each fixture (Backlog.md and Taskmaster made by their own CLIs, beads written from its
- * format; test/fixtures/import/make.sh) round-trips with its counts printed and checked against the
- * store; a dry run writes nothing; a re-import creates nothing; a clashing id is mapped; hostile
- * sources are refused naming the line or file, and nothing of them is applied. Pure mapping rules:
- * test/core/importers.test.ts.
+ * `baton import --from beads|backlog-md|taskmaster` through the CLI (in process: runCliHere) and one
+ * real hub (issue 15 §3 and §5): each fixture (Backlog.md and Taskmaster made by their own CLIs, beads
+ * written from its format; test/fixtures/import/make.sh) round-trips with its counts printed and
+ * checked against the store; a dry run writes nothing; a re-import creates nothing; a clashing id is
+ * mapped; hostile sources are refused naming the line or file, and nothing of them is applied. Pure
+ * mapping rules: test/core/importers.test.ts.
  */
 import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,7 +15,7 @@ import { collectExport } from '../../core/exportFormat';
 import type { Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/rpc';
 import { client } from '../helpers/hub';
-import { cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
+import { cleanupDataDir, ensureBuilt, runCliHere, tempDataDir } from '../helpers/mcp';
 
 const fixtures = join(__dirname, '..', 'fixtures', 'import');
 
@@ -36,7 +36,8 @@ describe('baton import --from', () => {
 	let scratch: string;
 	/** Reads go over one rpc connection (a CLI process per read would make this file slow). */
 	let hub: RpcClient;
-	const baton = (args: string[]) => runBaton(args, { dataDir, env: { BATON_AGENT: 'importer' } });
+	// The CLI in process (runCliHere): its words and exit codes; the bundle end to end is cliRun.test.ts's.
+	const baton = (args: string[]) => runCliHere(args, { dataDir, env: { BATON_AGENT: 'importer' } });
 	const json = async <T>(args: string[]): Promise<T> => {
 		const r = await baton([...args, '--json']);
 		assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}${r.stdout}`);

@@ -1,9 +1,9 @@
 /**
  * Issue 17's lifecycle rules through the faces users touch: an MCP agent (real SDK client over stdio)
- * holds a card built on another; `baton reopen` refuses, naming it, and changes nothing; `--force` ends
- * the claim, and the agent's next tool call is refused with lease_lost saying why. `baton settings`
- * and the per-card policy flags; a release through MCP gives its attempt back; a failed card shows as
- * failed in `baton show`.
+ * holds a card built on another; `baton reopen` (the CLI in process: runCliHere) refuses, naming it,
+ * and changes nothing; `--force` ends the claim, and the agent's next tool call is refused with
+ * lease_lost saying why. `baton settings` and the per-card policy flags; a release through MCP gives
+ * its attempt back; a failed card shows as failed in `baton show`.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -13,7 +13,7 @@ import {
 	type CliResult,
 	cleanupDataDir,
 	ensureBuilt,
-	runBaton,
+	runCliHere,
 	startAgent,
 	tempDataDir,
 	textOf,
@@ -22,8 +22,9 @@ import {
 let dataDir: string;
 const agents: Agent[] = [];
 
+/** The CLI in process (runCliHere): its words and exit codes; the bundle end to end is cliRun.test.ts's. */
 function baton(args: string[]): Promise<CliResult> {
-	return runBaton(args, { dataDir, env: { BATON_AGENT: 'cli-human' } });
+	return runCliHere(args, { dataDir, env: { BATON_AGENT: 'cli-human' } });
 }
 
 async function json<T = Record<string, unknown>>(args: string[]): Promise<T> {

@@ -1,7 +1,7 @@
 /**
- * Projects, scopes and reserve on the command line (issue 13 §1, §2): real `baton` processes started
- * inside a temp git repository with an `origin` remote, another without, and outside any, against
- * one real hub. create/list/claim take the folder's project unless --project / --no-project say
+ * Projects, scopes and reserve on the command line (issue 13 §1, §2): the CLI (in process,
+ * runCliHere; a plan on stdin through the bundle) run inside a temp git repository with an `origin`
+ * remote, another without, and outside any, against one real hub. create/list/claim take the folder's project unless --project / --no-project say
  * otherwise, --scope is a comma list that keeps brace globs whole, a plan file carries project and
  * scope per card, show and list print them, `baton reserve` prints granted and refused paths, and bad
  * scopes exit 1 with the hub's sentence and change nothing.
@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 
 import { gitRepo, plainFolder } from '../helpers/gitRepos';
-import { type CliResult, cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
+import { type CliResult, cleanupDataDir, ensureBuilt, runBaton, runCliHere, tempDataDir } from '../helpers/mcp';
 
 const web = 'github.com/acme/web';
 let dataDir: string;
@@ -28,13 +28,10 @@ interface CardView {
 	reserved?: string[];
 }
 
+/** The CLI in process in `cwd` (runCliHere), through the bundle when it reads stdin (`input`). */
 function baton(args: string[], cwd: string, options: { agent?: string; input?: string } = {}): Promise<CliResult> {
-	return runBaton(args, {
-		dataDir,
-		cwd,
-		env: { BATON_AGENT: options.agent ?? 'cli:alice' },
-		...(options.input === undefined ? {} : { input: options.input }),
-	});
+	const run = { dataDir, cwd, env: { BATON_AGENT: options.agent ?? 'cli:alice' } };
+	return options.input === undefined ? runCliHere(args, run) : runBaton(args, { ...run, input: options.input });
 }
 
 async function json<T>(args: string[], cwd: string, options: { agent?: string; input?: string } = {}): Promise<T> {

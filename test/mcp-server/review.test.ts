@@ -1,22 +1,23 @@
 /**
  * The review gate (issue 12 §1, §3, §5) through the real faces against one real hub: MCP agents over
- * stdio (the SDK client) complete cards into review, take agent review work with `claim {review:
- * true}` and decide with the `review` tool; a human approves and rejects with `baton approve` /
- * `baton reject`, creates with `--review` and lists `--status review`; the next claimer reads the
- * reviewer's note as `handoff`. Every refusal names the problem and changes nothing.
+ * stdio (the SDK client) complete cards into review, take agent review work with `claim {review: true}`
+ * and decide with the `review` tool; a human approves and rejects (the CLI in process: runCliHere) with
+ * `baton approve` / `baton reject`, creates with `--review` and lists `--status review`; the next
+ * claimer reads the reviewer's note as `handoff`. Every refusal names the problem and changes nothing.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { type Agent, cleanupDataDir, ensureBuilt, runBaton, startAgent, tempDataDir, textOf } from '../helpers/mcp';
+import { type Agent, cleanupDataDir, ensureBuilt, runCliHere, startAgent, tempDataDir, textOf } from '../helpers/mcp';
 
 let dataDir: string;
 const agents: Agent[] = [];
 
-function baton(args: string[]): ReturnType<typeof runBaton> {
-	return runBaton(args, { dataDir, env: { BATON_AGENT: 'vscode:alice' } });
+/** The CLI in process (runCliHere): its words and exit codes; the bundle end to end is cliRun.test.ts's. */
+function baton(args: string[]): ReturnType<typeof runCliHere> {
+	return runCliHere(args, { dataDir, env: { BATON_AGENT: 'vscode:alice' } });
 }
 
 async function json<T>(args: string[]): Promise<T> {

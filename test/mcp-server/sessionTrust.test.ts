@@ -24,7 +24,7 @@ import {
 	cleanupDataDir,
 	ensureBuilt,
 	neutralCwd,
-	runBaton,
+	runCliHere,
 	startAgent,
 	tempDataDir,
 	textOf,
@@ -33,8 +33,9 @@ import {
 let dataDir: string;
 const agents: Agent[] = [];
 
-function baton(args: string[], env: Record<string, string> = {}): ReturnType<typeof runBaton> {
-	return runBaton(args, { dataDir, env: { BATON_AGENT: 'vscode:alice', ...env } });
+/** The CLI in process (runCliHere); the one run under a parent named like an agent CLI is a real child. */
+function baton(args: string[], env: Record<string, string> = {}): ReturnType<typeof runCliHere> {
+	return runCliHere(args, { dataDir, env: { BATON_AGENT: 'vscode:alice', ...env } });
 }
 
 async function json<T>(args: string[]): Promise<T> {
