@@ -16,6 +16,8 @@ import {
 	CardRef,
 	CardStatus,
 	Epoch,
+	Label,
+	Labels,
 	Lease,
 	Message,
 	MessageText,
@@ -63,6 +65,7 @@ export const CreateCardInput = z
 		review: ReviewMode.optional().describe('Who approves the result before it is done; default: backlog setting'),
 		project: ProjectId.optional().describe("Project id; default: the creator's (its git repository)"),
 		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
+		labels: Labels.optional().describe('Labels, e.g. ["ui"]'),
 		idempotencyKey: z
 			.string()
 			.min(1)
@@ -96,6 +99,7 @@ export const UpdateParams = z
 		review: ReviewMode.optional().describe('Who approves the result before it is done'),
 		project: ProjectId.nullable().optional().describe('Project id; null: no project'),
 		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
+		labels: Labels.optional().describe('Labels (replaces them all)'),
 	})
 	.strict();
 export const CardResult = z.object({ card: Card });
@@ -131,6 +135,7 @@ export const ListParams = z
 		project: ProjectId.nullable()
 			.optional()
 			.describe('Only cards of this project and cards with none; null: only cards with none'),
+		label: Label.optional().describe('Only cards with this label'),
 		readyOnly: z.boolean().optional().describe('Only cards claimable now (ready, dependencies done, not deferred)'),
 		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
@@ -198,6 +203,7 @@ export const ClaimParams = z
 			.union([ProjectId, z.literal('*'), z.null()])
 			.optional()
 			.describe("Your project: its cards and cards with none; null: only those with none; '*' or omitted: any"),
+		labels: Labels.min(1).optional().describe('Only cards with one of these labels'),
 	})
 	.strict();
 export const ClaimResult = z.object({

@@ -25,6 +25,9 @@ export const limits = {
 	/** A message on a card, in UTF-8 bytes (4 KiB). */
 	messageBytes: 4 * 1024,
 	dependsOn: 100,
+	/** Labels on a card (issue 31), and the characters of one. */
+	labels: 16,
+	labelLength: 32,
 	createBatch: 1000,
 	listLimit: 1000,
 	importBatch: 1000,
@@ -66,6 +69,14 @@ export const Capability = z
 	.min(1)
 	.max(limits.capabilityLength)
 	.regex(/^[A-Za-z0-9][A-Za-z0-9:._/+-]*$/, 'capabilities look like "lang:ts" or "repo:web"');
+
+/** A card's label (issue 31): `ui`, `area:api`, `team/web`. */
+export const Label = z
+	.string()
+	.min(1, 'a label must not be empty')
+	.max(limits.labelLength, `a label has at most ${limits.labelLength} characters`)
+	.regex(/^[A-Za-z0-9_:/-]+$/, 'labels use letters, digits and - _ : /');
+export const Labels = z.array(Label).max(limits.labels, `a card has at most ${limits.labels} labels`);
 
 export const Title = z.string().trim().min(1, 'title must not be empty').max(limits.titleLength);
 export const Body = z
@@ -202,6 +213,8 @@ export const Card = z.object({
 	scope: z.array(z.string()).optional(),
 	/** What its holder added to the scope with `reserve` while it works; emptied when the claim ends. */
 	reserved: z.array(z.string()).optional(),
+	/** Its labels (issue 31), sorted, no duplicates. */
+	labels: z.array(z.string()).optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,

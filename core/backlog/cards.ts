@@ -3,7 +3,7 @@
  * counts, delete. Transitions of a card's status are not here (claimCycle.ts, claimEnds.ts,
  * dependencies.ts); neither is any SQL of the hot paths beyond sending the ready page.
  */
-import { checkBody, checkCardId, checkTitle } from '../cardText';
+import { checkBody, checkCardId, checkLabels, checkTitle } from '../cardText';
 import { BatonError } from '../errors';
 import { generateCardId } from '../ids';
 import type { Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
@@ -232,6 +232,12 @@ export class Cards {
 				checkNotHeld(before, 'scope');
 				set('scope', 'scope', p.scope, '::text[]');
 			}
+			if (p.labels !== undefined) {
+				const labels = checkLabels(p.cardId, p.labels);
+				if (labels.join('\n') !== (before.labels ?? []).join('\n')) {
+					set('labels', 'labels', labels, '::text[]');
+				}
+			}
 			if (changed.length === 0) {
 				return { result: { card: before }, events: [] };
 			}
@@ -275,6 +281,7 @@ export class Cards {
 			p.owner === undefined &&
 			p.project === undefined &&
 			p.text === undefined &&
+			p.label === undefined &&
 			p.order !== 'recent';
 		if (onlyReady) {
 			// The board's and agents' most common page: prepared, reading the claim index in claim order.
@@ -318,6 +325,9 @@ export class Cards {
 			where.push('project IS NULL');
 		} else if (p.project !== undefined && p.project !== '*') {
 			where.push(`(project IS NULL OR project = ${param(p.project)})`);
+		}
+		if (p.label !== undefined) {
+			where.push(`${param(p.label)}::text = ANY(labels)`);
 		}
 		if (p.readyOnly === true) {
 			where.push(claimableSql(param(now)));

@@ -72,7 +72,8 @@ export class ClaimCycle {
 			new Date(now.getTime() + ttl * 1000),
 			ttl,
 		];
-		if (p.cardId === undefined && passOver.length === 0) {
+		// A claim {labels} takes the general path, whose candidates filter by label (issue 31).
+		if (p.cardId === undefined && passOver.length === 0 && p.labels === undefined) {
 			const fast = await this.uow.fast(ctx, async (now, key) => {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
@@ -127,6 +128,7 @@ export class ClaimCycle {
 					project: p.project,
 					skip,
 					session: ctx.session,
+					labels: p.labels,
 				});
 			const first = passOver.length > 0 ? await pick(passOver) : undefined;
 			const picked = first?.card !== undefined ? first : await pick([]);
@@ -135,14 +137,9 @@ export class ClaimCycle {
 				if (options.explain === false) {
 					return { result: { card: null, lease: null }, events: [] };
 				}
-				return {
-					result: {
-						card: null,
-						lease: null,
-						reason: await this.nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits),
-					},
-					events: [],
-				};
+				const reason = await this.nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits);
+				const labels = p.labels === undefined ? '' : `No claimable card has the label ${p.labels.join(' or ')}. `;
+				return { result: { card: null, lease: null, reason: `${labels}${reason}` }, events: [] };
 			}
 			return {
 				result: { card, lease: leaseOf(cardState(card)) },

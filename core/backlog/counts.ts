@@ -141,6 +141,22 @@ export async function cardCountsByProject(db: Db): Promise<ProjectCount[]> {
 	return out;
 }
 
+/** Open (not done) cards per label (/metrics, issue 31): at most `limit` labels, the most used first. */
+export interface LabelCount {
+	label: string;
+	n: number;
+}
+
+/** Reads only the open cards that have labels (the partial index cards_labeled_idx, migration 0022). */
+export async function openCardsByLabel(db: Db, limit = 200): Promise<LabelCount[]> {
+	const rows = await db.query<{ label: string; n: unknown }>(
+		`SELECT l AS label, count(*) AS n FROM cards, unnest(labels) AS l
+		 WHERE labels <> '{}' AND status <> 'done' GROUP BY l ORDER BY count(*) DESC, l LIMIT $1`,
+		[limit],
+	);
+	return rows.map(r => ({ label: r.label, n: num(r.n) }));
+}
+
 /** Folds card_counts' delta rows into one row per key (one statement; safe beside other hubs'). */
 export async function foldCounts(db: Db): Promise<void> {
 	await db.query('SELECT baton_fold_counts()');

@@ -154,10 +154,13 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				FROM done, readiness RETURNING seq, data
 			)`;
 	// Read by the claim index in its order; the cursor is a second text so it stays an index condition.
-	const candidates = (after: string): string => `SELECT id, project, array_to_string(scope, E'\n') AS scope,
+	const candidates = (
+		after: string,
+		labeled = '',
+	): string => `SELECT id, project, array_to_string(scope, E'\n') AS scope,
 				priority, baton_ts(created_at) AS at
 			FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
-				AND NOT id = ANY($5::text[]) ${after}
+				AND NOT id = ANY($5::text[]) ${labeled} ${after}
 			ORDER BY ${claimOrder} LIMIT $6`;
 	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
 	/**
@@ -209,6 +212,10 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		claimCandidates: candidates(''),
 		/** The next batch, after the last candidate of the previous one ($7 priority, $8 createdAt, $9 id). */
 		claimCandidatesAfter: candidates(`AND ${afterInClaimOrder('$7', '$8', '$9')}`),
+		/** The candidates of a claim {labels} (issue 31): $7 the labels, one of which a card must have. */
+		claimCandidatesLabeled: candidates('', 'AND labels && $7::text[]'),
+		/** Its next batch ($8 priority, $9 createdAt, $10 id). */
+		claimCandidatesLabeledAfter: candidates(`AND ${afterInClaimOrder('$8', '$9', '$10')}`, 'AND labels && $7::text[]'),
 		/**
 		 * Claim card $7 inside the general path's transaction if it is still claimable (no event: the
 		 * caller logs it): $1–$6 as claim, $8 session. A card another transaction is taking is skipped, not waited on.

@@ -3,7 +3,7 @@
  * export in pages, and the import of exported cards with their ids. Restoring a backup into a store is
  * the CLI's and store's business (mcp-server/cli/restore.ts, core/store/dump.ts), not this module's.
  */
-import { checkBody, checkCardId, checkTitle, parseTimestamp } from '../cardText';
+import { checkBody, checkCardId, checkLabels, checkTitle, parseTimestamp } from '../cardText';
 import { BatonError } from '../errors';
 import type { Card, ParsedParams, Result } from '../protocol';
 import { type DumpRows, readDump } from '../store/dump';
@@ -91,6 +91,7 @@ export class Transfer {
 				project: c.project ?? null,
 				scope: c.scope ?? [],
 				reserved: c.reserved ?? [],
+				labels: checkLabels(c.id, c.labels ?? []),
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

@@ -97,6 +97,11 @@ export const cards = pgTable(
 			.array()
 			.notNull()
 			.default(sql`'{}'`),
+		/** Its labels, sorted (migration 0022). */
+		labels: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
@@ -129,6 +134,10 @@ export const cards = pgTable(
 		index('cards_live_scope_idx')
 			.on(t.project)
 			.where(sql`status = 'claimed' AND (scope <> '{}' OR reserved <> '{}')`),
+		// Open labelled cards, for /metrics' count by label (migration 0022).
+		index('cards_labeled_idx')
+			.on(t.id)
+			.where(sql`labels <> '{}' AND status <> 'done'`),
 		index('cards_project_idx')
 			.on(t.project)
 			.where(sql`project IS NOT NULL`),

@@ -47,6 +47,7 @@ const cardFieldFlags = {
 	maxAttempts: {},
 	review: { value: 'MODE' },
 	scope: { value: 'GLOBS', description: 'Paths it touches: globs from the project root, or lock:NAME' },
+	labels: { value: 'LABELS', description: 'Labels, comma-separated (edit: replaces them all)' },
 	...policyFieldFlags,
 } as const satisfies Record<string, FieldFlag>;
 
@@ -153,6 +154,7 @@ const listFlags = paramFlags(ListCliParams, {
 	phase: { value: 'NAME' },
 	owner: { value: 'AGENT' },
 	readyOnly: { flag: 'ready' },
+	label: { value: 'LABEL' },
 	text: { value: 'TEXT' },
 	limit: {},
 	cursor: { value: 'C' },

@@ -34,6 +34,7 @@ const claimFlags = paramFlags(ClaimParams, {
 	...claimFieldFlags,
 	waitSeconds: { flag: 'wait', value: 'SECONDS' },
 	review: { description: "Take review work instead (needs the capability 'review')" },
+	labels: { value: 'LABELS', description: 'Only cards with one of these labels' },
 	project: {
 		value: 'ID',
 		description: 'This project\'s cards and cards with none; "*": any (default: this folder\'s)',

@@ -37,6 +37,7 @@ CREATE OR REPLACE FUNCTION baton_card(c cards) RETURNS json LANGUAGE sql STABLE 
 		'idempotencyKey', c.idempotency_key,
 		'review', c.review, 'completedBy', c.completed_by, 'handoff', c.handoff, 'needsInput', c.needs_input,
 		'project', c.project, 'scope', c.scope, 'reserved', c.reserved,
+		'labels', c.labels,
 		'acceptance', c.acceptance, 'version', c.version,
 		'createdAt', baton_ts(c.created_at), 'updatedAt', baton_ts(c.updated_at)
 	)

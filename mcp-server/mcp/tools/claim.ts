@@ -23,7 +23,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 		{
 			title: 'Claim a card',
 			description:
-				'Claim the best ready card for you, or cardId. Returns {card, lease, handoff?}, or card null and why. ' +
+				'Claim the best ready card, or cardId. Returns {card, lease, handoff?}, or card null and why. ' +
 				'Then heartbeat; complete, release or fail it.',
 			// project: the session sends its own (run.ts); the tool still takes one.
 			listing: leanObject(ClaimParams.omit({ project: true }), {
@@ -33,6 +33,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				ttlSeconds: 'Lease seconds (300)',
 				waitSeconds: 'Wait ≤ 60 s for one',
 				review: 'Take review work',
+				labels: 'One of these labels',
 			}),
 			annotations: updatingTool,
 		},

@@ -43,6 +43,9 @@ const createListing = leanObject(
 		backoffSeconds: true,
 		stallReleaseSeconds: true,
 		project: true,
+		// Rare for an agent (issue 31 paid for labels and parent with them); still taken.
+		deferUntil: true,
+		idempotencyKey: true,
 	}),
 	{
 		id: 'Own id',
@@ -53,10 +56,9 @@ const createListing = leanObject(
 		dependsOn: 'Ids to finish first',
 		requires: 'Capabilities needed',
 		acceptance: 'Acceptance criteria',
-		deferUntil: 'Not before (ISO time)',
-		idempotencyKey: 'Retry-safe key',
 		review: 'Who approves it',
 		scope: 'Paths it touches: globs, lock:name',
+		labels: 'Labels',
 	},
 )
 	.extend({ cards: z.array(z.looseObject({})).optional().describe('Cards with the fields above') })
@@ -86,8 +88,7 @@ export function registerCreateTool(server: McpServer, ctx: ToolContext): ListedT
 		'create',
 		{
 			title: 'Create cards',
-			description:
-				'Create one card, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards}, no bodies.',
+			description: 'Create a card, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards}.',
 			listing: createListing,
 			annotations: updatingTool,
 		},

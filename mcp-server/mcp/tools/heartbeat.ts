@@ -26,7 +26,7 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 			description:
 				'Report progress on a card you hold; renews its lease. Returns {lease}. On lease_lost, stop and claim again.',
 			listing: leanObject(HeartbeatToolParams.omit({ epoch: true }), {
-				cardId: 'Card id',
+				cardId: 'Id',
 				progress: 'Percent 0-100',
 				note: 'What you are doing',
 				ttlSeconds: 'New lease seconds',
