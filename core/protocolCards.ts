@@ -15,6 +15,7 @@ import {
 	CardId,
 	CardRef,
 	CardStatus,
+	ChildrenRollup,
 	Epoch,
 	Label,
 	Labels,
@@ -66,6 +67,8 @@ export const CreateCardInput = z
 		project: ProjectId.optional().describe("Project id; default: the creator's (its git repository)"),
 		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
 		labels: Labels.optional().describe('Labels, e.g. ["ui"]'),
+		parent: CardId.optional().describe('The card this one is part of (an epic)'),
+		autoClose: z.boolean().optional().describe('Complete it when its last child is done'),
 		idempotencyKey: z
 			.string()
 			.min(1)
@@ -100,6 +103,8 @@ export const UpdateParams = z
 		project: ProjectId.nullable().optional().describe('Project id; null: no project'),
 		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
 		labels: Labels.optional().describe('Labels (replaces them all)'),
+		parent: CardId.nullable().optional().describe('The card this one is part of; null: none'),
+		autoClose: z.boolean().optional().describe('Complete it when its last child is done'),
 	})
 	.strict();
 export const CardResult = z.object({ card: Card });
@@ -113,6 +118,10 @@ export const GetResult = z.object({
 	attempts: z.array(Attempt),
 	/** The card's messages, oldest first (newest last). */
 	messages: z.array(Message),
+	/** Its parent (issue 31), when it has one. */
+	parent: CardRef.optional(),
+	/** Its children's roll-up (issue 31), when it has any. */
+	children: ChildrenRollup.optional(),
 });
 
 export const CommentParams = z
@@ -136,6 +145,7 @@ export const ListParams = z
 			.optional()
 			.describe('Only cards of this project and cards with none; null: only cards with none'),
 		label: Label.optional().describe('Only cards with this label'),
+		parent: CardId.optional().describe('Only the children of this card'),
 		readyOnly: z.boolean().optional().describe('Only cards claimable now (ready, dependencies done, not deferred)'),
 		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
@@ -242,6 +252,8 @@ export const CompleteParams = z
 	})
 	.strict();
 export const CompleteResult = z.object({
+	/** Forced on a parent with open children (issue 31): the children it left open. */
+	leftOpen: z.array(CardId).optional(),
 	card: Card,
 	/** Dependents that became claimable because this card is done. */
 	unblocked: z.array(CardId),

@@ -215,6 +215,10 @@ export const Card = z.object({
 	reserved: z.array(z.string()).optional(),
 	/** Its labels (issue 31), sorted, no duplicates. */
 	labels: z.array(z.string()).optional(),
+	/** The card it is part of (issue 31); null = none. A child waits while its parent waits on a dependency. */
+	parent: z.string().nullable().optional(),
+	/** Completes by itself (or goes to review) when its last open child is done. */
+	autoClose: z.boolean().optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,
@@ -394,6 +398,20 @@ export const CardRef = z.object({
 	deferUntil: Timestamp.nullable().optional(),
 });
 export type CardRef = z.infer<typeof CardRef>;
+
+/** card/get's roll-up of a card's children (issue 31): counts by status, claimable ones as `ready`. */
+export const ChildrenRollup = z.object({
+	total: z.number().int(),
+	done: z.number().int(),
+	review: z.number().int(),
+	blocked: z.number().int(),
+	claimed: z.number().int(),
+	/** Ready children (claimable or not: a child may wait on its own dependencies). */
+	ready: z.number().int(),
+	/** The children in claim order (at most 1,000). */
+	cards: z.array(CardRef),
+});
+export type ChildrenRollup = z.infer<typeof ChildrenRollup>;
 
 /** Who a connection acts for, as its hello says (`agent`); actions are recorded under its id. */
 export const AgentInfo = z

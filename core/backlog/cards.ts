@@ -37,6 +37,8 @@ import {
 	pageOf,
 	recentPageOf,
 } from './paging';
+import { checkCreatedTree, checkEditedParent } from './treeEdits';
+import { checkNoChildren, treeOf } from './tree';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { present } from './values';
 
@@ -99,6 +101,7 @@ export class Cards {
 				checkKnownDeps(external, depStatus);
 			}
 			checkBatchCycle(toCreate, ids, batch);
+			await checkCreatedTree(tx, toCreate, ids);
 
 			const records = cardRecords(toCreate, ids, batch, depStatus, now, await defaultReview(tx));
 			const created = new Map<string, Card>();
@@ -238,6 +241,13 @@ export class Cards {
 					set('labels', 'labels', labels, '::text[]');
 				}
 			}
+			if (p.parent !== undefined && p.parent !== (before.parent ?? null)) {
+				await checkEditedParent(tx, before, p.parent);
+				set('parent', 'parent', p.parent);
+			}
+			if (p.autoClose !== undefined && p.autoClose !== (before.autoClose ?? false)) {
+				set('autoClose', 'auto_close', p.autoClose);
+			}
 			if (changed.length === 0) {
 				return { result: { card: before }, events: [] };
 			}
@@ -268,7 +278,15 @@ export class Cards {
 			cardEvents(this.uow.db, p.cardId, historyLimit),
 			cardMessages(this.uow.db, p.cardId),
 		]);
-		return { card, dependencies, dependents, history, attempts: deriveAttempts(history, card), messages };
+		return {
+			card,
+			dependencies,
+			dependents,
+			history,
+			attempts: deriveAttempts(history, card),
+			messages,
+			...(await treeOf(this.uow.db, card)),
+		};
 	}
 
 	async list(_ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {
@@ -282,6 +300,7 @@ export class Cards {
 			p.project === undefined &&
 			p.text === undefined &&
 			p.label === undefined &&
+			p.parent === undefined &&
 			p.order !== 'recent';
 		if (onlyReady) {
 			// The board's and agents' most common page: prepared, reading the claim index in claim order.
@@ -325,6 +344,9 @@ export class Cards {
 			where.push('project IS NULL');
 		} else if (p.project !== undefined && p.project !== '*') {
 			where.push(`(project IS NULL OR project = ${param(p.project)})`);
+		}
+		if (p.parent !== undefined) {
+			where.push(`parent = ${param(p.parent)}`);
 		}
 		if (p.label !== undefined) {
 			where.push(`${param(p.label)}::text = ANY(labels)`);
@@ -383,6 +405,7 @@ export class Cards {
 					{ cardId: p.cardId, dependents: ids },
 				);
 			}
+			await checkNoChildren(tx, p.cardId);
 			if (before.status === 'claimed') {
 				throw new BatonError(
 					'invalid_transition',

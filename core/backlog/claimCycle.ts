@@ -9,7 +9,7 @@ import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
 import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../claimRules';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
-import { claimableSql, deferredSql, ofProjectSql, waitingSql } from './claimableSql';
+import { claimableSql, deferredSql, heldByTreeSql, ofProjectSql, waitingSql } from './claimableSql';
 import { nowClaimable, withHandoff } from './reviews';
 import {
 	type ScopeWaits,
@@ -20,6 +20,7 @@ import {
 	preparePick,
 	projectParam,
 } from './scopes';
+import { afterChildDone, checkCloseParent, openChildCount, treeHold } from './tree';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
@@ -110,6 +111,10 @@ export class ClaimCycle {
 							).map(r => r.id)
 						: [];
 				checkClaimable(cardState(before), ctx.actor, caps, now, unmetIds);
+				const held = await treeHold(tx, p.cardId, now);
+				if (held !== undefined) {
+					throw held;
+				}
 				checkProject(before, p.project);
 				await checkScopeFree(tx, before);
 				const { card, events } = await act(
@@ -162,6 +167,8 @@ export class ClaimCycle {
 			`SELECT
 				count(*) FILTER (WHERE mine AND status = 'ready') AS ready_total,
 				count(*) FILTER (WHERE mine AND ${waitingSql()}) AS waiting,
+				count(*) FILTER (WHERE mine AND ${heldByTreeSql()} AND open_children > 0) AS open_parents,
+				count(*) FILTER (WHERE mine AND ${heldByTreeSql()} AND open_children = 0) AS held_by_parents,
 				count(*) FILTER (WHERE mine AND ${deferredSql('$1')}) AS deferred,
 				count(*) FILTER (WHERE mine AND ${claimableSql('$1')} AND NOT requires <@ $2::text[]) AS need_caps,
 				count(*) FILTER (WHERE NOT mine AND ${claimableSql('$1')} AND requires <@ $2::text[]) AS other_phase,
@@ -200,6 +207,8 @@ export class ClaimCycle {
 			otherProjects: others.map(o => ({ project: o.project, count: num(o.n) })),
 			readyTotal: num(r.ready_total),
 			waiting: num(r.waiting),
+			openParents: num(r.open_parents),
+			heldByParents: num(r.held_by_parents),
 			deferred: num(r.deferred),
 			claimed: num(r.claimed),
 			blocked: num(r.blocked),
@@ -313,6 +322,8 @@ export class ClaimCycle {
 			}
 		}
 		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
+			const open = await openChildCount(tx, p.cardId);
+			const leftOpen = open === 0 ? [] : await checkCloseParent(tx, await loadCard(tx, p.cardId, true), p.force, open);
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
@@ -325,9 +336,18 @@ export class ClaimCycle {
 					force: p.force,
 				},
 				now,
+				leftOpen.length > 0 ? { leftOpen } : {},
 			);
 			const unblocked = await nowClaimable(tx, readiness, now);
-			return { result: { card, unblocked }, events };
+			const tree = card.status === 'done' ? await afterChildDone(tx, card, ctx.actor, now) : undefined;
+			return {
+				result: {
+					card,
+					unblocked: [...unblocked, ...(tree?.unblocked ?? [])],
+					...(leftOpen.length > 0 ? { leftOpen } : {}),
+				},
+				events: [...events, ...(tree?.events ?? [])],
+			};
 		});
 	}
 

@@ -137,6 +137,9 @@ export function cardRecords(
 			scope: c.scope ?? [],
 			reserved: [],
 			labels: checkLabels(id, c.labels ?? []),
+			parent: c.parent ?? null,
+			auto_close: c.autoClose ?? false,
+			open_children: 0,
 		};
 	});
 }

@@ -10,6 +10,7 @@ import type { Card, ParsedParams, Result } from '../protocol';
 import { cycleError } from '../rules';
 import type { Queryable } from '../store/db';
 import { act, loadCard } from './cardActions';
+import { checkLinkedTree } from './treeEdits';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 export class Dependencies {
@@ -40,6 +41,7 @@ export class Dependencies {
 			if (cycle !== null) {
 				throw cycleError(cycle);
 			}
+			await checkLinkedTree(tx, before, added);
 			const unmetIds = known.filter(k => added.includes(k.id) && k.status !== 'done').map(k => k.id);
 			const unmet = unmetIds.length;
 			if (unmet > 0 && (before.status === 'claimed' || before.status === 'done')) {

@@ -92,6 +92,10 @@ export class Transfer {
 				scope: c.scope ?? [],
 				reserved: c.reserved ?? [],
 				labels: checkLabels(c.id, c.labels ?? []),
+				parent: c.parent ?? null,
+				auto_close: c.autoClose ?? false,
+				// Counted by migration 0023's triggers as the children arrive.
+				open_children: 0,
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

@@ -113,6 +113,11 @@ export async function loadDump(db: Db, rows: DumpRows): Promise<void> {
 				}
 			}
 		}
+		if (tables.some(t => t.name === 'cards') && (await writableColumns(tx, 'cards')).includes('open_children')) {
+			// Migration 0023's triggers counted each loaded child on top of the dumped counts: count again.
+			await tx.query(`UPDATE cards p SET open_children = (SELECT count(*) FROM cards c WHERE c.parent = p.id AND c.status <> 'done')
+				WHERE p.open_children <> 0 OR EXISTS (SELECT 1 FROM cards c WHERE c.parent = p.id)`);
+		}
 		await tx.query("SELECT setval('event_seq', coalesce((SELECT max(seq) FROM events), 0) + 1, false)");
 		if (present.has('log_state')) {
 			// A backup from before the bounded log (0013) has no compaction state: nothing was compacted.

@@ -102,15 +102,21 @@ export const cards = pgTable(
 			.array()
 			.notNull()
 			.default(sql`'{}'`),
+		/** The card it is part of; null = none (migration 0023). */
+		parent: text(),
+		/** Completes by itself when its last open child is done. */
+		autoClose: boolean().notNull().default(false),
+		/** Children not done, kept by triggers (migration 0023). */
+		openChildren: integer().notNull().default(0),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
 		index('cards_claim_idx')
 			.on(sql`(-priority)`, t.createdAt, t.id)
-			.where(sql`status = 'ready' AND unmet_deps = 0`),
+			.where(sql`status = 'ready' AND unmet_deps = 0 AND open_children = 0`),
 		index('cards_claim_phase_idx')
 			.on(t.phase, sql`(-priority)`, t.createdAt, t.id)
-			.where(sql`status = 'ready' AND unmet_deps = 0 AND phase IS NOT NULL`),
+			.where(sql`status = 'ready' AND unmet_deps = 0 AND open_children = 0 AND phase IS NOT NULL`),
 		// PostgreSQL's DESC is NULLS FIRST; drizzle's desc() alone would write NULLS LAST.
 		index('cards_order_idx').on(t.priority.desc().nullsFirst(), t.createdAt, t.id),
 		index('cards_blocked_idx')
@@ -138,6 +144,9 @@ export const cards = pgTable(
 		index('cards_labeled_idx')
 			.on(t.id)
 			.where(sql`labels <> '{}' AND status <> 'done'`),
+		index('cards_parent_idx')
+			.on(t.parent)
+			.where(sql`parent IS NOT NULL`),
 		index('cards_project_idx')
 			.on(t.project)
 			.where(sql`project IS NOT NULL`),

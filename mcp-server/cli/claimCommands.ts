@@ -131,7 +131,8 @@ const complete: Command = {
 			...(next ? { next: { ...nextClaim, project: await chosenProject(projectFlag, false, ctx.workingProject) } } : {}),
 		});
 		show(ctx, r, () => {
-			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`;
+			const leftOpen = r.leftOpen === undefined ? '' : ` Its open children stay open: ${r.leftOpen.join(', ')}.`;
+			const done = `Completed ${r.card.id}.${leftOpen}${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}`;
 			if (r.next === undefined) {
 				return done;
 			}

@@ -164,6 +164,8 @@ export function describeCard(card: Card, dependencies?: readonly CardRef[], now:
 		['scope', card.scope !== undefined && card.scope.length > 0 ? card.scope.join(', ') : null],
 		['reserved', card.reserved !== undefined && card.reserved.length > 0 ? card.reserved.join(', ') : null],
 		['labels', card.labels !== undefined && card.labels.length > 0 ? card.labels.join(', ') : null],
+		['parent', card.parent ?? null],
+		['auto-close', card.autoClose === true ? 'completes by itself when its last child is done' : null],
 		['dependsOn', card.dependsOn.length > 0 ? card.dependsOn.join(', ') : null],
 		['requires', card.requires.length > 0 ? card.requires.join(', ') : null],
 		['owner', card.claimOwner],

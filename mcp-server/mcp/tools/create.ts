@@ -46,6 +46,7 @@ const createListing = leanObject(
 		// Rare for an agent (issue 31 paid for labels and parent with them); still taken.
 		deferUntil: true,
 		idempotencyKey: true,
+		autoClose: true,
 	}),
 	{
 		id: 'Own id',
@@ -59,6 +60,7 @@ const createListing = leanObject(
 		review: 'Who approves it',
 		scope: 'Paths it touches: globs, lock:name',
 		labels: 'Labels',
+		parent: 'Epic it is part of',
 	},
 )
 	.extend({ cards: z.array(z.looseObject({})).optional().describe('Cards with the fields above') })

@@ -28,6 +28,10 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 				history: result.history.map(compactEvent),
 				attempts: result.attempts.map(compactAttempt),
 				messages: result.messages.map(compactMessage),
+				...(result.parent === undefined ? {} : { parent: compactRef(result.parent) }),
+				...(result.children === undefined
+					? {}
+					: { children: { ...result.children, cards: result.children.cards.map(d => compactRef(d)) } }),
 			};
 		}),
 	);
