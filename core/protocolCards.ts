@@ -69,6 +69,7 @@ export const CreateCardInput = z
 		labels: Labels.optional().describe('Labels, e.g. ["ui"]'),
 		parent: CardId.optional().describe('The card this one is part of (an epic)'),
 		autoClose: z.boolean().optional().describe('Complete it when its last child is done'),
+		discoveredFrom: CardId.optional().describe('The card whose work found this one; default: the card you hold'),
 		idempotencyKey: z
 			.string()
 			.min(1)
@@ -363,7 +364,10 @@ export const ReopenResult = z.object({
 export const LinkParams = z
 	.object({
 		cardId: CardId,
-		dependsOn: z.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)]),
+		dependsOn: z.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)]).optional(),
+		/** Links that do not block (issue 31): related cards (kept on both), cards it duplicates. */
+		related: z.array(CardId).min(1).max(limits.links).optional().describe('Related card ids (not blocking)'),
+		duplicates: z.array(CardId).min(1).max(limits.links).optional().describe('Ids of cards it duplicates'),
 	})
 	.strict();
 export const DeleteParams = z.object({ cardId: CardId }).strict();

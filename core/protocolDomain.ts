@@ -25,6 +25,8 @@ export const limits = {
 	/** A message on a card, in UTF-8 bytes (4 KiB). */
 	messageBytes: 4 * 1024,
 	dependsOn: 100,
+	/** Related or duplicated cards one card names (issue 31). */
+	links: 100,
 	/** Labels on a card (issue 31), and the characters of one. */
 	labels: 16,
 	labelLength: 32,
@@ -219,6 +221,12 @@ export const Card = z.object({
 	parent: z.string().nullable().optional(),
 	/** Completes by itself (or goes to review) when its last open child is done. */
 	autoClose: z.boolean().optional(),
+	/** Cards related to it (issue 31; kept on both, never blocking). */
+	related: z.array(z.string()).optional(),
+	/** Cards it duplicates (never blocking). */
+	duplicates: z.array(z.string()).optional(),
+	/** The card its creator held when it created this one (work found while doing other work). */
+	discoveredFrom: z.string().nullable().optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,

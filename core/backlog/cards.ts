@@ -37,6 +37,7 @@ import {
 	pageOf,
 	recentPageOf,
 } from './paging';
+import { withDiscovery } from './cardLinks';
 import { checkCreatedTree, checkEditedParent } from './treeEdits';
 import { checkNoChildren, treeOf } from './tree';
 import type { OpContext, UnitOfWork } from './unitOfWork';
@@ -65,7 +66,9 @@ export class Cards {
 					byKey.set(present(r.card.idempotencyKey), r.card);
 				}
 			}
-			const toCreate = cardsToCreate(inputs, byKey);
+			const fresh = cardsToCreate(inputs, byKey);
+			// Cards made while the creator holds one record it (issue 31); `fresh` keeps the inputs' identity.
+			const toCreate = await withDiscovery(tx, ctx.actor, fresh);
 
 			const ids = await this.assignIds(
 				tx,
@@ -123,7 +126,7 @@ export class Cards {
 				}
 			}
 			return {
-				result: { cards: answerInInputOrder(inputs, toCreate, ids, created, byKey) },
+				result: { cards: answerInInputOrder(inputs, fresh, ids, created, byKey) },
 				events: records.map(r => {
 					const card = present(created.get(r.id));
 					return { cardId: r.id, type: 'created' as const, data: { card } };

@@ -140,6 +140,9 @@ export function cardRecords(
 			parent: c.parent ?? null,
 			auto_close: c.autoClose ?? false,
 			open_children: 0,
+			related: [],
+			duplicates: [],
+			discovered_from: c.discoveredFrom ?? null,
 		};
 	});
 }

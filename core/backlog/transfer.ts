@@ -96,6 +96,9 @@ export class Transfer {
 				auto_close: c.autoClose ?? false,
 				// Counted by migration 0023's triggers as the children arrive.
 				open_children: 0,
+				related: c.related ?? [],
+				duplicates: c.duplicates ?? [],
+				discovered_from: c.discoveredFrom ?? null,
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

@@ -108,6 +108,16 @@ export const cards = pgTable(
 		autoClose: boolean().notNull().default(false),
 		/** Children not done, kept by triggers (migration 0023). */
 		openChildren: integer().notNull().default(0),
+		/** Links that do not block (migration 0024): related (on both cards), duplicated, found while holding. */
+		related: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		duplicates: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		discoveredFrom: text(),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).

@@ -8,7 +8,7 @@ import { z } from 'zod';
 
 import { maxPlanBytes, readBoundedText } from '../../core/boundedRead';
 
-import { BlockParams, CreateCardInput, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
+import { BlockParams, CreateCardInput, LinkParams, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
 import { cardChange, cardChangeCommand, statusLine } from './cardChange';
 import { claimCommands } from './claimCommands';
 import { type Command, arg, show } from './command';
@@ -326,19 +326,40 @@ const unblock = cardChangeCommand('unblock', 'Return a blocked card to ready', c
 	hub.request('card/unblock', { cardId }),
 );
 
+/** link/unlink's links that do not block (issue 31). */
+const linkFlags = paramFlags(LinkParams, {
+	related: { value: 'IDS', description: 'Related cards (kept on both; never blocking)' },
+	duplicates: { value: 'IDS', description: 'Cards it duplicates' },
+});
+
 function linkCommand(name: 'link' | 'unlink', summary: string): Command {
 	return {
 		name,
 		summary,
-		args: 'ID DEP...',
-		minArgs: 2,
+		args: 'ID [DEP...]',
+		minArgs: 1,
 		maxArgs: Infinity,
-		options: {},
+		options: linkFlags.options,
 		async run(ctx) {
 			const hub = await ctx.hub();
 			const [cardId = '', ...deps] = ctx.positionals;
-			const r = await hub.request(name === 'link' ? 'card/link' : 'card/unlink', { cardId, dependsOn: deps });
-			show(ctx, r, () => `${statusLine(r.card)}\n${r.card.id} depends on: ${r.card.dependsOn.join(', ') || 'nothing'}`);
+			const links = linkFlags.read(ctx.values);
+			if (deps.length === 0 && links.related === undefined && links.duplicates === undefined) {
+				throw new UsageError(`Name a DEP, --related or --duplicates for ${cardId}.`);
+			}
+			const r = await hub.request(name === 'link' ? 'card/link' : 'card/unlink', {
+				cardId,
+				...(deps.length > 0 ? { dependsOn: deps } : {}),
+				...links,
+			});
+			const related = r.card.related ?? [];
+			show(
+				ctx,
+				r,
+				() =>
+					`${statusLine(r.card)}\n${r.card.id} depends on: ${r.card.dependsOn.join(', ') || 'nothing'}` +
+					(related.length > 0 ? `\nrelated: ${related.join(', ')}` : ''),
+			);
 			return 0;
 		},
 	};
@@ -368,7 +389,7 @@ export const cardCommands: readonly Command[] = [
 	...claimCommands,
 	block,
 	unblock,
-	linkCommand('link', 'Make ID wait until every DEP is done'),
-	linkCommand('unlink', 'Stop ID waiting on each DEP'),
+	linkCommand('link', 'Make ID wait until every DEP is done, or relate it to other cards (--related)'),
+	linkCommand('unlink', 'Stop ID waiting on each DEP, or remove --related / --duplicates links'),
 	deleteCommand,
 ];

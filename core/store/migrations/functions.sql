@@ -39,6 +39,7 @@ CREATE OR REPLACE FUNCTION baton_card(c cards) RETURNS json LANGUAGE sql STABLE 
 		'project', c.project, 'scope', c.scope, 'reserved', c.reserved,
 		'labels', c.labels,
 		'parent', c.parent, 'autoClose', c.auto_close,
+		'related', c.related, 'duplicates', c.duplicates, 'discoveredFrom', c.discovered_from,
 		'acceptance', c.acceptance, 'version', c.version,
 		'createdAt', baton_ts(c.created_at), 'updatedAt', baton_ts(c.updated_at)
 	)

@@ -31,7 +31,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				phase: 'Only this phase',
 				capabilities: 'Your capabilities',
 				ttlSeconds: 'Lease seconds (300)',
-				waitSeconds: 'Wait ≤ 60 s for one',
+				waitSeconds: 'Wait ≤ 60 s',
 				review: 'Take review work',
 				labels: 'One of these labels',
 			}),

@@ -47,6 +47,7 @@ const createListing = leanObject(
 		deferUntil: true,
 		idempotencyKey: true,
 		autoClose: true,
+		discoveredFrom: true,
 	}),
 	{
 		id: 'Own id',
@@ -55,12 +56,12 @@ const createListing = leanObject(
 		phase: 'Lane or milestone',
 		priority: 'Higher is sooner (0)',
 		dependsOn: 'Ids to finish first',
-		requires: 'Capabilities needed',
+		requires: 'Capabilities',
 		acceptance: 'Acceptance criteria',
 		review: 'Who approves it',
 		scope: 'Paths it touches: globs, lock:name',
 		labels: 'Labels',
-		parent: 'Epic it is part of',
+		parent: 'Epic',
 	},
 )
 	.extend({ cards: z.array(z.looseObject({})).optional().describe('Cards with the fields above') })

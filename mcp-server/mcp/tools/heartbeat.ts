@@ -28,7 +28,7 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 			listing: leanObject(HeartbeatToolParams.omit({ epoch: true }), {
 				cardId: 'Id',
 				progress: 'Percent 0-100',
-				note: 'What you are doing',
+				note: 'Doing now',
 				ttlSeconds: 'New lease seconds',
 				waitSeconds: 'Wait for inbox (s)',
 			}),
