@@ -25,8 +25,6 @@ export const limits = {
 	/** A message on a card, in UTF-8 bytes (4 KiB). */
 	messageBytes: 4 * 1024,
 	dependsOn: 100,
-	/** Related or duplicated cards one card names (issue 31). */
-	links: 100,
 	/** Labels on a card (issue 31), and the characters of one. */
 	labels: 16,
 	labelLength: 32,
@@ -75,10 +73,9 @@ export const Capability = z
 /** A card's label (issue 31): `ui`, `area:api`, `team/web`. */
 export const Label = z
 	.string()
-	.min(1, 'a label must not be empty')
-	.max(limits.labelLength, `a label has at most ${limits.labelLength} characters`)
+	.max(limits.labelLength)
 	.regex(/^[A-Za-z0-9_:/-]+$/, 'labels use letters, digits and - _ : /');
-export const Labels = z.array(Label).max(limits.labels, `a card has at most ${limits.labels} labels`);
+export const Labels = z.array(Label).max(limits.labels);
 
 export const Title = z.string().trim().min(1, 'title must not be empty').max(limits.titleLength);
 export const Body = z
@@ -160,6 +157,10 @@ export type ErrorCode = z.infer<typeof ErrorCode>;
 // ---------------------------------------------------------------------------------------------------
 // Domain objects as they cross the wire (camelCase, DESIGN §2)
 
+/** Issue 31's optional card fields: lists of ids or labels, and one id or null. */
+const someStrings = z.array(z.string()).optional();
+const someId = z.string().nullable().optional();
+
 export const Card = z.object({
 	id: CardId,
 	title: z.string(),
@@ -216,17 +217,17 @@ export const Card = z.object({
 	/** What its holder added to the scope with `reserve` while it works; emptied when the claim ends. */
 	reserved: z.array(z.string()).optional(),
 	/** Its labels (issue 31), sorted, no duplicates. */
-	labels: z.array(z.string()).optional(),
+	labels: someStrings,
 	/** The card it is part of (issue 31); null = none. A child waits while its parent waits on a dependency. */
-	parent: z.string().nullable().optional(),
+	parent: someId,
 	/** Completes by itself (or goes to review) when its last open child is done. */
 	autoClose: z.boolean().optional(),
 	/** Cards related to it (issue 31; kept on both, never blocking). */
-	related: z.array(z.string()).optional(),
+	related: someStrings,
 	/** Cards it duplicates (never blocking). */
-	duplicates: z.array(z.string()).optional(),
+	duplicates: someStrings,
 	/** The card its creator held when it created this one (work found while doing other work). */
-	discoveredFrom: z.string().nullable().optional(),
+	discoveredFrom: someId,
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,
@@ -409,13 +410,13 @@ export type CardRef = z.infer<typeof CardRef>;
 
 /** card/get's roll-up of a card's children (issue 31): counts by status, claimable ones as `ready`. */
 export const ChildrenRollup = z.object({
-	total: z.number().int(),
-	done: z.number().int(),
-	review: z.number().int(),
-	blocked: z.number().int(),
-	claimed: z.number().int(),
+	total: z.number(),
+	done: z.number(),
+	review: z.number(),
+	blocked: z.number(),
+	claimed: z.number(),
 	/** Ready children (claimable or not: a child may wait on its own dependencies). */
-	ready: z.number().int(),
+	ready: z.number(),
 	/** The children in claim order (at most 1,000). */
 	cards: z.array(CardRef),
 });

@@ -74,7 +74,9 @@ export class ClaimCycle {
 			ttl,
 		];
 		// A claim {labels} takes the general path, whose candidates filter by label (issue 31).
-		if (p.cardId === undefined && passOver.length === 0 && p.labels === undefined) {
+		// An empty list names no label: the same as none.
+		const labels = p.labels !== undefined && p.labels.length > 0 ? p.labels : undefined;
+		if (p.cardId === undefined && passOver.length === 0 && labels === undefined) {
 			const fast = await this.uow.fast(ctx, async (now, key) => {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
@@ -133,7 +135,7 @@ export class ClaimCycle {
 					project: p.project,
 					skip,
 					session: ctx.session,
-					labels: p.labels,
+					labels,
 				});
 			const first = passOver.length > 0 ? await pick(passOver) : undefined;
 			const picked = first?.card !== undefined ? first : await pick([]);
@@ -143,8 +145,8 @@ export class ClaimCycle {
 					return { result: { card: null, lease: null }, events: [] };
 				}
 				const reason = await this.nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits);
-				const labels = p.labels === undefined ? '' : `No claimable card has the label ${p.labels.join(' or ')}. `;
-				return { result: { card: null, lease: null, reason: `${labels}${reason}` }, events: [] };
+				const none = labels === undefined ? '' : `No claimable card has the label ${labels.join(' or ')}. `;
+				return { result: { card: null, lease: null, reason: `${none}${reason}` }, events: [] };
 			}
 			return {
 				result: { card, lease: leaseOf(cardState(card)) },
