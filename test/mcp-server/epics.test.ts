@@ -111,8 +111,9 @@ describe('epics, labels and links through baton mcp', () => {
 		const claimed = await a.json<{ card: CardView | null }>('claim', { phase: 'mcp', labels: ['docs'] });
 		assert.equal(claimed.card?.id, 'API-2');
 		const found = await a.json<{ cards: CardView[] }>('create', { title: 'found while on API-2' });
-		assert.equal(found.cards[0]?.discoveredFrom, 'API-2');
-		assert.equal(found.cards[0]?.parent, 'API-1');
+		const [card] = found.cards;
+		assert.ok(card !== undefined);
+		assert.deepEqual([card.discoveredFrom, card.parent], ['API-2', 'API-1']);
 		const shown = await a.json<{ children?: { total: number; done: number } }>('show', { cardId: 'API-1' });
 		assert.equal(shown.children?.total, 3);
 		const related = await a.json<{ card: CardView }>('link', { cardId: 'API-3', related: ['API-2'] });
