@@ -13,6 +13,7 @@ import {
 	CardId,
 	EventType,
 	HealthThresholds,
+	ProjectId,
 	Reason,
 	ReviewMode,
 	Seq,
@@ -162,6 +163,10 @@ export const Settings = z
 			'Release a claim after this long without progress; 0 = never (the default)',
 		),
 		review: ReviewMode.describe('Review of new cards that do not say: none (the default), human or agent'),
+		idPrefix: z
+			.string()
+			.regex(/^[A-Za-z]{1,10}$/, 'an id prefix is 1-10 letters')
+			.describe('Prefix of new ids (WEB-12) of cards without a project, or of idPrefixProject'),
 		progressEventsPerCard: z
 			.number()
 			.int()
@@ -191,9 +196,12 @@ export const defaultSettings: Settings = {
 	progressEventsPerCard: 50,
 	progressEventDays: 90,
 	agentRetentionDays: 7,
+	idPrefix: 'CARD',
 };
 export const SettingsGetParams = z.object({}).strict();
-export const SettingsUpdateParams = Settings.partial().strict();
+export const SettingsUpdateParams = Settings.partial()
+	.extend({ idPrefixProject: ProjectId.optional().describe('The project idPrefix is for') })
+	.strict();
 
 /** A hook's receiver: http(s), no credentials in it (they would show in every list; use the secret). */
 export const HookUrl = z

@@ -5,13 +5,14 @@
  */
 import { checkBody, checkCardId, checkLabels, checkTitle } from '../cardText';
 import { BatonError } from '../errors';
-import { generateCardId } from '../ids';
 import type { Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
 import { loadCard } from './cardActions';
 import { claimableSql } from './claimableSql';
+import { readableIds } from './readableIds';
 import {
+	type CardInput,
 	answerInInputOrder,
 	batchIndex,
 	cardRecords,
@@ -70,10 +71,7 @@ export class Cards {
 			// Cards made while the creator holds one record it (issue 31); `fresh` keeps the inputs' identity.
 			const toCreate = await withDiscovery(tx, ctx.actor, fresh);
 
-			const ids = await this.assignIds(
-				tx,
-				toCreate.map(c => c.id),
-			);
+			const ids = await this.assignIds(tx, toCreate);
 			const batch = batchIndex(ids);
 			const supplied = toCreate.map(c => c.id).filter((id): id is string => id !== undefined);
 			if (supplied.length > 0) {
@@ -135,44 +133,22 @@ export class Cards {
 		});
 	}
 
-	/** Ids for new cards: supplied ones are checked; missing ones are generated, free of collisions. */
-	private async assignIds(tx: Queryable, supplied: readonly (string | undefined)[]): Promise<string[]> {
-		const ids = supplied.map(id => id ?? '');
-		supplied.forEach(id => {
-			if (id !== undefined) {
-				checkCardId(id);
-			}
-		});
-		let length = 5;
-		for (let round = 0; ids.includes(''); round++) {
-			const used = new Set(ids);
-			const candidates: string[] = [];
-			ids.forEach((id, i) => {
-				if (id === '') {
-					let c = generateCardId(length);
-					while (used.has(c)) {
-						c = generateCardId(length);
-					}
-					used.add(c);
-					candidates.push(c);
-					ids[i] = c;
-				}
-			});
-			const taken = new Set(
-				(await tx.query<{ id: string }>('SELECT id FROM cards WHERE id = ANY($1::text[])', [candidates])).map(
-					r => r.id,
-				),
-			);
-			ids.forEach((id, i) => {
-				if (taken.has(id) && supplied[i] === undefined) {
-					ids[i] = '';
-				}
-			});
-			if (round > 2) {
-				length++; // the short id space is filling up
+	/** Ids for new cards: supplied ones are checked; missing ones are readable ids of their project (issue 31). */
+	private async assignIds(tx: Queryable, cards: readonly CardInput[]): Promise<string[]> {
+		for (const c of cards) {
+			if (c.id !== undefined) {
+				checkCardId(c.id);
 			}
 		}
-		return ids;
+		const missing = cards.filter(c => c.id === undefined);
+		const fresh =
+			missing.length === 0
+				? []
+				: await readableIds(
+						tx,
+						missing.map(c => c.project ?? null),
+					);
+		return cards.map(c => c.id ?? fresh.shift() ?? '');
 	}
 
 	async update(ctx: OpContext, p: ParsedParams<'card/update'>): Promise<Result<'card/update'>> {

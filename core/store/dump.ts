@@ -22,6 +22,9 @@ export const dumpTables = [
 	// Outgoing webhooks' configuration, secret and cursor (a restored store delivers from where the
 	// backup's log ends); their delivery log (webhook_deliveries) is recent history and is left out.
 	{ name: 'webhooks', key: ['id'] },
+	// Readable ids (issue 31): a restored store goes on numbering where the backup stopped.
+	{ name: 'id_counters', key: ['prefix'] },
+	{ name: 'id_prefixes', key: ['project'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];

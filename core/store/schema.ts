@@ -245,6 +245,18 @@ export const settings = pgTable('settings', {
 	value: json().notNull(),
 });
 
+/** The next number of each readable-id prefix (issue 31, migration 0024). */
+export const idCounters = pgTable('id_counters', {
+	prefix: text().primaryKey(),
+	next: integer().notNull(),
+});
+
+/** The id prefix set for a project with `baton settings --id-prefix` (migration 0024). */
+export const idPrefixes = pgTable('id_prefixes', {
+	project: text().primaryKey(),
+	prefix: text().notNull(),
+});
+
 /** Messages on a card (migration 0009), numbered 1, 2, 3… per card in posting order. */
 export const messages = pgTable(
 	'messages',
@@ -375,6 +387,8 @@ export const tables = {
 	batonMigrations,
 	batonFunctions,
 	settings,
+	idCounters,
+	idPrefixes,
 	messages,
 	cardCounts,
 	cardText,

@@ -10,6 +10,7 @@ import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
 import { type Command, arg } from './command';
 import { type FieldFlag, paramFlags } from './flags';
 import { printJson } from './output';
+import { anyProject, chosenProject, noProjectFlag } from './project';
 
 /**
  * Flags create and edit take for a card's own policies. "default" returns the card to the backlog
@@ -67,6 +68,11 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 	progressEventsPerCard: { flag: 'keep-progress' },
 	progressEventDays: { flag: 'progress-days' },
 	agentRetentionDays: { flag: 'agent-days' },
+	idPrefix: {
+		value: 'LETTERS',
+		description:
+			"Prefix of new ids (WEB-12): this folder's project's, or with --no-project the backlog's own (cards without one)",
+	},
 });
 
 const settings: Command = {
@@ -75,14 +81,25 @@ const settings: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: settingFlags.options,
+	options: { ...settingFlags.options, ...noProjectFlag.options },
 	notes:
 		"Settings live in the backlog, so every hub and every backup agree. A card's own --backoff-seconds or\n" +
 		'--stall-release-seconds (create, edit) overrides them. The event log keeps every state change; of the\n' +
 		'progress events (heartbeats that changed a progress note) it keeps the newest --keep-progress per card\n' +
 		'and none older than --progress-days; the hub compacts the rest during its maintenance.',
 	async run(ctx) {
-		const patch = settingFlags.read(ctx.values);
+		const { idPrefix, ...rest } = settingFlags.read(ctx.values);
+		// --id-prefix is the project's (issue 31): this folder's, unless --no-project or outside a repository.
+		const project =
+			idPrefix === undefined || noProjectFlag.read(ctx.values).noProject
+				? null
+				: await chosenProject(undefined, false, ctx.workingProject);
+		const idProject = typeof project === 'string' && project !== anyProject ? project : undefined;
+		const patch = {
+			...rest,
+			...(idPrefix === undefined ? {} : { idPrefix }),
+			...(idProject === undefined ? {} : { idPrefixProject: idProject }),
+		};
 		const hub = await ctx.hub();
 		const r =
 			Object.keys(patch).length === 0
@@ -99,6 +116,7 @@ const settings: Command = {
 				`review          ${r.review === 'none' ? 'none: complete means done' : `${r.review}, for new cards that do not say`}`,
 				`progress log    the newest ${plural(r.progressEventsPerCard, 'progress event')} per card, none older than ${plural(r.progressEventDays, 'day')}`,
 				`ended agents    forgotten after ${plural(r.agentRetentionDays, 'day')} (baton agents --all shows them until then)`,
+				`id prefix       ${r.idPrefix}- for new cards without a project${idProject === undefined ? '' : `; ${idPrefix ?? ''}- for ${idProject}`}`,
 			].join('\n'),
 		);
 		return 0;
