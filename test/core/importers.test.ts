@@ -85,8 +85,10 @@ describe('beads', () => {
 		assert.deepEqual(totals.labels, ['checkout', 'backend']);
 		assert.match(b.items[2]?.statusNote ?? '', /in progress/);
 		// Links that do not block are links now (issue 31), not text.
-		assert.deepEqual(b.items[3]?.related, ['bd-e5']);
-		assert.doesNotMatch(b.items[3]?.body ?? '', /Related to/);
+		const blocked = b.items[3];
+		assert.ok(blocked !== undefined);
+		assert.deepEqual(blocked.related, ['bd-e5']);
+		assert.doesNotMatch(blocked.body, /Related to/);
 	});
 
 	it('names the line of a broken JSON line, an unknown status and a bad priority', () => {
