@@ -146,6 +146,8 @@ describe('a backup that does not read back whole', () => {
 				messages: [],
 				log_state: [],
 				webhooks: [],
+				id_counters: [],
+				id_prefixes: [],
 			} as DumpRows;
 			rows.settings.push('{"key":"review","value":"none"}');
 			const path = join(dir, 'baton-x.jsonl.gz');
