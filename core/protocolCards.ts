@@ -66,10 +66,10 @@ export const CreateCardInput = z
 		review: ReviewMode.optional().describe('Who approves the result before it is done; default: backlog setting'),
 		project: ProjectId.optional().describe("Project id; default: the creator's (its git repository)"),
 		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
-		labels: Labels.optional().describe('Labels'),
-		parent: CardId.optional().describe('Epic'),
-		autoClose: z.boolean().optional().describe('Auto-complete'),
-		discoveredFrom: CardId.optional().describe('Found while on'),
+		labels: Labels.optional(),
+		parent: CardId.optional(),
+		autoClose: z.boolean().optional(),
+		discoveredFrom: CardId.optional(),
 		idempotencyKey: z
 			.string()
 			.min(1)
@@ -103,9 +103,9 @@ export const UpdateParams = z
 		review: ReviewMode.optional().describe('Who approves the result before it is done'),
 		project: ProjectId.nullable().optional().describe('Project id; null: no project'),
 		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
-		labels: Labels.optional().describe('Labels (all)'),
-		parent: CardId.nullable().optional().describe('Epic; null: none'),
-		autoClose: z.boolean().optional().describe('Auto-complete'),
+		labels: Labels.optional(),
+		parent: CardId.nullable().optional(),
+		autoClose: z.boolean().optional(),
 	})
 	.strict();
 export const CardResult = z.object({ card: Card });
@@ -145,8 +145,8 @@ export const ListParams = z
 		project: ProjectId.nullable()
 			.optional()
 			.describe('Only cards of this project and cards with none; null: only cards with none'),
-		label: Label.optional().describe('With this label'),
-		parent: CardId.optional().describe('Children of'),
+		label: Label.optional(),
+		parent: CardId.optional(),
 		readyOnly: z.boolean().optional().describe('Only cards claimable now (ready, dependencies done, not deferred)'),
 		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
@@ -214,7 +214,7 @@ export const ClaimParams = z
 			.union([ProjectId, z.literal('*'), z.null()])
 			.optional()
 			.describe("Your project: its cards and cards with none; null: only those with none; '*' or omitted: any"),
-		labels: Labels.optional().describe('Any of these labels'),
+		labels: Labels.optional(),
 	})
 	.strict();
 export const ClaimResult = z.object({
@@ -366,8 +366,8 @@ export const LinkParams = z
 		cardId: CardId,
 		dependsOn: z.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)]).optional(),
 		/** Links that do not block (issue 31): related cards (kept on both), cards it duplicates. */
-		related: z.array(CardId).max(limits.dependsOn).optional().describe('Related ids'),
-		duplicates: z.array(CardId).max(limits.dependsOn).optional().describe('Duplicated ids'),
+		related: z.array(CardId).max(limits.dependsOn).optional(),
+		duplicates: z.array(CardId).max(limits.dependsOn).optional(),
 	})
 	.strict();
 export const DeleteParams = z.object({ cardId: CardId }).strict();

@@ -166,7 +166,7 @@ export const Settings = z
 		idPrefix: z
 			.string()
 			.regex(/^[A-Za-z]{1,10}$/, 'an id prefix is 1-10 letters')
-			.describe('Prefix of new ids (WEB-12) of cards without a project, or of idPrefixProject'),
+			.describe('Prefix of new ids (WEB-12)'),
 		progressEventsPerCard: z
 			.number()
 			.int()
@@ -199,9 +199,7 @@ export const defaultSettings: Settings = {
 	idPrefix: 'CARD',
 };
 export const SettingsGetParams = z.object({}).strict();
-export const SettingsUpdateParams = Settings.partial()
-	.extend({ idPrefixProject: ProjectId.optional().describe('The project idPrefix is for') })
-	.strict();
+export const SettingsUpdateParams = Settings.partial().extend({ idPrefixProject: ProjectId.optional() }).strict();
 
 /** A hook's receiver: http(s), no credentials in it (they would show in every list; use the secret). */
 export const HookUrl = z
