@@ -13,7 +13,7 @@ import { ClaimEnds } from './backlog/claimEnds';
 import { Dependencies } from './backlog/dependencies';
 import { Feed } from './backlog/feed';
 import { HookStore } from './backlog/hookStore';
-import { type ProjectCount, cardCountsByProject } from './backlog/counts';
+import { type LabelCount, type ProjectCount, cardCountsByProject, openCardsByLabel } from './backlog/counts';
 import { type CompactionOptions, type CompactionReport, LogCompaction } from './backlog/logCompaction';
 import { Messages, cardsWithUndelivered, pendingInbox } from './backlog/messages';
 import { ProjectSettingsStore } from './backlog/projectSettings';
@@ -240,6 +240,11 @@ export class Backlog {
 	/** Cards by project and status from the maintained counts (the hub's /metrics; never a scan). */
 	countsByProject(): Promise<ProjectCount[]> {
 		return cardCountsByProject(this.db);
+	}
+
+	/** Open cards per label, for /metrics (issue 31). */
+	countsByLabel(): Promise<LabelCount[]> {
+		return openCardsByLabel(this.db);
 	}
 
 	delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {

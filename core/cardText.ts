@@ -3,7 +3,7 @@
  * edge, but import and internal callers can reach core without them, and a refusal must change nothing.
  */
 import { BatonError } from './errors';
-import { CardId, limits } from './protocol';
+import { CardId, Label, limits } from './protocol';
 
 const encoder = new TextEncoder();
 
@@ -50,4 +50,29 @@ export function parseTimestamp(field: string, value: string): Date {
 		throw new BatonError('invalid_input', `${field} "${value.slice(0, 60)}" is not an ISO-8601 time.`, { field });
 	}
 	return at;
+}
+
+/**
+ * A card's labels (issue 31), checked, without duplicates and sorted: at most `limits.labels`, each
+ * 1–`limits.labelLength` letters, digits or - _ : /. The refusal names the card and the label.
+ */
+export function checkLabels(cardId: string, labels: readonly string[]): string[] {
+	const unique = [...new Set(labels)].sort();
+	for (const label of unique) {
+		if (!Label.safeParse(label).success) {
+			throw new BatonError(
+				'invalid_input',
+				`Card ${cardId}: the label "${label.slice(0, 40)}" is not valid: labels are 1–${limits.labelLength} letters, digits or - _ : / (no spaces).`,
+				{ field: 'labels', label },
+			);
+		}
+	}
+	if (unique.length > limits.labels) {
+		throw new BatonError(
+			'invalid_input',
+			`Card ${cardId}: ${unique.length} labels; a card has at most ${limits.labels}.`,
+			{ field: 'labels', count: unique.length, limit: limits.labels },
+		);
+	}
+	return unique;
 }

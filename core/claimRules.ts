@@ -104,6 +104,10 @@ export function checkClaimable(
 export interface UnclaimableCounts {
 	readyTotal: number;
 	waiting: number;
+	/** Ready cards whose children are not all done (issue 31). */
+	openParents?: number;
+	/** Ready cards whose parent (or an ancestor) waits on a dependency. */
+	heldByParents?: number;
 	deferred: number;
 	claimed: number;
 	blocked: number;
@@ -138,6 +142,12 @@ export function describeNothingClaimable(c: UnclaimableCounts): string {
 	const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 	if (c.waiting > 0) {
 		parts.push(`${plural(c.waiting, 'ready card waits', 'ready cards wait')} on dependencies`);
+	}
+	if ((c.heldByParents ?? 0) > 0) {
+		parts.push(`${plural(c.heldByParents ?? 0, 'waits', 'wait')} while a parent waits on dependencies`);
+	}
+	if ((c.openParents ?? 0) > 0) {
+		parts.push(`${plural(c.openParents ?? 0, 'has', 'have')} open children`);
 	}
 	if (c.scopeWaits !== undefined) {
 		parts.push(c.scopeWaits);

@@ -16,7 +16,10 @@ import {
 	CardRef,
 	CardWorkspace,
 	CardStatus,
+	ChildrenRollup,
 	Epoch,
+	Label,
+	Labels,
 	Lease,
 	Message,
 	MessageText,
@@ -64,6 +67,10 @@ export const CreateCardInput = z
 		review: ReviewMode.optional().describe('Who approves the result before it is done; default: backlog setting'),
 		project: ProjectId.optional().describe("Project id; default: the creator's (its git repository)"),
 		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
+		labels: Labels.optional(),
+		parent: CardId.optional(),
+		autoClose: z.boolean().optional(),
+		discoveredFrom: CardId.optional(),
 		idempotencyKey: z
 			.string()
 			.min(1)
@@ -97,6 +104,9 @@ export const UpdateParams = z
 		review: ReviewMode.optional().describe('Who approves the result before it is done'),
 		project: ProjectId.nullable().optional().describe('Project id; null: no project'),
 		scope: ScopeEntries.optional().describe('Files it touches: globs from the project root, or lock:name'),
+		labels: Labels.optional(),
+		parent: CardId.nullable().optional(),
+		autoClose: z.boolean().optional(),
 	})
 	.strict();
 export const CardResult = z.object({ card: Card });
@@ -110,6 +120,10 @@ export const GetResult = z.object({
 	attempts: z.array(Attempt),
 	/** The card's messages, oldest first (newest last). */
 	messages: z.array(Message),
+	/** Its parent (issue 31), when it has one. */
+	parent: CardRef.optional(),
+	/** Its children's roll-up (issue 31), when it has any. */
+	children: ChildrenRollup.optional(),
 });
 
 export const CommentParams = z
@@ -132,6 +146,8 @@ export const ListParams = z
 		project: ProjectId.nullable()
 			.optional()
 			.describe('Only cards of this project and cards with none; null: only cards with none'),
+		label: Label.optional(),
+		parent: CardId.optional(),
 		readyOnly: z.boolean().optional().describe('Only cards claimable now (ready, dependencies done, not deferred)'),
 		text: z.string().max(200).optional().describe('Case-insensitive match in id, title or body'),
 		limit: z.number().int().min(1).max(limits.listLimit).optional().describe('Page size; default 50'),
@@ -205,6 +221,7 @@ export const ClaimParams = z
 		 * directory, never listed to agents; without it the hub uses the root recorded for this host.
 		 */
 		root: z.string().min(1).max(4096).optional().describe('Absolute path of your git checkout'),
+		labels: Labels.optional(),
 	})
 	.strict();
 /** What a claim tells the claimer of the card's workspace: where to work and commit. */
@@ -249,6 +266,8 @@ export const CompleteParams = z
 	})
 	.strict();
 export const CompleteResult = z.object({
+	/** Forced on a parent with open children (issue 31): the children it left open. */
+	leftOpen: z.array(CardId).optional(),
 	card: Card,
 	/** Dependents that became claimable because this card is done. */
 	unblocked: z.array(CardId),
@@ -365,7 +384,10 @@ export const ReopenResult = z.object({
 export const LinkParams = z
 	.object({
 		cardId: CardId,
-		dependsOn: z.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)]),
+		dependsOn: z.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)]).optional(),
+		/** Links that do not block (issue 31): related cards (kept on both), cards it duplicates. */
+		related: z.array(CardId).max(limits.dependsOn).optional(),
+		duplicates: z.array(CardId).max(limits.dependsOn).optional(),
 	})
 	.strict();
 export const DeleteParams = z.object({ cardId: CardId }).strict();

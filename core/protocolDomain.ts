@@ -25,6 +25,9 @@ export const limits = {
 	/** A message on a card, in UTF-8 bytes (4 KiB). */
 	messageBytes: 4 * 1024,
 	dependsOn: 100,
+	/** Labels on a card (issue 31), and the characters of one. */
+	labels: 16,
+	labelLength: 32,
 	createBatch: 1000,
 	listLimit: 1000,
 	importBatch: 1000,
@@ -66,6 +69,13 @@ export const Capability = z
 	.min(1)
 	.max(limits.capabilityLength)
 	.regex(/^[A-Za-z0-9][A-Za-z0-9:._/+-]*$/, 'capabilities look like "lang:ts" or "repo:web"');
+
+/** A card's label (issue 31): `ui`, `area:api`, `team/web`. */
+export const Label = z
+	.string()
+	.max(limits.labelLength)
+	.regex(/^[A-Za-z0-9_:/-]+$/, 'labels use letters, digits and - _ : /');
+export const Labels = z.array(Label).max(limits.labels);
 
 export const Title = z.string().trim().min(1, 'title must not be empty').max(limits.titleLength);
 export const Body = z
@@ -176,6 +186,10 @@ export const CardWorkspace = z.object({
 });
 export type CardWorkspace = z.infer<typeof CardWorkspace>;
 
+/** Issue 31's optional card fields: lists of ids or labels, and one id or null. */
+const someStrings = z.array(z.string()).optional();
+const someId = z.string().nullable().optional();
+
 export const Card = z.object({
 	id: CardId,
 	title: z.string(),
@@ -233,6 +247,18 @@ export const Card = z.object({
 	reserved: z.array(z.string()).optional(),
 	/** Its branch and worktree (issue 33); absent when it has none. */
 	workspace: CardWorkspace.optional(),
+	/** Its labels (issue 31), sorted, no duplicates. */
+	labels: someStrings,
+	/** The card it is part of (issue 31); null = none. A child waits while its parent waits on a dependency. */
+	parent: someId,
+	/** Completes by itself (or goes to review) when its last open child is done. */
+	autoClose: z.boolean().optional(),
+	/** Cards related to it (issue 31; kept on both, never blocking). */
+	related: someStrings,
+	/** Cards it duplicates (never blocking). */
+	duplicates: someStrings,
+	/** The card its creator held when it created this one (work found while doing other work). */
+	discoveredFrom: someId,
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,
@@ -434,6 +460,20 @@ export const CardRef = z.object({
 	deferUntil: Timestamp.nullable().optional(),
 });
 export type CardRef = z.infer<typeof CardRef>;
+
+/** card/get's roll-up of a card's children (issue 31): counts by status, claimable ones as `ready`. */
+export const ChildrenRollup = z.object({
+	total: z.number(),
+	done: z.number(),
+	review: z.number(),
+	blocked: z.number(),
+	claimed: z.number(),
+	/** Ready children (claimable or not: a child may wait on its own dependencies). */
+	ready: z.number(),
+	/** The children in claim order (at most 1,000). */
+	cards: z.array(CardRef),
+});
+export type ChildrenRollup = z.infer<typeof ChildrenRollup>;
 
 /** Who a connection acts for, as its hello says (`agent`); actions are recorded under its id. */
 export const AgentInfo = z

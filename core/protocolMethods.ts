@@ -165,6 +165,10 @@ export const Settings = z
 			'Release a claim after this long without progress; 0 = never (the default)',
 		),
 		review: ReviewMode.describe('Review of new cards that do not say: none (the default), human or agent'),
+		idPrefix: z
+			.string()
+			.regex(/^[A-Za-z]{1,10}$/, 'an id prefix is 1-10 letters')
+			.describe('Prefix of new ids (WEB-12)'),
 		progressEventsPerCard: z
 			.number()
 			.int()
@@ -194,9 +198,10 @@ export const defaultSettings: Settings = {
 	progressEventsPerCard: 50,
 	progressEventDays: 90,
 	agentRetentionDays: 7,
+	idPrefix: 'CARD',
 };
 export const SettingsGetParams = z.object({}).strict();
-export const SettingsUpdateParams = Settings.partial().strict();
+export const SettingsUpdateParams = Settings.partial().extend({ idPrefixProject: ProjectId.optional() }).strict();
 
 /**
  * One project's workspace settings (issue 33), stored in the backlog (table project_settings): whether a

@@ -3,15 +3,16 @@
  * counts, delete. Transitions of a card's status are not here (claimCycle.ts, claimEnds.ts,
  * dependencies.ts); neither is any SQL of the hot paths beyond sending the ready page.
  */
-import { checkBody, checkCardId, checkTitle } from '../cardText';
+import { checkBody, checkCardId, checkLabels, checkTitle } from '../cardText';
 import { BatonError } from '../errors';
-import { generateCardId } from '../ids';
 import type { Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
 import { loadCard } from './cardActions';
 import { claimableSql } from './claimableSql';
+import { readableIds } from './readableIds';
 import {
+	type CardInput,
 	answerInInputOrder,
 	batchIndex,
 	cardRecords,
@@ -37,6 +38,9 @@ import {
 	pageOf,
 	recentPageOf,
 } from './paging';
+import { withDiscovery } from './cardLinks';
+import { checkCreatedTree, checkEditedParent } from './treeEdits';
+import { checkNoChildren, treeOf } from './tree';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { present } from './values';
 
@@ -63,12 +67,11 @@ export class Cards {
 					byKey.set(present(r.card.idempotencyKey), r.card);
 				}
 			}
-			const toCreate = cardsToCreate(inputs, byKey);
+			const fresh = cardsToCreate(inputs, byKey);
+			// Cards made while the creator holds one record it (issue 31); `fresh` keeps the inputs' identity.
+			const toCreate = await withDiscovery(tx, ctx.actor, fresh);
 
-			const ids = await this.assignIds(
-				tx,
-				toCreate.map(c => c.id),
-			);
+			const ids = await this.assignIds(tx, toCreate);
 			const batch = batchIndex(ids);
 			const supplied = toCreate.map(c => c.id).filter((id): id is string => id !== undefined);
 			if (supplied.length > 0) {
@@ -99,6 +102,7 @@ export class Cards {
 				checkKnownDeps(external, depStatus);
 			}
 			checkBatchCycle(toCreate, ids, batch);
+			await checkCreatedTree(tx, toCreate, ids);
 
 			const records = cardRecords(toCreate, ids, batch, depStatus, now, await defaultReview(tx));
 			const created = new Map<string, Card>();
@@ -120,7 +124,7 @@ export class Cards {
 				}
 			}
 			return {
-				result: { cards: answerInInputOrder(inputs, toCreate, ids, created, byKey) },
+				result: { cards: answerInInputOrder(inputs, fresh, ids, created, byKey) },
 				events: records.map(r => {
 					const card = present(created.get(r.id));
 					return { cardId: r.id, type: 'created' as const, data: { card } };
@@ -129,44 +133,22 @@ export class Cards {
 		});
 	}
 
-	/** Ids for new cards: supplied ones are checked; missing ones are generated, free of collisions. */
-	private async assignIds(tx: Queryable, supplied: readonly (string | undefined)[]): Promise<string[]> {
-		const ids = supplied.map(id => id ?? '');
-		supplied.forEach(id => {
-			if (id !== undefined) {
-				checkCardId(id);
-			}
-		});
-		let length = 5;
-		for (let round = 0; ids.includes(''); round++) {
-			const used = new Set(ids);
-			const candidates: string[] = [];
-			ids.forEach((id, i) => {
-				if (id === '') {
-					let c = generateCardId(length);
-					while (used.has(c)) {
-						c = generateCardId(length);
-					}
-					used.add(c);
-					candidates.push(c);
-					ids[i] = c;
-				}
-			});
-			const taken = new Set(
-				(await tx.query<{ id: string }>('SELECT id FROM cards WHERE id = ANY($1::text[])', [candidates])).map(
-					r => r.id,
-				),
-			);
-			ids.forEach((id, i) => {
-				if (taken.has(id) && supplied[i] === undefined) {
-					ids[i] = '';
-				}
-			});
-			if (round > 2) {
-				length++; // the short id space is filling up
+	/** Ids for new cards: supplied ones are checked; missing ones are readable ids of their project (issue 31). */
+	private async assignIds(tx: Queryable, cards: readonly CardInput[]): Promise<string[]> {
+		for (const c of cards) {
+			if (c.id !== undefined) {
+				checkCardId(c.id);
 			}
 		}
-		return ids;
+		const missing = cards.filter(c => c.id === undefined);
+		const fresh =
+			missing.length === 0
+				? []
+				: await readableIds(
+						tx,
+						missing.map(c => c.project ?? null),
+					);
+		return cards.map(c => c.id ?? fresh.shift() ?? '');
 	}
 
 	async update(ctx: OpContext, p: ParsedParams<'card/update'>): Promise<Result<'card/update'>> {
@@ -232,6 +214,19 @@ export class Cards {
 				checkNotHeld(before, 'scope');
 				set('scope', 'scope', p.scope, '::text[]');
 			}
+			if (p.labels !== undefined) {
+				const labels = checkLabels(p.cardId, p.labels);
+				if (labels.join('\n') !== (before.labels ?? []).join('\n')) {
+					set('labels', 'labels', labels, '::text[]');
+				}
+			}
+			if (p.parent !== undefined && p.parent !== (before.parent ?? null)) {
+				await checkEditedParent(tx, before, p.parent);
+				set('parent', 'parent', p.parent);
+			}
+			if (p.autoClose !== undefined && p.autoClose !== (before.autoClose ?? false)) {
+				set('autoClose', 'auto_close', p.autoClose);
+			}
 			if (changed.length === 0) {
 				return { result: { card: before }, events: [] };
 			}
@@ -262,7 +257,15 @@ export class Cards {
 			cardEvents(this.uow.db, p.cardId, historyLimit),
 			cardMessages(this.uow.db, p.cardId),
 		]);
-		return { card, dependencies, dependents, history, attempts: deriveAttempts(history, card), messages };
+		return {
+			card,
+			dependencies,
+			dependents,
+			history,
+			attempts: deriveAttempts(history, card),
+			messages,
+			...(await treeOf(this.uow.db, card)),
+		};
 	}
 
 	async list(_ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {
@@ -275,6 +278,8 @@ export class Cards {
 			p.owner === undefined &&
 			p.project === undefined &&
 			p.text === undefined &&
+			p.label === undefined &&
+			p.parent === undefined &&
 			p.order !== 'recent';
 		if (onlyReady) {
 			// The board's and agents' most common page: prepared, reading the claim index in claim order.
@@ -318,6 +323,12 @@ export class Cards {
 			where.push('project IS NULL');
 		} else if (p.project !== undefined && p.project !== '*') {
 			where.push(`(project IS NULL OR project = ${param(p.project)})`);
+		}
+		if (p.parent !== undefined) {
+			where.push(`parent = ${param(p.parent)}`);
+		}
+		if (p.label !== undefined) {
+			where.push(`${param(p.label)}::text = ANY(labels)`);
 		}
 		if (p.readyOnly === true) {
 			where.push(claimableSql(param(now)));
@@ -373,6 +384,7 @@ export class Cards {
 					{ cardId: p.cardId, dependents: ids },
 				);
 			}
+			await checkNoChildren(tx, p.cardId);
 			if (before.status === 'claimed') {
 				throw new BatonError(
 					'invalid_transition',

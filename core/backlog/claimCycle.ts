@@ -9,7 +9,7 @@ import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
 import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../claimRules';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
-import { claimableSql, deferredSql, ofProjectSql, waitingSql } from './claimableSql';
+import { claimableSql, deferredSql, heldByTreeSql, ofProjectSql, waitingSql } from './claimableSql';
 import { nowClaimable, withHandoff } from './reviews';
 import {
 	type ScopeWaits,
@@ -20,6 +20,7 @@ import {
 	preparePick,
 	projectParam,
 } from './scopes';
+import { afterChildDone, checkCloseParent, openChildCount, treeHold } from './tree';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
@@ -72,7 +73,10 @@ export class ClaimCycle {
 			new Date(now.getTime() + ttl * 1000),
 			ttl,
 		];
-		if (p.cardId === undefined && passOver.length === 0) {
+		// A claim {labels} takes the general path, whose candidates filter by label (issue 31).
+		// An empty list names no label: the same as none.
+		const labels = p.labels !== undefined && p.labels.length > 0 ? p.labels : undefined;
+		if (p.cardId === undefined && passOver.length === 0 && labels === undefined) {
 			const fast = await this.uow.fast(ctx, async (now, key) => {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
@@ -109,6 +113,10 @@ export class ClaimCycle {
 							).map(r => r.id)
 						: [];
 				checkClaimable(cardState(before), ctx.actor, caps, now, unmetIds);
+				const held = await treeHold(tx, p.cardId, now);
+				if (held !== undefined) {
+					throw held;
+				}
 				checkProject(before, p.project);
 				await checkScopeFree(tx, before);
 				const { card, events } = await act(
@@ -127,6 +135,7 @@ export class ClaimCycle {
 					project: p.project,
 					skip,
 					session: ctx.session,
+					labels,
 				});
 			const first = passOver.length > 0 ? await pick(passOver) : undefined;
 			const picked = first?.card !== undefined ? first : await pick([]);
@@ -135,14 +144,9 @@ export class ClaimCycle {
 				if (options.explain === false) {
 					return { result: { card: null, lease: null }, events: [] };
 				}
-				return {
-					result: {
-						card: null,
-						lease: null,
-						reason: await this.nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits),
-					},
-					events: [],
-				};
+				const reason = await this.nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits);
+				const none = labels === undefined ? '' : `No claimable card has the label ${labels.join(' or ')}. `;
+				return { result: { card: null, lease: null, reason: `${none}${reason}` }, events: [] };
 			}
 			return {
 				result: { card, lease: leaseOf(cardState(card)) },
@@ -165,6 +169,8 @@ export class ClaimCycle {
 			`SELECT
 				count(*) FILTER (WHERE mine AND status = 'ready') AS ready_total,
 				count(*) FILTER (WHERE mine AND ${waitingSql()}) AS waiting,
+				count(*) FILTER (WHERE mine AND ${heldByTreeSql()} AND open_children > 0) AS open_parents,
+				count(*) FILTER (WHERE mine AND ${heldByTreeSql()} AND open_children = 0) AS held_by_parents,
 				count(*) FILTER (WHERE mine AND ${deferredSql('$1')}) AS deferred,
 				count(*) FILTER (WHERE mine AND ${claimableSql('$1')} AND NOT requires <@ $2::text[]) AS need_caps,
 				count(*) FILTER (WHERE NOT mine AND ${claimableSql('$1')} AND requires <@ $2::text[]) AS other_phase,
@@ -203,6 +209,8 @@ export class ClaimCycle {
 			otherProjects: others.map(o => ({ project: o.project, count: num(o.n) })),
 			readyTotal: num(r.ready_total),
 			waiting: num(r.waiting),
+			openParents: num(r.open_parents),
+			heldByParents: num(r.held_by_parents),
 			deferred: num(r.deferred),
 			claimed: num(r.claimed),
 			blocked: num(r.blocked),
@@ -316,6 +324,8 @@ export class ClaimCycle {
 			}
 		}
 		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
+			const open = await openChildCount(tx, p.cardId);
+			const leftOpen = open === 0 ? [] : await checkCloseParent(tx, await loadCard(tx, p.cardId, true), p.force, open);
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
@@ -328,9 +338,18 @@ export class ClaimCycle {
 					force: p.force,
 				},
 				now,
+				leftOpen.length > 0 ? { leftOpen } : {},
 			);
 			const unblocked = await nowClaimable(tx, readiness, now);
-			return { result: { card, unblocked }, events };
+			const tree = card.status === 'done' ? await afterChildDone(tx, card, ctx.actor, now) : undefined;
+			return {
+				result: {
+					card,
+					unblocked: [...unblocked, ...(tree?.unblocked ?? [])],
+					...(leftOpen.length > 0 ? { leftOpen } : {}),
+				},
+				events: [...events, ...(tree?.events ?? [])],
+			};
 		});
 	}
 

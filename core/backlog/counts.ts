@@ -9,7 +9,7 @@ import { type StallView, agentHealth, isCardStalled } from '../health';
 import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
 import { listedLastSeen } from './agents';
-import { deferredSql } from './claimableSql';
+import { deferredSql, heldByTreeSql } from './claimableSql';
 import { countScopeWaits } from './scopes';
 import { num, present } from './values';
 
@@ -48,6 +48,7 @@ export async function cardStats(
 			(SELECT count(*) FROM cards WHERE status = 'claimed'${mine}) AS claimed,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0${mine}) AS claimed_waiting,
 			(SELECT count(*) FROM cards WHERE ${deferredSql('$1')}${mine}) AS deferred,
+			(SELECT count(*) FROM cards WHERE ${heldByTreeSql()} AND (defer_until IS NULL OR defer_until <= $1)${mine}) AS tree_held,
 			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready'${mine}) AS oldest_ready,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1${mine}) AS expired,
 			(SELECT json_agg(json_build_object('owner', claim_owner, 'progressAt', baton_ts(progress_at),
@@ -95,7 +96,8 @@ export async function cardStats(
 		needsInput: num(r.needs_input),
 		waiting,
 		deferred,
-		claimable: counts.ready - waiting - deferred - scopeWaiting,
+		// Ready cards the tree holds back (issue 31: open children, a waiting ancestor) are not claimable either.
+		claimable: counts.ready - waiting - deferred - scopeWaiting - num(r.tree_held),
 		oldestReadyAt: oldest,
 		oldestReadyAgeSeconds: oldest === null ? null : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000),
 		expiredClaims: num(r.expired),
@@ -139,6 +141,22 @@ export async function cardCountsByProject(db: Db): Promise<ProjectCount[]> {
 		}
 	}
 	return out;
+}
+
+/** Open (not done) cards per label (/metrics, issue 31): at most `limit` labels, the most used first. */
+export interface LabelCount {
+	label: string;
+	n: number;
+}
+
+/** Reads only the open cards that have labels (the partial index cards_labeled_idx, migration 0022). */
+export async function openCardsByLabel(db: Db, limit = 200): Promise<LabelCount[]> {
+	const rows = await db.query<{ label: string; n: unknown }>(
+		`SELECT l AS label, count(*) AS n FROM cards, unnest(labels) AS l
+		 WHERE labels <> '{}' AND status <> 'done' GROUP BY l ORDER BY count(*) DESC, l LIMIT $1`,
+		[limit],
+	);
+	return rows.map(r => ({ label: r.label, n: num(r.n) }));
 }
 
 /** Folds card_counts' delta rows into one row per key (one statement; safe beside other hubs'). */

@@ -3,7 +3,7 @@
  * limits, dependencies inside the batch and outside it, cycles, the rows to insert and the answer in
  * input order. No I/O: cards.ts reads what the plan needs, and writes what it returns.
  */
-import { checkBody, checkTitle, parseTimestamp } from '../cardText';
+import { checkBody, checkLabels, checkTitle, parseTimestamp } from '../cardText';
 import { findAnyCycle } from '../dag';
 import { BatonError } from '../errors';
 import type { Card, ParsedParams, ReviewMode } from '../protocol';
@@ -136,6 +136,13 @@ export function cardRecords(
 			project: c.project ?? null,
 			scope: c.scope ?? [],
 			reserved: [],
+			labels: checkLabels(id, c.labels ?? []),
+			parent: c.parent ?? null,
+			auto_close: c.autoClose ?? false,
+			open_children: 0,
+			related: [],
+			duplicates: [],
+			discovered_from: c.discoveredFrom ?? null,
 		};
 	});
 }

@@ -10,15 +10,19 @@ import type { Card, ParsedParams, Result } from '../protocol';
 import { cycleError } from '../rules';
 import type { Queryable } from '../store/db';
 import { act, loadCard } from './cardActions';
+import { changeLinks } from './cardLinks';
+import { checkLinkedTree } from './treeEdits';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 export class Dependencies {
 	constructor(private readonly uow: UnitOfWork) {}
 
 	async link(ctx: OpContext, p: ParsedParams<'card/link'>): Promise<Result<'card/link'>> {
-		const deps = [...new Set(Array.isArray(p.dependsOn) ? p.dependsOn : [p.dependsOn])];
+		const deps = depsOf(p);
 		return this.uow.mutate(ctx, 'card/link', async (tx, now) => {
-			const before = await loadCard(tx, p.cardId, true);
+			// Related and duplicated cards first (issue 31): they never block, so no check below concerns them.
+			const links = await changeLinks(tx, await loadCard(tx, p.cardId, true), p, now, false);
+			const before = links.card;
 			// FOR SHARE: a reopen of one of them waits for this link, then sees the new edge.
 			const known = await tx.query<{ id: string; status: string }>(
 				'SELECT id, status FROM cards WHERE id = ANY($1::text[]) ORDER BY id FOR SHARE',
@@ -34,12 +38,13 @@ export class Dependencies {
 			}
 			const added = deps.filter(d => !before.dependsOn.includes(d));
 			if (added.length === 0) {
-				return { result: { card: before }, events: [] };
+				return { result: { card: before }, events: links.events };
 			}
 			const cycle = findCycle(await this.reachableDeps(tx, added), p.cardId, added);
 			if (cycle !== null) {
 				throw cycleError(cycle);
 			}
+			await checkLinkedTree(tx, before, added);
 			const unmetIds = known.filter(k => added.includes(k.id) && k.status !== 'done').map(k => k.id);
 			const unmet = unmetIds.length;
 			if (unmet > 0 && (before.status === 'claimed' || before.status === 'done')) {
@@ -53,7 +58,10 @@ export class Dependencies {
 				[p.cardId, unmet, now],
 			);
 			const card = (rows[0] as { card: Card }).card;
-			return { result: { card }, events: [{ cardId: card.id, type: 'linked', data: { card, dependsOn: added } }] };
+			return {
+				result: { card },
+				events: [...links.events, { cardId: card.id, type: 'linked', data: { card, dependsOn: added } }],
+			};
 		});
 	}
 
@@ -81,9 +89,13 @@ export class Dependencies {
 	}
 
 	async unlink(ctx: OpContext, p: ParsedParams<'card/unlink'>): Promise<Result<'card/unlink'>> {
-		const deps = [...new Set(Array.isArray(p.dependsOn) ? p.dependsOn : [p.dependsOn])];
+		const deps = depsOf(p);
 		return this.uow.mutate(ctx, 'card/unlink', async (tx, now) => {
-			const before = await loadCard(tx, p.cardId, true);
+			const links = await changeLinks(tx, await loadCard(tx, p.cardId, true), p, now, true);
+			const before = links.card;
+			if (deps.length === 0) {
+				return { result: { card: before }, events: links.events };
+			}
 			const missing = deps.filter(d => !before.dependsOn.includes(d));
 			if (missing.length > 0) {
 				throw new BatonError(
@@ -105,7 +117,10 @@ export class Dependencies {
 				[p.cardId, unmet, now],
 			);
 			const card = (rows[0] as { card: Card }).card;
-			return { result: { card }, events: [{ cardId: card.id, type: 'unlinked', data: { card, dependsOn: deps } }] };
+			return {
+				result: { card },
+				events: [...links.events, { cardId: card.id, type: 'unlinked', data: { card, dependsOn: deps } }],
+			};
 		});
 	}
 
@@ -225,4 +240,14 @@ export async function withWaitsOn(db: Queryable, result: Result<'card/list'>): P
 		[waiting],
 	);
 	return { ...result, waitsOn: Object.fromEntries(rows.map(r => [r.id, r.deps])) };
+}
+
+/** The dependencies a link or unlink names (none when it names only related or duplicated cards). */
+function depsOf(p: ParsedParams<'card/link'>): string[] {
+	if (p.dependsOn === undefined && p.related === undefined && p.duplicates === undefined) {
+		throw new BatonError('invalid_input', `Name dependsOn, related or duplicates for card ${p.cardId}.`, {
+			cardId: p.cardId,
+		});
+	}
+	return p.dependsOn === undefined ? [] : [...new Set(Array.isArray(p.dependsOn) ? p.dependsOn : [p.dependsOn])];
 }

@@ -35,6 +35,13 @@ export function sqlCatalogue(mode: 'pglite' | 'postgres'): SqlCatalogue {
 
 export type HotStatements = ReturnType<typeof hotStatements>;
 
+/**
+ * The dependents of card `id` that are in a tree (issue 31): with a parent, or with open children. A
+ * completion that frees one of them is left to the general path (baton_hand_over restates it).
+ */
+const treeDependents = (id: string): string =>
+	`SELECT 1 FROM edges e JOIN cards d ON d.id = e.card_id WHERE e.dep_id = ${id} AND (d.parent IS NOT NULL OR d.open_children > 0)`;
+
 /** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
 const claimValue = `json_build_object('card', took.card, 'lease',
 	json_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
@@ -123,12 +130,16 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			SELECT took.card, ev.seq FROM took, ev`;
 	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's),
 	// and `session` the placeholder of the caller's session (complete: $7, complete {next}: $12).
-	// A card that needs review goes to `review` instead: no row here, the general path decides.
+	// A card that needs review goes to `review` instead: no row here, the general path decides; so does a
+	// child (issue 31), whose completion may free or auto-close its parent, and a card with a dependent in
+	// a tree (a child, or a parent), whose readiness this statement's snapshot would judge on the tree
+	// as it was before the completion.
 	const completeCtes = (session: string): string => `done AS (
 				UPDATE cards SET status = 'done', claim_owner = NULL, claim_session = NULL, claimed_at = NULL,
 					lease_expires_at = NULL, lease_ttl_seconds = NULL, reserved = '{}', result = $4, blocked_reason = NULL,
 					defer_until = NULL, version = version + 1, updated_at = $1
-				WHERE id = $2 AND ${holds('$3', '$5', '$1', session)} AND review = 'none'
+				WHERE id = $2 AND ${holds('$3', '$5', '$1', session)} AND review = 'none' AND parent IS NULL
+					AND open_children = 0 AND NOT EXISTS (${treeDependents('$2')})
 				RETURNING cards.id, baton_card(cards) AS card
 			),
 			deps AS (
@@ -154,10 +165,13 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				FROM done, readiness RETURNING seq, data
 			)`;
 	// Read by the claim index in its order; the cursor is a second text so it stays an index condition.
-	const candidates = (after: string): string => `SELECT id, project, array_to_string(scope, E'\n') AS scope,
+	const candidates = (
+		after: string,
+		labeled = '',
+	): string => `SELECT id, project, array_to_string(scope, E'\n') AS scope,
 				priority, baton_ts(created_at) AS at
 			FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
-				AND NOT id = ANY($5::text[]) ${after}
+				AND NOT id = ANY($5::text[]) ${labeled} ${after}
 			ORDER BY ${claimOrder} LIMIT $6`;
 	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
 	/**
@@ -209,6 +223,10 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		claimCandidates: candidates(''),
 		/** The next batch, after the last candidate of the previous one ($7 priority, $8 createdAt, $9 id). */
 		claimCandidatesAfter: candidates(`AND ${afterInClaimOrder('$7', '$8', '$9')}`),
+		/** The candidates of a claim {labels} (issue 31): $7 the labels, one of which a card must have. */
+		claimCandidatesLabeled: candidates('', 'AND labels && $7::text[]'),
+		/** Its next batch ($8 priority, $9 createdAt, $10 id). */
+		claimCandidatesLabeledAfter: candidates(`AND ${afterInClaimOrder('$8', '$9', '$10')}`, 'AND labels && $7::text[]'),
 		/**
 		 * Claim card $7 inside the general path's transaction if it is still claimable (no event: the
 		 * caller logs it): $1–$6 as claim, $8 session. A card another transaction is taking is skipped, not waited on.

@@ -11,6 +11,7 @@ import { type Reviewer, checkReviewCapability } from '../reviewRules';
 import { decide } from '../rules';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCardRow } from './cardActions';
+import { afterChildDone } from './tree';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
@@ -59,7 +60,13 @@ export class Reviews {
 					e.data.card = card;
 				}
 			}
-			return { result: { card, unblocked: await nowClaimable(tx, readiness, now) }, events };
+			const unblocked = await nowClaimable(tx, readiness, now);
+			// An approved child may free or auto-close its parent (issue 31).
+			const tree = card.status === 'done' ? await afterChildDone(tx, card, ctx.actor, now) : undefined;
+			return {
+				result: { card, unblocked: [...unblocked, ...(tree?.unblocked ?? [])] },
+				events: [...events, ...(tree?.events ?? [])],
+			};
 		});
 	}
 

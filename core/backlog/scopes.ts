@@ -31,7 +31,10 @@ const liveScopesSql = `SELECT coalesce(json_agg(json_build_array(id, claim_owner
 /** The entries of a scope read as one newline-joined text. */
 export const splitEntries = (joined: string): string[] => (joined === '' ? [] : joined.split('\n'));
 
-type PickStatements = Pick<HotStatements, 'claimCandidates' | 'claimCandidatesAfter' | 'claimById'>;
+type PickStatements = Pick<
+	HotStatements,
+	'claimCandidates' | 'claimCandidatesAfter' | 'claimCandidatesLabeled' | 'claimCandidatesLabeledAfter' | 'claimById'
+>;
 
 const preparedIn = new WeakSet<Db>();
 
@@ -46,6 +49,8 @@ export async function preparePick(db: Db, sql: PickStatements): Promise<void> {
 	await db.prepare([
 		{ name: 'baton_claim_candidates', text: sql.claimCandidates },
 		{ name: 'baton_claim_candidates_after', text: sql.claimCandidatesAfter },
+		{ name: 'baton_claim_candidates_labeled', text: sql.claimCandidatesLabeled },
+		{ name: 'baton_claim_candidates_labeled_after', text: sql.claimCandidatesLabeledAfter },
 		{ name: 'baton_claim_by_id', text: sql.claimById },
 		{ name: 'baton_live_scopes', text: liveScopesSql },
 	]);
@@ -84,6 +89,8 @@ export interface PickOptions {
 	skip: readonly string[];
 	/** The claimer's session, stored with the lease (issue 27 §5). */
 	session?: string | undefined;
+	/** Only cards with one of these labels (claim {labels}, issue 31). */
+	labels?: readonly string[] | undefined;
 }
 
 interface Candidate {
@@ -118,10 +125,19 @@ export async function pickClaimable(
 	let after: unknown[] = [];
 	for (let seen = 0; seen < scanLimit;) {
 		const limit = seen === 0 ? firstBatch : laterBatch;
+		const labeled = o.labels !== undefined;
+		const name = `baton_claim_candidates${labeled ? '_labeled' : ''}${after.length === 0 ? '' : '_after'}`;
+		const text = labeled
+			? after.length === 0
+				? sql.claimCandidatesLabeled
+				: sql.claimCandidatesLabeledAfter
+			: after.length === 0
+				? sql.claimCandidates
+				: sql.claimCandidatesAfter;
 		const rows: Candidate[] = await tx.query<Candidate>(
-			after.length === 0 ? sql.claimCandidates : sql.claimCandidatesAfter,
-			[now, caps, phase, projectParam(o.project), o.skip, limit, ...after],
-			after.length === 0 ? 'baton_claim_candidates' : 'baton_claim_candidates_after',
+			text,
+			[now, caps, phase, projectParam(o.project), o.skip, limit, ...(labeled ? [o.labels] : []), ...after],
+			name,
 		);
 		for (const row of rows) {
 			if (row.scope !== '') {

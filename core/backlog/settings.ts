@@ -5,8 +5,9 @@
  */
 import { type Card, type ParsedParams, ReviewMode, type Settings, defaultSettings } from '../protocol';
 
-type NumericSetting = Exclude<keyof Settings, 'review'>;
+type NumericSetting = Exclude<keyof Settings, 'review' | 'idPrefix'>;
 import type { Queryable } from '../store/db';
+import { setIdPrefix } from './readableIds';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 /** A claimed card's stall policy in seconds: its own, else the backlog setting, else the default. */
@@ -33,6 +34,8 @@ export class BacklogSettings {
 		for (const r of rows) {
 			if (r.key === 'review') {
 				out.review = ReviewMode.safeParse(r.value).data ?? defaultSettings.review;
+			} else if (r.key === 'idPrefix') {
+				out.idPrefix = typeof r.value === 'string' ? r.value : defaultSettings.idPrefix;
 			} else if (Object.hasOwn(out, r.key) && typeof r.value === 'number') {
 				out[r.key as NumericSetting] = r.value;
 			}
@@ -43,7 +46,12 @@ export class BacklogSettings {
 
 	async update(ctx: OpContext, p: ParsedParams<'settings/update'>): Promise<Settings> {
 		return this.uow.mutate(ctx, 'settings/update', async tx => {
-			const entries = Object.entries(p).filter(([, v]) => v !== undefined);
+			// The id prefix (issue 31): the backlog's own, or a project's (readableIds.ts keeps those apart).
+			const { idPrefix, idPrefixProject, ...rest } = p;
+			if (idPrefix !== undefined) {
+				await setIdPrefix(tx, idPrefixProject ?? null, idPrefix.toUpperCase());
+			}
+			const entries = Object.entries(rest).filter(([, v]) => v !== undefined);
 			if (entries.length > 0) {
 				await tx.query(
 					`INSERT INTO settings (key, value) SELECT k, v::json FROM unnest($1::text[], $2::text[]) AS u(k, v)

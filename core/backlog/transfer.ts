@@ -3,7 +3,7 @@
  * export in pages, and the import of exported cards with their ids. Restoring a backup into a store is
  * the CLI's and store's business (mcp-server/cli/restore.ts, core/store/dump.ts), not this module's.
  */
-import { checkBody, checkCardId, checkTitle, parseTimestamp } from '../cardText';
+import { checkBody, checkCardId, checkLabels, checkTitle, parseTimestamp } from '../cardText';
 import { BatonError } from '../errors';
 import type { Card, ParsedParams, Result } from '../protocol';
 import { type DumpRows, readDump } from '../store/dump';
@@ -93,6 +93,14 @@ export class Transfer {
 				reserved: c.reserved ?? [],
 				// Lossless like the rest: a card's branch and worktree (issue 33) travel with it.
 				workspace: c.workspace ?? null,
+				labels: checkLabels(c.id, c.labels ?? []),
+				parent: c.parent ?? null,
+				auto_close: c.autoClose ?? false,
+				// Counted by migration 0023's triggers as the children arrive.
+				open_children: 0,
+				related: c.related ?? [],
+				duplicates: c.duplicates ?? [],
+				discovered_from: c.discoveredFrom ?? null,
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

@@ -85,6 +85,8 @@ export function parseBeads(content: string, file: string): ForeignBacklog {
 		}
 		const dependsOn: string[] = [];
 		const related: string[] = [];
+		const duplicates: string[] = [];
+		let discoveredFrom: string | undefined;
 		let parent: string | undefined;
 		const deps: unknown = issue.dependencies ?? [];
 		if (!Array.isArray(deps)) {
@@ -100,12 +102,16 @@ export function parseBeads(content: string, file: string): ForeignBacklog {
 				dependsOn.push(on);
 			} else if (type === 'parent-child') {
 				parent = on;
-			} else if (type === 'related' || type === 'discovered-from') {
-				related.push(`${type === 'related' ? 'Related to' : 'Discovered from'} ${on}`);
+			} else if (type === 'related') {
+				related.push(on);
+			} else if (type === 'duplicates') {
+				duplicates.push(on);
+			} else if (type === 'discovered-from') {
+				discoveredFrom = on;
 			} else {
 				throw new BatonError(
 					'invalid_input',
-					`${where}: dependency type ${JSON.stringify(type)} of ${ref} is unknown (blocks, parent-child, related, discovered-from); nothing was imported.`,
+					`${where}: dependency type ${JSON.stringify(type)} of ${ref} is unknown (blocks, parent-child, related, discovered-from, duplicates); nothing was imported.`,
 				);
 			}
 		}
@@ -120,7 +126,6 @@ export function parseBeads(content: string, file: string): ForeignBacklog {
 			text(issue.description),
 			...section('Design', text(issue.design)),
 			...section('Notes', text(issue.notes)),
-			...(related.length > 0 ? ['', related.join('\n')] : []),
 			...(type === '' ? [] : ['', `Type: ${type}${assignee === '' ? '' : ` · assignee: ${assignee}`}`]),
 			...(mapped.status === 'done' && text(issue.close_reason) !== ''
 				? ['', `Closed: ${text(issue.close_reason)}`]
@@ -137,6 +142,9 @@ export function parseBeads(content: string, file: string): ForeignBacklog {
 			priority: beadsPriority(priority),
 			dependsOn,
 			...(parent === undefined ? {} : { parent }),
+			...(related.length > 0 ? { related } : {}),
+			...(duplicates.length > 0 ? { duplicates } : {}),
+			...(discoveredFrom === undefined ? {} : { discoveredFrom }),
 			acceptance,
 			labels,
 			...(typeof issue.created_at === 'string' ? { createdAt: issue.created_at } : {}),

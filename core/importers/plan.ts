@@ -31,8 +31,12 @@ export interface ForeignItem {
 	priority: number;
 	/** Refs this item waits on (blocking dependencies only). */
 	dependsOn: string[];
-	/** The ref of the parent (epic, task of a sub-task): the parent then depends on this item. */
+	/** The ref of the parent (epic, task of a sub-task): the card's parent (issue 31). */
 	parent?: string;
+	/** Refs of related and duplicated items, and of the item whose work found this one (issue 31). */
+	related?: string[];
+	duplicates?: string[];
+	discoveredFrom?: string;
 	acceptance: string[];
 	labels: string[];
 	createdAt?: string;
@@ -209,19 +213,18 @@ export function planImport(
 			addDep(item, on, 'dependency');
 		}
 	}
-	// Sub-tasks roll up: the parent waits on each new child (a parent imported before is left as it is).
+	// Sub-tasks become children of their parent (issue 31), imported now or before; links that do not
+	// block keep the ids they map to. A ref that is in neither is dropped and reported.
 	for (const item of fresh) {
-		if (item.parent === undefined) {
-			continue;
-		}
-		const parent = seen.get(item.parent);
-		if (parent !== undefined && deps.has(parent.ref)) {
-			const childId = idOf.get(item.ref);
-			if (childId !== undefined) {
-				deps.get(parent.ref)?.add(childId);
+		for (const [what, ref] of [
+			['parent', item.parent],
+			['discovered-from', item.discoveredFrom],
+			...(item.related ?? []).map(r => ['related', r] as const),
+			...(item.duplicates ?? []).map(r => ['duplicates', r] as const),
+		] as const) {
+			if (ref !== undefined && idOf.get(ref) === undefined) {
+				skips.push({ ref: item.ref, where: item.where, reason: `${what} "${ref}" is not in the source` });
 			}
-		} else if (parent === undefined && idOf.get(item.parent) === undefined) {
-			skips.push({ ref: item.ref, where: item.where, reason: `parent "${item.parent}" is not in the source` });
 		}
 	}
 	const cards = fresh.map(item => toCard(item, [...(deps.get(item.ref) ?? [])], idOf, options, source));
@@ -256,7 +259,8 @@ function toCard(
 		`Imported from ${source} ${item.ref}.`,
 		...(shortTitle === title ? [] : [`Full title: ${title}`]),
 		...(item.statusNote === undefined ? [] : [item.statusNote]),
-		...(item.labels.length === 0 ? [] : [`Labels: ${item.labels.join(', ')}`]),
+		// Labels Baton cannot hold (spaces, too long, too many) stay in the text.
+		...(labelsOf(item).text.length === 0 ? [] : [`Labels: ${labelsOf(item).text.join(', ')}`]),
 		...(item.body.trim() === '' ? [] : ['', item.body.trim()]),
 	].join('\n');
 	if (new TextEncoder().encode(body).length > limits.bodyBytes) {
@@ -315,11 +319,30 @@ function toCard(
 		project: options.project,
 		scope: [],
 		reserved: [],
+		labels: labelsOf(item).kept,
+		parent: item.parent === undefined ? null : (idOf.get(item.parent) ?? null),
+		related: mapRefs(item.related, idOf),
+		duplicates: mapRefs(item.duplicates, idOf),
+		discoveredFrom: item.discoveredFrom === undefined ? null : (idOf.get(item.discoveredFrom) ?? null),
 		acceptance,
 		version: 1,
 		createdAt: validTime(item.createdAt) ?? now,
 		updatedAt: validTime(item.updatedAt) ?? validTime(item.createdAt) ?? now,
 	};
+}
+
+const labelPattern = /^[A-Za-z0-9_:/-]{1,32}$/;
+
+/** The labels a card can hold (issue 31: the first 16 valid ones) and the rest, kept in the text. */
+function labelsOf(item: ForeignItem): { kept: string[]; text: string[] } {
+	const valid = [...new Set(item.labels.filter(l => labelPattern.test(l)))].sort();
+	const kept = valid.slice(0, limits.labels);
+	return { kept, text: item.labels.filter(l => !kept.includes(l)) };
+}
+
+/** Source refs mapped to card ids; refs that are not imported are left out (reported by planImport). */
+function mapRefs(refs: readonly string[] | undefined, idOf: ReadonlyMap<string, string>): string[] {
+	return [...new Set((refs ?? []).flatMap(r => (idOf.has(r) ? [idOf.get(r) ?? r] : [])))].sort();
 }
 
 /** An ISO time the store accepts, or undefined (a missing or unreadable source time becomes "now"). */

@@ -24,6 +24,9 @@ export const dumpTables = [
 	{ name: 'webhooks', key: ['id'] },
 	// Per-project workspace settings (migration 0020).
 	{ name: 'project_settings', key: ['project'] },
+	// Readable ids (issue 31): a restored store goes on numbering where the backup stopped.
+	{ name: 'id_counters', key: ['prefix'] },
+	{ name: 'id_prefixes', key: ['project'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];
@@ -114,6 +117,11 @@ export async function loadDump(db: Db, rows: DumpRows): Promise<void> {
 					throw new BatonError('invalid_input', `The backup's ${table.name} rows do not load: ${why}.`);
 				}
 			}
+		}
+		if (tables.some(t => t.name === 'cards') && (await writableColumns(tx, 'cards')).includes('open_children')) {
+			// Migration 0023's triggers counted each loaded child on top of the dumped counts: count again.
+			await tx.query(`UPDATE cards p SET open_children = (SELECT count(*) FROM cards c WHERE c.parent = p.id AND c.status <> 'done')
+				WHERE p.open_children <> 0 OR EXISTS (SELECT 1 FROM cards c WHERE c.parent = p.id)`);
 		}
 		await tx.query("SELECT setval('event_seq', coalesce((SELECT max(seq) FROM events), 0) + 1, false)");
 		if (present.has('log_state')) {

@@ -100,15 +100,36 @@ export const cards = pgTable(
 			.default(sql`'{}'`),
 		/** Its branch and git worktree (protocol CardWorkspace, migration 0020); NULL = none. */
 		workspace: jsonb(),
+		/** Its labels, sorted (migration 0022). */
+		labels: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		/** The card it is part of; null = none (migration 0023). */
+		parent: text(),
+		/** Completes by itself when its last open child is done. */
+		autoClose: boolean().notNull().default(false),
+		/** Children not done, kept by triggers (migration 0023). */
+		openChildren: integer().notNull().default(0),
+		/** Links that do not block (migration 0024): related (on both cards), duplicated, found while holding. */
+		related: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		duplicates: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		discoveredFrom: text(),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
 		index('cards_claim_idx')
 			.on(sql`(-priority)`, t.createdAt, t.id)
-			.where(sql`status = 'ready' AND unmet_deps = 0`),
+			.where(sql`status = 'ready' AND unmet_deps = 0 AND open_children = 0`),
 		index('cards_claim_phase_idx')
 			.on(t.phase, sql`(-priority)`, t.createdAt, t.id)
-			.where(sql`status = 'ready' AND unmet_deps = 0 AND phase IS NOT NULL`),
+			.where(sql`status = 'ready' AND unmet_deps = 0 AND open_children = 0 AND phase IS NOT NULL`),
 		// PostgreSQL's DESC is NULLS FIRST; drizzle's desc() alone would write NULLS LAST.
 		index('cards_order_idx').on(t.priority.desc().nullsFirst(), t.createdAt, t.id),
 		index('cards_blocked_idx')
@@ -132,6 +153,13 @@ export const cards = pgTable(
 		index('cards_live_scope_idx')
 			.on(t.project)
 			.where(sql`status = 'claimed' AND (scope <> '{}' OR reserved <> '{}')`),
+		// Open labelled cards, for /metrics' count by label (migration 0022).
+		index('cards_labeled_idx')
+			.on(t.id)
+			.where(sql`labels <> '{}' AND status <> 'done'`),
+		index('cards_parent_idx')
+			.on(t.parent)
+			.where(sql`parent IS NOT NULL`),
 		index('cards_project_idx')
 			.on(t.project)
 			.where(sql`project IS NOT NULL`),
@@ -218,6 +246,18 @@ export const batonFunctions = pgTable('baton_functions', {
 export const settings = pgTable('settings', {
 	key: text().primaryKey(),
 	value: json().notNull(),
+});
+
+/** The next number of each readable-id prefix (issue 31, migration 0024). */
+export const idCounters = pgTable('id_counters', {
+	prefix: text().primaryKey(),
+	next: integer().notNull(),
+});
+
+/** The id prefix set for a project with `baton settings --id-prefix` (migration 0024). */
+export const idPrefixes = pgTable('id_prefixes', {
+	project: text().primaryKey(),
+	prefix: text().notNull(),
 });
 
 /** Messages on a card (migration 0009), numbered 1, 2, 3… per card in posting order. */
@@ -374,6 +414,8 @@ export const tables = {
 	batonMigrations,
 	batonFunctions,
 	settings,
+	idCounters,
+	idPrefixes,
 	messages,
 	cardCounts,
 	cardText,

@@ -8,12 +8,13 @@ import { z } from 'zod';
 
 import { maxPlanBytes, readBoundedText } from '../../core/boundedRead';
 
-import { BlockParams, CreateCardInput, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
+import { BlockParams, CreateCardInput, LinkParams, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
 import { cardChange, cardChangeCommand, statusLine } from './cardChange';
 import { claimCommands } from './claimCommands';
 import { type Command, arg, show } from './command';
 import { type FieldFlag, cliFlags, paramFlags } from './flags';
 import { policyFieldFlags } from './policyCommands';
+import { rollupText, treeOrder } from './treeOutput';
 import { anyProject, chosenProject, noProjectFlag } from './project';
 import { otherProjectsNote, projectParams } from './projectNote';
 import { UsageError, cardTable, describeCard, eventTable, formatTable, messageList, refWord, truncate } from './output';
@@ -47,6 +48,9 @@ const cardFieldFlags = {
 	maxAttempts: {},
 	review: { value: 'MODE' },
 	scope: { value: 'GLOBS', description: 'Paths it touches: globs from the project root, or lock:NAME' },
+	labels: { value: 'LABELS', description: 'Labels, comma-separated (edit: replaces them all)' },
+	parent: { value: 'ID', description: 'The card this one is part of (an epic)' },
+	autoClose: { description: 'Complete it by itself when its last child is done' },
 	...policyFieldFlags,
 } as const satisfies Record<string, FieldFlag>;
 
@@ -153,12 +157,17 @@ const listFlags = paramFlags(ListCliParams, {
 	phase: { value: 'NAME' },
 	owner: { value: 'AGENT' },
 	readyOnly: { flag: 'ready' },
+	label: { value: 'LABEL', description: 'Only cards with this label' },
+	parent: { value: 'ID', description: 'Only the children of this card' },
 	text: { value: 'TEXT' },
 	limit: {},
 	cursor: { value: 'C' },
 	project: { value: 'ID' },
 });
 const allFlag = cliFlags({ all: { type: 'boolean', description: 'Follow nextCursor and list everything' } });
+const treeFlag = cliFlags({
+	tree: { type: 'boolean', description: 'Every page, children indented under their parent (implies --all)' },
+});
 
 const list: Command = {
 	name: 'list',
@@ -166,7 +175,7 @@ const list: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: { ...listFlags.options, ...noProjectFlag.options, ...allFlag.options },
+	options: { ...listFlags.options, ...noProjectFlag.options, ...allFlag.options, ...treeFlag.options },
 	async run(ctx) {
 		const { project: flag, ...rest } = listFlags.read(ctx.values);
 		// The claim's rule (projectNote.ts): outside a repository, only cards without a project.
@@ -174,7 +183,8 @@ const list: Command = {
 		const params = { ...rest, ...projectParams(project) };
 		const hub = await ctx.hub();
 		let result = await hub.request('card/list', params);
-		if (allFlag.read(ctx.values).all) {
+		const { tree } = treeFlag.read(ctx.values);
+		if (allFlag.read(ctx.values).all || tree) {
 			const cards = [...result.cards];
 			const waitsOn = { ...result.waitsOn };
 			while (result.nextCursor !== undefined) {
@@ -192,7 +202,7 @@ const list: Command = {
 				: await otherProjectsNote(hub, project, await hub.request('card/stats', projectParams(project)), 'listed');
 		show(ctx, page, () =>
 			[
-				cardTable(page.cards, page.waitsOn),
+				cardTable(tree ? treeOrder(page.cards) : page.cards, page.waitsOn),
 				...(page.nextCursor === undefined ? [] : [`More: baton list --cursor ${page.nextCursor} (or --all)`]),
 				...(note === undefined ? [] : [note]),
 			].join('\n'),
@@ -220,6 +230,13 @@ const showCommand: Command = {
 			};
 			refs('Depends on', r.dependencies);
 			refs('Dependents', r.dependents);
+			if (r.children !== undefined) {
+				parts.push(
+					'',
+					`Children: ${rollupText(r.children)}`,
+					...r.children.cards.map(d => `  ${d.id}  ${refWord(d)}  ${truncate(d.title, 60)}`),
+				);
+			}
 			if (r.attempts.length > 0) {
 				parts.push(
 					'',
@@ -256,6 +273,10 @@ const editFlags = paramFlags(UpdateParams, {
 	project: { value: 'ID', description: 'Move it to this project' },
 });
 const clearPhaseFlag = cliFlags({ clearPhase: { type: 'boolean', description: 'Remove the phase' } });
+const treeEditFlags = cliFlags({
+	noParent: { type: 'boolean', description: 'Take it out of its parent' },
+	noAutoClose: { type: 'boolean', description: 'Stop completing it by itself when its children are done' },
+});
 
 const edit: Command = {
 	name: 'edit',
@@ -263,7 +284,13 @@ const edit: Command = {
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
-	options: { ...editFlags.options, ...noProjectFlag.options, ...bodyFileFlag.options, ...clearPhaseFlag.options },
+	options: {
+		...editFlags.options,
+		...noProjectFlag.options,
+		...bodyFileFlag.options,
+		...clearPhaseFlag.options,
+		...treeEditFlags.options,
+	},
 	async run(ctx) {
 		const { clearPhase } = clearPhaseFlag.read(ctx.values);
 		const { noProject } = noProjectFlag.read(ctx.values);
@@ -282,6 +309,8 @@ const edit: Command = {
 			...(body === undefined ? {} : { body }),
 			...(clearPhase ? { phase: null } : {}),
 			...(noProject ? { project: null } : {}),
+			...(treeEditFlags.read(ctx.values).noParent ? { parent: null } : {}),
+			...(treeEditFlags.read(ctx.values).noAutoClose ? { autoClose: false } : {}),
 		});
 		cardChange(ctx, result);
 		return 0;
@@ -297,19 +326,40 @@ const unblock = cardChangeCommand('unblock', 'Return a blocked card to ready', c
 	hub.request('card/unblock', { cardId }),
 );
 
+/** link/unlink's links that do not block (issue 31). */
+const linkFlags = paramFlags(LinkParams, {
+	related: { value: 'IDS', description: 'Related cards (kept on both; never blocking)' },
+	duplicates: { value: 'IDS', description: 'Cards it duplicates' },
+});
+
 function linkCommand(name: 'link' | 'unlink', summary: string): Command {
 	return {
 		name,
 		summary,
-		args: 'ID DEP...',
-		minArgs: 2,
+		args: 'ID [DEP...]',
+		minArgs: 1,
 		maxArgs: Infinity,
-		options: {},
+		options: linkFlags.options,
 		async run(ctx) {
 			const hub = await ctx.hub();
 			const [cardId = '', ...deps] = ctx.positionals;
-			const r = await hub.request(name === 'link' ? 'card/link' : 'card/unlink', { cardId, dependsOn: deps });
-			show(ctx, r, () => `${statusLine(r.card)}\n${r.card.id} depends on: ${r.card.dependsOn.join(', ') || 'nothing'}`);
+			const links = linkFlags.read(ctx.values);
+			if (deps.length === 0 && links.related === undefined && links.duplicates === undefined) {
+				throw new UsageError(`Name a DEP, --related or --duplicates for ${cardId}.`);
+			}
+			const r = await hub.request(name === 'link' ? 'card/link' : 'card/unlink', {
+				cardId,
+				...(deps.length > 0 ? { dependsOn: deps } : {}),
+				...links,
+			});
+			const related = r.card.related ?? [];
+			show(
+				ctx,
+				r,
+				() =>
+					`${statusLine(r.card)}\n${r.card.id} depends on: ${r.card.dependsOn.join(', ') || 'nothing'}` +
+					(related.length > 0 ? `\nrelated: ${related.join(', ')}` : ''),
+			);
 			return 0;
 		},
 	};
@@ -339,7 +389,7 @@ export const cardCommands: readonly Command[] = [
 	...claimCommands,
 	block,
 	unblock,
-	linkCommand('link', 'Make ID wait until every DEP is done'),
-	linkCommand('unlink', 'Stop ID waiting on each DEP'),
+	linkCommand('link', 'Make ID wait until every DEP is done, or relate it to other cards (--related)'),
+	linkCommand('unlink', 'Stop ID waiting on each DEP, or remove --related / --duplicates links'),
 	deleteCommand,
 ];

@@ -36,6 +36,7 @@ const claimFlags = paramFlags(ClaimParams, {
 	...claimFieldFlags,
 	waitSeconds: { flag: 'wait', value: 'SECONDS' },
 	review: { description: "Take review work instead (needs the capability 'review')" },
+	labels: { value: 'LABELS', description: 'Only cards with one of these labels' },
 	project: {
 		value: 'ID',
 		description: 'This project\'s cards and cards with none; "*": any (default: this folder\'s)',
@@ -156,7 +157,8 @@ const complete: Command = {
 			root === undefined ? undefined : { timeoutMs: 15_000 + workspaceAllowanceMs },
 		);
 		show(ctx, r, () => {
-			const done = `Completed ${r.card.id}.${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}${completedWork(r)}`;
+			const leftOpen = r.leftOpen === undefined ? '' : ` Its open children stay open: ${r.leftOpen.join(', ')}.`;
+			const done = `Completed ${r.card.id}.${leftOpen}${r.unblocked.length > 0 ? ` Now claimable: ${r.unblocked.join(', ')}.` : ''}${completedWork(r)}`;
 			if (r.next === undefined) {
 				return done;
 			}

@@ -18,6 +18,7 @@ import {
 	workspaceFlags,
 	workspaceLines,
 } from './workspaceSettings';
+import { anyProject, chosenProject, noProjectFlag } from './project';
 
 /**
  * Flags create and edit take for a card's own policies. "default" returns the card to the backlog
@@ -75,6 +76,11 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 	progressEventsPerCard: { flag: 'keep-progress' },
 	progressEventDays: { flag: 'progress-days' },
 	agentRetentionDays: { flag: 'agent-days' },
+	idPrefix: {
+		value: 'LETTERS',
+		description:
+			"Prefix of new ids (WEB-12): this folder's project's, or with --no-project the backlog's own (cards without one)",
+	},
 });
 
 const settings: Command = {
@@ -84,7 +90,7 @@ const settings: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: { ...settingFlags.options, ...workspaceFlags.options, ...workspaceFieldFlags.options },
+	options: { ...settingFlags.options, ...noProjectFlag.options, ...workspaceFlags.options, ...workspaceFieldFlags.options },
 	notes:
 		"Settings live in the backlog, so every hub and every backup agree. A card's own --backoff-seconds or\n" +
 		'--stall-release-seconds (create, edit) overrides them. The event log keeps every state change; of the\n' +
@@ -93,7 +99,18 @@ const settings: Command = {
 		'Workspaces (--worktrees on, run inside the repository): each claimed card of the project gets its own\n' +
 		'branch baton/<ID> and worktree <repo>/.baton/worktrees/<ID>; approve lands the branch (--land).',
 	async run(ctx) {
-		const patch = settingFlags.read(ctx.values);
+		const { idPrefix, ...rest } = settingFlags.read(ctx.values);
+		// --id-prefix is the project's (issue 31): this folder's, unless --no-project or outside a repository.
+		const project =
+			idPrefix === undefined || noProjectFlag.read(ctx.values).noProject
+				? null
+				: await chosenProject(undefined, false, ctx.workingProject);
+		const idProject = typeof project === 'string' && project !== anyProject ? project : undefined;
+		const patch = {
+			...rest,
+			...(idPrefix === undefined ? {} : { idPrefix }),
+			...(idProject === undefined ? {} : { idPrefixProject: idProject }),
+		};
 		const workspaces = readWorkspaceFlags(ctx.values);
 		if (workspaces !== undefined) {
 			const applied = await applyWorkspaceSettings(ctx, workspaces);
@@ -119,6 +136,7 @@ const settings: Command = {
 				`review          ${r.review === 'none' ? 'none: complete means done' : `${r.review}, for new cards that do not say`}`,
 				`progress log    the newest ${plural(r.progressEventsPerCard, 'progress event')} per card, none older than ${plural(r.progressEventDays, 'day')}`,
 				`ended agents    forgotten after ${plural(r.agentRetentionDays, 'day')} (baton agents --all shows them until then)`,
+				`id prefix       ${r.idPrefix}- for new cards without a project${idProject === undefined ? '' : `; ${idPrefix ?? ''}- for ${idProject}`}`,
 			].join('\n'),
 		);
 		return 0;

@@ -128,6 +128,7 @@ export class Hub {
 			mode: backlog.mode,
 			stats: () => backlog.stats({ actor: 'hub:metrics' }),
 			countsByProject: () => backlog.countsByProject(),
+			countsByLabel: () => backlog.countsByLabel(),
 			storeHealth: () => this.guard.health,
 			onScrapeError: e => log.warn(`/metrics could not read the store: ${errorText(e)}`),
 		});

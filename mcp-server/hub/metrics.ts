@@ -8,7 +8,7 @@
  * Counting and observing are synchronous and touch no store: nothing here may slow a claim down.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { ProjectCount } from '../../core/backlog/counts';
+import type { LabelCount, ProjectCount } from '../../core/backlog/counts';
 import type { AgentHealth, BacklogEvent, CardStatus, StatsResult, StoreHealth } from '../../core/protocol';
 
 /** Seconds; the hub's requests take a few milliseconds, a slow store or a long scan up to seconds. */
@@ -23,6 +23,8 @@ export interface HubMetricsOptions {
 	/** The scrape's reads of the store: card/stats and the cards by project. */
 	stats: () => Promise<StatsResult>;
 	countsByProject: () => Promise<ProjectCount[]>;
+	/** Open cards per label (issue 31): a count by label only, never a series per card. */
+	countsByLabel?: () => Promise<LabelCount[]>;
 	/** The store guard's view (a full disk or an unreachable PostgreSQL). */
 	storeHealth: () => StoreHealth;
 	/** Called when the scrape's read fails (the hub logs it). */
@@ -39,6 +41,7 @@ export class HubMetrics {
 	private readonly claimDuration: Histogram<'result'>;
 	private readonly mcpCallDuration: Histogram<'method'>;
 	private readonly cards: Gauge<'status' | 'project'>;
+	private readonly labeled: Gauge<'label'>;
 	private readonly claimable: Gauge;
 	private readonly needsInput: Gauge;
 	private readonly oldestReadyAge: Gauge;
@@ -101,6 +104,12 @@ export class HubMetrics {
 			name: 'baton_cards',
 			help: 'Cards by status and project (project="" for cards with none); the whole backlog, read at scrape time.',
 			labelNames: ['status', 'project'],
+			registers,
+		});
+		this.labeled = new Gauge({
+			name: 'baton_open_cards_by_label',
+			help: 'Cards not done, by label (the 200 most used labels); a card with two labels counts under each.',
+			labelNames: ['label'],
 			registers,
 		});
 		this.claimable = new Gauge({
@@ -185,9 +194,17 @@ export class HubMetrics {
 	async render(): Promise<string> {
 		this.cards.reset();
 		this.agents.reset();
+		this.labeled.reset();
 		let read = false;
 		try {
-			const [s, byProject] = await Promise.all([this.options.stats(), this.options.countsByProject()]);
+			const [s, byProject, byLabel] = await Promise.all([
+				this.options.stats(),
+				this.options.countsByProject(),
+				this.options.countsByLabel?.() ?? [],
+			]);
+			for (const { label, n } of byLabel) {
+				this.labeled.set({ label }, n);
+			}
 			// Every status has a sample even in an empty backlog, so sum by (status) never loses one.
 			const seen = new Set<CardStatus>();
 			for (const { project, status, n } of byProject) {

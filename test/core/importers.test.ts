@@ -84,7 +84,11 @@ describe('beads', () => {
 		assert.deepEqual(totals?.acceptance, ['Totals match the invoice', 'Rounding is per line']);
 		assert.deepEqual(totals.labels, ['checkout', 'backend']);
 		assert.match(b.items[2]?.statusNote ?? '', /in progress/);
-		assert.match(b.items[3]?.body ?? '', /Related to bd-e5/);
+		// Links that do not block are links now (issue 31), not text.
+		const blocked = b.items[3];
+		assert.ok(blocked !== undefined);
+		assert.deepEqual(blocked.related, ['bd-e5']);
+		assert.doesNotMatch(blocked.body, /Related to/);
 	});
 
 	it('names the line of a broken JSON line, an unknown status and a bad priority', () => {
@@ -228,7 +232,7 @@ describe('Taskmaster', () => {
 });
 
 describe('planImport', () => {
-	it('keeps fitting ids, maps taken ones deterministically and rolls sub-tasks up into their parent', () => {
+	it('keeps fitting ids, maps taken ones deterministically and makes sub-tasks children of their task', () => {
 		const existing: ExistingCard[] = [{ id: '3', idempotencyKey: null, dependsOn: [] }];
 		const plan = planImport(parseTaskmaster(taskmasterText, 'tasks.json'), existing, options);
 		assert.deepEqual(
@@ -236,14 +240,17 @@ describe('planImport', () => {
 			[{ ref: '3', id: '3-2', kept: false }],
 		);
 		const byId = new Map(plan.cards.map(c => [c.id, c]));
-		assert.deepEqual(byId.get('3-2')?.dependsOn, ['2', '3.1', '3.2']);
+		// Issue 31: sub-tasks are children, not dependencies of their parent.
+		assert.deepEqual(byId.get('3-2')?.dependsOn, ['2']);
+		assert.equal(byId.get('3.1')?.parent, '3-2');
+		assert.deepEqual(byId.get('3.1')?.labels, []);
 		assert.equal(byId.get('3-2')?.project, 'github.com/acme/shop');
 		assert.equal(byId.get('5')?.review, 'human', 'a card in review gets a human reviewer when the backlog has none');
 		assert.equal(byId.get('4')?.blockedReason, 'Deferred in Taskmaster when imported.');
 		assert.equal(byId.get('1')?.idempotencyKey, sourceKey('taskmaster', 'github.com/acme/shop', '1'));
 		assert.deepEqual(plan.counts, {
 			cards: 8,
-			dependencies: 6,
+			dependencies: 4,
 			byStatus: { ready: 4, claimed: 0, review: 1, blocked: 1, done: 2 },
 		});
 		assert.deepEqual(planImport(parseTaskmaster(taskmasterText, 'tasks.json'), existing, options).mapped, plan.mapped);

@@ -182,6 +182,7 @@ for (const kind of storeKinds) {
 					progressEventsPerCard: 50,
 					progressEventDays: 90,
 					agentRetentionDays: 7,
+					idPrefix: 'CARD',
 				});
 				assert.deepEqual(await b.settings(), settings);
 				await b.create(alice, {

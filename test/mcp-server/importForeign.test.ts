@@ -100,11 +100,11 @@ describe('baton import --from', () => {
 		rmSync(scratch, { recursive: true, force: true });
 	});
 
-	it('imports beads, mapping an id the store already has and rolling sub-tasks into their epic', async () => {
+	it('imports beads, mapping an id the store already has and making sub-tasks children of their epic', async () => {
 		const r = await roundTrip('beads', join(fixtures, 'beads', 'issues.jsonl'));
 		assert.deepEqual(
 			{ cards: r.cards, dependencies: r.dependencies, byStatus: r.byStatus },
-			{ cards: 5, dependencies: 4, byStatus: { ready: 3, claimed: 0, review: 0, blocked: 1, done: 1 } },
+			{ cards: 5, dependencies: 2, byStatus: { ready: 3, claimed: 0, review: 0, blocked: 1, done: 1 } },
 		);
 		assert.deepEqual(
 			r.mapped.filter(m => !m.kept),
@@ -116,7 +116,9 @@ describe('baton import --from', () => {
 		assert.equal(shown.card.status, 'ready');
 		assert.equal(shown.card.unmetDeps, 0, 'its dependency was closed in beads');
 		const epic = { card: await show('bd-a1') };
-		assert.deepEqual(epic.card.dependsOn, ['bd-b2-2', 'bd-c3'], 'the epic waits on its children');
+		// Issue 31: parent-child is containment, not a dependency.
+		assert.deepEqual(epic.card.dependsOn, [], 'the epic is their parent, not their dependent');
+		assert.equal(shown.card.parent, 'bd-a1');
 		const totals = { card: await show('bd-b2-2') };
 		assert.deepEqual(totals.card.acceptance, ['Totals match the invoice', 'Rounding is per line']);
 	});
@@ -125,25 +127,26 @@ describe('baton import --from', () => {
 		const r = await roundTrip('backlog-md', join(fixtures, 'backlog-md'));
 		assert.deepEqual(
 			{ cards: r.cards, dependencies: r.dependencies, byStatus: r.byStatus },
-			{ cards: 6, dependencies: 5, byStatus: { ready: 5, claimed: 0, review: 0, blocked: 0, done: 1 } },
+			{ cards: 6, dependencies: 3, byStatus: { ready: 5, claimed: 0, review: 0, blocked: 0, done: 1 } },
 		);
 		const login = { card: await show('TASK-2') };
 		assert.deepEqual(login.card.acceptance, ['Valid credentials return a session', 'Invalid credentials return 401']);
 		assert.equal(login.card.claimOwner, null, 'In Progress is not a claim');
-		assert.match(login.card.body, /Labels: backend, auth/);
+		assert.deepEqual(login.card.labels, ['auth', 'backend']);
 	});
 
 	it('imports a Taskmaster tasks.json made by task-master-ai', async () => {
 		const r = await roundTrip('taskmaster', join(fixtures, 'taskmaster', 'tasks.json'));
 		assert.deepEqual(
 			{ cards: r.cards, dependencies: r.dependencies, byStatus: r.byStatus },
-			{ cards: 8, dependencies: 6, byStatus: { ready: 4, claimed: 0, review: 1, blocked: 1, done: 2 } },
+			{ cards: 8, dependencies: 4, byStatus: { ready: 4, claimed: 0, review: 1, blocked: 1, done: 2 } },
 		);
 		// A folder is looked into for tasks.json; the human answer says nothing changed.
 		const human = await baton(['import', '--from', 'taskmaster', join(fixtures, 'taskmaster')]);
 		assert.match(human.stdout, /^Nothing to import from taskmaster: 8 items imported before; nothing changed\./);
 		const api = { card: await show('3') };
-		assert.deepEqual(api.card.dependsOn, ['2', '3.1', '3.2']);
+		assert.deepEqual(api.card.dependsOn, ['2']);
+		assert.equal((await show('3.1')).parent, '3');
 	});
 
 	it('refuses hostile and malformed sources, naming the line or file, and applies nothing', async () => {

@@ -106,6 +106,7 @@ describe('lifecycle through the CLI and MCP', () => {
 			progressEventsPerCard: 50,
 			progressEventDays: 90,
 			agentRetentionDays: 7,
+			idPrefix: 'CARD',
 		});
 		const bad = await baton(['settings', '--backoff-seconds', 'soon']);
 		assert.equal(bad.code, 2);

@@ -107,6 +107,7 @@ describe('baton mcp tools/list', () => {
 		assert.deepEqual(Object.keys(claim?.inputSchema.properties ?? {}).sort(), [
 			'capabilities',
 			'cardId',
+			'labels',
 			'phase',
 			'review',
 			'ttlSeconds',
@@ -180,7 +181,7 @@ describe('baton mcp input validation (RELIABILITY 25)', () => {
 		const result = await call(client, 'claim', { card_id: 'A1' });
 		assert.equal(
 			textOf(result),
-			'invalid_input: Unrecognized key: "card_id" (accepted: cardId, phase, capabilities, ttlSeconds, waitSeconds, review, project, root). Fix the named argument and call the tool again.',
+			'invalid_input: Unrecognized key: "card_id" (accepted: cardId, phase, capabilities, ttlSeconds, waitSeconds, review, project, root, labels). Fix the named argument and call the tool again.',
 		);
 	});
 

@@ -147,6 +147,8 @@ describe('a backup that does not read back whole', () => {
 				log_state: [],
 				webhooks: [],
 				project_settings: [],
+				id_counters: [],
+				id_prefixes: [],
 			} as DumpRows;
 			rows.settings.push('{"key":"review","value":"none"}');
 			const path = join(dir, 'baton-x.jsonl.gz');

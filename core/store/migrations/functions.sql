@@ -38,6 +38,9 @@ CREATE OR REPLACE FUNCTION baton_card_fields(c cards) RETURNS json LANGUAGE sql 
 		'idempotencyKey', c.idempotency_key,
 		'review', c.review, 'completedBy', c.completed_by, 'handoff', c.handoff, 'needsInput', c.needs_input,
 		'project', c.project, 'scope', c.scope, 'reserved', c.reserved,
+		'labels', c.labels,
+		'parent', c.parent, 'autoClose', c.auto_close,
+		'related', c.related, 'duplicates', c.duplicates, 'discoveredFrom', c.discovered_from,
 		'acceptance', c.acceptance, 'version', c.version,
 		'createdAt', baton_ts(c.created_at), 'updatedAt', baton_ts(c.updated_at)
 	)
@@ -50,6 +53,29 @@ CREATE OR REPLACE FUNCTION baton_card(c cards) RETURNS json LANGUAGE sql STABLE 
 	SELECT CASE WHEN c.workspace IS NULL THEN baton_card_fields(c)
 		ELSE (left(baton_card_fields(c)::text, -1) || ', "workspace" : ' || c.workspace::text || '}')::json END
 $$;
+-- Whether an ancestor of a card (starting at its parent `p`) waits on a dependency (issue 31): a child
+-- waits while any ancestor does. Part of "claimable now" (core/backlog/claimableSql.ts). Walks up by
+-- primary key, one cached plan per step; parents never form a cycle (the backlog refuses one), and the
+-- depth bound only guards against a store edited by hand.
+CREATE OR REPLACE FUNCTION baton_ancestor_waits(p text) RETURNS boolean LANGUAGE plpgsql STABLE AS $$
+DECLARE
+	cur text := p;
+	unmet int;
+	up text;
+BEGIN
+	FOR depth IN 1..64 LOOP
+		EXIT WHEN cur IS NULL;
+		SELECT c.unmet_deps, c.parent INTO unmet, up FROM cards c WHERE c.id = cur;
+		IF NOT FOUND THEN
+			RETURN false;
+		END IF;
+		IF unmet > 0 THEN
+			RETURN true;
+		END IF;
+		cur := up;
+	END LOOP;
+	RETURN false;
+END $$;
 
 -- Folds card_counts' delta rows (migrations 0012, 0016) into one row per key, in one statement: a
 -- reader's snapshot sees the rows either before or after, and a fold running at the same time on
@@ -70,6 +96,9 @@ $$;
 -- the wanted project (or none) without a scope (0011); every claim starts with no reservations (0018).
 --
 -- With the session (migration 0019): the holder's complete checks it and the next claim stores it.
+-- With parents (0023): only a card without a parent or open children, and none of whose dependents is
+-- in a tree, completes here (such a completion may free or auto-close a parent, or free a subtree: the
+-- caller's general path does that, hotSql.ts treeDependents), and the pick restates claimableSql.ts.
 CREATE OR REPLACE FUNCTION baton_hand_over(at_time timestamptz, card text, who text, res text, ep int, req_key text,
 	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text, sess text)
 RETURNS TABLE (seq bigint, data json, unblocked text[], next_card json, next_seq bigint)
@@ -87,7 +116,9 @@ BEGIN
 		lease_ttl_seconds = NULL, reserved = '{}', result = res, blocked_reason = NULL, defer_until = NULL,
 		version = c.version + 1, updated_at = at_time
 	WHERE c.id = card AND (c.status = 'claimed' AND c.claim_owner = who AND (ep IS NULL OR c.claim_epoch = ep)
-		AND (c.claim_session IS NULL OR c.claim_session = sess) AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none'
+		AND (c.claim_session IS NULL OR c.claim_session = sess) AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none' AND c.parent IS NULL
+		AND c.open_children = 0 AND NOT EXISTS (SELECT 1 FROM edges e JOIN cards d ON d.id = e.card_id
+			WHERE e.dep_id = card AND (d.parent IS NOT NULL OR d.open_children > 0))
 	RETURNING baton_card(c) INTO done_card;
 	IF done_card IS NULL THEN
 		RETURN; -- refused: no row
@@ -96,7 +127,8 @@ BEGIN
 		UPDATE cards c SET unmet_deps = c.unmet_deps - 1 FROM edges e
 		WHERE e.dep_id = card AND c.id = e.card_id
 		RETURNING c.id, c.unmet_deps,
-			(c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)) AS claimable
+			(c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+				AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))) AS claimable
 	)
 	SELECT count(*), json_agg(json_build_object('id', d.id, 'unmetDeps', d.unmet_deps) ORDER BY d.id),
 		coalesce(array_agg(d.id ORDER BY d.id) FILTER (WHERE d.claimable), '{}')
@@ -112,13 +144,15 @@ BEGIN
 	-- "(want_phase IS NULL OR phase = want_phase)": each gets its own generic plan on its claim index.
 	IF want_phase IS NULL THEN
 		SELECT c.id INTO picked FROM cards c
-		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+			AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
 			AND c.requires <@ caps AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
 			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
 		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	ELSE
 		SELECT c.id INTO picked FROM cards c
-		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+			AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
 			AND c.requires <@ caps AND c.phase = want_phase
 			AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
 			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)

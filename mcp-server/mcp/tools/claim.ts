@@ -24,7 +24,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 		{
 			title: 'Claim a card',
 			description:
-				'Claim the best ready card for you, or cardId. Returns {card, lease, handoff?}, or card null and why. ' +
+				'Claim the best ready card, or cardId. Returns {card, lease, handoff?}, or card null and why. ' +
 				'Then heartbeat; complete, release or fail it.',
 			// project, root: the session sends its own (run.ts); the tool still takes them.
 			listing: leanObject(ClaimParams.omit({ project: true, root: true }), {
@@ -32,8 +32,9 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				phase: 'Only this phase',
 				capabilities: 'Your capabilities',
 				ttlSeconds: 'Lease seconds (300)',
-				waitSeconds: 'Wait ≤ 60 s for one',
+				waitSeconds: 'Wait ≤ 60 s',
 				review: 'Take review work',
+				labels: 'One of these labels',
 			}),
 			annotations: updatingTool,
 		},

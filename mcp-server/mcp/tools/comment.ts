@@ -14,7 +14,7 @@ export function registerCommentTool(server: McpServer, ctx: ToolContext): Listed
 		{
 			title: 'Comment',
 			description: 'Post a message on a card; question asks a human. Returns {message}.',
-			listing: leanObject(CommentParams, { cardId: 'Card id', text: 'Markdown ≤ 4 KiB', question: 'Ask a human' }),
+			listing: leanObject(CommentParams, { cardId: 'Id', text: 'Markdown ≤ 4 KiB', question: 'Ask a human' }),
 			annotations: updatingTool,
 		},
 		toolHandler('comment', CommentParams, async args => {

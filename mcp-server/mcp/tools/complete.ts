@@ -31,7 +31,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 			description:
 				'Mark a card you hold done. Returns {card, unblocked}; next: true also claims your next card: next {card, lease}.',
 			listing: leanObject(CompleteToolParams.omit({ epoch: true }), {
-				cardId: 'Card id',
+				cardId: 'Id',
 				result: 'Summary, commit, links',
 				next: 'Claim the next too',
 				phase: 'For next',

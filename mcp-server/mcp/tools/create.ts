@@ -43,6 +43,11 @@ const createListing = leanObject(
 		backoffSeconds: true,
 		stallReleaseSeconds: true,
 		project: true,
+		// Rare for an agent (issue 31 paid for labels and parent with them); still taken.
+		deferUntil: true,
+		idempotencyKey: true,
+		autoClose: true,
+		discoveredFrom: true,
 	}),
 	{
 		id: 'Own id',
@@ -51,12 +56,12 @@ const createListing = leanObject(
 		phase: 'Lane or milestone',
 		priority: 'Higher is sooner (0)',
 		dependsOn: 'Ids to finish first',
-		requires: 'Capabilities needed',
+		requires: 'Capabilities',
 		acceptance: 'Acceptance criteria',
-		deferUntil: 'Not before (ISO time)',
-		idempotencyKey: 'Retry-safe key',
 		review: 'Who approves it',
 		scope: 'Paths it touches: globs, lock:name',
+		labels: 'Labels',
+		parent: 'Epic',
 	},
 )
 	.extend({ cards: z.array(z.looseObject({})).optional().describe('Cards with the fields above') })
@@ -86,8 +91,7 @@ export function registerCreateTool(server: McpServer, ctx: ToolContext): ListedT
 		'create',
 		{
 			title: 'Create cards',
-			description:
-				'Create one card, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards}, no bodies.',
+			description: 'Create a card, or a plan with cards: [...] (dependsOn may name earlier ids). Returns {cards}.',
 			listing: createListing,
 			annotations: updatingTool,
 		},

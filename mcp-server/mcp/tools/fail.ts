@@ -15,9 +15,9 @@ export function registerFailTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'Report a failure',
 			description:
-				'Report failed work on a card you hold: retried later, or blocked if retry is false or out of attempts. Returns {card}.',
+				'Report failed work on a card you hold: retried later, or blocked (retry false, attempts used up). Returns {card}.',
 			listing: leanObject(FailParams.omit({ epoch: true }), {
-				cardId: 'Card id',
+				cardId: 'Id',
 				reason: 'What went wrong',
 				retry: 'Retry later (true)',
 				backoffSeconds: 'Wait before retry',

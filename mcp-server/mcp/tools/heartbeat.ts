@@ -26,9 +26,9 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 			description:
 				'Report progress on a card you hold; renews its lease. Returns {lease}. On lease_lost, stop and claim again.',
 			listing: leanObject(HeartbeatToolParams.omit({ epoch: true }), {
-				cardId: 'Card id',
+				cardId: 'Id',
 				progress: 'Percent 0-100',
-				note: 'What you are doing',
+				note: 'Doing now',
 				ttlSeconds: 'New lease seconds',
 				waitSeconds: 'Wait for inbox (s)',
 			}),

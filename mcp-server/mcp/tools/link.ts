@@ -14,6 +14,7 @@ export const LinkToolParams = LinkParams.extend({
 	cardId: CardId.describe('The card that waits'),
 	dependsOn: z
 		.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)])
+		.optional()
 		.describe('Id or ids of the cards it waits on'),
 }).strict();
 
@@ -23,8 +24,13 @@ export function registerLinkTool(server: McpServer, ctx: ToolContext): ListedToo
 		'link',
 		{
 			title: 'Add dependencies',
-			description: 'Make cardId wait until the dependsOn cards are done (no cycles). Returns {card}.',
-			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id(s) it waits on' }),
+			description: 'Make cardId wait until the dependsOn cards are done (no cycles), or relate it. Returns {card}.',
+			// duplicates: taken, not listed (tools/list budget).
+			listing: leanObject(LinkToolParams.omit({ duplicates: true }), {
+				cardId: 'Card',
+				dependsOn: 'Id(s) it waits on',
+				related: 'Related ids',
+			}),
 			annotations: { ...updatingTool, idempotentHint: true },
 		},
 		toolHandler('link', LinkToolParams, async args => ({

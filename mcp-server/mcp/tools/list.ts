@@ -13,7 +13,7 @@ import { leanObject } from '../leanSchema';
 import { type ListedTool, readOnlyTool, registerListedTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
-const ListToolParams = ListParams.pick({ readyOnly: true, text: true, limit: true, cursor: true })
+const ListToolParams = ListParams.pick({ readyOnly: true, text: true, limit: true, cursor: true, label: true })
 	.extend({
 		status: CardStatus.optional().describe('Only cards with this status'),
 		phase: Phase.optional().describe('Only cards in this phase'),
@@ -28,15 +28,16 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'List cards',
 			description:
-				'List cards by status, phase, readyOnly or text. Returns {cards, nextCursor?}; pass it as cursor for more.',
+				'List cards by status, phase, label, readyOnly or text. Returns {cards, nextCursor?} (pass as cursor).',
 			// project: the session's by default (context.ts); taken, not listed, to keep tools/list small.
 			listing: leanObject(ListToolParams.omit({ project: true }), {
 				status: 'Only this status',
 				phase: 'Only this phase',
 				readyOnly: 'Only claimable now',
-				text: 'In id, title or body',
+				label: 'Only this label',
+				text: 'Search text',
 				limit: 'Page size (50)',
-				cursor: 'From nextCursor',
+				cursor: 'nextCursor',
 			}),
 			annotations: readOnlyTool,
 		},

@@ -20,7 +20,7 @@ export function registerReleaseTool(server: McpServer, ctx: ToolContext): Listed
 			title: 'Release a card',
 			description: 'Hand a card you hold back to ready (not a failure). Returns {card}.',
 			listing: leanObject(ReleaseToolParams.omit({ epoch: true }), {
-				cardId: 'Card id',
+				cardId: 'Id',
 				reason: 'Why',
 			}),
 			annotations: updatingTool,

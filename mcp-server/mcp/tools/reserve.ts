@@ -18,9 +18,9 @@ export function registerReserveTool(server: McpServer, ctx: ToolContext): Listed
 		{
 			title: 'Reserve paths',
 			description:
-				'Add paths to the scope of a card you hold before editing them. Returns {granted, refused}; a refusal names the card and holder.',
+				'Add paths to the scope of a card you hold before editing them. Returns {granted, refused} (each naming its holder).',
 			listing: leanObject(ReserveParams.omit({ epoch: true }), {
-				cardId: 'Card id',
+				cardId: 'Id',
 				paths: 'Globs or lock:name',
 			}),
 			annotations: updatingTool,

@@ -20,11 +20,11 @@ export function registerReviewTool(server: McpServer, ctx: ToolContext): ListedT
 		{
 			title: 'Review a card',
 			description:
-				'Approve a card you claimed with review: true, or request changes (approve false; note required). Returns {card, unblocked}.',
+				'Approve a card you claimed with review: true, or request changes (note required). Returns {card, unblocked}.',
 			listing: leanObject(ReviewParams.pick({ cardId: true, approve: true, note: true }), {
-				cardId: 'Card id',
+				cardId: 'Id',
 				approve: 'false = request changes',
-				note: 'Required to request changes',
+				note: 'Required for changes',
 			}),
 			annotations: updatingTool,
 		},

@@ -15,8 +15,8 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'Show a card',
 			description:
-				'Returns {card, dependencies, dependents, history, attempts, messages} of a card; read attempts before resuming.',
-			listing: leanObject(GetParams, { cardId: 'Card id' }),
+				'Returns {card, dependencies, dependents, history, attempts, messages}; read attempts before resuming.',
+			listing: leanObject(GetParams, { cardId: 'Id' }),
 			annotations: readOnlyTool,
 		},
 		toolHandler('show', GetParams, async args => {
@@ -28,6 +28,10 @@ export function registerShowTool(server: McpServer, ctx: ToolContext): ListedToo
 				history: result.history.map(compactEvent),
 				attempts: result.attempts.map(compactAttempt),
 				messages: result.messages.map(compactMessage),
+				...(result.parent === undefined ? {} : { parent: compactRef(result.parent) }),
+				...(result.children === undefined
+					? {}
+					: { children: { ...result.children, cards: result.children.cards.map(d => compactRef(d)) } }),
 			};
 		}),
 	);

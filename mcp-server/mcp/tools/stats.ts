@@ -18,7 +18,7 @@ export function registerStatsTool(server: McpServer, ctx: ToolContext): ListedTo
 		'stats',
 		{
 			title: 'Backlog stats',
-			description: 'Returns {counts, claimable, waiting, agents, ...}: cards by status, agent health.',
+			description: 'Returns {counts, claimable, waiting, agents, ...}.',
 			// project: the session's by default (context.ts); taken, not listed, to keep tools/list small.
 			listing: leanObject(StatsParams.omit({ project: true })),
 			annotations: readOnlyTool,

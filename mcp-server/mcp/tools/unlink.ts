@@ -15,7 +15,11 @@ export function registerUnlinkTool(server: McpServer, ctx: ToolContext): ListedT
 		{
 			title: 'Remove dependencies',
 			description: 'Stop cardId waiting on the dependsOn cards. Returns {card}.',
-			listing: leanObject(LinkToolParams, { cardId: 'Card that waits', dependsOn: 'Id(s) it waits on' }),
+			// related/duplicates: taken, not listed (tools/list budget).
+			listing: leanObject(LinkToolParams.omit({ related: true, duplicates: true }), {
+				cardId: 'Card',
+				dependsOn: 'Id(s) it waits on',
+			}),
 			annotations: { ...updatingTool, destructiveHint: true, idempotentHint: true },
 		},
 		toolHandler('unlink', LinkToolParams, async args => ({

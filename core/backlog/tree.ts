@@ -1,0 +1,393 @@
+/**
+ * Parents and children in the store (issue 31): the checks of a parent set by create or edit (it
+ * exists, is not the card itself, is of the same project, and closes no cycle through parents or
+ * through parents and dependencies together), the words of a claim refused by the tree, a parent's
+ * roll-up, the refusal to close a parent with open children, and auto-close. "Claimable" itself is
+ * not decided here: claimableSql.ts holds it (open_children, kept by migration 0023's triggers, and
+ * baton_ancestor_waits); this module only reads and explains.
+ */
+import { describeCycle, findAnyCycle } from '../dag';
+import { BatonError } from '../errors';
+import type { Card, CardRef, ChildrenRollup } from '../protocol';
+import type { Queryable } from '../store/db';
+import { act } from './cardActions';
+import { claimableSql } from './claimableSql';
+import type { PendingEvent } from './unitOfWork';
+
+/** A card as the cycle check sees it: its parent and its dependencies. */
+interface TreeNode {
+	parent: string | null;
+	deps: readonly string[];
+}
+
+/** A change the cycle check applies over the stored graph: a card (new or existing) and its links. */
+export interface TreeChange {
+	id: string;
+	parent: string | null;
+	deps: readonly string[];
+}
+
+/** Children listed by card/get (a roll-up counts all of them). */
+const rollupList = 1000;
+
+/** True when some card has a parent: a backlog without trees pays for none of these checks. */
+export async function hasTrees(tx: Queryable): Promise<boolean> {
+	const rows = await tx.query<{ any: boolean }>('SELECT EXISTS (SELECT 1 FROM cards WHERE parent IS NOT NULL) AS any');
+	return rows[0]?.any === true;
+}
+
+/**
+ * Checks the parents a create or an edit names (`changes`, whose `project` is the card's): each exists
+ * (in `batch`, the cards created by the same call, or in the store), is not the card itself and is of
+ * the same project. Throws one clear error; changes nothing.
+ */
+export async function checkParents(
+	tx: Queryable,
+	changes: readonly { id: string; parent: string; project: string | null }[],
+	batch: ReadonlyMap<string, { project: string | null }> = new Map(),
+): Promise<void> {
+	const stored = [...new Set(changes.map(c => c.parent).filter(p => !batch.has(p)))];
+	const found = new Map<string, string | null>();
+	if (stored.length > 0) {
+		const rows = await tx.query<{ id: string; project: string | null }>(
+			'SELECT id, project FROM cards WHERE id = ANY($1::text[])',
+			[stored],
+		);
+		for (const r of rows) {
+			found.set(r.id, r.project);
+		}
+	}
+	for (const c of changes) {
+		if (c.parent === c.id) {
+			throw new BatonError('invalid_input', `Card ${c.id} cannot be its own parent.`, {
+				cardId: c.id,
+				parent: c.parent,
+			});
+		}
+		const inBatch = batch.get(c.parent);
+		const project = inBatch !== undefined ? inBatch.project : found.get(c.parent);
+		if (inBatch === undefined && !found.has(c.parent)) {
+			throw new BatonError(
+				'not_found',
+				`Card ${c.id}: its parent ${c.parent} does not exist. Create the parent first or in the same call.`,
+				{ cardId: c.id, parent: c.parent },
+			);
+		}
+		if (project !== undefined && project !== null && c.project !== null && project !== c.project) {
+			throw new BatonError(
+				'invalid_input',
+				`Card ${c.id} (project ${c.project}) cannot be a child of ${c.parent}, which is in project ${project}.`,
+				{ cardId: c.id, parent: c.parent, project: c.project, parentProject: project },
+			);
+		}
+	}
+}
+
+/**
+ * Refuses changes that would close a cycle through parents, or through parents and dependencies
+ * together: a card waits on its dependencies, on its open children, and on its ancestors'
+ * dependencies, so a child may not depend on its ancestor, nor an ancestor on its descendant, nor a
+ * mixture close a loop. Reads the part of the graph the changes can reach, applies them, and searches.
+ */
+export async function checkTreeCycle(tx: Queryable, changes: readonly TreeChange[]): Promise<void> {
+	if (changes.length === 0) {
+		return;
+	}
+	const roots = new Set<string>();
+	for (const c of changes) {
+		roots.add(c.id);
+		if (c.parent !== null) {
+			roots.add(c.parent);
+		}
+		for (const d of c.deps) {
+			roots.add(d);
+		}
+	}
+	const nodes = await reachableNodes(tx, [...roots]);
+	for (const c of changes) {
+		nodes.set(c.id, { parent: c.parent, deps: c.deps });
+	}
+	const cycle = findAnyCycle(waitGraph(nodes));
+	if (cycle !== null) {
+		throw treeCycleError(startAtChange(cycle, changes), nodes);
+	}
+}
+
+/**
+ * The cards reachable from `roots` by what a card waits on: dependencies and children in full, and the
+ * ancestors (whose dependencies a child inherits) by their dependencies and parents only.
+ */
+async function reachableNodes(tx: Queryable, roots: string[]): Promise<Map<string, TreeNode>> {
+	const rows = await tx.query<{ id: string; parent: string | null; deps: string[] }>(
+		`WITH RECURSIVE reach(id, full_node) AS (
+			SELECT unnest($1::text[]), true
+			UNION
+			SELECT n.id, n.full_node FROM reach r, LATERAL (
+				SELECT e.dep_id AS id, true AS full_node FROM edges e WHERE e.card_id = r.id
+				UNION ALL SELECT c.id, true FROM cards c WHERE r.full_node AND c.parent = r.id
+				UNION ALL SELECT c.parent, false FROM cards c WHERE c.id = r.id AND c.parent IS NOT NULL
+			) n
+		)
+		SELECT c.id, c.parent, c.depends_on AS deps FROM cards c WHERE c.id IN (SELECT id FROM reach) ORDER BY c.id`,
+		[roots],
+	);
+	return new Map(rows.map(r => [r.id, { parent: r.parent, deps: r.deps }]));
+}
+
+/** Each card to what it waits on: its dependencies, its children, its ancestors' dependencies. */
+function waitGraph(nodes: ReadonlyMap<string, TreeNode>): Map<string, string[]> {
+	const graph = new Map<string, string[]>();
+	for (const [id, node] of nodes) {
+		const waits = new Set(node.deps);
+		const seen = new Set<string>([id]);
+		for (let up = node.parent; up !== null && !seen.has(up); up = nodes.get(up)?.parent ?? null) {
+			seen.add(up);
+			for (const d of nodes.get(up)?.deps ?? []) {
+				waits.add(d);
+			}
+		}
+		graph.set(id, [...waits]);
+	}
+	for (const [id, node] of nodes) {
+		if (node.parent !== null) {
+			graph.get(node.parent)?.push(id);
+		}
+	}
+	// A parent chain that loops is a cycle of its own; so is a card its own ancestor.
+	for (const [id, node] of nodes) {
+		const seen = new Set<string>([id]);
+		for (let up = node.parent; up !== null; up = nodes.get(up)?.parent ?? null) {
+			if (seen.has(up)) {
+				graph.get(up)?.push(up);
+				break;
+			}
+			seen.add(up);
+		}
+	}
+	return graph;
+}
+
+/** The closed path rotated to start (and end) at the first changed card on it, so the words do not depend on row order. */
+function startAtChange(cycle: readonly string[], changes: readonly TreeChange[]): string[] {
+	const open = cycle.slice(0, -1);
+	const at = Math.max(
+		0,
+		open.findIndex(id => changes.some(c => c.id === id)),
+	);
+	const rotated = [...open.slice(at), ...open.slice(0, at)];
+	return [...rotated, rotated[0] ?? ''];
+}
+
+function treeCycleError(cycle: readonly string[], nodes: ReadonlyMap<string, TreeNode>): BatonError {
+	// Through parents only when every step is a card and its parent (either way round).
+	const parentsOnly = cycle.every((id, i) => {
+		const next = cycle[i + 1];
+		return next === undefined || nodes.get(id)?.parent === next || nodes.get(next)?.parent === id;
+	});
+	return new BatonError(
+		'cycle',
+		`That would close a cycle through ${parentsOnly ? 'parents' : 'parents and dependencies'}: ${describeCycle(cycle)}. A card waits on its children and its parent's dependencies; change the parent or remove a link instead.`,
+		{ cycle },
+	);
+}
+
+/**
+ * Why a ready card with its dependencies done is still not claimable, in words (claim by id): it has
+ * open children, or an ancestor waits on a dependency. Undefined when the tree holds it back not.
+ */
+export async function treeHold(tx: Queryable, cardId: string, now: Date): Promise<BatonError | undefined> {
+	const [row] = await tx.query<{ ok: boolean; open: number; parent: string | null }>(
+		`SELECT (${claimableSql('$2')}) AS ok, open_children AS open, parent FROM cards WHERE id = $1`,
+		[cardId, now],
+	);
+	if (row === undefined || row.ok) {
+		return undefined;
+	}
+	if (row.open > 0) {
+		const open = await openChildren(tx, cardId);
+		return new BatonError(
+			'invalid_transition',
+			`Card ${cardId} has ${plural(row.open, 'open child', 'open children')} (${listed(open, row.open)}); it is claimable once they are done. Claim one of them instead.`,
+			{ cardId, openChildren: open },
+		);
+	}
+	const path: string[] = [cardId];
+	for (let up = row.parent; up !== null && path.length < 65;) {
+		path.push(up);
+		const [a] = await tx.query<{ unmet: number; parent: string | null }>(
+			'SELECT unmet_deps AS unmet, parent FROM cards WHERE id = $1',
+			[up],
+		);
+		if (a === undefined) {
+			break;
+		}
+		if (a.unmet > 0) {
+			const deps = await tx.query<{ id: string }>(
+				`SELECT e.dep_id AS id FROM edges e LEFT JOIN cards d ON d.id = e.dep_id
+				 WHERE e.card_id = $1 AND d.status IS DISTINCT FROM 'done' ORDER BY e.dep_id LIMIT 5`,
+				[up],
+			);
+			const names = listed(
+				deps.map(d => d.id),
+				a.unmet,
+			);
+			const via = path.length > 2 ? ` (${path.join(' → ')})` : '';
+			return new BatonError(
+				'invalid_transition',
+				`Card ${cardId} waits: its ${path.length === 2 ? 'parent' : 'ancestor'} ${up} waits on ${names}${via}. Claim one of those, or claim without a card id.`,
+				{ cardId, path, waitsOn: deps.map(d => d.id) },
+			);
+		}
+		up = a.parent;
+	}
+	return undefined;
+}
+
+/** The open (not done) children of a card, first 20 by id. */
+export async function openChildren(tx: Queryable, cardId: string): Promise<string[]> {
+	const rows = await tx.query<{ id: string }>(
+		`SELECT id FROM cards WHERE parent = $1 AND status <> 'done' ORDER BY id LIMIT 20`,
+		[cardId],
+	);
+	return rows.map(r => r.id);
+}
+
+/**
+ * Closing a parent by hand: refused while children are open, unless forced; forced, returns the
+ * children it leaves open (said in the result and the event).
+ */
+export async function checkCloseParent(
+	tx: Queryable,
+	card: Card,
+	force: boolean | undefined,
+	openCount: number,
+): Promise<string[]> {
+	if (openCount === 0) {
+		return [];
+	}
+	const open = await openChildren(tx, card.id);
+	if (force !== true) {
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} has ${plural(openCount, 'open child', 'open children')} (${listed(open, openCount)}); complete them first, or force it, which leaves them open.`,
+			{ cardId: card.id, openChildren: open },
+		);
+	}
+	return open;
+}
+
+/** How many open children a card has (migration 0023's counter). */
+export async function openChildCount(tx: Queryable, cardId: string): Promise<number> {
+	const rows = await tx.query<{ n: number }>('SELECT open_children AS n FROM cards WHERE id = $1', [cardId]);
+	return rows[0]?.n ?? 0;
+}
+
+/** Refuses deleting a card that has children, naming them. */
+export async function checkNoChildren(tx: Queryable, cardId: string): Promise<void> {
+	const rows = await tx.query<{ id: string }>('SELECT id FROM cards WHERE parent = $1 ORDER BY id LIMIT 20', [cardId]);
+	if (rows.length > 0) {
+		const ids = rows.map(r => r.id);
+		throw new BatonError(
+			'has_dependents',
+			`Card ${cardId} cannot be deleted: ${ids.join(', ')} ${ids.length === 1 ? 'is its child' : 'are its children'}. Move or delete ${ids.length === 1 ? 'it' : 'them'} first (edit --parent / --no-parent).`,
+			{ cardId, children: ids },
+		);
+	}
+}
+
+/** card/get's parent ref and children roll-up (undefined when it has none). */
+export async function treeOf(db: Queryable, card: Card): Promise<{ parent?: CardRef; children?: ChildrenRollup }> {
+	const ref = `c.id, c.title, c.status, c.unmet_deps AS "unmetDeps", baton_ts(c.defer_until) AS "deferUntil"`;
+	const [parentRows, counts, list] = await Promise.all([
+		card.parent == null
+			? Promise.resolve([])
+			: db.query<CardRef>(`SELECT ${ref} FROM cards c WHERE c.id = $1`, [card.parent]),
+		db.query<{ status: string; n: unknown }>(
+			'SELECT status, count(*) AS n FROM cards WHERE parent = $1 GROUP BY status',
+			[card.id],
+		),
+		db.query<CardRef>(
+			`SELECT ${ref} FROM cards c WHERE c.parent = $1 ORDER BY (-c.priority), c.created_at, c.id LIMIT ${rollupList}`,
+			[card.id],
+		),
+	]);
+	const out: { parent?: CardRef; children?: ChildrenRollup } = {};
+	if (parentRows[0] !== undefined) {
+		out.parent = parentRows[0];
+	}
+	if (counts.length > 0) {
+		const by = new Map(counts.map(r => [r.status, Number(r.n)]));
+		const n = (s: string): number => by.get(s) ?? 0;
+		out.children = {
+			total: [...by.values()].reduce((a, b) => a + b, 0),
+			done: n('done'),
+			review: n('review'),
+			blocked: n('blocked'),
+			claimed: n('claimed'),
+			ready: n('ready'),
+			cards: list,
+		};
+	}
+	return out;
+}
+
+/**
+ * After a child is done (completed, approved, forced): each ancestor that has auto-close and no open
+ * child left completes by itself (or goes to review when it has review), and so on up; a parent that
+ * became claimable is returned in `unblocked`. The events are the usual ones, with `autoClosed: true`.
+ */
+export async function afterChildDone(
+	tx: Queryable,
+	child: Card,
+	actor: string,
+	now: Date,
+): Promise<{ events: PendingEvent[]; unblocked: string[] }> {
+	const events: PendingEvent[] = [];
+	const unblocked: string[] = [];
+	for (let parentId = child.parent ?? null; parentId !== null;) {
+		const [p] = await tx.query<{ auto: boolean; open: number; status: string; unmet: number; review: string }>(
+			`SELECT auto_close AS auto, open_children AS open, status, unmet_deps AS unmet, review FROM cards
+			 WHERE id = $1 FOR UPDATE`,
+			[parentId],
+		);
+		if (p === undefined || p.open > 0 || p.status !== 'ready') {
+			break;
+		}
+		if (!p.auto || p.unmet > 0) {
+			const [c] = await tx.query<{ ok: boolean }>(`SELECT (${claimableSql('$2')}) AS ok FROM cards WHERE id = $1`, [
+				parentId,
+				now,
+			]);
+			if (c?.ok === true) {
+				unblocked.push(parentId);
+			}
+			break;
+		}
+		if (p.review !== 'none') {
+			const [r] = await tx.query<{ card: Card }>(
+				`UPDATE cards SET status = 'review', completed_by = $2, version = version + 1, updated_at = $3
+				 WHERE id = $1 RETURNING baton_card(cards) AS card`,
+				[parentId, actor, now],
+			);
+			if (r !== undefined) {
+				events.push({ cardId: parentId, type: 'review_requested', data: { card: r.card, autoClosed: true } });
+			}
+			break;
+		}
+		const closed = await act(tx, parentId, { type: 'complete', actor, force: true }, now, {
+			autoClosed: true,
+			forced: undefined,
+		});
+		events.push(...closed.events);
+		parentId = closed.card.parent ?? null;
+	}
+	return { events, unblocked };
+}
+
+const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+/** "A, B, C" or "A, B, C and 4 more". */
+function listed(ids: readonly string[], total: number): string {
+	const shown = ids.slice(0, 5);
+	return total > shown.length ? `${shown.join(', ')} and ${total - shown.length} more` : shown.join(', ');
+}

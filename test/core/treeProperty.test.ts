@@ -1,0 +1,147 @@
+/**
+ * Issue 31's property over a random plan of thousands of cards, on PGlite and PostgreSQL: random
+ * dependencies and parents (each on an earlier card, so most creates stand; the ones that would close
+ * a cycle through parents and dependencies are refused and skipped), then random completions (forced,
+ * parents with open children included), reopens and deletions. After each phase the cards list
+ * readyOnly returns (through claimableSql) are exactly those the rule written out here says: ready,
+ * no unmet dependency of its own or of any ancestor, not deferred, no child that is not done; and
+ * the claim index's stats agree on how many.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import type { Backlog, OpContext } from '../../core/backlog';
+import { BatonError } from '../../core/errors';
+import type { Card } from '../../core/protocol';
+import { allCards, backlogForSuite, storeKinds } from '../helpers/backlog';
+import { prng } from '../helpers/prng';
+
+const human: OpContext = { actor: 'vscode:planner' };
+const cardCount = 2000;
+
+function ruleClaimable(cards: readonly Card[]): string[] {
+	const byId = new Map(cards.map(c => [c.id, c]));
+	const openParents = new Set(cards.filter(c => c.status !== 'done' && c.parent != null).map(c => c.parent));
+	const ancestorWaits = (c: Card): boolean => {
+		const seen = new Set<string>();
+		for (let up = c.parent ?? null; up !== null && !seen.has(up); up = byId.get(up)?.parent ?? null) {
+			seen.add(up);
+			if ((byId.get(up)?.unmetDeps ?? 0) > 0) {
+				return true;
+			}
+		}
+		return false;
+	};
+	return cards
+		.filter(
+			c =>
+				c.status === 'ready' &&
+				c.unmetDeps === 0 &&
+				c.deferUntil === null &&
+				!openParents.has(c.id) &&
+				!ancestorWaits(c),
+		)
+		.map(c => c.id)
+		.sort();
+}
+
+async function listedClaimable(b: Backlog): Promise<string[]> {
+	const ids: string[] = [];
+	let cursor: string | undefined;
+	do {
+		const page = await b.list(human, { readyOnly: true, limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+		ids.push(...page.cards.map(c => c.id));
+		cursor = page.nextCursor;
+	} while (cursor !== undefined);
+	return ids.sort();
+}
+
+async function refusedOrDone(op: Promise<unknown>): Promise<boolean> {
+	try {
+		await op;
+		return true;
+	} catch (e) {
+		if (BatonError.is(e)) {
+			return false;
+		}
+		throw e;
+	}
+}
+
+for (const kind of storeKinds) {
+	describe(`claimable with parents over a random plan on ${kind}`, () => {
+		let b: Backlog;
+		backlogForSuite(kind, {}, t => {
+			b = t.backlog;
+		});
+
+		it(`holds for ${cardCount} cards through completions, reopens and deletions`, async () => {
+			const random = prng(31);
+			const pick = <T>(list: readonly T[]): T | undefined => list[Math.floor(random() * list.length)];
+			const ids: string[] = [];
+			let refusedCreates = 0;
+			// In batches of single-card creates, each naming earlier cards only.
+			for (let i = 0; i < cardCount; i++) {
+				const id = `T${i}`;
+				const deps =
+					random() < 0.3 ? [...new Set([pick(ids), pick(ids)].filter((d): d is string => d !== undefined))] : [];
+				const parent = random() < 0.35 ? pick(ids) : undefined;
+				const made = await refusedOrDone(
+					b.create(human, {
+						cards: [
+							{
+								id,
+								title: `card ${i}`,
+								priority: Math.floor(random() * 5),
+								...(deps.length > 0 ? { dependsOn: deps } : {}),
+								...(parent === undefined ? {} : { parent }),
+							},
+						],
+					}),
+				);
+				if (made) {
+					ids.push(id);
+				} else {
+					refusedCreates++;
+				}
+			}
+			const check = async (phase: string): Promise<void> => {
+				const cards = await allCards(b);
+				const expected = ruleClaimable(cards);
+				assert.deepEqual(await listedClaimable(b), expected, `${phase}: list readyOnly differs from the rule`);
+				assert.equal((await b.stats(human, {})).claimable, expected.length, `${phase}: stats' claimable differs`);
+			};
+			await check('created');
+			let done = 0;
+			for (let i = 0; i < 600; i++) {
+				const id = pick(ids);
+				if (id !== undefined && (await refusedOrDone(b.complete(human, { cardId: id, force: true })))) {
+					done++;
+				}
+			}
+			await check('completed');
+			for (let i = 0; i < 150; i++) {
+				const id = pick(ids);
+				if (id !== undefined) {
+					await refusedOrDone(b.reopen(human, { cardId: id, force: true }));
+				}
+			}
+			await check('reopened');
+			let deleted = 0;
+			for (let i = 0; i < 300; i++) {
+				const id = pick(ids);
+				if (id !== undefined && (await refusedOrDone(b.delete(human, { cardId: id })))) {
+					ids.splice(ids.indexOf(id), 1);
+					deleted++;
+				}
+			}
+			await check('deleted');
+			const cards = await allCards(b);
+			assert.ok(cards.filter(c => c.parent != null).length > 300, 'the plan has children');
+			assert.ok(done > 100 && deleted > 10, `done ${done}, deleted ${deleted}`);
+			console.log(
+				`${kind}: ${cards.length} cards, ${refusedCreates} creates refused as cycles, ${done} completed, ${deleted} deleted`,
+			);
+		});
+	});
+}
