@@ -32,7 +32,7 @@ import {
 	type BacklogEvent,
 	type Card,
 	type CardWorkspace,
-	type EventData,
+	type WorkspaceSetup,
 	type HealthThresholds,
 	type Message,
 	type ParsedParams,
@@ -192,7 +192,7 @@ export class Backlog {
 		ctx: OpContext,
 		cardId: string,
 		workspace: CardWorkspace | null,
-		extra?: Omit<EventData, 'card'>,
+		extra?: WorkspaceSetup,
 	): Promise<Card> {
 		return this.projects.setWorkspace(ctx, cardId, workspace, extra);
 	}

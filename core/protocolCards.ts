@@ -220,13 +220,12 @@ export const ClaimParams = z
 		 * gets the claimed card's worktree. Filled by the MCP session and `baton claim` from their working
 		 * directory, never listed to agents; without it the hub uses the root recorded for this host.
 		 */
-		root: z.string().min(1).max(4096).optional().describe('Absolute path of your git checkout'),
+		root: z.string().max(4096).optional(),
 		labels: Labels.optional(),
 	})
 	.strict();
 /** What a claim tells the claimer of the card's workspace: where to work and commit. */
-export const ClaimedWorkspace = CardWorkspace.pick({ path: true, branch: true, base: true });
-export type ClaimedWorkspace = z.infer<typeof ClaimedWorkspace>;
+export type ClaimedWorkspace = Pick<CardWorkspace, 'path' | 'branch' | 'base'>;
 export const ClaimResult = z.object({
 	card: Card.nullable(),
 	lease: Lease.nullable(),
@@ -235,7 +234,7 @@ export const ClaimResult = z.object({
 	/** A reviewer's request-changes note on the claimed card's previous attempt: start from it. */
 	handoff: z.string().optional(),
 	/** The claimed card's worktree, when its project has worktrees on: work and commit only in `path`. */
-	workspace: ClaimedWorkspace.optional(),
+	workspace: CardWorkspace.pick({ path: true, branch: true, base: true }).optional(),
 });
 export type ClaimResult = z.infer<typeof ClaimResult>;
 

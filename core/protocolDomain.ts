@@ -165,24 +165,27 @@ export type LandMode = z.infer<typeof LandMode>;
  * A card's own branch and git worktree (issue 33), made by the hub that claimed it, on its machine.
  * Kept from claim to landing; a hub never runs git for a workspace whose `host` is another machine.
  */
+// One instance each, reused by the fields below: the board bundles this file unminified (esbuild.mjs).
+const wsText = z.string();
+const wsCount = z.number().int().optional();
 export const CardWorkspace = z.object({
 	/** The repository's main checkout (absolute). */
-	root: z.string(),
+	root: wsText,
 	/** The worktree: `<root>/.baton/worktrees/<card id>`. */
-	path: z.string(),
+	path: wsText,
 	/** `baton/<card id>`. */
-	branch: z.string(),
+	branch: wsText,
 	/** The branch it starts from and lands into. */
-	base: z.string(),
+	base: wsText,
 	/** os.hostname() of the machine whose hub made it. */
-	host: z.string(),
+	host: wsText,
 	/** Set at complete: the branch's commit, and its diff against base. */
-	head: z.string().optional(),
-	filesChanged: z.number().int().optional(),
-	insertions: z.number().int().optional(),
-	deletions: z.number().int().optional(),
-	/** Set when approval landed it. */
-	landed: z.object({ mode: LandMode.exclude(['none']), commit: z.string(), at: z.string() }).optional(),
+	head: wsText.optional(),
+	filesChanged: wsCount,
+	insertions: wsCount,
+	deletions: wsCount,
+	/** Set when approval landed it (never with mode `none`). */
+	landed: z.object({ mode: LandMode, commit: wsText, at: Timestamp }).optional(),
 });
 export type CardWorkspace = z.infer<typeof CardWorkspace>;
 
@@ -381,6 +384,19 @@ export type ReadinessChange = z.infer<typeof ReadinessChange>;
  * deleted), so a client can apply an event without a round trip; `data.readiness` lists other cards
  * whose unmetDeps changed; the remaining keys are type-specific (reason, previousOwner, epoch, …).
  */
+/**
+ * How a claim's fresh worktree was set up (issue 33): extra keys of its `updated` event's data, the
+ * card's history. Not in EventData's schema (it lets them through unchecked), to keep the board small.
+ */
+export interface WorkspaceSetup {
+	/** How the setup command ended; `tail`: the last lines of its output (at most 20). */
+	setup?: { command: string; exitCode: number | null; timedOut: boolean; durationMs: number; tail: string[] };
+	/** The WIP snapshot a continued branch's fresh worktree got back, and its files. */
+	restored?: { ref: string; attempt: number; files: string[] };
+	/** The files `.baton/worktree-include` copied in from the main checkout. */
+	copied?: string[];
+}
+
 export const EventData = z
 	.object({
 		card: Card.nullable(),
@@ -404,21 +420,6 @@ export const EventData = z
 		granted: z.array(z.string()).optional(),
 		/** On `land_conflicted`: the files that conflict with the base. */
 		files: z.array(z.string()).optional(),
-		/** On the `updated` event of a claim's new worktree: how its setup command ended (issue 33). */
-		setup: z
-			.object({
-				command: z.string(),
-				exitCode: z.number().int().nullable(),
-				timedOut: z.boolean(),
-				durationMs: z.number(),
-				/** The last lines of its output (at most 20). */
-				tail: z.array(z.string()),
-			})
-			.optional(),
-		/** On the same event: the WIP snapshot a continued branch's fresh worktree got back, and its files. */
-		restored: z.object({ ref: z.string(), attempt: z.number().int(), files: z.array(z.string()) }).optional(),
-		/** On the same event: the files `.baton/worktree-include` copied in from the main checkout. */
-		copied: z.array(z.string()).optional(),
 	})
 	.loose();
 export type EventData = z.infer<typeof EventData>;

@@ -213,38 +213,25 @@ export const ProjectSettings = z.object({
 	project: ProjectId,
 	worktrees: z.boolean(),
 	/** The branch worktrees start from and land into; absent = the repository's default branch. */
-	base: z.string().optional(),
+	base: z.string().min(1).max(250).optional(),
 	land: LandMode,
 	push: z.boolean(),
 	/** A shell command run in each fresh worktree (e.g. `npm ci`); absent = none. */
-	setup: z.string().optional(),
-	setupTimeoutSeconds: z.number().int(),
-	wipDays: z.number().int(),
+	setup: z.string().min(1).max(4000).optional(),
+	setupTimeoutSeconds: z.number().int().min(1).max(86_400),
+	wipDays: z.number().int().min(1).max(36_500),
 	/** host name -> absolute path of the repository's main checkout there. */
 	roots: z.record(z.string(), z.string()),
 });
 export type ProjectSettings = z.infer<typeof ProjectSettings>;
-export const defaultProjectSettings: Omit<ProjectSettings, 'project'> = {
-	worktrees: false,
-	land: 'squash',
-	push: false,
-	setupTimeoutSeconds: 600,
-	wipDays: 30,
-	roots: {},
-};
-export const ProjectSettingsParams = z.object({ project: ProjectId }).strict();
+export const ProjectSettingsParams = ProjectSettings.pick({ project: true }).strict();
 /** Changes only what it names; `null` clears base or setup; `roots` is merged per host (null removes one). */
-export const ProjectSettingsUpdateParams = z
-	.object({
+export const ProjectSettingsUpdateParams = ProjectSettings.partial()
+	.extend({
 		project: ProjectId,
-		worktrees: z.boolean().optional(),
-		base: z.string().min(1).max(250).nullable().optional(),
-		land: LandMode.optional(),
-		push: z.boolean().optional(),
-		setup: z.string().min(1).max(4000).nullable().optional(),
-		setupTimeoutSeconds: z.number().int().min(1).max(86_400).optional(),
-		wipDays: z.number().int().min(1).max(36_500).optional(),
-		roots: z.record(z.string().min(1).max(255), z.string().min(1).max(4096).nullable()).optional(),
+		base: ProjectSettings.shape.base.nullable(),
+		setup: ProjectSettings.shape.setup.nullable(),
+		roots: z.record(z.string(), z.string().nullable()).optional(),
 	})
 	.strict();
 

@@ -8,14 +8,23 @@ import { BatonError } from '../errors';
 import {
 	type Card,
 	type CardWorkspace,
-	type EventData,
+	type WorkspaceSetup,
 	type ParsedParams,
 	type ProjectSettings,
-	defaultProjectSettings,
 	LandMode,
 } from '../protocol';
 import type { Queryable } from '../store/db';
 import type { OpContext, UnitOfWork } from './unitOfWork';
+
+/** A project's settings until it sets some: workspaces off (migration 0020's column defaults). */
+export const defaultProjectSettings: Omit<ProjectSettings, 'project'> = {
+	worktrees: false,
+	land: 'squash',
+	push: false,
+	setupTimeoutSeconds: 600,
+	wipDays: 30,
+	roots: {},
+};
 
 interface SettingsRow {
 	project: string;
@@ -110,7 +119,7 @@ export class ProjectSettingsStore {
 		ctx: OpContext,
 		cardId: string,
 		workspace: CardWorkspace | null,
-		extra: Omit<EventData, 'card'> = {},
+		extra: WorkspaceSetup = {},
 	): Promise<Card> {
 		return this.uow.mutate({ actor: ctx.actor }, 'card/workspace', async (tx, now) => {
 			const rows = await tx.query<{ card: Card }>(

@@ -9,10 +9,15 @@ import * as vscode from 'vscode';
 import { isClaimable } from '../../core/claimable';
 import { BatonError } from '../../core/errors';
 import { isLeaseExpired } from '../../core/lease';
-import type { Card } from '../../core/protocol';
+import type { Card, ClaimedWorkspace } from '../../core/protocol';
 import type { AgentNode } from '../agentsTree';
 import { commandIds } from './ids';
 import { type CommandKit, cardIdOf, optionsOf } from './kit';
+
+/** " Work in <path> (branch <branch>)." when the claim made the card's worktree (issue 33). */
+function workspaceNote(ws: ClaimedWorkspace | undefined): string {
+	return ws === undefined ? '' : ` Work in ${ws.path} (branch ${ws.branch}).`;
+}
 
 export function registerClaimCycleCommands(kit: CommandKit): vscode.Disposable[] {
 	const { hub, register, resolveCard, all, holder, confirmOverride, ask, notify, ttl, me } = kit;
@@ -31,7 +36,10 @@ export function registerClaimCycleCommands(kit: CommandKit): vscode.Disposable[]
 			if (r.card === null) {
 				notify(`Nothing to claim${r.reason ? `: ${r.reason}` : '.'}`);
 			} else {
-				notify(`Claimed ${r.card.id} — ${r.card.title}. Your lease is renewed while this window is open.`, r.card.id);
+				notify(
+					`Claimed ${r.card.id} — ${r.card.title}.${workspaceNote(r.workspace)} Your lease is renewed while this window is open.`,
+					r.card.id,
+				);
 			}
 			return r;
 		}),
@@ -50,7 +58,7 @@ export function registerClaimCycleCommands(kit: CommandKit): vscode.Disposable[]
 			if (r.card === null) {
 				throw new BatonError('invalid_transition', `Could not claim ${card.id}${r.reason ? `: ${r.reason}` : '.'}`);
 			}
-			notify(`Claimed ${r.card.id} — ${r.card.title}.`, r.card.id);
+			notify(`Claimed ${r.card.id} — ${r.card.title}.${workspaceNote(r.workspace)}`, r.card.id);
 			return r;
 		}),
 		register(commandIds.completeCard, async (arg, optArg) => {

@@ -8,9 +8,10 @@
 import { stateWord } from '../../core/claimable';
 import { plural } from '../../core/plural';
 import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
-import { type Command, arg, show } from './command';
+import { type Command, type CommandContext, arg, show } from './command';
 import { type FieldFlag, paramFlags } from './flags';
 import { printJson } from './output';
+import { anyProject } from './project';
 import {
 	applyWorkspaceSettings,
 	readWorkspaceFlags,
@@ -83,6 +84,16 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 	},
 });
 
+/** The working directory's project's workspace lines when its workspaces are on; else none. */
+async function workingWorkspaceLines(ctx: CommandContext): Promise<string[]> {
+	const project = await ctx.workingProject();
+	if (project === null || project === anyProject) {
+		return [];
+	}
+	const s = await (await ctx.hub()).request('project/settings', { project });
+	return s.worktrees ? workspaceLines(s) : [];
+}
+
 const settings: Command = {
 	name: 'settings',
 	summary:
@@ -137,6 +148,7 @@ const settings: Command = {
 				`progress log    the newest ${plural(r.progressEventsPerCard, 'progress event')} per card, none older than ${plural(r.progressEventDays, 'day')}`,
 				`ended agents    forgotten after ${plural(r.agentRetentionDays, 'day')} (baton agents --all shows them until then)`,
 				`id prefix       ${r.idPrefix}- for new cards without a project${idProject === undefined ? '' : `; ${idPrefix ?? ''}- for ${idProject}`}`,
+				...(await workingWorkspaceLines(ctx)),
 			].join('\n'),
 		);
 		return 0;

@@ -81,15 +81,8 @@ export function readWorkspaceFlags(
 		...(on === undefined ? {} : { worktrees: on }),
 		...(pushOn === undefined ? {} : { push: pushOn }),
 	};
-	if (Object.keys(patch).length === 0) {
-		if (project !== undefined) {
-			throw new UsageError(
-				'--project names whose workspaces to set: add --worktrees on|off or another workspace flag.',
-			);
-		}
-		return undefined;
-	}
-	return { project, patch };
+	// --project alone shows that project's workspace settings.
+	return Object.keys(patch).length === 0 && project === undefined ? undefined : { project, patch };
 }
 
 /**
@@ -116,6 +109,9 @@ export async function applyWorkspaceSettings(
 		);
 	}
 	const hub = await ctx.hub();
+	if (Object.keys(given.patch).length === 0) {
+		return { settings: await hub.request('project/settings', { project }) };
+	}
 	let recorded: string | undefined;
 	const patch = { ...given.patch };
 	const turningOn = patch.worktrees === true;

@@ -17,7 +17,7 @@ import type { Backlog, OpContext } from '../../core/backlog';
 import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
-import type { Card, CardWorkspace, ClaimResult, EventData, ProjectSettings } from '../../core/protocol';
+import type { Card, CardWorkspace, ClaimResult, ProjectSettings, WorkspaceSetup } from '../../core/protocol';
 import { batonCommand, installCommitGuard } from '../workspaces/commitGuard';
 import { ensureWorktree } from '../workspaces/worktree';
 import { stackedBaseFor } from './landing';
@@ -170,7 +170,7 @@ export class ClaimWorkspaces {
 			base: ws.base,
 			host: this.host,
 		};
-		const extra: Omit<EventData, 'card'> = {
+		const extra: WorkspaceSetup = {
 			...(ws.setup === undefined ? {} : { setup: ws.setup }),
 			...(ws.restored === undefined
 				? {}

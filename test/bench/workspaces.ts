@@ -4,18 +4,21 @@
  * of every file; target p50 ≤ 1.5 s), twenty made at once (issue: no claim slower than 3 s), a WIP
  * snapshot of a worktree with 200 changed files (100 edited, 100 new; ≤ 500 ms), and landing a 50-file
  * branch with squash, merge and rebase while the user's checkout is on main (≤ 1 s; includes updating
- * that checkout and removing the worktree and branch). The git layer only: no hub, no claim.
+ * that checkout and removing the worktree and branch); and a whole claim with its worktree (the backlog's
+ * claim and the hub's claimWorkspace step) against a claim of a project without workspaces.
  * Standalone: `node --import tsx test/bench/workspaces.ts [--quick]`. Prints human lines, then BENCH_JSON.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+import { Backlog } from '../../core/backlog';
+import { ClaimWorkspaces } from '../../mcp-server/hub/claimWorkspace';
 import { land, type LandMode } from '../../mcp-server/workspaces/land';
 import { commitAll } from '../../mcp-server/workspaces/review';
 import { snapshotWip } from '../../mcp-server/workspaces/wip';
 import { ensureWorktree, removeWorktree } from '../../mcp-server/workspaces/worktree';
-import { median, percentile, Reporter, row, since } from './report';
+import { type BenchRow, median, percentile, Reporter, row, since } from './report';
 
 process.env.GIT_AUTHOR_NAME = 'Bench';
 process.env.GIT_AUTHOR_EMAIL = 'bench@example.com';
@@ -58,6 +61,60 @@ function editFiles(dir: string, n: number, offset: number, tag: string): void {
 	}
 }
 
+/**
+ * A whole claim as the hub answers it (issue 33): the backlog's claim (in-memory PGlite) and then
+ * ClaimWorkspaces.afterClaim, which makes the worktree for a project with workspaces on; and the same
+ * claim of a project with workspaces off (settings cached: no git, no query), against the plain claim.
+ */
+async function claimRows(root: string): Promise<BenchRow[]> {
+	const backlog = await Backlog.open({});
+	try {
+		const workspaces = new ClaimWorkspaces(backlog);
+		const agent = { actor: 'bench-agent' };
+		await backlog.updateProjectSettings(agent, { project: 'on', worktrees: true });
+		await backlog.updateProjectSettings(agent, { project: 'off', worktrees: false });
+		const rounds = worktreeRounds;
+		const ids = (p: string) => Array.from({ length: rounds + 1 }, (_, i) => `${p}${i}`);
+		await backlog.create(agent, {
+			cards: [
+				...ids('K').map(id => ({ id, title: id, project: 'on' })),
+				...ids('F').map(id => ({ id, title: id, project: 'off' })),
+				...ids('B').map(id => ({ id, title: id, project: 'off' })),
+			],
+		});
+		const claimOf = async (cardId: string, project: string, wrap: boolean): Promise<number> => {
+			const started = performance.now();
+			const params = { cardId, project, root };
+			const result = await backlog.claim(agent, params);
+			if (wrap) {
+				await workspaces.afterClaim(agent, params, result);
+			}
+			return since(started);
+		};
+		// One of each first: caches, prepared statements, the settings read.
+		await claimOf('K0', 'on', true);
+		await claimOf('F0', 'off', true);
+		await claimOf('B0', 'off', false);
+		const withTimes: number[] = [];
+		const offTimes: number[] = [];
+		const plainTimes: number[] = [];
+		for (let i = 1; i <= rounds; i++) {
+			withTimes.push(await claimOf(`K${i}`, 'on', true));
+			await removeWorktree({ repo: root, cardId: `K${i}`, force: true });
+			offTimes.push(await claimOf(`F${i}`, 'off', true));
+			plainTimes.push(await claimOf(`B${i}`, 'off', false));
+		}
+		await removeWorktree({ repo: root, cardId: 'K0', force: true });
+		return [
+			row('claim including worktree creation p50', median(withTimes), 'ms', { max: 1500 }, `${fileCount} files`),
+			row('claim without workspaces p50', median(offTimes), 'ms', undefined, 'project with worktrees off'),
+			row('plain backlog claim p50 (reference)', median(plainTimes), 'ms', undefined, 'no workspace step at all'),
+		];
+	} finally {
+		await backlog.close();
+	}
+}
+
 async function main(): Promise<void> {
 	const reporter = new Reporter('workspaces');
 	const parent = mkdtempSync('/tmp/bt-bench-ws-');
@@ -97,6 +154,10 @@ async function main(): Promise<void> {
 				'same repository, same machine',
 			),
 		);
+
+		for (const r of await claimRows(root)) {
+			reporter.add(r);
+		}
 
 		t = performance.now();
 		const each = await Promise.all(
