@@ -11,7 +11,6 @@ import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
 import { type Command, type CommandContext, arg, show } from './command';
 import { type FieldFlag, paramFlags } from './flags';
 import { printJson } from './output';
-import { anyProject } from './project';
 import {
 	applyWorkspaceSettings,
 	readWorkspaceFlags,
