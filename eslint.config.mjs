@@ -20,6 +20,7 @@ const sharedCore = [
 	'protocolMethods',
 	'protocolFrames',
 	'rpc',
+	'rpcFeed',
 	'frameSize',
 	'errors',
 	'clock',
