@@ -247,7 +247,7 @@ for (const [from, to] of moves) {
 for (const from of moves.keys()) {
 	for (
 		let dir = dirname(join(root, from));
-		dir.startsWith(root + '/') && readdirSync(dir).length === 0;
+		dir.startsWith(root + '/') && existsSync(dir) && readdirSync(dir).length === 0;
 		dir = dirname(dir)
 	) {
 		rmdirSync(dir);
