@@ -6,7 +6,8 @@
 // importer or its target moves. A specifier that no longer resolves but names a moved file's old path
 // is repointed too, so a second run fixes files written against the old layout and changes nothing
 // else. Then repo-root paths named in text (comments, docs, tsconfig lists: `core/rules.ts`) are
-// rewritten, CHANGELOG.md excepted (history). It never edits anything but the files it moves and
+// rewritten, and the bare name of a renamed file when no other file has it (`claimRules.ts`),
+// CHANGELOG.md excepted (history). It never edits anything but the files it moves and
 // rewrites, and prints what it did.
 //
 //   node scripts/moveModules.mjs [--map scripts/moveMap.json] [--dry-run] [--no-mentions] [--no-format]
@@ -200,6 +201,15 @@ const mentionRules = Object.entries(map).map(([from, to]) => ({
 	re: new RegExp(`(?<![\\w.-]|[\\w-]/)${escape(from)}${from.endsWith('/') ? '' : '(?!\\w|\\.\\w)'}`, 'g'),
 	to,
 }));
+// A file whose name changes (claimRules.ts -> rules/claim.ts) is often named bare in comments: that name,
+// when no other file has it, becomes the new repo path.
+const baseName = f => f.slice(f.lastIndexOf('/') + 1);
+for (const [from, to] of Object.entries(map)) {
+	const name = baseName(from);
+	if (!from.endsWith('/') && name !== baseName(to) && !files.some(f => f !== from && baseName(f) === name)) {
+		mentionRules.push({ re: new RegExp(`(?<![\\w./-])${escape(name)}(?!\\w|\\.\\w)`, 'g'), to });
+	}
+}
 let mentionCount = 0;
 const mentionFiles = new Set();
 if (!flag('--no-mentions')) {
