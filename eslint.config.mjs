@@ -22,6 +22,7 @@ const sharedCore = [
 	// Issue 33: card/diff's schemas, which the methods table imports.
 	'protocolDiff',
 	'rpc',
+	'rpcFeed',
 	'frameSize',
 	'errors',
 	'clock',
@@ -42,13 +43,16 @@ const ruleModules = ['errors', 'clock', 'backoff', 'duration', 'lease', 'health'
  */
 const sharedFolders = ['scope'];
 
+/** drizzle-kit is a devDependency: test/core/schema.test.ts has it render core/store/schema.ts as DDL. */
+const devOnly = { group: ['drizzle-kit', 'drizzle-kit/*'], message: 'drizzle-kit is for the schema test only.' };
 /**
- * drizzle is a devDependency: core/store/schema.ts declares the tables in it for
- * test/core/schema.test.ts, and nothing that runs imports either (docs/architecture.md, the store).
+ * drizzle-orm runs in the store's cold paths only (issue 29 §4: core/store/orm.ts over the store's own
+ * connection, used by core/backlog/); everything else talks to the Backlog (docs/architecture.md, the store).
  */
-const devOnly = {
-	group: ['drizzle-orm', 'drizzle-orm/*', 'drizzle-kit', 'drizzle-kit/*', '**/store/schema', './schema'],
-	message: 'drizzle-orm and core/store/schema.ts are for the schema test only: runtime code runs hand-written SQL.',
+const storeOnly = {
+	group: ['drizzle-orm', 'drizzle-orm/*', '**/store/schema', '**/store/orm'],
+	message:
+		'drizzle-orm, core/store/schema.ts and orm.ts run only in core/store/ and core/backlog/: the rest goes through the Backlog.',
 };
 
 const restrict = (patterns, message, more = []) => ({
@@ -90,11 +94,11 @@ export default tseslint.config(
 	},
 	{
 		files: ['core/**/*.ts'],
-		rules: restrict(coreBoundary, coreBoundaryMessage, [devOnly]),
+		rules: restrict(coreBoundary, coreBoundaryMessage, [devOnly, storeOnly]),
 	},
 	{
-		files: ['core/store/schema.ts'],
-		rules: restrict(coreBoundary, coreBoundaryMessage),
+		files: ['core/store/**/*.ts', 'core/backlog/**/*.ts'],
+		rules: restrict(coreBoundary, coreBoundaryMessage, [devOnly]),
 	},
 	{
 		files: sharedCore.map(f => `core/${f}.ts`),
@@ -164,7 +168,7 @@ export default tseslint.config(
 		rules: restrict(
 			['vscode', '../extension/*', '../webview/*'],
 			'mcp-server/ imports core/ only; no face imports another face (DESIGN §6).',
-			[devOnly],
+			[devOnly, storeOnly],
 		),
 	},
 	{

@@ -7,7 +7,7 @@
  */
 import { isDeferred } from './claimable';
 import { BatonError } from './errors';
-import type { CardState } from './rules';
+import type { CardState } from './cardState';
 
 /** Clears the active claim (status is set by the caller). */
 export const noClaim = {

@@ -9,7 +9,7 @@
 import { BatonError } from './errors';
 import { clip, noClaim, refuse } from './claimRules';
 import { checkLease, isHeld, isLeaseExpired, leaseExpiry } from './lease';
-import type { Action, CardPatch, CardState, Decision } from './rules';
+import type { Action, CardPatch, CardState, Decision } from './cardState';
 
 /** The capability an agent advertises to take review work (`claim {review: true}`). */
 export const reviewCapability = 'review';

@@ -9,20 +9,19 @@ import { type Clock, type Timer, systemClock } from './clock';
 import { BatonError, describeIssues } from './errors';
 import { checkFrameSize } from './frameSize';
 import {
-	type Agent,
-	type Message,
-	type BacklogEvent,
 	type Hello,
 	type HelloOk,
 	type Method,
 	type Params,
 	type Result,
 	ServerFrame,
-	type StoreHealth,
 	methods,
 	mutatingMethods,
 	protocolVersion,
 } from './protocol';
+import { RpcFeed } from './rpcFeed';
+
+export type { ConnectionState } from './rpcFeed';
 
 /** One open, message-oriented connection to the hub (D's Transport shape). Frames are JSON text. */
 export interface Transport {
@@ -34,8 +33,6 @@ export interface Transport {
 
 /** Opens a new connected transport; called again for every reconnect. */
 export type Connector = () => Promise<Transport>;
-
-export type ConnectionState = 'connecting' | 'connected' | 'offline' | 'closed';
 
 export interface RpcClientOptions {
 	connect: Connector;
@@ -71,32 +68,14 @@ interface Pending {
 	timer: Timer;
 }
 
-type Listener<T> = (value: T) => void;
-
-/** Inbox notices kept for a first listener; a client that never listens (CLI, board) keeps no more. */
-const maxUnheardInbox = 16;
-
-export class RpcClient {
+export class RpcClient extends RpcFeed {
 	private transport: Transport | undefined;
 	private nextId = 1;
 	private readonly pending = new Map<number, Pending>();
-	private state: ConnectionState = 'offline';
 	private helloOk: HelloOk | undefined;
 	private subscribed = false;
-	/** Highest event seq delivered to listeners; a resubscribe asks for everything after it. */
-	private lastSeq = 0;
 	/** The id of the resubscribe sent after a reconnect, whose answer may say resync. */
 	private resumeId: number | undefined;
-	private readonly eventListeners = new Set<Listener<BacklogEvent>>();
-	private readonly agentListeners = new Set<Listener<Agent[]>>();
-	private readonly inboxListeners = new Set<Listener<Message[]>>();
-	/** Inbox notices that came before any listener (the hub pushes one right after the hello). */
-	private readonly unheardInbox: Message[][] = [];
-	private readonly stateListeners = new Set<Listener<ConnectionState>>();
-	private readonly helloListeners = new Set<Listener<HelloOk>>();
-	private readonly storeListeners = new Set<Listener<StoreHealth>>();
-	private readonly resyncListeners = new Set<Listener<number>>();
-	private storeHealth: StoreHealth = { state: 'ok' };
 	private connecting: Promise<HelloOk> | undefined;
 	private offlineSince: number | undefined;
 	private readonly backoff: Backoff;
@@ -106,6 +85,7 @@ export class RpcClient {
 	private readonly clock: Clock;
 
 	constructor(private readonly options: RpcClientOptions) {
+		super();
 		this.clock = options.clock ?? systemClock;
 		this.backoff = new Backoff(options.backoff ?? reconnectBackoff);
 		this.keyPrefix = (options.randomId ?? (() => globalThis.crypto.randomUUID()))();
@@ -114,20 +94,6 @@ export class RpcClient {
 	/** The hub's answer to our hello on the current connection. */
 	get hello(): HelloOk | undefined {
 		return this.helloOk;
-	}
-
-	get connectionState(): ConnectionState {
-		return this.state;
-	}
-
-	/** Whether the hub's store takes writes (from the hello, then its store notices). */
-	get store(): StoreHealth {
-		return this.storeHealth;
-	}
-
-	/** Highest event seq delivered so far. */
-	get seq(): number {
-		return this.lastSeq;
 	}
 
 	/** Connects (once) and resolves with the hub's hello. Safe to call repeatedly. */
@@ -197,67 +163,6 @@ export class RpcClient {
 		return answer.seq;
 	}
 
-	/**
-	 * The hub could not replay what this client missed (the log was compacted past its seq, issue 14
-	 * §2): the feed is live from the new seq, and the listener must reload what it shows.
-	 */
-	onResync(listener: Listener<number>): () => void {
-		this.resyncListeners.add(listener);
-		return () => this.resyncListeners.delete(listener);
-	}
-
-	/** A subscribe's answer: after a resync, events before its seq will never come. */
-	private subscribedAt(answer: Result<'events/subscribe'>): void {
-		if (answer.resync === true) {
-			this.resynced(answer.seq);
-		}
-	}
-
-	private resynced(seq: number): void {
-		this.lastSeq = Math.max(this.lastSeq, seq);
-		for (const l of this.resyncListeners) {
-			l(seq);
-		}
-	}
-
-	onEvent(listener: Listener<BacklogEvent>): () => void {
-		this.eventListeners.add(listener);
-		return () => this.eventListeners.delete(listener);
-	}
-
-	/** Messages for cards this connection's agent holds (`{notice: 'inbox'}`), as the hub pushes them. */
-	onInbox(listener: Listener<Message[]>): () => void {
-		this.inboxListeners.add(listener);
-		// The hub may push right after the hello, in the same read as the hello's answer: before the
-		// caller's `await start()` could register anything. The first listener gets those.
-		for (const messages of this.unheardInbox.splice(0)) {
-			listener(messages);
-		}
-		return () => this.inboxListeners.delete(listener);
-	}
-
-	onAgents(listener: Listener<Agent[]>): () => void {
-		this.agentListeners.add(listener);
-		return () => this.agentListeners.delete(listener);
-	}
-
-	onState(listener: Listener<ConnectionState>): () => void {
-		this.stateListeners.add(listener);
-		return () => this.stateListeners.delete(listener);
-	}
-
-	/** Called when the store's state changes (disk full, space back, PostgreSQL gone or back). */
-	onStore(listener: Listener<StoreHealth>): () => void {
-		this.storeListeners.add(listener);
-		return () => this.storeListeners.delete(listener);
-	}
-
-	/** Called after every successful hello, including after reconnects. */
-	onHello(listener: Listener<HelloOk>): () => void {
-		this.helloListeners.add(listener);
-		return () => this.helloListeners.delete(listener);
-	}
-
 	close(): void {
 		this.setState('closed');
 		// A closed client neither reconnects nor keeps a node process alive with a pending attempt.
@@ -271,26 +176,6 @@ export class RpcClient {
 		const t = this.transport;
 		this.transport = undefined;
 		t?.close();
-	}
-
-	private setStore(store: StoreHealth): void {
-		if (store.state === this.storeHealth.state && store.message === this.storeHealth.message) {
-			return;
-		}
-		this.storeHealth = store;
-		for (const l of this.storeListeners) {
-			l(store);
-		}
-	}
-
-	private setState(state: ConnectionState): void {
-		if (this.state === state || this.state === 'closed') {
-			return;
-		}
-		this.state = state;
-		for (const l of this.stateListeners) {
-			l(state);
-		}
 	}
 
 	private async connectOnce(): Promise<HelloOk> {
@@ -358,38 +243,8 @@ export class RpcClient {
 	}
 
 	private handleFrame(frame: ServerFrame): void {
-		if ('event' in frame) {
-			// Resume replays can overlap live pushes around a reconnect: deliver each seq once, in order.
-			if (frame.seq <= this.lastSeq) {
-				return;
-			}
-			this.lastSeq = frame.seq;
-			for (const l of this.eventListeners) {
-				l(frame.data);
-			}
-			return;
-		}
-		if ('notice' in frame) {
-			if (frame.notice === 'resync') {
-				this.resynced(frame.seq);
-				return;
-			}
-			if (frame.notice === 'store') {
-				this.setStore(frame.store);
-				return;
-			}
-			if (frame.notice === 'inbox') {
-				if (this.inboxListeners.size === 0 && this.unheardInbox.length < maxUnheardInbox) {
-					this.unheardInbox.push(frame.messages);
-				}
-				for (const l of this.inboxListeners) {
-					l(frame.messages);
-				}
-				return;
-			}
-			for (const l of this.agentListeners) {
-				l(frame.agents);
-			}
+		if ('event' in frame || 'notice' in frame) {
+			this.deliver(frame);
 			return;
 		}
 		if ('id' in frame) {

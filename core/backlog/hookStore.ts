@@ -6,11 +6,14 @@
  * `takeLease` (the delivering hub); every list shows a fingerprint.
  */
 import { randomBytes } from 'node:crypto';
+import { desc, eq, isNull, sql } from 'drizzle-orm';
 
 import { BatonError } from '../errors';
 import type { EventType, Hook, HookDelivery, ParsedParams, Result } from '../protocol';
 import { deliveryId, secretFingerprint } from '../webhook';
 import type { Queryable } from '../store/db';
+import { orm } from '../store/orm';
+import { webhookDeliveries, webhooks } from '../store/schema';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { num } from './values';
 
@@ -40,48 +43,32 @@ export interface AttemptRecord {
 	nextAttemptAt?: Date | null;
 }
 
-const hookColumns = `id, url, secret, events, baton_ts(created_at) AS created_at, created_by, cursor, delivered,
-	baton_ts(last_delivered_at) AS last_delivered_at, failures, baton_ts(failing_since) AS failing_since, last_error,
-	baton_ts(next_attempt_at) AS next_attempt_at, paused, instance`;
+type HookRow = typeof webhooks.$inferSelect;
+type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-interface HookRow {
-	id: string;
-	url: string;
-	secret: string;
-	events: string[];
-	created_at: string;
-	created_by: string;
-	cursor: unknown;
-	delivered: unknown;
-	last_delivered_at: string | null;
-	failures: number;
-	failing_since: string | null;
-	last_error: string | null;
-	next_attempt_at: string | null;
-	paused: string | null;
-	instance: string;
-}
+/** The log's end: where a new hook starts. */
+const lastSeq = sql<number>`(SELECT coalesce(max(seq), 0) FROM events)`;
 
 export class HookStore {
 	constructor(private readonly uow: UnitOfWork) {}
 
 	async list(p: ParsedParams<'hooks/list'> = {}): Promise<Result<'hooks/list'>> {
-		const db = this.uow.db;
-		const rows = await db.query<HookRow>(`SELECT ${hookColumns} FROM webhooks ORDER BY created_at, id`);
-		const last = await db.query<{ s: unknown }>('SELECT coalesce(max(seq), 0) AS s FROM events');
-		const lastSeq = num(last[0]?.s ?? 0);
+		const db = orm(this.uow.db);
+		const rows = await db.select().from(webhooks).orderBy(webhooks.createdAt, webhooks.id);
+		const last = await this.uow.db.query<{ s: unknown }>('SELECT coalesce(max(seq), 0) AS s FROM events');
 		const recent = p.recent ?? 10;
 		const hooks: Hook[] = [];
 		for (const row of rows) {
 			const log =
 				recent === 0
 					? []
-					: await db.query<DeliveryRow>(
-							`SELECT * FROM (SELECT n, seq, attempt, baton_ts(at) AS at, outcome, status, error, ms
-							 FROM webhook_deliveries WHERE hook_id = $1 ORDER BY n DESC LIMIT $2) r ORDER BY n`,
-							[row.id, recent],
-						);
-			hooks.push(toHook(row, lastSeq, log));
+					: await db
+							.select()
+							.from(webhookDeliveries)
+							.where(eq(webhookDeliveries.hookId, row.id))
+							.orderBy(desc(webhookDeliveries.n))
+							.limit(recent);
+			hooks.push(toHook(row, num(last[0]?.s ?? 0), log.reverse()));
 		}
 		return { hooks };
 	}
@@ -90,38 +77,32 @@ export class HookStore {
 	async add(ctx: OpContext, p: ParsedParams<'hooks/add'>): Promise<Result<'hooks/add'>> {
 		return this.uow.mutate(ctx, 'hooks/add', async (tx, now) => {
 			const id = `hk${randomBytes(4).toString('hex')}`;
-			const rows = await tx.query<HookRow>(
-				`INSERT INTO webhooks (id, url, secret, events, created_at, created_by, cursor)
-				 VALUES ($1, $2, $3, $4::text[], $5, $6, (SELECT coalesce(max(seq), 0) FROM events))
-				 RETURNING ${hookColumns}`,
-				[id, p.url, p.secret, [...new Set(p.events ?? [])], now, ctx.actor],
-			);
-			const row = rows[0];
+			const events = [...new Set(p.events ?? [])];
+			const [row] = await orm(tx)
+				.insert(webhooks)
+				.values({ id, url: p.url, secret: p.secret, events, createdAt: now, createdBy: ctx.actor, cursor: lastSeq })
+				.returning();
 			if (row === undefined) {
 				throw new BatonError('internal', 'Adding the hook returned no row; please report this.');
 			}
-			return { result: { hook: toHook(row, num(row.cursor), []) }, events: [] };
+			return { result: { hook: toHook(row, row.cursor, []) }, events: [] };
 		});
 	}
 
 	async remove(ctx: OpContext, p: ParsedParams<'hooks/remove'>): Promise<Result<'hooks/remove'>> {
 		return this.uow.mutate(ctx, 'hooks/remove', async tx => {
-			const rows = await tx.query<HookRow>(`DELETE FROM webhooks WHERE id = $1 RETURNING ${hookColumns}`, [p.id]);
-			const row = rows[0];
+			const [row] = await orm(tx).delete(webhooks).where(eq(webhooks.id, p.id)).returning();
 			if (row === undefined) {
 				throw new BatonError('not_found', `No hook ${p.id}. baton hooks lists them.`);
 			}
-			return { result: { hook: toHook(row, num(row.cursor), []) }, events: [] };
+			return { result: { hook: toHook(row, row.cursor, []) }, events: [] };
 		});
 	}
 
 	/** Lets a paused hook deliver again, from its cursor on. */
 	async resume(ctx: OpContext, p: ParsedParams<'hooks/resume'>): Promise<Result<'hooks/resume'>> {
 		return this.uow.mutate(ctx, 'hooks/resume', async tx => {
-			const rows = await tx.query<HookRow>(`UPDATE webhooks SET paused = NULL WHERE id = $1 RETURNING ${hookColumns}`, [
-				p.id,
-			]);
-			const row = rows[0];
+			const [row] = await orm(tx).update(webhooks).set({ paused: null }).where(eq(webhooks.id, p.id)).returning();
 			if (row === undefined) {
 				throw new BatonError('not_found', `No hook ${p.id}. baton hooks lists them.`);
 			}
@@ -132,7 +113,11 @@ export class HookStore {
 
 	/** Ids of every hook that delivers (the delivering hub starts a worker per id; paused ones get none). */
 	async ids(): Promise<string[]> {
-		const rows = await this.uow.db.query<{ id: string }>('SELECT id FROM webhooks WHERE paused IS NULL ORDER BY id');
+		const rows = await orm(this.uow.db)
+			.select({ id: webhooks.id })
+			.from(webhooks)
+			.where(isNull(webhooks.paused))
+			.orderBy(webhooks.id);
 		return rows.map(r => r.id);
 	}
 
@@ -142,24 +127,14 @@ export class HookStore {
 	 * hub's lease still runs.
 	 */
 	async takeLease(id: string, owner: string, seconds: number): Promise<LeasedHook | null> {
-		const rows = await this.uow.db.query<HookRow>(
+		const rows = await this.uow.db.query<LeasedHook>(
 			`UPDATE webhooks SET lease_owner = $2, lease_until = now() + make_interval(secs => $3)
 			 WHERE id = $1 AND paused IS NULL AND (lease_owner IS NULL OR lease_owner = $2 OR lease_until < now())
-			 RETURNING ${hookColumns}`,
+			 RETURNING id, instance, url, secret, events, cursor, failures`,
 			[id, owner, seconds],
 		);
 		const row = rows[0];
-		return row === undefined
-			? null
-			: {
-					id: row.id,
-					instance: row.instance,
-					url: row.url,
-					secret: row.secret,
-					events: row.events as EventType[],
-					cursor: num(row.cursor),
-					failures: row.failures,
-				};
+		return row === undefined ? null : { ...row, cursor: num(row.cursor) };
 	}
 
 	/** Gives up `owner`'s leases (a stopping hub), or every lease (`owner` undefined: a PGlite hub at start, the only one). */
@@ -236,40 +211,31 @@ export async function pauseRestoredHooks(db: Queryable, restoredAt: Date): Promi
 	return rows.map(r => r.id).sort();
 }
 
-interface DeliveryRow {
-	n: unknown;
-	seq: unknown;
-	attempt: number;
-	at: string;
-	outcome: HookDelivery['outcome'];
-	status: number | null;
-	error: string | null;
-	ms: number | null;
-}
+const iso = (d: Date | null): string | null => d?.toISOString() ?? null;
 
 function toHook(row: HookRow, lastSeq: number, log: readonly DeliveryRow[]): Hook {
-	const cursor = num(row.cursor);
+	const cursor = row.cursor;
 	return {
 		id: row.id,
 		url: row.url,
 		events: row.events as EventType[],
 		secretFingerprint: secretFingerprint(row.secret),
-		createdAt: row.created_at,
-		createdBy: row.created_by,
+		createdAt: row.createdAt.toISOString(),
+		createdBy: row.createdBy,
 		cursor,
 		behind: Math.max(0, lastSeq - cursor),
-		delivered: num(row.delivered),
-		lastDeliveredAt: row.last_delivered_at,
+		delivered: row.delivered,
+		lastDeliveredAt: iso(row.lastDeliveredAt),
 		failures: row.failures,
-		failingSince: row.failing_since,
-		lastError: row.last_error,
-		nextAttemptAt: row.next_attempt_at,
+		failingSince: iso(row.failingSince),
+		lastError: row.lastError,
+		nextAttemptAt: iso(row.nextAttemptAt),
 		paused: row.paused,
 		recent: log.map(d => ({
-			seq: num(d.seq),
-			deliveryId: deliveryId(row.id, row.instance, num(d.seq)),
+			seq: d.seq,
+			deliveryId: deliveryId(row.id, row.instance, d.seq),
 			attempt: d.attempt,
-			at: d.at,
+			at: d.at.toISOString(),
 			outcome: d.outcome,
 			status: d.status,
 			error: d.error,

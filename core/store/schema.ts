@@ -2,9 +2,9 @@
  * The tables declared in drizzle (camelCase keys, snake_case columns via `casing: 'snake_case'`): a
  * reviewed, typed picture of what the SQL migrations build. The migrations are the source of truth
  * that runs; test/core/schema.test.ts has drizzle-kit render this file as DDL and checks that it builds
- * the same columns, defaults, indexes and constraints, names included. Nothing at run time imports
- * this file or drizzle (both are devDependencies; eslint refuses the import): the backlog's SQL is
- * hand-written and shared by both drivers (docs/architecture.md, the store).
+ * the same columns, defaults, indexes and constraints, names included. The cold paths that go through
+ * drizzle (core/store/orm.ts: the webhooks' rows in core/backlog/hookStore.ts) read and write by it;
+ * the hot paths' SQL is hand-written and shared by both drivers (docs/architecture.md, the store).
  */
 import { sql } from 'drizzle-orm';
 import {
