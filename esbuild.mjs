@@ -16,7 +16,7 @@ const watch = process.argv.includes('--watch');
  * held-file decorations, the project switch and the scope rules (then core/scopeMatch.ts + globOverlap.ts, now core/scope/)
  * added 20.0 KB to 497.6 KB; in the board the project choice, the scope chip and "waits on files
  * held by …" (the same core rules, braces excluded) added 10.7 KB to 501.9 KB. Issue 15 raised the
- * extension's to 560 KB: the MCP config merge shared with `baton init` (core/mcpConfig.ts) and
+ * extension's to 560 KB: the MCP config merge shared with `baton init` (core/formats/mcpConfig.ts) and
  * jsonc-parser, which keeps the comments of `.vscode/mcp.json` (29 KB of it), brought it to 546.8 KB.
  * Issue 28 raised the board's to 528 KB: its first use (loading and empty states, the offline header,
  * project and scope in the card form, done results as markdown) and the one scope module it now shares
@@ -31,7 +31,7 @@ const budgetBytes = { 'dist/extension.js': 568 * 1024, 'dist/webview/board.js': 
 const common = {
 	bundle: true,
 	// jsonc-parser's `main` is a UMD build whose require('./impl/…') calls esbuild cannot follow; its
-	// ES module build bundles (core/mcpConfig.ts).
+	// ES module build bundles (core/formats/mcpConfig.ts).
 	alias: { 'jsonc-parser': './node_modules/jsonc-parser/lib/esm/main.js' },
 	sourcemap: !production,
 	sourcesContent: false,

@@ -10,11 +10,11 @@ const hostAndStore = ['vscode', 'ws', 'pg', '@electric-sql/*', 'drizzle-orm', 'd
  * The core files every face may import (docs/architecture.md): the protocol and its client, the
  * derived rules (lease expired, health and stalled, claimable) so no face re-writes them, and the
  * clock and the retry policy every connection shares. All are platform-free; the rule modules are
- * zod-free too (types only from protocol.ts).
+ * zod-free too (types only from core/protocol/index.ts).
  */
 const sharedCore = [
 	'protocol',
-	// The parts protocol.ts re-exports (faces import protocol.ts itself).
+	// The parts core/protocol/index.ts re-exports (faces import core/protocol/index.ts itself).
 	'protocolDomain',
 	'protocolCards',
 	'protocolMethods',
@@ -125,7 +125,7 @@ export default tseslint.config(
 							group: ['zod', './protocol', './protocol?*', '../protocol', '../protocol?*'],
 							allowTypeImports: true,
 							message:
-								'The derived rules are zod-free: import only types from protocol.ts, so the board and activation never load zod for a rule.',
+								'The derived rules are zod-free: import only types from core/protocol/index.ts, so the board and activation never load zod for a rule.',
 						},
 					],
 				},

@@ -15,7 +15,7 @@ export interface HubPaths {
 	runDir: string;
 	/** The hub's websocket listener (ws+unix:). */
 	socket: string;
-	/** The election socket: whoever has it bound owns the data dir (core/ownership.ts). */
+	/** The election socket: whoever has it bound owns the data dir (mcp-server/hub/ownership.ts). */
 	ownerSocket: string;
 	/** 32 random bytes as hex, mode 0600. */
 	token: string;

@@ -1,13 +1,13 @@
 /**
  * An agent as the extension's views show it. The rules behind `health` and `stalled` live in
- * core/health.ts, shared with the hub and the board; this file only shapes what the trees, the status
+ * core/rules/health.ts, shared with the hub and the board; this file only shapes what the trees, the status
  * bar and the alerts read, and derives it from an agent list and the cards (agentViewsOf). Pure: no
  * vscode, no clock reads (`now` is passed in).
  */
-import { agentHealth, isAgentStalled } from '../core/health';
+import { agentHealth, isAgentStalled } from '../core/rules/health';
 import type { Agent, AgentHealth, Card, HealthThresholds } from '../core/protocol';
 
-/** An agent as the views show it: health and stalled recomputed for now (core/health.ts). */
+/** An agent as the views show it: health and stalled recomputed for now (core/rules/health.ts). */
 export interface AgentView {
 	agent: Agent;
 	health: AgentHealth;
@@ -21,7 +21,7 @@ export interface AgentView {
 export const healthRank: Record<AgentHealth, number> = { healthy: 0, late: 1, stale: 2, dead: 3 };
 
 /**
- * Agents with health and stalled derived for `now` (core/health.ts) and the claimed cards each holds
+ * Agents with health and stalled derived for `now` (core/rules/health.ts) and the claimed cards each holds
  * among `cards`, most recently seen first.
  */
 export function agentViewsOf(

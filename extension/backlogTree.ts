@@ -5,8 +5,8 @@
  * the user expanded. Reads the cached state only: no request per render.
  */
 import * as vscode from 'vscode';
-import { isWaiting } from '../core/claimable';
-import { compareRecent } from '../core/donePages';
+import { isWaiting } from '../core/rules/claimable';
+import { compareRecent } from '../core/rules/donePages';
 import type { Card } from '../core/protocol';
 import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';

@@ -1,13 +1,13 @@
 /**
  * Fills a webview (the sidebar view or the editor tab) with the board: options limited to
- * dist/webview, the page from core/boardHtml.ts with a fresh nonce and `connect-src 'none'` (frames go
+ * dist/webview, the page from core/formats/boardHtml.ts with a fresh nonce and `connect-src 'none'` (frames go
  * through postMessage), and a WebviewRelay to the hub. When `baton.dataDir` switches to another
  * backlog the page is loaded afresh on a new connection: a board keeps its cards and resumes by seq,
  * which only means something on the backlog it loaded them from.
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import { boardPageHtml } from '../core/boardHtml';
+import { boardPageHtml } from '../core/formats/boardHtml';
 import type { ViewMessage } from '../core/protocol';
 import type { HubConnection } from './hubConnection';
 import type { WebviewRelay } from './webviewRelay';

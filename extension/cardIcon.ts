@@ -3,9 +3,9 @@
  * needs input). Reads the card and the health it is given: no cache, no requests.
  */
 import * as vscode from 'vscode';
-import { isDeferred } from '../core/claimable';
-import { isCardStalled } from '../core/health';
-import { isLeaseExpired } from '../core/lease';
+import { isDeferred } from '../core/rules/claimable';
+import { isCardStalled } from '../core/rules/health';
+import { isLeaseExpired } from '../core/rules/lease';
 import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
 import type { GroupKey } from './backlogTree';
 

@@ -4,10 +4,10 @@
  * the rules, it does not define them: expired, stalled, waiting and deferred come from core
  * (lease.ts, health.ts, claimable.ts), the same functions the hub and the board call.
  */
-import { isDeferred, isWaiting } from '../core/claimable';
+import { isDeferred, isWaiting } from '../core/rules/claimable';
 import { formatDuration } from '../core/duration';
-import { isCardStalled } from '../core/health';
-import { isLeaseExpired } from '../core/lease';
+import { isCardStalled } from '../core/rules/health';
+import { isLeaseExpired } from '../core/rules/lease';
 import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
 
 /** "lease 4m 05s" or "lease expired 12s ago"; undefined for a card without a lease. */

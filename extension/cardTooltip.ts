@@ -6,7 +6,7 @@
  * never interpreted as markdown.
  */
 import * as vscode from 'vscode';
-import { isDeferred, stateWord } from '../core/claimable';
+import { isDeferred, stateWord } from '../core/rules/claimable';
 import { formatDuration } from '../core/duration';
 import type { Card } from '../core/protocol';
 import { type ScopeConflict, scopeWaitText } from '../core/scope/conflicts';
@@ -27,7 +27,7 @@ export function cardTooltip(
 ): vscode.MarkdownString {
 	const tip = new vscode.MarkdownString(undefined, true);
 	tip.appendMarkdown(`**${md(card.id)}** ${md(card.title)}\n\n`);
-	// The card's word as list, show and the board say it (core/claimable.ts): waiting, deferred, ready, …
+	// The card's word as list, show and the board say it (core/rules/claimable.ts): waiting, deferred, ready, …
 	const status = group === 'failed' ? 'failed (blocked)' : stateWord(card, now);
 	tip.appendMarkdown(`$(circle-filled) ${md(status)} · priority ${card.priority}`);
 	if (card.phase !== null) {

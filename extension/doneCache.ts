@@ -1,11 +1,11 @@
 /**
  * The Done part of the extension's card cache (issue 14): the connection loads every live card but
  * Done newest first, a page at a time (`card/list {status: 'done', order: 'recent'}`); this keeps the
- * cursor, where the loaded pages end (core/donePages.ts), the backlog's done count (card/stats, then
+ * cursor, where the loaded pages end (core/rules/donePages.ts), the backlog's done count (card/stats, then
  * the events) and the ids deleted since the snapshot, so a page read before a deletion does not bring
  * the card back. Owns no connection and fires nothing: HubConnection calls it and tells the views.
  */
-import { type DoneBoundary, DoneTotals, boundaryAfter, isBelowBoundary } from '../core/donePages';
+import { type DoneBoundary, DoneTotals, boundaryAfter, isBelowBoundary } from '../core/rules/donePages';
 import type { BacklogEvent, Card, Params, Result, StatsResult } from '../core/protocol';
 
 type ListFn = (params: Params<'card/list'>) => Promise<Result<'card/list'>>;

@@ -10,9 +10,9 @@ import { Backoff, firstConnectBackoff } from '../core/backoff';
 import type { ConnectHubOptions } from '../core/client/connectHub';
 import { type Clock, type Timer, sleep, systemClock } from '../core/clock';
 import { BatonError } from '../core/errors';
-import { agentHealth } from '../core/health';
+import { agentHealth } from '../core/rules/health';
 import type { Agent, AgentHealth, Card, HealthThresholds, Method, Params, Result, StoreHealth } from '../core/protocol';
-import type { ConnectionState, RpcClient } from '../core/rpc';
+import type { ConnectionState, RpcClient } from '../core/protocol/rpc';
 import { type AgentView, agentViewsOf } from './agentHealth';
 import { type BatonConfig, effectiveThresholds, humanAgent } from './config';
 import type { DoneCache } from './doneCache';
@@ -133,7 +133,7 @@ export class HubConnection implements vscode.Disposable {
 	}
 
 	/**
-	 * Health of agent `id` at `now` (core/health.ts), or undefined when this window does not know the
+	 * Health of agent `id` at `now` (core/rules/health.ts), or undefined when this window does not know the
 	 * agent: what the tree passes to the card rules, so a dead agent's card is not called stalled.
 	 */
 	healthOf(id: string | null, now = this.clock.now().getTime()): AgentHealth | undefined {

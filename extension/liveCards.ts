@@ -5,9 +5,9 @@
  * never connects, retries or subscribes: the connection hands it the client and the events.
  */
 import type { LogOutputChannel } from 'vscode';
-import { loadLiveCards } from '../core/donePages';
+import { loadLiveCards } from '../core/rules/donePages';
 import type { BacklogEvent, Card, Params, Result } from '../core/protocol';
-import type { RpcClient } from '../core/rpc';
+import type { RpcClient } from '../core/protocol/rpc';
 import { DoneCache } from './doneCache';
 
 /** Which cards changed; `reset` means the whole set was reloaded. */

@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 // First, so its timestamp precedes the evaluation of every other bundled module.
 import { moduleStartedAt, moduleStartedCpu } from './loadClock';
-import { isClaimable } from '../core/claimable';
+import { isClaimable } from '../core/rules/claimable';
 import { AgentsTreeProvider } from './agentsTree';
 import { BacklogTreeProvider } from './backlogTree';
 import { BoardPanel } from './boardPanel';

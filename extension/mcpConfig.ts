@@ -1,7 +1,7 @@
 /**
  * "Configure MCP for Claude Code / Cursor / this workspace" (issue item 4): builds the Baton server
  * entry for that client's project config file, shows the resulting file, and writes it only after
- * the user agrees. The merge itself is core/mcpConfig.ts's, shared with `baton init`: existing entries
+ * the user agrees. The merge itself is core/formats/mcpConfig.ts's, shared with `baton init`: existing entries
  * of other servers are kept; a file that is not valid JSON (or has comments) is refused, never overwritten.
  */
 import { existsSync, statSync } from 'node:fs';
@@ -9,10 +9,10 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { BatonError } from '../core/errors';
-import { type McpClient, type McpLaunch, mcpClients, mergeMcpConfig } from '../core/mcpConfig';
+import { type McpClient, type McpLaunch, mcpClients, mergeMcpConfig } from '../core/formats/mcpConfig';
 import type { BatonConfig } from './config';
 
-/** The clients the extension configures: core/mcpConfig.ts's, under the name the commands use. */
+/** The clients the extension configures: core/formats/mcpConfig.ts's, under the name the commands use. */
 export type McpTarget = McpClient;
 
 function onPath(program: string): boolean {

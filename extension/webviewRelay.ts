@@ -5,12 +5,12 @@
  * human's agent; requests go to the hub over that connection with their idempotency keys, and its
  * events, agent notices and resyncs are pushed back. Every inbound message is validated before use. The
  * thresholds the board judges health and stalled by are the trees' (`baton.health.*` settings win
- * over the hub's, key by key), so the two faces apply core/health.ts to the same numbers.
+ * over the hub's, key by key), so the two faces apply core/rules/health.ts to the same numbers.
  */
 import type * as vscode from 'vscode';
 import { BatonError, describeIssues } from '../core/errors';
 import { type BacklogEvent, Hello, RequestFrame, ViewMessage, isMethod, limits } from '../core/protocol';
-import type { RpcClient } from '../core/rpc';
+import type { RpcClient } from '../core/protocol/rpc';
 import type { HubConnection } from './hubConnection';
 
 export class WebviewRelay implements vscode.Disposable {

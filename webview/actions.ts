@@ -6,7 +6,7 @@
  */
 import { BatonError } from '../core/errors';
 import { type Card, type Message, limits } from '../core/protocol';
-import type { RpcClient } from '../core/rpc';
+import type { RpcClient } from '../core/protocol/rpc';
 import { type ColumnId, columnOf } from './columns';
 import { askText, confirmDialog } from './dialog';
 import { cardFormDialog } from './editor';

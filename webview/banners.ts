@@ -6,7 +6,7 @@
  */
 import { BatonError } from '../core/errors';
 import type { StoreHealth } from '../core/protocol';
-import type { ConnectionState } from '../core/rpc';
+import type { ConnectionState } from '../core/protocol/rpc';
 import { el } from './dom';
 
 export class Banners {

@@ -7,7 +7,7 @@
 import { Backoff, firstConnectBackoff } from '../core/backoff';
 import { BatonError } from '../core/errors';
 import type { HelloOk } from '../core/protocol';
-import type { RpcClient } from '../core/rpc';
+import type { RpcClient } from '../core/protocol/rpc';
 
 /** Starts `client` until the hub answers its hello; `failed` hears each failed attempt. */
 export async function connectFirst(client: RpcClient, failed: (e: unknown) => void): Promise<HelloOk> {

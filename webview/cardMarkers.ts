@@ -3,9 +3,9 @@
  * core's (claimable.ts, lease.ts, health.ts), the same functions the hub and the extension's trees
  * call, never re-written here. Pure: the holder's health and the time are passed in.
  */
-import { isDeferred, isWaiting } from '../core/claimable';
-import { isCardStalled } from '../core/health';
-import { isLeaseExpired } from '../core/lease';
+import { isDeferred, isWaiting } from '../core/rules/claimable';
+import { isCardStalled } from '../core/rules/health';
+import { isLeaseExpired } from '../core/rules/lease';
 import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
 
 export interface CardMarkers {
@@ -17,7 +17,7 @@ export interface CardMarkers {
 	expired: boolean;
 	/**
 	 * Claimed, lease running, no progress for stallSeconds, and the holder alive (healthy or late):
-	 * a stale or dead holder shows as such, not as stalled (core/health.ts `isCardStalled`).
+	 * a stale or dead holder shows as such, not as stalled (core/rules/health.ts `isCardStalled`).
 	 */
 	stalled: boolean;
 }

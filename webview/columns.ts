@@ -2,8 +2,8 @@
  * The board's five columns: their ids, titles, the status a card has in each, and each column's
  * order. Pure definitions: no state, no DOM.
  */
-import { refStateWord } from '../core/claimable';
-import { compareRecent } from '../core/donePages';
+import { refStateWord } from '../core/rules/claimable';
+import { compareRecent } from '../core/rules/donePages';
 import type { Card, CardRef, CardStatus } from '../core/protocol';
 
 export type ColumnId = 'ready' | 'inProgress' | 'review' | 'blocked' | 'done';
@@ -56,7 +56,7 @@ export const columnOrder: Readonly<Record<ColumnId, (a: Card, b: Card) => number
 
 /**
  * A dependency's or dependent's word in the detail pane: its column's title, or Waiting / Deferred for a
- * ready card held back (core/claimable.ts, the words of `baton list` and the tree).
+ * ready card held back (core/rules/claimable.ts, the words of `baton list` and the tree).
  */
 export function refWord(ref: CardRef, nowMs: number): string {
 	const word = refStateWord(ref, nowMs);

@@ -6,7 +6,7 @@
  */
 import type { Params, Result } from '../core/protocol';
 import type { Change } from './change';
-import { DoneTotals } from '../core/donePages';
+import { DoneTotals } from '../core/rules/donePages';
 import { DonePager, donePageSize } from './paging';
 import type { ColumnView } from './render';
 import type { BoardState } from './state';

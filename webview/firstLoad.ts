@@ -4,7 +4,7 @@
  * choose from yet are disabled; afterwards the connection only changes the banner and the header.
  * Decides what the parts show, never what the board loads or sends.
  */
-import type { ConnectionState } from '../core/rpc';
+import type { ConnectionState } from '../core/protocol/rpc';
 import type { Banners } from './banners';
 import type { BoardView } from './render';
 import type { Toolbar } from './toolbar';

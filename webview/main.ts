@@ -7,11 +7,11 @@
  * are boardConnect.ts's. Only the boot and the wiring live here: no request logic, no rules, no
  * element building beyond the layout.
  */
-// Must stay the first import: it configures zod before core/protocol.ts defines its schemas.
+// Must stay the first import: it configures zod before core/protocol/index.ts defines its schemas.
 import './jitless';
 
 import type { BacklogEvent } from '../core/protocol';
-import { RpcClient } from '../core/rpc';
+import { RpcClient } from '../core/protocol/rpc';
 import { BoardActions } from './actions';
 import { connectFirst, pingWhileOpen } from './boardConnect';
 import { BoardLoad, liveStatuses } from './boardLoad';

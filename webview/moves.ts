@@ -4,8 +4,8 @@
  * priority a card gets when it is dropped between two others in Ready. Moves from and to In review
  * are reviewMoves.ts's. Pure: no DOM, no transport.
  */
-import { isDeferred, isWaiting } from '../core/claimable';
-import { isLeaseExpired } from '../core/lease';
+import { isDeferred, isWaiting } from '../core/rules/claimable';
+import { isLeaseExpired } from '../core/rules/lease';
 import { type Card, type Method, type Params, limits } from '../core/protocol';
 import { type ColumnId, columnOf, columnTitles } from './columns';
 import { completionStatus, planReviewMove } from './reviewMoves';

@@ -2,10 +2,10 @@
  * What the board loads, and when (issue 14): Ready, In progress, In review and Blocked in full; Done
  * newest first, a page at a time as the user scrolls to its end (`card/list {status: 'done', order:
  * 'recent'}`), with the filter's text, phase and single project sent along so a search reaches every
- * done card, not only the loaded ones (core/donePages.ts: the boundary and the counts). Requests and
+ * done card, not only the loaded ones (core/rules/donePages.ts: the boundary and the counts). Requests and
  * bookkeeping only: no DOM, no rendering; BoardState decides what the columns show.
  */
-import { boundaryAfter } from '../core/donePages';
+import { boundaryAfter } from '../core/rules/donePages';
 import type { Params, Result } from '../core/protocol';
 import type { Change } from './change';
 import type { Filter } from './filter';

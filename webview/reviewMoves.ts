@@ -6,7 +6,7 @@
  * lands on, so In review is reachable and passable from the keyboard. Pure: no DOM, no transport;
  * the hub still decides (a stale version or a card that moved on is refused there).
  */
-import { isLeaseExpired } from '../core/lease';
+import { isLeaseExpired } from '../core/rules/lease';
 import { type Card, limits } from '../core/protocol';
 import { type ColumnId, columnIds, columnOf, columnTitles } from './columns';
 import type { MoveContext, MovePlan } from './moves';

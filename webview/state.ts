@@ -1,6 +1,6 @@
 /**
  * The board's state: the cards the board holds (every live card, Done's loaded pages: Done lists only
- * the cards down to the boundary of those pages, core/donePages.ts), the agents, the filter, and one
+ * the cards down to the boundary of those pages, core/rules/donePages.ts), the agents, the filter, and one
  * sorted list per column that is kept up to date incrementally (binary-search insert/remove:
  * columnLists.ts), so an event touching one card costs O(log n) plus a splice, never a re-sort of
  * 50,000 cards; it also keeps the set of cards that need a human's input (an agent's unanswered question). Pure logic: no DOM, no
@@ -8,8 +8,8 @@
  * rules (expired, stalled, waiting, deferred, health: cardMarkers.ts) are core's (lease.ts, health.ts,
  * claimable.ts), the same functions the hub and the extension's trees call: never re-written here.
  */
-import { type DoneBoundary, isBelowBoundary } from '../core/donePages';
-import { agentHealth } from '../core/health';
+import { type DoneBoundary, isBelowBoundary } from '../core/rules/donePages';
+import { agentHealth } from '../core/rules/health';
 import {
 	type Agent,
 	type AgentHealth,

@@ -5,8 +5,8 @@
  * it cannot know). Builds and updates its elements from BoardState; what the controls do is the
  * caller's (main.ts wires them). Text only, never HTML.
  */
-import { isAlive } from '../core/health';
-import type { ConnectionState } from '../core/rpc';
+import { isAlive } from '../core/rules/health';
+import type { ConnectionState } from '../core/protocol/rpc';
 import type { BoardState } from './state';
 import { el } from './dom';
 

@@ -1,17 +1,17 @@
 /**
- * The board's two transports for core/rpc.ts (one per host, chosen by <body data-host>):
+ * The board's two transports for core/protocol/rpc.ts (one per host, chosen by <body data-host>):
  * - browser: a WebSocket to ws(s)://<location.host>/ws; the hub authenticates the upgrade by the
  *   session cookie set when the user opened /board?ticket=…, so the hello carries no token.
  * - vscode: postMessage through the extension. Wire shape between webview and extension host:
  *   a **string** message is one hub frame (JSON text), relayed unchanged in both directions; an
- *   **object** message is a ViewMessage (core/protocol.ts). The webview posts `view/ready` once, the
+ *   **object** message is a ViewMessage (core/protocol/index.ts). The webview posts `view/ready` once, the
  *   host answers with `view/connection`; the webview then sends its hello frame and the extension
  *   relays it to the hub (adding the token), so the board's code is identical in both hosts.
  * `acquireVsCodeApi()` is reached only through a factory, so tests and other hosts can inject one.
  */
 import { BatonError } from '../core/errors';
 import { ViewMessage } from '../core/protocol';
-import type { Connector, Transport } from '../core/rpc';
+import type { Connector, Transport } from '../core/protocol/rpc';
 
 /** What the board needs from VS Code's webview API. */
 export interface HostApi {

@@ -5,7 +5,7 @@
  * claims end through the rules like any other. An ended agent that holds nothing is in no list and
  * no count but `all` (issue 27 §4); events keep naming it, they do not refer to the row.
  */
-import { type StallView, agentHealth, isAgentStalled } from '../health';
+import { type StallView, agentHealth, isAgentStalled } from '../rules/health';
 import type { AgentInfo, Card, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
 import { actOnEach } from './cardActions';

@@ -1,11 +1,11 @@
 /**
- * Acting on one card by the rules: load it under lock, decide with the pure rules (rules.ts), write the
+ * Acting on one card by the rules: load it under lock, decide with the pure rules (core/rules/stateMachine.ts), write the
  * patch, shift its dependents' readiness and describe the event. Used inside a unit of work's
  * transaction; it never commits, appends events or decides a transition itself.
  */
 import { BatonError } from '../errors';
 import type { Card, ReadinessChange } from '../protocol';
-import { type Action, type CardPatch, type CardState, decide } from '../rules';
+import { type Action, type CardPatch, type CardState, decide } from '../rules/stateMachine';
 import type { Queryable } from '../store/db';
 import type { Mutation, PendingEvent } from './unitOfWork';
 import { num, toDate } from './values';

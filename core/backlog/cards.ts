@@ -3,7 +3,7 @@
  * counts, delete. Transitions of a card's status are not here (claimCycle.ts, claimEnds.ts,
  * dependencies.ts); neither is any SQL of the hot paths beyond sending the ready page.
  */
-import { checkBody, checkCardId, checkLabels, checkTitle } from '../cardText';
+import { checkBody, checkCardId, checkLabels, checkTitle } from '../protocol/cardText';
 import { BatonError } from '../errors';
 import type { Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';

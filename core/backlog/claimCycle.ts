@@ -4,9 +4,9 @@
  * changes nothing the general path runs in a transaction and explains why. Decisions come from the
  * pure rules; this module holds no SQL catalogue of its own and never waits (the hub does).
  */
-import { leaseOf } from '../lease';
+import { leaseOf } from '../rules/lease';
 import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
-import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../claimRules';
+import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../rules/claim';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
 import { claimableSql, deferredSql, heldByTreeSql, ofProjectSql, waitingSql } from './claimableSql';

@@ -2,7 +2,7 @@
  * How a claim ends other than by completion — release, fail (with backoff and parking), reclaim (a
  * human's, or the reaper's for expired leases and stalled claims) — and a human parking a card and
  * letting it go again (block, unblock). Each is one transaction through the rules; the decisions
- * themselves live in rules.ts.
+ * themselves live in core/rules/stateMachine.ts.
  */
 import type { ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';

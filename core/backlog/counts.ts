@@ -5,7 +5,7 @@
  * checks them against the card itself. Reads only, except folding card_counts' delta rows when many
  * have piled up; no status changes here.
  */
-import { type StallView, agentHealth, isCardStalled } from '../health';
+import { type StallView, agentHealth, isCardStalled } from '../rules/health';
 import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
 import { listedLastSeen } from './agents';

@@ -3,11 +3,11 @@
  * limits, dependencies inside the batch and outside it, cycles, the rows to insert and the answer in
  * input order. No I/O: cards.ts reads what the plan needs, and writes what it returns.
  */
-import { checkBody, checkLabels, checkTitle, parseTimestamp } from '../cardText';
-import { findAnyCycle } from '../dag';
+import { checkBody, checkLabels, checkTitle, parseTimestamp } from '../protocol/cardText';
+import { findAnyCycle } from '../rules/dag';
 import { BatonError } from '../errors';
 import type { Card, ParsedParams, ReviewMode } from '../protocol';
-import { cycleError } from '../rules';
+import { cycleError } from '../rules/stateMachine';
 import { present } from './values';
 
 export type CardInput = ParsedParams<'card/create'>['cards'][number];

@@ -4,10 +4,10 @@
  * done cards), unlink, and reopen of a card others were built on. Cycle search is the pure dag.ts;
  * readiness counters are kept here and in cardActions.ts, never recomputed on the hot path.
  */
-import { type DependencyMap, findCycle } from '../dag';
+import { type DependencyMap, findCycle } from '../rules/dag';
 import { BatonError } from '../errors';
 import type { Card, ParsedParams, Result } from '../protocol';
-import { cycleError } from '../rules';
+import { cycleError } from '../rules/stateMachine';
 import type { Queryable } from '../store/db';
 import { act, loadCard } from './cardActions';
 import { changeLinks } from './cardLinks';

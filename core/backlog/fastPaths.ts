@@ -15,7 +15,7 @@ export interface FastPaths {
 	wire: boolean;
 	/**
 	 * The holder's claim, complete, complete {next} and heartbeat as one named statement each
-	 * (hotSql.ts). Off: the general path, a transaction that loads the card and decides with rules.ts.
+	 * (hotSql.ts). Off: the general path, a transaction that loads the card and decides with core/rules/stateMachine.ts.
 	 */
 	hot: boolean;
 	/**

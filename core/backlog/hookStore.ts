@@ -1,7 +1,7 @@
 /**
  * Outgoing webhooks in the store (migration 0015): hooks/add, hooks/list and hooks/remove, and the
  * delivering hub's bookkeeping — its lease on a hook, the cursor, the retry state and the bounded
- * delivery log. SQL only: which events a hook sends and when it retries are core/webhook.ts's and the
+ * delivery log. SQL only: which events a hook sends and when it retries are core/formats/webhook.ts's and the
  * hub's (mcp-server/hub/webhooks.ts); nothing here sends a request. Secrets are read only by
  * `takeLease` (the delivering hub); every list shows a fingerprint.
  */
@@ -10,7 +10,7 @@ import { desc, eq, isNull, sql } from 'drizzle-orm';
 
 import { BatonError } from '../errors';
 import type { EventType, Hook, HookDelivery, ParsedParams, Result } from '../protocol';
-import { deliveryId, secretFingerprint } from '../webhook';
+import { deliveryId, secretFingerprint } from '../formats/webhook';
 import type { Queryable } from '../store/db';
 import { orm } from '../store/orm';
 import { webhookDeliveries, webhooks } from '../store/schema';
@@ -23,7 +23,7 @@ export const deliveryLogRows = 50;
 /** A hook as its delivering hub holds it (with the secret). */
 export interface LeasedHook {
 	id: string;
-	/** Which copy of the hook: part of its delivery ids (core/webhook.ts deliveryId). */
+	/** Which copy of the hook: part of its delivery ids (core/formats/webhook.ts deliveryId). */
 	instance: string;
 	url: string;
 	secret: string;

@@ -1,14 +1,14 @@
 /**
  * The review gate's operations (issue 12 §1): approve or request changes on a card in review
  * (`card/review`), and a reviewing agent's claim of review work (`card/claim {review: true}`). The
- * decisions are reviewRules.ts's; this module finds the card, applies them in one transaction and
+ * decisions are core/rules/review.ts's; this module finds the card, applies them in one transaction and
  * lists the dependents an approval freed. It never decides who the reviewer is (the hub says: a human
  * or an agent) and never waits.
  */
-import { leaseOf } from '../lease';
+import { leaseOf } from '../rules/lease';
 import type { Card, CardWorkspace, ParsedParams, ReadinessChange, Result } from '../protocol';
-import { type Reviewer, checkReviewCapability } from '../reviewRules';
-import { decide } from '../rules';
+import { type Reviewer, checkReviewCapability } from '../rules/review';
+import { decide } from '../rules/stateMachine';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCardRow } from './cardActions';
 import { afterChildDone } from './tree';

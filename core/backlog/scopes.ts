@@ -7,7 +7,7 @@
  * Overlap is decided by the pure core/scope/conflicts.ts; this module sends SQL and decides nothing else.
  */
 import { BatonError } from '../errors';
-import { checkLease } from '../lease';
+import { checkLease } from '../rules/lease';
 import type { Card, ParsedParams, ReserveRefusal, Result } from '../protocol';
 import { checkScope } from '../scope/check';
 import { type HeldScope, LiveScopes, type ScopeConflict, heldBy } from '../scope/conflicts';

@@ -1,7 +1,7 @@
 /**
  * The backlog's settings (backlog-wide policies stored in the `settings` table, so hubs sharing a
  * store agree) and the stall policy derived from them. Reads and writes settings only; what a
- * setting means for a card is decided where it is applied (rules.ts, the reaper).
+ * setting means for a card is decided where it is applied (core/rules/stateMachine.ts, the reaper).
  */
 import { type Card, type ParsedParams, ReviewMode, type Settings, defaultSettings } from '../protocol';
 

@@ -3,7 +3,7 @@
  * export in pages, and the import of exported cards with their ids. Restoring a backup into a store is
  * the CLI's and store's business (mcp-server/cli/restore.ts, core/store/dump.ts), not this module's.
  */
-import { checkBody, checkCardId, checkLabels, checkTitle, parseTimestamp } from '../cardText';
+import { checkBody, checkCardId, checkLabels, checkTitle, parseTimestamp } from '../protocol/cardText';
 import { BatonError } from '../errors';
 import type { Card, ParsedParams, Result } from '../protocol';
 import { type DumpRows, readDump } from '../store/dump';

@@ -6,7 +6,7 @@
  * not decided here: claimableSql.ts holds it (open_children, kept by migration 0023's triggers, and
  * baton_ancestor_waits); this module only reads and explains.
  */
-import { describeCycle, findAnyCycle } from '../dag';
+import { describeCycle, findAnyCycle } from '../rules/dag';
 import { BatonError } from '../errors';
 import type { Card, CardRef, ChildrenRollup } from '../protocol';
 import type { Queryable } from '../store/db';

@@ -2,16 +2,16 @@
  * Finds the hub of a data dir, or starts one, and returns a connected RpcClient (DESIGN §1). Only
  * "nobody listens" (ENOENT/ECONNREFUSED on hub.sock) spawns a hub; a hub that accepts but does not
  * answer (SIGSTOP, long query) is waited for, never replaced. Racing spawns are safe: the hubs
- * elect one owner through core/ownership.ts and the losers exit.
+ * elect one owner through mcp-server/hub/ownership.ts and the losers exit.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { Backoff, hubStartBackoff } from '../backoff';
 import { type Clock, sleep, systemClock } from '../clock';
 import { BatonError } from '../errors';
-import { diskFullError, freeBytes, startReserveBytes } from '../diskSpace';
+import { diskFullError, freeBytes, startReserveBytes } from '../files/diskSpace';
 import { type AgentInfo, type ClientKind, type Hello, protocolVersion } from '../protocol';
-import { type Connector, RpcClient, type Transport } from '../rpc';
+import { type Connector, RpcClient, type Transport } from '../protocol/rpc';
 import { createLogger } from '../log';
 import { type HubPaths, hubPaths, resolveDataDir, socketPathProblem } from '../paths';
 import { diagnoseHub } from './hubDiagnosis';

@@ -1,14 +1,14 @@
 /**
  * Which project a folder belongs to (issue 13 §1), for the faces that start in one: `baton mcp` and the
  * CLI (the working directory) and the VS Code extension (each workspace folder). Asks git for the
- * repository root and its `origin` remote, and derives the id with core/projectId.ts. Node only (it
+ * repository root and its `origin` remote, and derives the id with core/client/projectId.ts. Node only (it
  * runs `git`); it never throws: a folder outside any repository, or a machine without git, has no
  * project (undefined).
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 
-import { projectIdFromFolder, projectIdFromRemote } from '../projectId';
+import { projectIdFromFolder, projectIdFromRemote } from './projectId';
 
 /** A git repository as Baton sees it: its root folder and its project id. */
 export interface GitRepo {

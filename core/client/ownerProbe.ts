@@ -1,5 +1,5 @@
 /**
- * Asks an owner socket (run/owner.sock, core/ownership.ts) who owns a data dir, without opening
+ * Asks an owner socket (run/owner.sock, mcp-server/hub/ownership.ts) who owns a data dir, without opening
  * anything. A completed connect means a live owner even when it does not answer: the kernel accepted
  * for it. Kept apart from ownership.ts so clients (the extension) can probe without loading the store.
  */

@@ -1,12 +1,12 @@
 /**
- * The node `ws` implementation of core/rpc.ts's Transport: one websocket to the hub, over hub.sock
+ * The node `ws` implementation of core/protocol/rpc.ts's Transport: one websocket to the hub, over hub.sock
  * (`ws+unix:`) or the TCP listener. Resolves once open; a failed or hung handshake rejects with the
  * errno so connectHub can tell "no hub" (spawn one) from "hub unresponsive" (wait, never replace).
  */
 import WebSocket from 'ws';
 import { BatonError } from '../errors';
 import { limits } from '../protocol';
-import type { Transport } from '../rpc';
+import type { Transport } from '../protocol/rpc';
 
 export interface WsTransportOptions {
 	/** Extra upgrade headers (TCP clients send `Authorization: Bearer <token>`). */

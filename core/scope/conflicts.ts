@@ -7,7 +7,7 @@
  * project's claim, nor the other way round). Held scopes are indexed per project (locks by name, globs
  * on the lead tree), each read once (memoised by its entries); glob pairs are pruned by their literal
  * leads before overlap.ts decides them. Pure, platform-free and zod-free (types only from
- * protocol.ts): the caller loads the held scopes and takes whatever lock makes them current.
+ * core/protocol/index.ts): the caller loads the held scopes and takes whatever lock makes them current.
  */
 import type { Card } from '../protocol';
 import { type Scope, lockPrefix, readScope } from './read';

@@ -1,5 +1,5 @@
 /**
- * The whole store as rows, and back: what a full backup holds (core/backupFormat.ts) and what
+ * The whole store as rows, and back: what a full backup holds (mcp-server/hub/backupFormat.ts) and what
  * `baton restore` loads. Every table but the migration log, each row as PostgreSQL's own row_to_json
  * text, read in one consistent snapshot; loaded in one transaction with json_populate_recordset, so
  * types (timestamps to the microsecond, arrays, json) come back exactly. Runs on any Db (PGlite or

@@ -242,7 +242,7 @@ export const batonFunctions = pgTable('baton_functions', {
 	appliedAt: at().notNull().defaultNow(),
 });
 
-/** Backlog-wide policies (core/protocol.ts Settings), one row per key. */
+/** Backlog-wide policies (core/protocol/index.ts Settings), one row per key. */
 export const settings = pgTable('settings', {
 	key: text().primaryKey(),
 	value: json().notNull(),

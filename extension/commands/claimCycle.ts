@@ -3,12 +3,12 @@
  * human's overrides of an agent's claim (reclaim one card, every expired lease, or all an agent
  * holds). Each command asks before fencing another agent's lease unless told `force` / `confirm:
  * false`, and returns the hub's result. Decides nothing itself: claimability and expiry are core's
- * rules (core/claimable.ts, core/lease.ts) and every refusal comes from the hub.
+ * rules (core/rules/claimable.ts, core/rules/lease.ts) and every refusal comes from the hub.
  */
 import * as vscode from 'vscode';
-import { isClaimable } from '../../core/claimable';
+import { isClaimable } from '../../core/rules/claimable';
 import { BatonError } from '../../core/errors';
-import { isLeaseExpired } from '../../core/lease';
+import { isLeaseExpired } from '../../core/rules/lease';
 import type { Card, ClaimedWorkspace } from '../../core/protocol';
 import type { AgentNode } from '../agentsTree';
 import { commandIds } from './ids';

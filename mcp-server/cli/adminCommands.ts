@@ -35,7 +35,7 @@ const stats: Command = {
 		const hub = await ctx.hub();
 		const s = await hub.request('card/stats', projectParams(project));
 		const note = ctx.json ? undefined : await otherProjectsNote(hub, project, s, 'counted');
-		// The words of list's STATUS column (core/claimable.ts): ready = claimable now, then waiting, deferred.
+		// The words of list's STATUS column (core/rules/claimable.ts): ready = claimable now, then waiting, deferred.
 		show(ctx, s, () =>
 			[
 				...(project === anyProject ? [] : [`Counting ${projectWords(project)}.`]),

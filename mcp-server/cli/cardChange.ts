@@ -2,9 +2,9 @@
  * What the card commands share: the one-line status of a card after a change, and a command on the
  * card ID whose flags are read before a hub is opened. Output only; no requests of its own.
  */
-import { stateWord } from '../../core/claimable';
+import { stateWord } from '../../core/rules/claimable';
 import type { Card } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { type Command, type CommandContext, arg, show } from './command';
 import type { Flags } from './flags';
 import { heldBack, truncate } from './output';

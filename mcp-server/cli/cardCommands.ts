@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 
-import { maxPlanBytes, readBoundedText } from '../../core/boundedRead';
+import { maxPlanBytes, readBoundedText } from '../../core/files/boundedRead';
 
 import { BlockParams, CreateCardInput, LinkParams, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
 import { cardChange, cardChangeCommand, statusLine } from './cardChange';

@@ -5,7 +5,7 @@
  * connection. Value errors are UsageErrors (exit 2).
  */
 import type { AgentInfo } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { type Output, UsageError, printJson } from './output';
 import type { ProjectChoice } from './project';
 

@@ -1,21 +1,27 @@
 /**
  * CLI subcommands that move a backlog's data in and out: export (cards, or with --with-history the
  * whole store), import (merge cards; --from another tool's backlog: importForeign.ts), backup (the hub writes a full backup now) and restore (bring a
- * data dir back to a backup; restore.ts). Formats: core/exportFormat.ts and core/backupFormat.ts.
+ * data dir back to a backup; restore.ts). Formats: core/formats/export.ts and mcp-server/hub/backupFormat.ts.
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 
-import { parseBackup } from '../../core/backupFormat';
-import { maxBackupBytes, readBounded } from '../../core/boundedRead';
+import { parseBackup } from '../hub/backupFormat';
+import { maxBackupBytes, readBounded } from '../../core/files/boundedRead';
 import { BatonError } from '../../core/errors';
 import { plural } from '../../core/plural';
-import { collectExport, formatExport, importBatches, writeExportFile, writeFileAtomic } from '../../core/exportFormat';
+import {
+	collectExport,
+	formatExport,
+	importBatches,
+	writeExportFile,
+	writeFileAtomic,
+} from '../../core/formats/export';
 import { hubPaths, resolveDataDir } from '../../core/paths';
-import { writeFileWhole } from '../../core/wholeFile';
+import { writeFileWhole } from '../../core/files/wholeFile';
 import { pgliteAssetsDir } from '../hub/run';
 import { type Command, type CommandContext, show } from './command';
-import { importSources } from '../../core/importers/plan';
+import { importSources } from '../../core/formats/importers/plan';
 import { cliFlags } from './flags';
 import { importForeign } from './importForeign';
 import { UsageError } from './output';

@@ -7,12 +7,12 @@
  * hub's (mcp-server/hub/webhooks.ts).
  */
 import packageJson from '../../package.json';
-import { maxSecretBytes, readBoundedText } from '../../core/boundedRead';
+import { maxSecretBytes, readBoundedText } from '../../core/files/boundedRead';
 import { BatonError } from '../../core/errors';
 import { plural } from '../../core/plural';
 import { errorText } from '../../core/log';
 import { type Hook, HookUrl, HooksAddParams, HooksListParams } from '../../core/protocol';
-import { pingRequest } from '../../core/webhook';
+import { pingRequest } from '../../core/formats/webhook';
 import { type Command, arg, show } from './command';
 import { cliFlags, paramFlags } from './flags';
 import { ago, formatTable, truncate } from './output';

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { connectHub } from '../../core/client/connectHub';
 import { resolveDataDir } from '../../core/paths';
 import type { AgentInfo, ClientKind } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 
 /**
  * With workspaces on (issue 33), the hub answers a claim sent with a `root` once the card's worktree is

@@ -3,14 +3,14 @@
  * from disk (the only node-only part), has core/importers parse and plan it against what the store
  * holds, and applies the plan in ONE data/import call that fails whole on any clash, so an import is
  * applied entirely or not at all. `--dry-run` prints the same plan and writes nothing. Parsing and
- * mapping rules live in core/importers/, not here.
+ * mapping rules live in core/formats/importers/, not here.
  */
 import { type Stats, readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 
-import { isSymlink, leavesFolder, readBounded, readBoundedText } from '../../core/boundedRead';
-import { parseBacklogMd } from '../../core/importers/backlogMd';
-import { parseBeads } from '../../core/importers/beads';
+import { isSymlink, leavesFolder, readBounded, readBoundedText } from '../../core/files/boundedRead';
+import { parseBacklogMd } from '../../core/formats/importers/backlogMd';
+import { parseBeads } from '../../core/formats/importers/beads';
 import {
 	type ForeignBacklog,
 	type ImportPlan,
@@ -20,10 +20,10 @@ import {
 	importSources,
 	maxImportBytes,
 	planImport,
-} from '../../core/importers/plan';
-import { parseTaskmaster } from '../../core/importers/taskmaster';
+} from '../../core/formats/importers/plan';
+import { parseTaskmaster } from '../../core/formats/importers/taskmaster';
 import { BatonError } from '../../core/errors';
-import { collectExport } from '../../core/exportFormat';
+import { collectExport } from '../../core/formats/export';
 import { type CommandContext, show } from './command';
 import { UsageError } from './output';
 import { type ProjectChoice, anyProject } from './project';

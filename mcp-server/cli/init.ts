@@ -1,8 +1,8 @@
 /**
  * `baton init` (issue 15 §2): sets a repository up for its agents. Writes the `baton` MCP server
  * entry into the project config of each MCP client found there or named with --client (merged by
- * core/mcpConfig.ts, shared with the extension), and the work-loop section into AGENTS.md or CLAUDE.md
- * (core/agentsSection.ts). Reads and checks every file before writing any, so a refused file leaves
+ * core/formats/mcpConfig.ts, shared with the extension), and the work-loop section into AGENTS.md or CLAUDE.md
+ * (mcp-server/cli/agentsSection.ts). Reads and checks every file before writing any, so a refused file leaves
  * all of them as they were; writes each atomically (temp file + rename). Idempotent: a second run
  * finds every file unchanged. Needs no hub and starts none, unless --worktrees turns workspaces on
  * for the repository's project (workspaceSettings.ts; checked before any file is written).
@@ -10,11 +10,11 @@
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 
-import { type InstructionsFile, chooseInstructionsFile, upsertSection } from '../../core/agentsSection';
+import { type InstructionsFile, chooseInstructionsFile, upsertSection } from './agentsSection';
 import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { plural } from '../../core/plural';
-import { writeFileWhole } from '../../core/wholeFile';
+import { writeFileWhole } from '../../core/files/wholeFile';
 import {
 	type McpClient,
 	type McpLaunch,
@@ -22,7 +22,7 @@ import {
 	mcpClientIds,
 	mcpClients,
 	mergeMcpConfig,
-} from '../../core/mcpConfig';
+} from '../../core/formats/mcpConfig';
 import type { Command } from './command';
 import { cliFlags } from './flags';
 import {
@@ -181,7 +181,7 @@ async function writeAtomic(file: string, text: string): Promise<void> {
 		s => s.mode & 0o777,
 		() => undefined,
 	);
-	// Whole or not at all (core/wholeFile.ts): every byte, synced, then renamed over the target.
+	// Whole or not at all (core/files/wholeFile.ts): every byte, synced, then renamed over the target.
 	writeFileWhole(target, text, mode === undefined ? { createMode: 0o666 } : { mode });
 }
 

@@ -11,7 +11,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { delimiter, join, sep } from 'node:path';
 
 import { BatonError } from '../../core/errors';
-import type { McpLaunch } from '../../core/mcpConfig';
+import type { McpLaunch } from '../../core/formats/mcpConfig';
 
 /** The npm package that carries the `baton` program (issue 15 §1). */
 export const packageName = 'baton-mcp';

@@ -3,7 +3,7 @@
  * shapes (exit 1: refused, exit 2: usage). Writes through injected streams so tests and `baton up`
  * share it; no colour codes, so logs and CI stay readable.
  */
-import { type StateWord, refStateWord, stateWord, unmetDependencies } from '../../core/claimable';
+import { type StateWord, refStateWord, stateWord, unmetDependencies } from '../../core/rules/claimable';
 import type { Agent, BacklogEvent, Card, CardRef, CardWorkspace, Message } from '../../core/protocol';
 
 export interface Output {
@@ -88,7 +88,7 @@ export function scopeText(card: Card): string | null {
 }
 
 /**
- * What holds a card back, after its word (core/claimable.ts `stateWord`): " on B, C" for a waiting
+ * What holds a card back, after its word (core/rules/claimable.ts `stateWord`): " on B, C" for a waiting
  * card (its unfinished dependencies when known, else how many), " until T" for a deferred one.
  */
 export function heldBack(card: Card, now: number, unmet?: readonly string[]): string {
@@ -303,7 +303,7 @@ export function agentTable(agents: readonly Agent[], now: number = Date.now()): 
 		agents.map(a => [
 			a.id,
 			truncate(a.client, 24),
-			// The hub's flag is core/health.ts's rule: only an alive agent is ever stalled.
+			// The hub's flag is core/rules/health.ts's rule: only an alive agent is ever stalled.
 			a.stalled ? `${a.health} (stalled)` : a.health,
 			a.status,
 			a.connected ? 'yes' : a.endedAt === null || a.endedAt === undefined ? 'no' : `ended ${ago(a.endedAt, now)}`,

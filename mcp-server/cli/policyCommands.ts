@@ -3,9 +3,9 @@
  * on the card, unless --force), `settings` (the backlog-wide retry backoff and stall policy, and with
  * workspaceSettings.ts a project's workspaces), and the
  * per-card policy flags that create and edit share. Each is one hub request; the hub validates.
- * Must not hold policy logic of its own: core/rules.ts and core/backlog.ts decide.
+ * Must not hold policy logic of its own: core/rules/stateMachine.ts and core/backlog/index.ts decide.
  */
-import { stateWord } from '../../core/claimable';
+import { stateWord } from '../../core/rules/claimable';
 import { plural } from '../../core/plural';
 import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
 import { type Command, type CommandContext, arg, show } from './command';
@@ -100,7 +100,12 @@ const settings: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: { ...settingFlags.options, ...noProjectFlag.options, ...workspaceFlags.options, ...workspaceFieldFlags.options },
+	options: {
+		...settingFlags.options,
+		...noProjectFlag.options,
+		...workspaceFlags.options,
+		...workspaceFieldFlags.options,
+	},
 	notes:
 		"Settings live in the backlog, so every hub and every backup agree. A card's own --backoff-seconds or\n" +
 		'--stall-release-seconds (create, edit) overrides them. The event log keeps every state change; of the\n' +

@@ -6,7 +6,7 @@
  * card/stats take the same `project`).
  */
 import type { Result } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { type ProjectChoice, anyProject } from './project';
 
 /** What list and stats send as `project` for the choice: nothing for `*`, null for none. */
@@ -44,7 +44,7 @@ export async function otherProjectsNote(
 	);
 }
 
-/** A claim's reason in CLI words: the hub's "claim with project '*' or project ID" (claimRules.ts) as flags. */
+/** A claim's reason in CLI words: the hub's "claim with project '*' or project ID" (core/rules/claim.ts) as flags. */
 export function cliReason(reason: string): string {
 	return reason.replace("claim with project '*' or project ", "baton claim --project '*' or --project ");
 }

@@ -11,11 +11,11 @@ import { join } from 'node:path';
 
 import { Backlog } from '../../core/backlog';
 import { pauseRestoredHooks } from '../../core/backlog/hookStore';
-import { type BackupFile, parseBackup } from '../../core/backupFormat';
-import { maxBackupBytes, readBounded } from '../../core/boundedRead';
+import { type BackupFile, parseBackup } from '../hub/backupFormat';
+import { maxBackupBytes, readBounded } from '../../core/files/boundedRead';
 import { BatonError } from '../../core/errors';
-import { importBatches } from '../../core/exportFormat';
-import { acquireOwnership, type Ownership } from '../../core/ownership';
+import { importBatches } from '../../core/formats/export';
+import { acquireOwnership, type Ownership } from '../hub/ownership';
 import { hubPaths } from '../../core/paths';
 import type { Db } from '../../core/store/db';
 import { type DumpRows, loadDump, storeRowCount } from '../../core/store/dump';

@@ -11,7 +11,7 @@ import { type GitRepo, findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import { AgentId, type AgentInfo } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { adminCommands } from './adminCommands';
 import { cardCommands } from './cardCommands';
 import { dataCommands } from './dataCommands';

@@ -8,7 +8,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { BatonError } from '../../core/errors';
-import { writeAll } from '../../core/wholeFile';
+import { writeAll } from '../../core/files/wholeFile';
 
 const tokenBytes = 32;
 

@@ -1,15 +1,15 @@
 /**
  * Rolling backups: PGlite does not fsync on Node, so an OS crash can lose recent work. A backup is the
- * whole store — every table, in one snapshot — as a gzip JSONL file (core/backupFormat.ts) in
- * <dataDir>/backups, written whole or not at all (core/wholeFile.ts) and read back and checked before
+ * whole store — every table, in one snapshot — as a gzip JSONL file (mcp-server/hub/backupFormat.ts) in
+ * <dataDir>/backups, written whole or not at all (core/files/wholeFile.ts) and read back and checked before
  * an older one is pruned; only the newest `keep` are kept. `baton restore FILE` brings a data dir back
  * to one. Writes files only; never touches the store.
  */
 import { chmodSync, mkdirSync, readdirSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { parseBackup, writeBackupFile } from '../../core/backupFormat';
-import { maxBackupBytes, readBounded } from '../../core/boundedRead';
+import { parseBackup, writeBackupFile } from './backupFormat';
+import { maxBackupBytes, readBounded } from '../../core/files/boundedRead';
 import { BatonError } from '../../core/errors';
 import { errorText } from '../../core/log';
 import { type DumpRows, dumpCounts, dumpTables } from '../../core/store/dump';

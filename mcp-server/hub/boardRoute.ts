@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { boardPageHtml } from '../../core/boardHtml';
+import { boardPageHtml } from '../../core/formats/boardHtml';
 import { type BoardSessions, hostAllowed, sessionCookieName } from './auth';
 
 export interface BoardRouteContext {

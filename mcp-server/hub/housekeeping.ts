@@ -122,7 +122,7 @@ export class Housekeeping {
 			const info = await this.options.backups.run();
 			log.info(`backup ${info.path} (${info.cards} cards, ${info.events} events)`);
 		} catch (e) {
-			// Nothing was kept (core/wholeFile.ts, verifyBackup): the next interval tries again.
+			// Nothing was kept (core/files/wholeFile.ts, verifyBackup): the next interval tries again.
 			this.writesSinceBackup += 1;
 			log.error(`backup failed: ${errorText(e)}`);
 		}

@@ -17,7 +17,7 @@ import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import type { Card, CardWorkspace, ParsedParams, ProjectSettings, Result } from '../../core/protocol';
-import type { Reviewer } from '../../core/reviewRules';
+import type { Reviewer } from '../../core/rules/review';
 import { land } from '../workspaces/land';
 import { inspectRepo } from '../workspaces/repo';
 

@@ -129,7 +129,7 @@ export class HubMetrics {
 		});
 		this.agents = new Gauge({
 			name: 'baton_agents',
-			help: 'Known agents by health (core/health.ts: from their last heartbeat or ping).',
+			help: 'Known agents by health (core/rules/health.ts: from their last heartbeat or ping).',
 			labelNames: ['health'],
 			registers,
 		});

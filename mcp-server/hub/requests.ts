@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OpContext } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
-import { frameBytes, tooLargeAnswer } from '../../core/frameSize';
+import { frameBytes, tooLargeAnswer } from '../../core/protocol/frameSize';
 import { createLogger } from '../../core/log';
 import { type Method, type RequestFrame, isMethod, limits, methods } from '../../core/protocol';
 import { type Connection, sendError } from './connections';

@@ -12,7 +12,7 @@ import {
 	freeBytes,
 	fullDiskProbeBytes,
 	startReserveBytes,
-} from '../../core/diskSpace';
+} from '../../core/files/diskSpace';
 import { errorText } from '../../core/log';
 import { sqlState } from '../../core/store/db';
 import { postgresUnavailable } from '../../core/store/pgErrors';
@@ -54,7 +54,7 @@ export class StoreGuard {
 
 	/**
 	 * Before a mutating request of `requestBytes`: throws `disk_full` when the store's filesystem has
-	 * less than the reserve plus what this write may take (WAL included, core/diskSpace.ts). The store
+	 * less than the reserve plus what this write may take (WAL included, core/files/diskSpace.ts). The store
 	 * switches to the `disk_full` state only when even a one-card write would not fit; a large request
 	 * refused while smaller ones fit is refused alone.
 	 */

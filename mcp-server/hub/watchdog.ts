@@ -11,7 +11,7 @@
  * same, and the line says so). It must not judge anything else: a busy hub keeps ticking.
  */
 import { Worker } from 'node:worker_threads';
-import { startReserveBytes } from '../../core/diskSpace';
+import { startReserveBytes } from '../../core/files/diskSpace';
 import { createLogger } from '../../core/log';
 
 const log = createLogger('hub').child('watchdog');

@@ -1,7 +1,7 @@
 /**
  * Outgoing webhooks, delivered in the hub's background (issue 15 §4; docs/architecture.md, "Outgoing
  * webhooks"): one worker per hook POSTs the events after the hook's cursor, one at a time in seq
- * order (hence in order per card), signed (core/webhook.ts), each with a request timeout, and retries
+ * order (hence in order per card), signed (core/formats/webhook.ts), each with a request timeout, and retries
  * a failed one with core/backoff.ts's `webhookBackoff` until the receiver takes it. The cursor, the
  * retry state and the delivery log are in the store (core/backlog/hookStore.ts), under this hub's
  * lease on the hook, so one hub at a time delivers a hook and a restarted hub resumes where it was.
@@ -16,7 +16,7 @@ import type { LeasedHook } from '../../core/backlog/hookStore';
 import { type BackoffPolicy, backoffDelay, reconnectBackoff, webhookBackoff } from '../../core/backoff';
 import { createLogger, errorText } from '../../core/log';
 import type { BacklogEvent } from '../../core/protocol';
-import { planHookSteps, webhookRequest } from '../../core/webhook';
+import { planHookSteps, webhookRequest } from '../../core/formats/webhook';
 
 const log = createLogger('hub').child('webhooks');
 

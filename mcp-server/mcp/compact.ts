@@ -3,7 +3,7 @@
  * empty are dropped, and a card's history omits the card snapshot each event carries on the wire.
  * Pure functions, no I/O.
  */
-import { type StateWord, refStateWord, stateWord } from '../../core/claimable';
+import { type StateWord, refStateWord, stateWord } from '../../core/rules/claimable';
 import type { Attempt, BacklogEvent, Card, CardRef, CardWorkspace, Message } from '../../core/protocol';
 
 export type CompactCard = Partial<Card> & Pick<Card, 'id' | 'title' | 'status'>;
@@ -25,7 +25,7 @@ export function dropEmpty<T extends object>(value: T): Partial<T> {
 
 /**
  * A card or a dependency's `state`, only when it is not its status: `waiting` or `deferred` for a ready
- * card held back (core/claimable.ts `stateWord`, the word of list's STATUS column and the board).
+ * card held back (core/rules/claimable.ts `stateWord`, the word of list's STATUS column and the board).
  */
 function heldState(word: StateWord): { state?: 'waiting' | 'deferred' } {
 	return word === 'waiting' || word === 'deferred' ? { state: word } : {};

@@ -8,7 +8,7 @@
  */
 import type { Method, Params, Result } from '../../core/protocol';
 import { type ProjectChoice, anyProject } from '../cli/project';
-import type { RequestOptions, RpcClient } from '../../core/rpc';
+import type { RequestOptions, RpcClient } from '../../core/protocol/rpc';
 import { Inbox } from './inbox';
 
 export class ToolContext {

@@ -4,7 +4,7 @@
  * pings are logged and retried on the next tick; the client itself reconnects.
  */
 import { createLogger } from '../../core/log';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 
 const log = createLogger('mcp').child('keepAlive');
 

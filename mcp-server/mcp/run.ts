@@ -12,7 +12,7 @@ import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
 import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { openHub } from '../cli/hubClient';
 import { mcpMarker } from '../cli/insideAgent';
 import { explicitProject, workingProject } from '../cli/project';

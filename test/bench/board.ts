@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 import type { CreateCardInput } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { benchFleet } from './boardFleet';
 import { cardBatches } from './dataset';
 import { connect, startHub } from './hubProcess';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 
 import type { Card } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { makeCard } from '../helpers/cards';
 import { connect, startHub } from './hubProcess';
 import { type Reporter, median, percentile, row } from './report';

@@ -12,7 +12,7 @@ import { type IncomingMessage, type ServerResponse, createServer, request } from
 import type { AddressInfo } from 'node:net';
 
 import { hubPaths } from '../../core/paths';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { cardBatches } from './dataset';
 import { connect, startHub } from './hubProcess';
 import { Reporter, median, percentile, row } from './report';

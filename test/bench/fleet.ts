@@ -16,7 +16,7 @@ import { join } from 'node:path';
 
 import pg from 'pg';
 
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { cardBatches } from './dataset';
 import { checkHolds, cpuMsOfAll, FleetRecord, runAgent } from './fleetAgents';
 import { batonJs, connect, type HubHandle, requireBuild, rssOf, startHub } from './hubProcess';

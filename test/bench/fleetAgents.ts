@@ -3,7 +3,7 @@
  * client), the call timings and errors it records, CPU of many processes from /proc, and the proof of
  * no double hold read back from the event log. It records and checks; it judges no target.
  */
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { cpuMsOf } from './hubProcess';
 import type { Session } from './mcpSession';
 

@@ -7,7 +7,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { cardBatches } from './dataset';
 import { connect, cpuMsOf, type HubHandle, rssOf, startHub } from './hubProcess';
 import { median, percentile, Reporter, row } from './report';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { connectHub } from '../../core/client/connectHub';
 import type { AgentInfo, ClientKind } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 
 export const batonJs = join(__dirname, '..', '..', 'dist', 'baton.js');
 

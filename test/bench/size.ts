@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Backlog } from '../../core/backlog';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { cardBatches } from './dataset';
 import { connect, rssOf, startHub } from './hubProcess';
 import { median, Reporter, row } from './report';

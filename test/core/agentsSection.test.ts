@@ -1,5 +1,5 @@
 /**
- * core/agentsSection.ts, pure: the work-loop section appended or replaced between its markers with the
+ * mcp-server/cli/agentsSection.ts, pure: the work-loop section appended or replaced between its markers with the
  * text around it untouched, idempotence, broken markers refused, and the AGENTS.md / CLAUDE.md choice.
  */
 import assert from 'node:assert/strict';
@@ -11,7 +11,7 @@ import {
 	sectionBegin,
 	sectionEnd,
 	upsertSection,
-} from '../../core/agentsSection';
+} from '../../mcp-server/cli/agentsSection';
 import { BatonError } from '../../core/errors';
 
 describe('agentsSection', () => {

@@ -1034,7 +1034,7 @@ for (const kind of storeKinds) {
 				clock.advance(901);
 				me = (await b.listAgents()).agents.find(a => a.id === `${p}claude`);
 				assert.equal(me?.health, 'dead');
-				// A dead agent's card shows its holder's health, not a stall (core/health.ts; stalled.test.ts).
+				// A dead agent's card shows its holder's health, not a stall (core/rules/health.ts; stalled.test.ts).
 				assert.equal(me.stalled, false);
 				const taken = await b.reclaimAgent(human, { agentId: `${p}claude` });
 				assert.deepEqual(

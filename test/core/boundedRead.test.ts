@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 
-import { gunzipBounded, leavesFolder, readBounded, readBoundedText } from '../../core/boundedRead';
+import { gunzipBounded, leavesFolder, readBounded, readBoundedText } from '../../core/files/boundedRead';
 import { BatonError } from '../../core/errors';
-import { writeFileWhole } from '../../core/wholeFile';
+import { writeFileWhole } from '../../core/files/wholeFile';
 
 let dir: string;
 

@@ -10,8 +10,8 @@ import {
 	refStateWord,
 	stateWord,
 	unmetDependencies,
-} from '../../core/claimable';
-import { describeNothingClaimable } from '../../core/claimRules';
+} from '../../core/rules/claimable';
+import { describeNothingClaimable } from '../../core/rules/claim';
 import { makeCard } from '../helpers/cards';
 
 const now = Date.parse('2026-01-01T12:00:00.000Z');

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { describeCycle, findAnyCycle, findCycle } from '../../core/dag';
+import { describeCycle, findAnyCycle, findCycle } from '../../core/rules/dag';
 
 const graphOf = (edges: Record<string, string[]>): Map<string, string[]> => new Map(Object.entries(edges));
 

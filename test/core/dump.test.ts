@@ -13,9 +13,9 @@ import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 
 import { Backlog, type OpContext } from '../../core/backlog';
-import { formatBackup, parseBackup } from '../../core/backupFormat';
+import { formatBackup, parseBackup } from '../../mcp-server/hub/backupFormat';
 import { BatonError } from '../../core/errors';
-import { formatExport } from '../../core/exportFormat';
+import { formatExport } from '../../core/formats/export';
 import type { Db } from '../../core/store/db';
 import { type DumpRows, dumpTables, loadDump, readDump, storeRowCount } from '../../core/store/dump';
 import { loadMigrations, migrate, schemaVersion } from '../../core/store/migrate';

@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { type FastPaths, noFastPaths } from '../../core/backlog/fastPaths';
-import { stateWord } from '../../core/claimable';
+import { stateWord } from '../../core/rules/claimable';
 import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import type { BacklogEvent, Card } from '../../core/protocol';
@@ -380,7 +380,7 @@ async function listedClaimable(b: Backlog): Promise<string[]> {
 }
 
 /**
- * What the faces print about the backlog: each card's word (core/claimable.ts), list's waitsOn, and
+ * What the faces print about the backlog: each card's word (core/rules/claimable.ts), list's waitsOn, and
  * stats and the ready page per project as claim sees them.
  */
 async function derivedWords(b: Backlog, clock: ManualClock): Promise<unknown> {

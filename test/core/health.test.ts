@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { agentHealth, isAgentStalled, isAlive, isCardStalled, isQuiet } from '../../core/health';
+import { agentHealth, isAgentStalled, isAlive, isCardStalled, isQuiet } from '../../core/rules/health';
 import { type AgentHealth, agentHealths, defaultHealthThresholds as t } from '../../core/protocol';
 import { makeCard } from '../helpers/cards';
 

@@ -1,5 +1,5 @@
 /**
- * The foreign-backlog importers as pure functions (core/importers/): each source's statuses,
+ * The foreign-backlog importers as pure functions (core/formats/importers/): each source's statuses,
  * priorities, dependencies, sub-tasks and acceptance criteria mapped as docs/guide.md says, ids kept
  * or mapped around the store's, re-imports recognised, and every malformed source refused with the
  * line or file named. The CLI and hub path is test/mcp-server/importForeign.test.ts.
@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
 import { BatonError } from '../../core/errors';
-import { backlogMdPriority, backlogMdStatus, parseBacklogMd } from '../../core/importers/backlogMd';
-import { beadsPriority, parseBeads } from '../../core/importers/beads';
-import { type ExistingCard, type ForeignBacklog, planImport, sourceKey } from '../../core/importers/plan';
-import { parseTaskmaster, taskmasterPriority } from '../../core/importers/taskmaster';
+import { backlogMdPriority, backlogMdStatus, parseBacklogMd } from '../../core/formats/importers/backlogMd';
+import { beadsPriority, parseBeads } from '../../core/formats/importers/beads';
+import { type ExistingCard, type ForeignBacklog, planImport, sourceKey } from '../../core/formats/importers/plan';
+import { parseTaskmaster, taskmasterPriority } from '../../core/formats/importers/taskmaster';
 
 const fixtures = join(__dirname, '..', 'fixtures', 'import');
 const now = new Date('2026-01-02T03:04:05Z');

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { isLeaseExpired } from '../../core/lease';
+import { isLeaseExpired } from '../../core/rules/lease';
 import { makeCard } from '../helpers/cards';
 
 const now = Date.parse('2026-01-01T12:00:00.000Z');

@@ -1,5 +1,5 @@
 /**
- * core/mcpConfig.ts, pure: the `baton` entry merged into MCP config texts with every other entry
+ * core/formats/mcpConfig.ts, pure: the `baton` entry merged into MCP config texts with every other entry
  * and comment kept, idempotence, indentation and line endings, and the refusals (not JSON, not an
  * object) that name the file and the entry to add by hand.
  */
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { BatonError } from '../../core/errors';
-import { type McpLaunch, currentEntry, detectIndent, mergeMcpConfig } from '../../core/mcpConfig';
+import { type McpLaunch, currentEntry, detectIndent, mergeMcpConfig } from '../../core/formats/mcpConfig';
 
 const npx: McpLaunch = { command: 'npx', args: ['-y', 'baton-mcp', 'mcp'], env: {} };
 const global: McpLaunch = { command: 'baton', args: ['mcp'], env: { BATON_DATA_DIR: '/data' } };

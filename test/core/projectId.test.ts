@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 
 import { findGitRepo, inferProject } from '../../core/client/gitRepo';
-import { projectIdFromFolder, projectIdFromRemote } from '../../core/projectId';
+import { projectIdFromFolder, projectIdFromRemote } from '../../core/client/projectId';
 
 describe('project ids', () => {
 	it('normalises every spelling of a remote to host/path', () => {

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import type { BacklogEvent, HelloOk, Message } from '../../core/protocol';
-import { type ConnectionState, RpcClient, type Transport } from '../../core/rpc';
+import { type ConnectionState, RpcClient, type Transport } from '../../core/protocol/rpc';
 
 const helloOk: HelloOk = {
 	hello: 'ok',

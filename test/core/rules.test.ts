@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { BatonError } from '../../core/errors';
-import { checkLease } from '../../core/lease';
+import { checkLease } from '../../core/rules/lease';
 import type { CardStatus, ErrorCode } from '../../core/protocol';
-import { checkClaimable, describeNothingClaimable } from '../../core/claimRules';
-import { type Action, type CardState, backoffDelaySeconds, decide } from '../../core/rules';
+import { checkClaimable, describeNothingClaimable } from '../../core/rules/claim';
+import { type Action, type CardState, backoffDelaySeconds, decide } from '../../core/rules/stateMachine';
 
 const now = new Date('2026-01-01T12:00:00.000Z');
 const later = new Date(now.getTime() + 60_000);

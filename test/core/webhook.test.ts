@@ -1,5 +1,5 @@
 /**
- * Outgoing webhooks' pure parts (core/webhook.ts): the signature a receiver checks (tampered body,
+ * Outgoing webhooks' pure parts (core/formats/webhook.ts): the signature a receiver checks (tampered body,
  * wrong secret, replayed timestamp), the stable delivery id, and which events of a page a hook
  * delivers, passes or reports as compacted away. Then the store's side (core/backlog/hookStore.ts) on
  * real PGlite and PostgreSQL: one hub's lease on a hook at a time (two Backlogs on one PostgreSQL
@@ -18,7 +18,7 @@ import {
 	verifyWebhook,
 	webhookHeaders,
 	webhookRequest,
-} from '../../core/webhook';
+} from '../../core/formats/webhook';
 import { type TestBacklog, openTestBacklog, storeKinds } from '../helpers/backlog';
 
 const secret = 'sixteen-chars-at-least';

@@ -1,12 +1,12 @@
 /**
  * The extension's Done cache (issue 14) against a fake `card/list` over an in-memory backlog: the
  * first page, "Load more…" pages newest first with no duplicate, a done card deleted or changed while
- * its page was unloaded, and the done count kept by events (core/donePages.ts DoneTotals).
+ * its page was unloaded, and the done count kept by events (core/rules/donePages.ts DoneTotals).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { compareRecent } from '../../core/donePages';
+import { compareRecent } from '../../core/rules/donePages';
 import type { BacklogEvent, Card, Params, Result, StatsResult } from '../../core/protocol';
 import { DoneCache } from '../../extension/doneCache';
 import { makeCard } from '../helpers/cards';

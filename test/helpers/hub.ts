@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { type ConnectHubOptions, connectHub } from '../../core/client/connectHub';
 import { type HubPaths, hubPaths } from '../../core/paths';
 import { type AgentInfo, type ClientKind, protocolVersion } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { dropSchema, testDatabaseUrl } from './backlog';
 
 export const repoRoot = resolve(__dirname, '../..');

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { freeBytes } from '../../core/diskSpace';
+import { freeBytes } from '../../core/files/diskSpace';
 
 /** Outside CI, a user who cannot mount skips these proofs (loudly); on CI they must run. */
 export const tmpfsSkip =

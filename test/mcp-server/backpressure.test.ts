@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import {
 	type HubProcess,
 	RawClient,

@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { parsePatch } from 'diff';
 import type { Backlog } from '../../core/backlog';
 import { diffLimits } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { dropSchema, uniqueSchema } from '../helpers/backlog';
 import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
 import { testDatabaseUrl } from '../helpers/backlog';

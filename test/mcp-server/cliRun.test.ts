@@ -153,7 +153,7 @@ describe('baton CLI', () => {
 			'history',
 			'messages',
 		]);
-		// With what a face needs to say waiting or deferred for them (core/claimable.ts refStateWord).
+		// With what a face needs to say waiting or deferred for them (core/rules/claimable.ts refStateWord).
 		assert.deepEqual(shown.dependencies, [
 			{ id: 'Q1', title: 'Base', status: 'ready', unmetDeps: 0, deferUntil: null },
 		]);

@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 
 import { BatonError } from '../../core/errors';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { alive, client, ensureBuilt, hubEnv, sleep, startHub, waitFor } from '../helpers/hub';
 import { runBaton } from '../helpers/mcp';
 import { chromiumArgs } from '../helpers/chromium';

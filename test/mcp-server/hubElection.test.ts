@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import { connectHub } from '../../core/client/connectHub';
 import { BatonError } from '../../core/errors';
 import { hubPaths } from '../../core/paths';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import {
 	alive,
 	amcheckIndexes,

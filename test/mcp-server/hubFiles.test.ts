@@ -1,6 +1,6 @@
 /**
  * The hub's file formats and locations, without a hub: data dir resolution and layout
- * (core/paths.ts) and the JSONL export/backup format (core/exportFormat.ts), plain and gzip.
+ * (core/paths.ts) and the JSONL export/backup format (core/formats/export.ts), plain and gzip.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { BatonError } from '../../core/errors';
-import { formatExport, importBatches, parseExport, readExportFile, writeExportFile } from '../../core/exportFormat';
+import { formatExport, importBatches, parseExport, readExportFile, writeExportFile } from '../../core/formats/export';
 import { hubPaths, resolveDataDir, socketPathProblem, stalePgliteDataDir } from '../../core/paths';
 import { type Card, limits } from '../../core/protocol';
 import { makeCard } from '../helpers/cards';

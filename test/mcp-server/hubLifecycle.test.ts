@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { type BackupFile, parseBackup } from '../../core/backupFormat';
+import { type BackupFile, parseBackup } from '../../mcp-server/hub/backupFormat';
 import type { Card } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { client, removeDataDir, startHub, tempDataDir, waitFor } from '../helpers/hub';
 import { runBaton } from '../helpers/mcp';
 

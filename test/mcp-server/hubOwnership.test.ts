@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { connectHub } from '../../core/client/connectHub';
 import { BatonError } from '../../core/errors';
-import { acquireOwnership, openOwnedBacklog } from '../../core/ownership';
+import { acquireOwnership, openOwnedBacklog } from '../../mcp-server/hub/ownership';
 import { hubPaths } from '../../core/paths';
 import { protocolVersion } from '../../core/protocol';
 import { RawClient, alive, client, hubCommand, removeDataDir, sleep, startHub, tempDataDir } from '../helpers/hub';

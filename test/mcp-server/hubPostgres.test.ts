@@ -11,7 +11,7 @@ import pg from 'pg';
 import { connectHub } from '../../core/client/connectHub';
 import { BatonError } from '../../core/errors';
 import type { BacklogEvent } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { migrationLockKey } from '../../core/store/migrate';
 import { NotifyRelay } from '../../mcp-server/hub/notifyRelay';
 import { runBaton } from '../helpers/mcp';

@@ -11,9 +11,9 @@ import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { collectExport } from '../../core/exportFormat';
+import { collectExport } from '../../core/formats/export';
 import type { Card } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { client } from '../helpers/hub';
 import { cleanupDataDir, ensureBuilt, runCliHere, tempDataDir } from '../helpers/mcp';
 

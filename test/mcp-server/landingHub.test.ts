@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { Backlog } from '../../core/backlog';
 import type { Card, LandMode } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 import { client, type HubProcess, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';

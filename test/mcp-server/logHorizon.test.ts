@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { Backlog } from '../../core/backlog';
 import type { BacklogEvent } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 import { type SharedHubs, client, ensureBuilt, startSharedHubs, waitFor } from '../helpers/hub';
 

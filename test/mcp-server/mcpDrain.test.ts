@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { connectHub } from '../../core/client/connectHub';
 import type { BacklogEvent } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import {
 	type Agent,
 	cleanupDataDir,

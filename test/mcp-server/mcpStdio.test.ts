@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { connectHub } from '../../core/client/connectHub';
-import { collectExport } from '../../core/exportFormat';
-import type { RpcClient } from '../../core/rpc';
+import { collectExport } from '../../core/formats/export';
+import type { RpcClient } from '../../core/protocol/rpc';
 import {
 	type Agent,
 	cleanupDataDir,

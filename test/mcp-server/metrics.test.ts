@@ -11,7 +11,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import parsePrometheusTextFormat, { type PrometheusFamily, type PrometheusSample } from 'parse-prometheus-text-format';
 import type { Result } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { uniqueSchema } from '../helpers/backlog';
 import {
 	type HubProcess,

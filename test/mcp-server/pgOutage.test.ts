@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { BatonError } from '../../core/errors';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { NotifyRelay } from '../../mcp-server/hub/notifyRelay';
 import { type HubProcess, client, hubEnv, removeDataDir, sleep, startHub, tempDataDir, waitFor } from '../helpers/hub';
 import { type Agent, runBaton, startAgent, textOf } from '../helpers/mcp';

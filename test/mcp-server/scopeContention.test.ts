@@ -12,7 +12,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 
 import type { BacklogEvent, CreateCardInput } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { checkScope } from '../../core/scope/check';
 import type { Scope } from '../../core/scope/read';
 import { scopesOverlap } from '../../core/scope/conflicts';

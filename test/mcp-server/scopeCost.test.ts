@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
 import { BatonError } from '../../core/errors';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { type HubProcess, client, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
 
 const project = 'github.com/acme/web';

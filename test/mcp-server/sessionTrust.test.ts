@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { BatonError } from '../../core/errors';
 import type { Agent as AgentRow, Card } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { client, waitFor } from '../helpers/hub';
 import {
 	type Agent,

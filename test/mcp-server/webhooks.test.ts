@@ -17,8 +17,8 @@ import { after, before, describe, it } from 'node:test';
 import type { BacklogEvent, Hook } from '../../core/protocol';
 import { openPostgres } from '../../core/store/postgres';
 import { Webhooks } from '../../mcp-server/hub/webhooks';
-import type { RpcClient } from '../../core/rpc';
-import { verifyWebhook, webhookHeaders } from '../../core/webhook';
+import type { RpcClient } from '../../core/protocol/rpc';
+import { verifyWebhook, webhookHeaders } from '../../core/formats/webhook';
 import { dropSchema, openTestBacklog, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 import {
 	type HubProcess,

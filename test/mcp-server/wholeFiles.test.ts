@@ -11,10 +11,10 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { parseBackup, writeBackupFile } from '../../core/backupFormat';
-import { bytesNeededToWrite, freeBytes, writeReserveBytes } from '../../core/diskSpace';
+import { parseBackup, writeBackupFile } from '../../mcp-server/hub/backupFormat';
+import { bytesNeededToWrite, freeBytes, writeReserveBytes } from '../../core/files/diskSpace';
 import { BatonError } from '../../core/errors';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import type { DumpRows } from '../../core/store/dump';
 import { verifyBackup } from '../../mcp-server/hub/backups';
 import {

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { findGitRepo } from '../../core/client/gitRepo';
 import type { BacklogEvent, ProjectSettings, Result, WorkspaceSetup } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { snapshotWip } from '../../mcp-server/workspaces/wip';
 import { removeWorktree } from '../../mcp-server/workspaces/worktree';
 import { type HubProcess, client, startHub } from '../helpers/hub';

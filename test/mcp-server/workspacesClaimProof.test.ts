@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { findGitRepo } from '../../core/client/gitRepo';
 import type { Result } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { type HubProcess, client, startHub } from '../helpers/hub';
 import { cleanupDataDir, ensureBuilt } from '../helpers/mcp';
 import { gitOut, makeRepo, type TestRepo } from '../helpers/workspaceRepo';

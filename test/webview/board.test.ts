@@ -14,8 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import WebSocket from 'ws';
 
-import { boardPageHtml } from '../../core/boardHtml';
-import type { RpcClient } from '../../core/rpc';
+import { boardPageHtml } from '../../core/formats/boardHtml';
+import type { RpcClient } from '../../core/protocol/rpc';
 import pg from 'pg';
 
 import { type HubProcess, hubEnv, repoRoot } from '../helpers/hub';

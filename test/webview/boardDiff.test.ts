@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 
 import type { Backlog } from '../../core/backlog';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 import { hubEnv } from '../helpers/hub';
 import { giveWorkspace, schemaBacklog } from '../helpers/workspaceCards';

@@ -7,7 +7,7 @@
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
 
 import type { AgentInfo, ClientKind } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 
 import { chromiumArgs } from '../helpers/chromium';
 import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';

@@ -1,8 +1,8 @@
-/** core/boardHtml.ts: the page both hosts serve, its CSP, and refusal of values that could break out of it. */
+/** core/formats/boardHtml.ts: the page both hosts serve, its CSP, and refusal of values that could break out of it. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { boardCsp, boardPageHtml } from '../../core/boardHtml';
+import { boardCsp, boardPageHtml } from '../../core/formats/boardHtml';
 import { BatonError } from '../../core/errors';
 
 const base = {

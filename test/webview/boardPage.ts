@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Locator, Page } from 'playwright-core';
 
 import type { Card } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 
 /** Collects CSP violations, page errors and alert dialogs from the moment the page starts. */
 export const watchScript = `

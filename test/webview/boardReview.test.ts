@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Page } from 'playwright-core';
 
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 
 import { BoardFixture } from './boardFixture';
 import { type PageWatch, cardIn, columnPoint, drag, storeCard, waitForStore, watch, watchScript } from './boardPage';

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Page } from 'playwright-core';
 
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 
 import { type Agent, startAgent } from '../helpers/mcp';
 import { BoardFixture } from './boardFixture';

@@ -7,7 +7,7 @@
  * none), and the claimed ones name the files they touch (their scope).
  */
 import type { CreateCardInput } from '../../core/protocol';
-import type { RpcClient } from '../../core/rpc';
+import type { RpcClient } from '../../core/protocol/rpc';
 import { client } from '../helpers/hub';
 
 export interface Seeded {

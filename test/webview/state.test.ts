@@ -243,7 +243,7 @@ describe('BoardState', () => {
 		assert.equal(formatRemaining(-30_000), 'expired 30s ago');
 	});
 
-	// The boundaries core/health.ts and core/lease.ts define, as the board shows them: the Backlog and
+	// The boundaries core/rules/health.ts and core/rules/lease.ts define, as the board shows them: the Backlog and
 	// Agents trees call the same functions, so the two faces cannot disagree on a card again.
 	describe('markers agree with the core rules', () => {
 		const now = Date.parse('2026-01-01T01:00:00.000Z');

@@ -95,7 +95,7 @@ describe('Backlog tree', () => {
 	});
 });
 
-// core/health.ts decides "stalled" for both trees and the board: a quiet card of a live agent is
+// core/rules/health.ts decides "stalled" for both trees and the board: a quiet card of a live agent is
 // stalled; once the agent is dead, the card is held by a dead agent, not stalled.
 describe('stalled in the trees', () => {
 	const config = () => vscode.workspace.getConfiguration('baton');

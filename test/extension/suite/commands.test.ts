@@ -7,7 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { Result } from '../../../core/protocol';
-import type { RpcClient } from '../../../core/rpc';
+import type { RpcClient } from '../../../core/protocol/rpc';
 import { after, before, describe, it } from './harness';
 import { agentClient, api, env, storeCard, uniqueId, waitFor } from './helpers';
 

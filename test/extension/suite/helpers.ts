@@ -10,7 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import * as vscode from 'vscode';
 import { connectHub } from '../../../core/client/connectHub';
 import type { Card } from '../../../core/protocol';
-import type { RpcClient } from '../../../core/rpc';
+import type { RpcClient } from '../../../core/protocol/rpc';
 import type { BatonApi } from '../../../extension/main';
 import type { UiCheckRequest, UiCheckResult } from '../uiChecks';
 

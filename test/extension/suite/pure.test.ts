@@ -3,13 +3,13 @@
  * shared with the board), lease texts, MCP config merging.
  */
 import assert from 'node:assert/strict';
-import { agentHealth, isAgentStalled } from '../../../core/health';
-import { isLeaseExpired } from '../../../core/lease';
+import { agentHealth, isAgentStalled } from '../../../core/rules/health';
+import { isLeaseExpired } from '../../../core/rules/lease';
 import type { Card } from '../../../core/protocol';
 import { cardContextValue, groupOf } from '../../../extension/backlogTree';
 import { formatDuration } from '../../../core/duration';
 import { cardSummary, leaseText } from '../../../extension/cardText';
-import { mergeMcpConfig } from '../../../core/mcpConfig';
+import { mergeMcpConfig } from '../../../core/formats/mcpConfig';
 import { makeCard } from '../../helpers/cards';
 import { describe, it } from './harness';
 
@@ -69,7 +69,7 @@ describe('pure rules', () => {
 		const expired = { ...claimed, leaseExpiresAt: ago(12) };
 		assert.equal(isLeaseExpired(expired, now), true);
 		assert.equal(leaseText(expired, now), 'lease expired 12s ago');
-		// At the very instant the lease ends it is over, in the text as in the rule (core/lease.ts).
+		// At the very instant the lease ends it is over, in the text as in the rule (core/rules/lease.ts).
 		const atEnd = { ...claimed, leaseExpiresAt: new Date(now).toISOString() };
 		assert.equal(isLeaseExpired(atEnd, now), true);
 		assert.equal(leaseText(atEnd, now), 'lease expired 0s ago');

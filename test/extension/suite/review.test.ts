@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { Card, Result } from '../../../core/protocol';
-import type { RpcClient } from '../../../core/rpc';
+import type { RpcClient } from '../../../core/protocol/rpc';
 import type { CardNode } from '../../../extension/backlogTree';
 import type { OpenedChanges } from '../../../extension/gitChanges';
 import { after, before, describe, it } from './harness';

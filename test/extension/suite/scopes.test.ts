@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import type { RpcClient } from '../../../core/rpc';
+import type { RpcClient } from '../../../core/protocol/rpc';
 import { after, before, describe, it } from './harness';
 import { agentClient, api, callTool, env, mcpAgent, uiCheck, uniqueId, waitFor } from './helpers';
 

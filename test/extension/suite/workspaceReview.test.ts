@@ -13,7 +13,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { Card, CardWorkspace } from '../../../core/protocol';
-import type { RpcClient } from '../../../core/rpc';
+import type { RpcClient } from '../../../core/protocol/rpc';
 import { type OpenedWorkspaceChanges, gitShowUri } from '../../../extension/workspaceChanges';
 import { toReview } from '../../../extension/reviewQueue';
 import { ensureWorktree } from '../../../mcp-server/workspaces/worktree';
