@@ -1,47 +1,29 @@
 // Lint rules and the import boundaries of DESIGN §6 / STYLE §2.2, enforced per folder.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { readdirSync } from 'node:fs';
 
 const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'child_process', 'net', 'http', 'crypto', 'url', 'events'];
 /** What the platform-free protocol files and the webview (which imports them) must never pull in. */
 const hostAndStore = ['vscode', 'ws', 'pg', '@electric-sql/*', 'drizzle-orm', 'drizzle-orm/*', ...nodeBuiltins];
 
 /**
- * The core files every face may import (docs/architecture.md): the protocol and its client, the
- * derived rules (lease expired, health and stalled, claimable) so no face re-writes them, and the
- * clock and the retry policy every connection shares. All are platform-free; the rule modules are
- * zod-free too (types only from core/protocol/index.ts).
+ * The core folders every face may import whole (docs/architecture.md): protocol/ (the schemas, the
+ * client, the frame size rule), rules/ (the state machine and the derived rules: lease expired, health
+ * and stalled, claimable, Done pages, so no face re-writes them) and scope/ (the one scope module,
+ * issue 29 §1). All are platform-free (webview/tsconfig.json compiles them without node types); rules/
+ * and scope/ are zod-free too (types only from protocol/).
  */
-const sharedCore = [
-	'protocol',
-	// The parts core/protocol/index.ts re-exports (faces import core/protocol/index.ts itself).
-	'protocolDomain',
-	'protocolCards',
-	'protocolMethods',
-	'protocolFrames',
-	// Issue 33: card/diff's schemas, which the methods table imports.
-	'protocolDiff',
-	'rpc',
-	'rpcFeed',
-	'frameSize',
-	'errors',
-	'clock',
-	'backoff',
-	'duration',
-	'lease',
-	'health',
-	'claimable',
-	// Issue 14: the board and the tree page Done the same way (where the loaded pages end, the counts).
-	'donePages',
-];
-const ruleModules = ['errors', 'clock', 'backoff', 'duration', 'lease', 'health', 'claimable', 'donePages'];
-
+const sharedFolders = ['protocol', 'rules', 'scope'];
 /**
- * Core folders every face may import whole, under the same rules as sharedCore (platform-free,
- * zod-free): scope/ is the one scope module (issue 29 §1), so the hub, the board and the tree decide
- * "waits on files held by …" the same way.
+ * core/'s root files: the few cross-cutting ones (errors, clock, backoff, duration, ids, log, paths,
+ * plural), read from the folder so a new one needs no entry here. Faces may import them; the node-only
+ * ones (log, paths, ids) fail the webview's compile, which has no node types.
  */
-const sharedFolders = ['scope'];
+const coreRoot = readdirSync(new URL('./core', import.meta.url))
+	.filter(f => f.endsWith('.ts'))
+	.map(f => f.slice(0, -3));
+const protocolValues = ['zod', './protocol', './protocol/*', '../protocol', '../protocol/*'];
 
 /** drizzle-kit is a devDependency: test/core/schema.test.ts has it render core/store/schema.ts as DDL. */
 const devOnly = { group: ['drizzle-kit', 'drizzle-kit/*'], message: 'drizzle-kit is for the schema test only.' };
@@ -101,31 +83,31 @@ export default tseslint.config(
 		rules: restrict(coreBoundary, coreBoundaryMessage, [devOnly]),
 	},
 	{
-		files: sharedCore.map(f => `core/${f}.ts`),
+		files: sharedFolders.map(d => `core/${d}/**/*.ts`),
 		rules: restrict(
-			[...hostAndStore, '../*', './*', ...sharedCore.map(f => `!./${f}`)],
-			`core/{${sharedCore.join(',')}}.ts are platform-free and import only each other: every face imports them (docs/architecture.md).`,
+			[...hostAndStore, '../*', ...sharedFolders.map(d => `!../${d}`), ...coreRoot.map(f => `!../${f}`)],
+			`core/{${sharedFolders.join(',')}}/ are platform-free and import only each other and core/'s root files: every face imports them (docs/architecture.md).`,
 		),
 	},
 	{
-		files: sharedFolders.map(d => `core/${d}/*.ts`),
+		files: ['core/*.ts'],
 		rules: restrict(
-			[...hostAndStore, '../*', ...sharedCore.map(f => `!../${f}`)],
-			`core/{${sharedFolders.join(',')}}/ is platform-free and imports only itself and core/{${sharedCore.join(',')}}.ts: every face imports it (docs/architecture.md).`,
+			['./*', ...sharedFolders.map(d => `!./${d}`), ...coreRoot.map(f => `!./${f}`)],
+			`core/'s root files are cross-cutting: they import only each other and core/{${sharedFolders.join(',')}}/ (docs/architecture.md).`,
 		),
 	},
 	{
-		files: [...ruleModules.map(f => `core/${f}.ts`), ...sharedFolders.map(d => `core/${d}/*.ts`)],
+		files: ['core/*.ts', 'core/rules/**/*.ts', 'core/scope/**/*.ts'],
 		rules: {
 			'@typescript-eslint/no-restricted-imports': [
 				'error',
 				{
 					patterns: [
 						{
-							group: ['zod', './protocol', './protocol?*', '../protocol', '../protocol?*'],
+							group: protocolValues,
 							allowTypeImports: true,
 							message:
-								'The derived rules are zod-free: import only types from core/protocol/index.ts, so the board and activation never load zod for a rule.',
+								"The derived rules and core/'s root files are zod-free: import only types from core/protocol/, so the board and activation never load zod for a rule.",
 						},
 					],
 				},
@@ -138,12 +120,12 @@ export default tseslint.config(
 			[
 				...hostAndStore,
 				'../core/*',
-				...sharedCore.map(f => `!../core/${f}`),
 				...sharedFolders.map(d => `!../core/${d}`),
+				...coreRoot.map(f => `!../core/${f}`),
 				'../extension/*',
 				'../mcp-server/*',
 			],
-			`webview/ may import only core/{${sharedCore.join(',')}}.ts and core/{${sharedFolders.join(',')}}/ (docs/architecture.md).`,
+			`webview/ may import only core/{${sharedFolders.join(',')}}/ and core/'s root files (docs/architecture.md).`,
 		),
 	},
 	{
