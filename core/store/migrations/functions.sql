@@ -181,85 +181,18 @@ BEGIN
 END $$;
 
 -- The same without the session: hubs of the previous version sharing this PostgreSQL database call it
--- until they upgrade.
+-- until they upgrade. It is the session form with no session (their claims never have one), so the rule
+-- it applies is the one above, parents and children included, not a copy that could fall behind.
 CREATE OR REPLACE FUNCTION baton_hand_over(at_time timestamptz, card text, who text, res text, ep int, req_key text,
 	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text)
 RETURNS TABLE (seq bigint, data json, unblocked text[], next_card json, next_seq bigint)
-LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-	done_card json;
-	n bigint;
-	list json;
-	picked text;
-	took_epoch int;
-BEGIN
-	-- The holder's complete; the holder's conditions sit inside IS TRUE so only the primary key can
-	-- find the card (migration 0006).
-	UPDATE cards c SET status = 'done', claim_owner = NULL, claimed_at = NULL, lease_expires_at = NULL,
-		lease_ttl_seconds = NULL, reserved = '{}', result = res, blocked_reason = NULL, defer_until = NULL,
-		version = c.version + 1, updated_at = at_time
-	WHERE c.id = card AND (c.status = 'claimed' AND c.claim_owner = who AND (ep IS NULL OR c.claim_epoch = ep)
-		AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none'
-	RETURNING baton_card(c) INTO done_card;
-	IF done_card IS NULL THEN
-		RETURN; -- refused: no row
-	END IF;
-	WITH deps AS (
-		UPDATE cards c SET unmet_deps = c.unmet_deps - 1 FROM edges e
-		WHERE e.dep_id = card AND c.id = e.card_id
-		RETURNING c.id, c.unmet_deps,
-			(c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)) AS claimable
-	)
-	SELECT count(*), json_agg(json_build_object('id', d.id, 'unmetDeps', d.unmet_deps) ORDER BY d.id),
-		coalesce(array_agg(d.id ORDER BY d.id) FILTER (WHERE d.claimable), '{}')
-	INTO n, list, unblocked FROM deps d;
-	seq := nextval('event_seq');
-	data := CASE
-		WHEN n > 0 AND res IS NOT NULL THEN json_build_object('card', done_card, 'readiness', list, 'result', res)
-		WHEN n > 0 THEN json_build_object('card', done_card, 'readiness', list)
-		WHEN res IS NOT NULL THEN json_build_object('card', done_card, 'result', res)
-		ELSE json_build_object('card', done_card) END;
-	INSERT INTO events (seq, at, card_id, actor, type, data) VALUES (seq, at_time, card, who, 'completed', data);
-	-- The pick, in claim order (migration 0006), with this statement's own snapshot. Two queries, not
-	-- "(want_phase IS NULL OR phase = want_phase)": each gets its own generic plan on its claim index.
-	IF want_phase IS NULL THEN
-		SELECT c.id INTO picked FROM cards c
-		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-			AND c.requires <@ caps AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
-			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
-		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
-	ELSE
-		SELECT c.id INTO picked FROM cards c
-		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-			AND c.requires <@ caps AND c.phase = want_phase
-			AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
-			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
-		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
-	END IF;
-	IF picked IS NOT NULL THEN
-		UPDATE cards c SET status = 'claimed', claim_owner = who, claimed_at = at_time, lease_expires_at = expiry,
-			lease_ttl_seconds = ttl, claim_epoch = c.claim_epoch + 1, attempts = c.attempts + 1, progress = NULL,
-			progress_note = NULL, progress_at = at_time, defer_until = NULL, reserved = '{}', version = c.version + 1,
-			updated_at = at_time
-		WHERE c.id = picked AND c.scope = '{}' RETURNING baton_card(c), c.claim_epoch INTO next_card, took_epoch;
-	END IF;
-	IF next_card IS NOT NULL THEN
-		next_seq := nextval('event_seq');
-		INSERT INTO events (seq, at, card_id, actor, type, data)
-		VALUES (next_seq, at_time, picked, who, 'claimed', json_build_object('card', next_card, 'epoch', took_epoch));
-	END IF;
-	IF req_key IS NOT NULL THEN
-		INSERT INTO request_log (key, method, result, at) VALUES (req_key, 'card/complete', json_build_object('value',
-			CASE WHEN next_card IS NULL THEN json_build_object('card', done_card, 'unblocked', unblocked)
-			ELSE json_build_object('card', done_card, 'unblocked', unblocked, 'next', json_build_object('card', next_card,
-				'lease', json_build_object('cardId', picked, 'epoch', took_epoch, 'expiresAt', next_card->'leaseExpiresAt'))) END),
-			at_time);
-	END IF;
-	RETURN NEXT;
-END $$;
+LANGUAGE sql VOLATILE AS $$
+	SELECT * FROM baton_hand_over(at_time, card, who, res, ep, req_key, caps, want_phase, expiry, ttl, want_project, NULL::text)
+$$;
 
 -- The hand-over's pick of Batons before baton_hand_over (migration 0005, in claim order since 0006),
--- run with a snapshot of its own. No Baton calls it now; kept, as it was, for a hub that old.
+-- run with a snapshot of its own. No Baton calls it now; kept for a hub that old, with today's rule
+-- (parents and children, issue 31), so such a hub cannot take a card its tree holds back.
 CREATE OR REPLACE FUNCTION baton_pick_next(at_time timestamptz, caps text[], want_phase text, completed_id text)
 RETURNS SETOF text LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 BEGIN
@@ -267,12 +200,14 @@ BEGIN
 	-- reading the claim index (see hotStatements in core/backlog.ts).
 	IF want_phase IS NULL THEN
 		RETURN QUERY SELECT c.id FROM cards c
-			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+				AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
 				AND c.requires <@ caps AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = completed_id)
 			ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	ELSE
 		RETURN QUERY SELECT c.id FROM cards c
-			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
+				AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
 				AND c.requires <@ caps AND c.phase = want_phase
 				AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = completed_id)
 			ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
