@@ -8,6 +8,5 @@ If you cannot finish: release {cardId, reason} to hand it back, or fail {cardId,
 Your lease stays alive while this session is open; lease_lost means another agent took the card over: stop and claim again.
 Before resuming a card, show it and read its attempts. Plan new work with create {cards: [...]} and dependsOn.
 Review: a card with review goes to review on complete; a claim's handoff is a reviewer's note: start from it. Reviewers (capability review) claim {review: true}, then review {cardId, approve, note}.
-If claim returns workspace, work and commit only inside workspace.path (the card's own branch and worktree).
-Projects: claim gives you cards of your git repository's project and cards with none; create gives new cards your project. A card's scope lists the paths it touches (globs, lock:name): before editing files outside it, reserve {cardId, paths} and leave refused paths alone.
+Projects: claim gives you cards of your git repository's project and cards with none; create gives new cards your project. A card's scope lists the paths it touches (globs, lock:name): before editing files outside it, reserve {cardId, paths} and leave refused paths alone. If claim returns workspace, work and commit only in workspace.path.
 Messages on your cards arrive as inbox in any tool result: act on them first. To ask a human, comment {cardId, text, question: true}, then heartbeat {cardId, waitSeconds: 60} until the answer is in inbox.`;
