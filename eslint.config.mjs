@@ -32,9 +32,9 @@ const devOnly = { group: ['drizzle-kit', 'drizzle-kit/*'], message: 'drizzle-kit
  * connection, used by core/backlog/); everything else talks to the Backlog (docs/architecture.md, the store).
  */
 const storeOnly = {
-	group: ['drizzle-orm', 'drizzle-orm/*', '**/store/schema', '**/store/orm'],
+	group: ['drizzle-orm', 'drizzle-orm/*', '**/store/schema*', '**/store/orm'],
 	message:
-		'drizzle-orm, core/store/schema.ts and orm.ts run only in core/store/ and core/backlog/: the rest goes through the Backlog.',
+		'drizzle-orm, core/store/schema*.ts and orm.ts run only in core/store/ and core/backlog/: the rest goes through the Backlog.',
 };
 
 const restrict = (patterns, message, more = []) => ({

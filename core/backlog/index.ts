@@ -1,117 +1,37 @@
 /**
  * The backlog of record (DESIGN §2, §3): one method per protocol operation, each one transaction that
- * changes cards and appends one event per changed card. A facade: it wires the unit of work and the
- * operation modules in core/backlog/ around a store it is given (Backlog.open opens one with
- * openStore) and delegates; it holds no SQL and decides nothing itself. Decisions come from the pure
- * rules/lease/dag modules, time from the injected clock. Runs unchanged on PGlite and PostgreSQL
- * through the Db interface.
+ * changes cards and appends one event per changed card. A facade: its base (backlog/wiring.ts) wires
+ * the unit of work and the operation modules in core/backlog/ around a store it is given (Backlog.open
+ * opens one with openStore), and each method here delegates; it holds no SQL and decides nothing
+ * itself. Decisions come from the pure rules/lease/dag modules, time from the injected clock. Runs
+ * unchanged on PGlite and PostgreSQL through the Db interface.
  */
-import { Agents } from './agents';
-import { Cards } from './cards';
-import { ClaimCycle, type ClaimOptions } from './claimCycle';
-import { ClaimEnds } from './claimEnds';
-import { Dependencies } from './dependencies';
-import { Feed } from './feed';
-import { HookStore } from './hookStore';
+import type { ClaimOptions } from './claimCycle';
 import { type LabelCount, type ProjectCount, cardCountsByProject, openCardsByLabel } from './counts';
-import { type CompactionOptions, type CompactionReport, LogCompaction } from './logCompaction';
-import { Messages, cardsWithUndelivered, pendingInbox } from './messages';
-import { ProjectSettingsStore } from './projectSettings';
-import { Reviews } from './reviews';
-import { Scopes } from './scopes';
-import type { HotStatements } from './hotSql';
-import { openStore, type StoreOptions } from './openStore';
-import { BacklogSettings } from './settings';
-import { Transfer } from './transfer';
-import { type Listener, type OpContext, UnitOfWork } from './unitOfWork';
-import { Upkeep } from './upkeep';
-import { type Clock, systemClock } from '../clock';
-import { type Logger, createLogger } from '../log';
+import type { CompactionOptions, CompactionReport } from './logCompaction';
+import { cardsWithUndelivered, pendingInbox } from './messages';
+import { openStore } from './openStore';
+import type { OpContext } from './unitOfWork';
+import { type BacklogOptions, BacklogWiring } from './wiring';
 import {
 	type AgentInfo,
 	type BacklogEvent,
 	type Card,
 	type CardWorkspace,
 	type WorkspaceSetup,
-	type HealthThresholds,
 	type Message,
 	type ParsedParams,
 	type ProjectSettings,
 	type Result,
 	type Settings,
-	defaultHealthThresholds,
 } from '../protocol';
 import type { Reviewer } from '../rules/review';
-import type { Db, Queryable } from '../store/db';
+import type { Queryable } from '../store/db';
 import type { DumpRows } from '../store/dump';
 
-export type { ClaimOptions, OpContext };
+export type { BacklogOptions, ClaimOptions, OpContext };
 
-export interface BacklogOptions extends StoreOptions {
-	clock?: Clock | undefined;
-	thresholds?: HealthThresholds | undefined;
-	/** Lease length when claim/heartbeat give none (default 300 s). */
-	defaultTtlSeconds?: number | undefined;
-	/** The owner's logger (the hub's); default a `backlog` logger on stderr. */
-	log?: Logger | undefined;
-}
-
-export class Backlog {
-	readonly mode: 'pglite' | 'postgres';
-	/** PGlite only: the whole data dir as a gzip tarball (backups). */
-	readonly dumpDataDir?: () => Promise<Blob | File>;
-	/** What opening the store did that users should hear of (hub/status, the hub's log). */
-	notices: readonly string[] = [];
-	private closed = false;
-	private readonly uow: UnitOfWork;
-	private readonly settingsStore: BacklogSettings;
-	private readonly cards: Cards;
-	private readonly claimCycle: ClaimCycle;
-	private readonly claimEnds: ClaimEnds;
-	private readonly dependencies: Dependencies;
-	private readonly agents: Agents;
-	private readonly feed: Feed;
-	private readonly messages: Messages;
-	private readonly reviews: Reviews;
-	private readonly scopes: Scopes;
-	private readonly transfer: Transfer;
-	private readonly upkeep: Upkeep;
-	private readonly logCompaction: LogCompaction;
-	private readonly projects: ProjectSettingsStore;
-	/** Outgoing webhooks (backlog/hookStore.ts): the hooks/* operations and the delivering hub's bookkeeping. */
-	readonly hooks: HookStore;
-
-	/** A backlog on an opened, migrated store (openStore); close() closes the store. */
-	constructor(db: Db, options: BacklogOptions = {}, dump?: () => Promise<Blob | File>) {
-		this.mode = db.mode;
-		if (dump !== undefined) {
-			this.dumpDataDir = dump;
-		}
-		const thresholds = options.thresholds ?? defaultHealthThresholds;
-		const defaultTtl = options.defaultTtlSeconds ?? 300;
-		this.uow = new UnitOfWork(
-			db,
-			options.clock ?? systemClock,
-			options.log ?? createLogger('backlog'),
-			options.fastPaths,
-		);
-		this.settingsStore = new BacklogSettings(this.uow);
-		this.cards = new Cards(this.uow, thresholds);
-		this.claimCycle = new ClaimCycle(this.uow, defaultTtl);
-		this.claimEnds = new ClaimEnds(this.uow, this.settingsStore);
-		this.dependencies = new Dependencies(this.uow);
-		this.agents = new Agents(this.uow, thresholds, defaultTtl);
-		this.feed = new Feed(this.uow);
-		this.messages = new Messages(this.uow);
-		this.reviews = new Reviews(this.uow, defaultTtl);
-		this.scopes = new Scopes(this.uow);
-		this.transfer = new Transfer(this.uow);
-		this.upkeep = new Upkeep(this.uow);
-		this.logCompaction = new LogCompaction(this.uow, this.settingsStore);
-		this.hooks = new HookStore(this.uow);
-		this.projects = new ProjectSettingsStore(this.uow);
-	}
-
+export class Backlog extends BacklogWiring {
 	/** Opens (creating and migrating as needed) the store described by `options`. */
 	static async open(options: BacklogOptions = {}): Promise<Backlog> {
 		const store = await openStore(options);
@@ -124,34 +44,6 @@ export class Backlog {
 	private async withSettings(): Promise<this> {
 		await this.settings();
 		return this;
-	}
-
-	// The store and the hot statements, under the names the store test and test/bench/core.ts (which
-	// swaps in a recording Db) reach them by.
-	private get db(): Db {
-		return this.uow.db;
-	}
-
-	private set db(db: Db) {
-		this.uow.db = db;
-	}
-
-	private get sql(): HotStatements {
-		return this.uow.catalogue.sql;
-	}
-
-	/** Closes the store cleanly (PGlite checkpoints, so the next open needs no WAL replay). */
-	async close(): Promise<void> {
-		if (this.closed) {
-			return;
-		}
-		this.closed = true;
-		await this.db.close();
-	}
-
-	/** Called after each committed mutation with the events it appended, in seq order. */
-	onCommitted(listener: Listener): () => void {
-		return this.uow.onCommitted(listener);
 	}
 
 	// Settings (backlog/settings.ts)

@@ -6,22 +6,14 @@
 import { z } from 'zod';
 import {
 	Acceptance,
-	Attempt,
-	BacklogEvent,
 	BackoffSeconds,
 	Body,
 	Capabilities,
-	Card,
 	CardId,
-	CardRef,
-	CardWorkspace,
 	CardStatus,
-	ChildrenRollup,
 	Epoch,
 	Label,
 	Labels,
-	Lease,
-	Message,
 	MessageText,
 	Note,
 	Phase,
@@ -38,7 +30,9 @@ import {
 	Title,
 	cardStatuses,
 	limits,
-} from './domain';
+} from './scalars';
+import { CardWorkspace } from './workspaces';
+import { Attempt, BacklogEvent, Card, CardRef, ChildrenRollup, Lease, Message } from './domain';
 
 // ---------------------------------------------------------------------------------------------------
 // Method params and results

@@ -4,7 +4,7 @@
  * of `core/protocol/index.ts`; platform-free, imports only zod and the domain schemas.
  */
 import { z } from 'zod';
-import { CardId } from './domain';
+import { CardId } from './scalars';
 
 export const diffLimits = {
 	/** The largest patch `card/diff` sends, in UTF-8 bytes; a longer one is cut at a file or hunk boundary. */

@@ -4,7 +4,8 @@
  * imports only zod and the other protocol parts.
  */
 import { z } from 'zod';
-import { Agent, AgentInfo, BacklogEvent, CardId, ErrorCode, EventType, HealthThresholds, Message, Seq } from './domain';
+import { CardId, ErrorCode, Seq } from './scalars';
+import { Agent, AgentInfo, BacklogEvent, EventType, HealthThresholds, Message } from './domain';
 import { StoreHealth } from './methods';
 
 export const protocolVersion = 1;

@@ -1,19 +1,14 @@
 /**
- * The params and results of the other methods (agents, events, hub, settings, import/export, hooks)
- * and the one `methods` table the hub serves: method -> params, result, mutating. Part of
- * `core/protocol/index.ts`; platform-free, imports only zod and the other protocol parts, and knows no frame.
+ * The params and results of the other methods (agents, events, hub, settings, import/export) and the
+ * one `methods` table the hub serves: method -> params, result, mutating (the hooks' and workspaces'
+ * schemas are in hooks.ts and workspaces.ts). Part of `core/protocol/index.ts`; platform-free, imports
+ * only zod and the other protocol parts, and knows no frame.
  */
 import { z } from 'zod';
 import {
-	Agent,
 	AgentId,
-	BacklogEvent,
 	BackoffSeconds,
-	Card,
 	CardId,
-	EventType,
-	HealthThresholds,
-	LandMode,
 	ProjectId,
 	Reason,
 	ReviewMode,
@@ -21,7 +16,23 @@ import {
 	StallSeconds,
 	Timestamp,
 	limits,
-} from './domain';
+} from './scalars';
+import {
+	HookResult,
+	HooksAddParams,
+	HooksListParams,
+	HooksListResult,
+	HooksRemoveParams,
+	HooksResumeParams,
+} from './hooks';
+import {
+	ProjectSettings,
+	ProjectSettingsParams,
+	ProjectSettingsUpdateParams,
+	WorkspaceGcParams,
+	WorkspaceGcResult,
+} from './workspaces';
+import { Agent, BacklogEvent, Card, HealthThresholds } from './domain';
 import {
 	BlockParams,
 	CardResult,
@@ -203,159 +214,8 @@ export const defaultSettings: Settings = {
 export const SettingsGetParams = z.object({}).strict();
 export const SettingsUpdateParams = Settings.partial().extend({ idPrefixProject: ProjectId.optional() }).strict();
 
-/**
- * One project's workspace settings (issue 33), stored in the backlog (table project_settings): whether a
- * claim of its cards gets a branch and git worktree, the base branch, how approval lands, push at
- * complete, the fresh worktree's setup command and its time limit, how long WIP snapshots are kept, and
- * the repository's root on each host (recorded by `baton settings --worktrees on` run inside it).
- */
-export const ProjectSettings = z.object({
-	project: ProjectId,
-	worktrees: z.boolean(),
-	/** The branch worktrees start from and land into; absent = the repository's default branch. */
-	base: z.string().min(1).max(250).optional(),
-	land: LandMode,
-	push: z.boolean(),
-	/** A shell command run in each fresh worktree (e.g. `npm ci`); absent = none. */
-	setup: z.string().min(1).max(4000).optional(),
-	setupTimeoutSeconds: z.number().int().min(1).max(86_400),
-	wipDays: z.number().int().min(1).max(36_500),
-	/** host name -> absolute path of the repository's main checkout there. */
-	roots: z.record(z.string(), z.string()),
-});
-export type ProjectSettings = z.infer<typeof ProjectSettings>;
-export const ProjectSettingsParams = ProjectSettings.pick({ project: true }).strict();
-/** Changes only what it names; `null` clears base or setup; `roots` is merged per host (null removes one). */
-export const ProjectSettingsUpdateParams = ProjectSettings.partial()
-	.extend({
-		project: ProjectId,
-		base: ProjectSettings.shape.base.nullable(),
-		setup: ProjectSettings.shape.setup.nullable(),
-		roots: z.record(z.string(), z.string().nullable()).optional(),
-	})
-	.strict();
-
-/** A hook's receiver: http(s), no credentials in it (they would show in every list; use the secret). */
-export const HookUrl = z
-	.string()
-	.max(2000)
-	.refine(
-		u => {
-			try {
-				const url = new URL(u);
-				return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
-			} catch {
-				return false;
-			}
-		},
-		{ message: 'The hook URL must be an http:// or https:// URL without user:password in it.' },
-	);
-export const HookId = z.string().regex(/^hk[0-9a-f]{8}$/, 'A hook id looks like hk1a2b3c4d (see baton hooks).');
-
-/** One attempt (or skip) in a hook's recent delivery log; the newest 50 per hook are kept. */
-export const HookDelivery = z.object({
-	seq: Seq,
-	/** The `X-Baton-Delivery` header: `<hook id>-<instance>-<seq>`, the same on every retry of that event. */
-	deliveryId: z.string(),
-	attempt: z.number().int(),
-	at: Timestamp,
-	/** skipped: the event was compacted away before it could be delivered (seq is the range's last). */
-	outcome: z.enum(['delivered', 'failed', 'skipped']),
-	status: z.number().int().nullable(),
-	error: z.string().nullable(),
-	ms: z.number().int().nullable(),
-});
-export type HookDelivery = z.infer<typeof HookDelivery>;
-
-/** A webhook as lists show it: never its secret, only a fingerprint of it. */
-export const Hook = z.object({
-	id: HookId,
-	url: z.string(),
-	/** Event types delivered; empty = all. */
-	events: z.array(EventType),
-	/** `sha256:` and the first 12 hex digits of the secret's SHA-256, to tell secrets apart. */
-	secretFingerprint: z.string(),
-	createdAt: Timestamp,
-	createdBy: z.string(),
-	/** The highest seq the hook is done with; it resumes after it. */
-	cursor: Seq,
-	/** Events after the cursor in the log (not all of them may match the hook's filter). */
-	behind: z.number().int(),
-	delivered: z.number().int(),
-	lastDeliveredAt: Timestamp.nullable(),
-	/** Failed attempts in a row at the current event; 0 = healthy. */
-	failures: z.number().int(),
-	failingSince: Timestamp.nullable(),
-	lastError: z.string().nullable(),
-	nextAttemptAt: Timestamp.nullable(),
-	/** Why the hook sends nothing (a restore pauses the hooks it brings back; `hooks/resume`); null = it delivers. */
-	paused: z.string().nullable(),
-	recent: z.array(HookDelivery),
-});
-export type Hook = z.infer<typeof Hook>;
-
-export const HooksListParams = z
-	.object({ recent: z.number().int().min(0).max(50).optional().describe('Recent deliveries per hook; default 10') })
-	.strict();
-export const HooksListResult = z.object({ hooks: z.array(Hook) });
-export const HooksAddParams = z
-	.object({
-		url: HookUrl,
-		/** The HMAC key; at least 16 characters. Stored in the backlog, never returned. */
-		secret: z.string().min(16, 'The hook secret must be at least 16 characters.').max(500),
-		events: z.array(EventType).max(64).optional(),
-	})
-	.strict();
-export const HookResult = z.object({ hook: Hook });
-export const HooksRemoveParams = z.object({ id: HookId }).strict();
-/** `hooks/resume`: a paused hook (a restore pauses the hooks it brings back) delivers again. */
-export const HooksResumeParams = HooksRemoveParams;
-
 export const BoardTicketParams = z.object({}).strict();
 export const BoardTicketResult = z.object({ url: z.string() });
-
-/**
- * `workspace/gc` (issue 33, `baton gc`): removes worktrees and branches of cards that are done or
- * deleted and WIP refs older than the project's wipDays, in `root`'s repository, else `project`'s on
- * this host, else every repository with workspaces on this host; `dryRun` only plans.
- */
-export const WorkspaceGcParams = z
-	.object({
-		/** A folder of the repository (the CLI's working directory). */
-		root: z.string().min(1).max(4096).optional(),
-		project: ProjectId.optional(),
-		/** Only plan: what gc would delete, and what it keeps and why. */
-		dryRun: z.boolean().optional(),
-		/** Also worktrees with unsnapshotted changes and branches with unlanded commits (a human override). */
-		force: z.boolean().optional(),
-	})
-	.strict();
-/** One thing gc deletes or keeps: a worktree or a git record of one (prune), a branch or a WIP ref. */
-export const GcItem = z.object({
-	kind: z.enum(['prune', 'worktree', 'branch', 'wip']),
-	/** The folder (worktree, prune) or the full ref name (branch, wip). */
-	target: z.string(),
-	cardId: z.string().optional(),
-	/** The commit of a ref, or the content tree of a worktree, when planned (gc re-checks it). */
-	oid: z.string().optional(),
-	reason: z.string(),
-});
-export const WorkspaceGcResult = z.object({
-	repos: z.array(
-		z.object({
-			root: z.string(),
-			/** The projects whose repository this is on this host. */
-			projects: z.array(z.string()),
-			/** What gc deletes (dry run) or meant to delete, in order. */
-			items: z.array(GcItem),
-			/** What it leaves, with the reason. */
-			kept: z.array(GcItem),
-			deleted: z.array(GcItem),
-			/** Planned but changed since the plan, so left: with why. */
-			skipped: z.array(GcItem.extend({ why: z.string() })),
-		}),
-	),
-});
 
 /**
  * Every request the hub serves: method -> params and result schemas, and whether it changes state

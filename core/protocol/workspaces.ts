@@ -1,0 +1,127 @@
+/**
+ * Issue 33's part of the wire contract: a card's workspace (branch and git worktree) as it crosses the
+ * wire, how approval lands it, what a fresh worktree's setup reports, a project's workspace settings
+ * (`project/settings`, `project/settings/update`) and `workspace/gc`. Part of `core/protocol/index.ts`;
+ * platform-free, imports only zod and the scalars, and runs no git (the hub does, mcp-server/workspaces/).
+ */
+import { z } from 'zod';
+import { ProjectId, Timestamp } from './scalars';
+
+/** How approval lands a card's branch into its base (issue 33); `none` leaves it to a pull request. */
+export const LandMode = z.enum(['squash', 'merge', 'rebase', 'none']);
+export type LandMode = z.infer<typeof LandMode>;
+
+/**
+ * A card's own branch and git worktree (issue 33), made by the hub that claimed it, on its machine.
+ * Kept from claim to landing; a hub never runs git for a workspace whose `host` is another machine.
+ */
+// One instance each, reused by the fields below: the board bundles this file unminified (esbuild.mjs).
+const wsText = z.string();
+const wsCount = z.number().int().optional();
+export const CardWorkspace = z.object({
+	/** The repository's main checkout (absolute). */
+	root: wsText,
+	/** The worktree: `<root>/.baton/worktrees/<card id>`. */
+	path: wsText,
+	/** `baton/<card id>`. */
+	branch: wsText,
+	/** The branch it starts from and lands into. */
+	base: wsText,
+	/** os.hostname() of the machine whose hub made it. */
+	host: wsText,
+	/** Set at complete: the branch's commit, and its diff against base. */
+	head: wsText.optional(),
+	filesChanged: wsCount,
+	insertions: wsCount,
+	deletions: wsCount,
+	/** Set when approval landed it (never with mode `none`). */
+	landed: z.object({ mode: LandMode, commit: wsText, at: Timestamp }).optional(),
+});
+export type CardWorkspace = z.infer<typeof CardWorkspace>;
+
+/**
+ * How a claim's fresh worktree was set up (issue 33): extra keys of its `updated` event's data, the
+ * card's history. Not in EventData's schema (it lets them through unchecked), to keep the board small.
+ */
+export interface WorkspaceSetup {
+	/** How the setup command ended; `tail`: the last lines of its output (at most 20). */
+	setup?: { command: string; exitCode: number | null; timedOut: boolean; durationMs: number; tail: string[] };
+	/** The WIP snapshot a continued branch's fresh worktree got back, and its files. */
+	restored?: { ref: string; attempt: number; files: string[] };
+	/** The files `.baton/worktree-include` copied in from the main checkout. */
+	copied?: string[];
+}
+
+/**
+ * One project's workspace settings (issue 33), stored in the backlog (table project_settings): whether a
+ * claim of its cards gets a branch and git worktree, the base branch, how approval lands, push at
+ * complete, the fresh worktree's setup command and its time limit, how long WIP snapshots are kept, and
+ * the repository's root on each host (recorded by `baton settings --worktrees on` run inside it).
+ */
+export const ProjectSettings = z.object({
+	project: ProjectId,
+	worktrees: z.boolean(),
+	/** The branch worktrees start from and land into; absent = the repository's default branch. */
+	base: z.string().min(1).max(250).optional(),
+	land: LandMode,
+	push: z.boolean(),
+	/** A shell command run in each fresh worktree (e.g. `npm ci`); absent = none. */
+	setup: z.string().min(1).max(4000).optional(),
+	setupTimeoutSeconds: z.number().int().min(1).max(86_400),
+	wipDays: z.number().int().min(1).max(36_500),
+	/** host name -> absolute path of the repository's main checkout there. */
+	roots: z.record(z.string(), z.string()),
+});
+export type ProjectSettings = z.infer<typeof ProjectSettings>;
+export const ProjectSettingsParams = ProjectSettings.pick({ project: true }).strict();
+/** Changes only what it names; `null` clears base or setup; `roots` is merged per host (null removes one). */
+export const ProjectSettingsUpdateParams = ProjectSettings.partial()
+	.extend({
+		project: ProjectId,
+		base: ProjectSettings.shape.base.nullable(),
+		setup: ProjectSettings.shape.setup.nullable(),
+		roots: z.record(z.string(), z.string().nullable()).optional(),
+	})
+	.strict();
+/**
+ * `workspace/gc` (issue 33, `baton gc`): removes worktrees and branches of cards that are done or
+ * deleted and WIP refs older than the project's wipDays, in `root`'s repository, else `project`'s on
+ * this host, else every repository with workspaces on this host; `dryRun` only plans.
+ */
+export const WorkspaceGcParams = z
+	.object({
+		/** A folder of the repository (the CLI's working directory). */
+		root: z.string().min(1).max(4096).optional(),
+		project: ProjectId.optional(),
+		/** Only plan: what gc would delete, and what it keeps and why. */
+		dryRun: z.boolean().optional(),
+		/** Also worktrees with unsnapshotted changes and branches with unlanded commits (a human override). */
+		force: z.boolean().optional(),
+	})
+	.strict();
+/** One thing gc deletes or keeps: a worktree or a git record of one (prune), a branch or a WIP ref. */
+export const GcItem = z.object({
+	kind: z.enum(['prune', 'worktree', 'branch', 'wip']),
+	/** The folder (worktree, prune) or the full ref name (branch, wip). */
+	target: z.string(),
+	cardId: z.string().optional(),
+	/** The commit of a ref, or the content tree of a worktree, when planned (gc re-checks it). */
+	oid: z.string().optional(),
+	reason: z.string(),
+});
+export const WorkspaceGcResult = z.object({
+	repos: z.array(
+		z.object({
+			root: z.string(),
+			/** The projects whose repository this is on this host. */
+			projects: z.array(z.string()),
+			/** What gc deletes (dry run) or meant to delete, in order. */
+			items: z.array(GcItem),
+			/** What it leaves, with the reason. */
+			kept: z.array(GcItem),
+			deleted: z.array(GcItem),
+			/** Planned but changed since the plan, so left: with why. */
+			skipped: z.array(GcItem.extend({ why: z.string() })),
+		}),
+	),
+});
