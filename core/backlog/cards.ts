@@ -227,6 +227,10 @@ export class Cards {
 			if (p.autoClose !== undefined && p.autoClose !== (before.autoClose ?? false)) {
 				set('autoClose', 'auto_close', p.autoClose);
 			}
+			if (p.base !== undefined && p.base !== (before.base ?? null)) {
+				checkBaseEditable(before);
+				set('base', 'base', p.base);
+			}
 			if (changed.length === 0) {
 				return { result: { card: before }, events: [] };
 			}
@@ -398,5 +402,20 @@ export class Cards {
 				events: [{ cardId: p.cardId, type: 'deleted', data: { card: null, previous: before } }],
 			};
 		});
+	}
+}
+
+/**
+ * A card's own base (issue 33) is read when its branch is made: once it has a branch not yet landed,
+ * the branch keeps the base it was made from (its workspace's), so a change would silently do nothing.
+ */
+function checkBaseEditable(card: Card): void {
+	const ws = card.workspace;
+	if (ws !== undefined && ws.landed === undefined) {
+		throw new BatonError(
+			'invalid_transition',
+			`Card ${card.id} already has its branch ${ws.branch}, made from ${ws.base}; the branch keeps that base until it lands, so the card's base cannot change now.`,
+			{ cardId: card.id, branch: ws.branch, base: ws.base },
+		);
 	}
 }

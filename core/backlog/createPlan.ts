@@ -143,6 +143,7 @@ export function cardRecords(
 			related: [],
 			duplicates: [],
 			discovered_from: c.discoveredFrom ?? null,
+			base: c.base ?? null,
 		};
 	});
 }

@@ -101,6 +101,7 @@ export class Transfer {
 				related: c.related ?? [],
 				duplicates: c.duplicates ?? [],
 				discovered_from: c.discoveredFrom ?? null,
+				base: c.base ?? null,
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

@@ -31,7 +31,7 @@ import {
 	cardStatuses,
 	limits,
 } from './scalars';
-import { CardWorkspace } from './workspaces';
+import { BaseBranch, CardWorkspace } from './workspaces';
 import { Attempt, BacklogEvent, Card, CardRef, ChildrenRollup, Lease, Message } from './domain';
 
 // ---------------------------------------------------------------------------------------------------
@@ -65,6 +65,7 @@ export const CreateCardInput = z
 		parent: CardId.optional(),
 		autoClose: z.boolean().optional(),
 		discoveredFrom: CardId.optional(),
+		base: BaseBranch.optional().describe("Branch its worktree starts from and lands into; default: the project's"),
 		idempotencyKey: z
 			.string()
 			.min(1)
@@ -101,6 +102,9 @@ export const UpdateParams = z
 		labels: Labels.optional(),
 		parent: CardId.nullable().optional(),
 		autoClose: z.boolean().optional(),
+		base: BaseBranch.nullable()
+			.optional()
+			.describe("Branch its worktree starts from and lands into; null: the project's"),
 	})
 	.strict();
 export const CardResult = z.object({ card: Card });

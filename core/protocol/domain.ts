@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { Capabilities, AgentId, CardId, CardStatus, Epoch, ReviewMode, Seq, Timestamp } from './scalars';
-import { CardWorkspace } from './workspaces';
+import { BaseBranch, CardWorkspace } from './workspaces';
 
 // ---------------------------------------------------------------------------------------------------
 // Domain objects as they cross the wire (camelCase, DESIGN §2)
@@ -84,6 +84,8 @@ export const Card = z.object({
 	duplicates: someStrings,
 	/** The card its creator held when it created this one (work found while doing other work). */
 	discoveredFrom: someId,
+	/** Its own base branch (issue 33): its worktree starts from it and approval lands into it; null = the project's. */
+	base: BaseBranch.nullable().optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,

@@ -40,6 +40,12 @@ export const CardWorkspace = z.object({
 export type CardWorkspace = z.infer<typeof CardWorkspace>;
 
 /**
+ * A base branch's name, as a project's settings and a card's own `base` give it (git itself checks it
+ * at the claim: one that does not exist is refused there, naming it).
+ */
+export const BaseBranch = z.string().min(1).max(250);
+
+/**
  * How a claim's fresh worktree was set up (issue 33): extra keys of its `updated` event's data, the
  * card's history. Not in EventData's schema (it lets them through unchecked), to keep the board small.
  */
@@ -62,7 +68,7 @@ export const ProjectSettings = z.object({
 	project: ProjectId,
 	worktrees: z.boolean(),
 	/** The branch worktrees start from and land into; absent = the repository's default branch. */
-	base: z.string().min(1).max(250).optional(),
+	base: BaseBranch.optional(),
 	land: LandMode,
 	push: z.boolean(),
 	/** A shell command run in each fresh worktree (e.g. `npm ci`); absent = none. */

@@ -119,6 +119,8 @@ export const cards = pgTable(
 			.notNull()
 			.default(sql`'{}'`),
 		discoveredFrom: text(),
+		/** Its own base branch (issue 33, migration 0025); null = the project's. */
+		base: text(),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).

@@ -51,6 +51,7 @@ const cardFieldFlags = {
 	labels: { value: 'LABELS', description: 'Labels, comma-separated (edit: replaces them all)' },
 	parent: { value: 'ID', description: 'The card this one is part of (an epic)' },
 	autoClose: { description: 'Complete it by itself when its last child is done' },
+	base: { value: 'BRANCH', description: "Its worktree's base branch (workspaces), over the project's" },
 	...policyFieldFlags,
 } as const satisfies Record<string, FieldFlag>;
 
@@ -93,8 +94,8 @@ const create: Command = {
 	maxArgs: 1,
 	options: { ...createFlags.options, ...noProjectFlag.options, ...bodyFileFlag.options, ...planFlag.options },
 	notes:
-		'Cards in a plan file may depend on ids defined earlier in the same file; --review and --project set\n' +
-		'the review and project of every card of the plan that does not say. Without --project or\n' +
+		'Cards in a plan file may depend on ids defined earlier in the same file; --review, --project and\n' +
+		'--base set those of every card of the plan that does not say. Without --project or\n' +
 		"--no-project, cards get BATON_PROJECT, else the project of this folder's git repository.",
 	async run(ctx) {
 		const { file } = planFlag.read(ctx.values);
@@ -106,15 +107,19 @@ const create: Command = {
 			if (ctx.positionals.length > 0) {
 				throw new UsageError('Give either a TITLE or --file, not both.');
 			}
-			// --review and --project are the plan's defaults; the other card flags describe one card.
-			const { review, ...others } = fields;
+			// --review, --project and --base are the plan's defaults; the other card flags describe one card.
+			const { review, base, ...others } = fields;
 			const oneCard = Object.keys(others);
 			if (oneCard.length > 0) {
 				throw new UsageError(
-					`With --file, set ${oneCard.join(', ')} per card in the plan; only --review and --project apply to the whole plan.`,
+					`With --file, set ${oneCard.join(', ')} per card in the plan; only --review, --project and --base apply to the whole plan.`,
 				);
 			}
-			const defaults = { ...(review === undefined ? {} : { review }), ...(project === undefined ? {} : { project }) };
+			const defaults = {
+				...(review === undefined ? {} : { review }),
+				...(base === undefined ? {} : { base }),
+				...(project === undefined ? {} : { project }),
+			};
 			cards = readPlan(file).map(card =>
 				typeof card === 'object' && card !== null && !Array.isArray(card) ? { ...defaults, ...card } : card,
 			);
@@ -276,6 +281,7 @@ const clearPhaseFlag = cliFlags({ clearPhase: { type: 'boolean', description: 'R
 const treeEditFlags = cliFlags({
 	noParent: { type: 'boolean', description: 'Take it out of its parent' },
 	noAutoClose: { type: 'boolean', description: 'Stop completing it by itself when its children are done' },
+	noBase: { type: 'boolean', description: "Drop its own base branch: the project's applies" },
 });
 
 const edit: Command = {
@@ -301,6 +307,10 @@ const edit: Command = {
 		if (clearPhase && fields.phase !== undefined) {
 			throw new UsageError('Use --phase or --clear-phase, not both.');
 		}
+		const tree = treeEditFlags.read(ctx.values);
+		if (tree.noBase && fields.base !== undefined) {
+			throw new UsageError('Use --base or --no-base, not both.');
+		}
 		const body = bodyOf(fields.body, bodyFileFlag.read(ctx.values).bodyFile);
 		const hub = await ctx.hub();
 		const result = await hub.request('card/update', {
@@ -309,8 +319,9 @@ const edit: Command = {
 			...(body === undefined ? {} : { body }),
 			...(clearPhase ? { phase: null } : {}),
 			...(noProject ? { project: null } : {}),
-			...(treeEditFlags.read(ctx.values).noParent ? { parent: null } : {}),
-			...(treeEditFlags.read(ctx.values).noAutoClose ? { autoClose: false } : {}),
+			...(tree.noParent ? { parent: null } : {}),
+			...(tree.noAutoClose ? { autoClose: false } : {}),
+			...(tree.noBase ? { base: null } : {}),
 		});
 		cardChange(ctx, result);
 		return 0;

@@ -202,6 +202,7 @@ export function describeCard(card: Card, dependencies?: readonly CardRef[], now:
 		['review', card.review === undefined || card.review === 'none' ? null : `${card.review} approves its completion`],
 		['completed by', card.status === 'review' ? (card.completedBy ?? null) : null],
 		['handoff', card.handoff ?? null],
+		['base', card.base == null ? null : `${card.base} (this card's; its worktree starts from it and lands into it)`],
 		[
 			'workspace',
 			card.workspace === undefined

@@ -6,7 +6,8 @@
  * setup's outcome goes into that event, the card's history) and answers `workspace {path, branch,
  * base}` with the claim. When git refuses, the claim is released with the reason and the claimer gets
  * the error: nothing but that release changed. Claims of cards without a project, or of a project with
- * worktrees off, cost no git and, once the project's settings are cached, no query.
+ * worktrees off, cost no git and, once the project's settings are cached, no query. The base is the
+ * card's own (`--base`, which wins), else a `--land none` dependency's branch, else the project's.
  * Must not: snapshot, commit, land or remove worktrees (wipKeeper.ts, landing.ts), or run git for a
  * workspace another machine made.
  */
@@ -142,8 +143,12 @@ export class ClaimWorkspaces {
 		}
 		// A card continues where its workspace is; a new one goes to the claimer's checkout.
 		const root = had?.root ?? (await this.rootFor(card, ask, settings));
-		// Under `--land none` a new worktree starts from its approved, unlanded dependency's branch (landing.ts).
+		// A new worktree starts from the card's own base (`--base`) when it names one: an explicit choice
+		// wins over both defaults. Else, under `--land none`, from its approved, unlanded dependency's
+		// branch (landing.ts); else from the project's base (absent: the repository's default branch).
+		const own = card.base ?? undefined;
 		const base =
+			own ??
 			(had === undefined ? await stackedBaseFor(this.backlog, card, settings, { host: this.host, root }) : undefined) ??
 			settings.base;
 		const ws = await ensureWorktree({
@@ -153,6 +158,8 @@ export class ClaimWorkspaces {
 			...(settings.setup === undefined ? {} : { setupCommand: settings.setup }),
 			setupTimeoutMs: settings.setupTimeoutSeconds * 1000,
 			restoreWip: true,
+		}).catch((e: unknown) => {
+			throw own !== undefined && BatonError.is(e, 'not_found') ? ownBaseMissing(card.id, e) : e;
 		});
 		// The commit guard, refreshed at every claim; a hub not running as baton.js (in-process tests) has no
 		// program line for the hook. A claim never fails for it: the hub log says why it is missing.
@@ -197,6 +204,15 @@ export class ClaimWorkspaces {
 			log.error(`card ${card.id}: releasing the claim after a failed workspace failed too: ${errorText(e)}`);
 		}
 	}
+}
+
+/** The claim's error when the card's own base branch is missing: it says whose base it is and how to change it. */
+function ownBaseMissing(cardId: string, e: BatonError): BatonError {
+	return new BatonError(
+		'not_found',
+		`Card ${cardId} names its own base branch (--base): ${e.message} Change it with \`baton edit ${cardId} --base BRANCH\`, or drop it with --no-base to use the project's.`,
+		{ cardId, ...(typeof e.data === 'object' && e.data !== null ? e.data : {}) },
+	);
 }
 
 function sameWorkspace(a: CardWorkspace, b: CardWorkspace): boolean {

@@ -23,7 +23,8 @@ $$;
 -- A card as it crosses the wire (protocol.ts Card), but for `workspace`: baton_card adds it. Built in
 -- SQL so a single statement can both change a card and log the event that carries it. json, not jsonb
 -- (migration 0003): written once as text, never parsed into a binary tree. claim_session is never part
--- of it (migration 0019).
+-- of it (migration 0019). json_build_object takes at most 100 arguments, 50 fields: 44 are used here,
+-- so a card with more must build the rest separately (as baton_card adds `workspace`).
 CREATE OR REPLACE FUNCTION baton_card_fields(c cards) RETURNS json LANGUAGE sql STABLE AS $$
 	SELECT json_build_object(
 		'id', c.id, 'title', c.title, 'body', c.body, 'phase', c.phase, 'priority', c.priority,
@@ -41,6 +42,7 @@ CREATE OR REPLACE FUNCTION baton_card_fields(c cards) RETURNS json LANGUAGE sql 
 		'labels', c.labels,
 		'parent', c.parent, 'autoClose', c.auto_close,
 		'related', c.related, 'duplicates', c.duplicates, 'discoveredFrom', c.discovered_from,
+		'base', c.base,
 		'acceptance', c.acceptance, 'version', c.version,
 		'createdAt', baton_ts(c.created_at), 'updatedAt', baton_ts(c.updated_at)
 	)

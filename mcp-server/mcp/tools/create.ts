@@ -48,6 +48,8 @@ const createListing = leanObject(
 		idempotencyKey: true,
 		autoClose: true,
 		discoveredFrom: true,
+		// A card's own base branch (issue 33) is a human's choice; tools/list has no room for it.
+		base: true,
 	}),
 	{
 		id: 'Own id',
