@@ -3,16 +3,18 @@
  * real worktree and branch (ensureWorktree) of a fresh repository outside the VS Code workspace, the
  * agent's work committed there. Review Next Card opens the branch's diff in the multi-file diff
  * editor without anyone naming a ref, and both sides are the commits the hub compared (read through
- * the extension's `baton-git:` documents). The card gets its workspace through `data/import` of the
- * card as the claim would leave it (the hub's store is the extension's PGlite).
+ * the extension's `baton-git:` documents). Approving it from VS Code (Approve Card) then lands the
+ * branch into main, in git and in the repository's checkout, and the card is done with
+ * `workspace.landed`. The card gets its workspace through `data/import` of the card as the claim would
+ * leave it (the hub's store is the extension's PGlite).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import type { Card, CardWorkspace } from '../../../core/protocol';
+import type { Card, CardWorkspace, Result } from '../../../core/protocol';
 import type { RpcClient } from '../../../core/protocol/rpc';
 import { type OpenedWorkspaceChanges, gitShowUri } from '../../../extension/workspaceChanges';
 import { toReview } from '../../../extension/reviewQueue';
@@ -140,11 +142,24 @@ describe('workspace review', () => {
 		assert.equal(await side(opened.mergeBase, 'src/login.ts'), 'export const limit = 5;\n');
 		assert.equal(await side(opened.head, 'src/login.ts'), 'export const limit = 10;\n');
 		assert.equal(await side(opened.head, 'src/rate.ts'), 'export const window = 60;\n');
-		// TODO(wsland): approving lands the branch into main, once the landing wiring is merged.
-		await observer.request('card/review', {
-			cardId: id,
-			approve: true,
-			version: (await observer.request('card/get', { cardId: id })).card.version,
-		});
+
+		// Approving it from VS Code lands the branch into main (squash: a card without a project lands
+		// the default way), in the repository's own checkout too (on main and clean), and records it.
+		const approved = await vscode.commands.executeCommand<Result<'card/review'>>('baton.approveCard', id);
+		assert.ok(approved, 'the approval went through');
+		assert.equal(approved.card.status, 'done');
+		const landed = approved.card.workspace?.landed;
+		assert.equal(landed?.mode, 'squash');
+		assert.equal(landed.commit, gitIn(repo, 'rev-parse', 'main'));
+		assert.equal(gitIn(repo, 'show', 'main:src/login.ts'), 'export const limit = 10;');
+		assert.equal(gitIn(repo, 'show', 'main:src/rate.ts'), 'export const window = 60;');
+		assert.equal(gitIn(repo, 'log', '-1', '--format=%s', 'main'), `${id}: Raise the login limit`);
+		assert.equal(readFileSync(join(repo, 'src/login.ts'), 'utf8'), 'export const limit = 10;\n');
+		assert.equal(gitIn(repo, 'status', '--porcelain'), '', 'the checkout of main is updated, nothing left over');
+		assert.equal(gitIn(repo, 'branch', '--list', workspace.branch), '', 'the landed branch is deleted');
+		const stored = (await observer.request('card/get', { cardId: id })).card;
+		assert.equal(stored.status, 'done');
+		assert.deepEqual(stored.workspace?.landed, landed);
+		await waitFor('the landed card in the extension', () => baton.hub.cards.get(id)?.workspace?.landed !== undefined);
 	}, 60_000);
 });
