@@ -80,7 +80,7 @@ describe('review gate through MCP and the CLI', () => {
 		);
 		const oneCardFlag = await baton(['create', '--file', plan, '--priority', '3']);
 		assert.equal(oneCardFlag.code, 2);
-		assert.match(oneCardFlag.stderr, /only --review and --project apply to the whole plan/);
+		assert.match(oneCardFlag.stderr, /only --review, --project and --base apply to the whole plan/);
 		await json(['delete', 'P2']);
 		await json(['delete', 'P1']);
 	});
