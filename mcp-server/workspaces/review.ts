@@ -86,13 +86,11 @@ async function resolveRefs(
 	return { root: repo.root, head, mergeBase: mb.stdout.trim() };
 }
 
-/** Files, insertions and deletions of `branch` since it left `base` (`git diff --numstat base...branch`). */
-export async function diffStat(options: { repo: string; branch: string; base: string }): Promise<DiffStat> {
-	const { root, head, mergeBase } = await resolveRefs(options.repo, options.branch, options.base);
-	const fields = splitNul((await git(root, ['diff', '--numstat', '-z', '-M', mergeBase, head])).stdout);
+/** `--numstat -z`: "<ins>\t<del>\t<path>\0", or for a rename "<ins>\t<del>\t\0<old>\0<new>\0". */
+export function parseNumstat(text: string): FileStat[] {
+	const fields = splitNul(text);
 	const files: FileStat[] = [];
 	for (let i = 0; i < fields.length; i++) {
-		// "<ins>\t<del>\t<path>" or, for a rename, "<ins>\t<del>\t" followed by the old and new path fields.
 		const [ins = '-', del = '-', file = ''] = (fields[i] ?? '').split('\t');
 		const stat: FileStat = {
 			path: file,
@@ -105,6 +103,13 @@ export async function diffStat(options: { repo: string; branch: string; base: st
 		}
 		files.push(stat);
 	}
+	return files;
+}
+
+/** Files, insertions and deletions of `branch` since it left `base` (`git diff --numstat base...branch`). */
+export async function diffStat(options: { repo: string; branch: string; base: string }): Promise<DiffStat> {
+	const { root, head, mergeBase } = await resolveRefs(options.repo, options.branch, options.base);
+	const files = parseNumstat((await git(root, ['diff', '--numstat', '-z', '-M', mergeBase, head])).stdout);
 	return {
 		head,
 		mergeBase,

@@ -8,7 +8,7 @@
 import { BatonError } from '../../core/errors';
 import { git, gitText, splitNul } from './git';
 import { branchExists, inspectRepo } from './repo';
-import type { FileStat } from './review';
+import { type FileStat, parseNumstat } from './review';
 
 /** git's letters of `--name-status`, as words. */
 export type FileChange = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'typechange';
@@ -72,26 +72,6 @@ export async function reviewDiff(options: {
 	const files = mergeStatus(parseNumstat(numstat.stdout), parseNameStatus(names.stdout));
 	const cut = capPatch(patch.stdout, options.maxBytes);
 	return { head, mergeBase, files, ...cut };
-}
-
-/** `--numstat -z`: "<ins>\t<del>\t<path>\0", or for a rename "<ins>\t<del>\t\0<old>\0<new>\0". */
-export function parseNumstat(text: string): FileStat[] {
-	const fields = splitNul(text);
-	const files: FileStat[] = [];
-	for (let i = 0; i < fields.length; i++) {
-		const [ins = '-', del = '-', file = ''] = (fields[i] ?? '').split('\t');
-		const stat: FileStat = {
-			path: file,
-			insertions: ins === '-' ? null : Number(ins),
-			deletions: del === '-' ? null : Number(del),
-		};
-		if (file === '') {
-			stat.oldPath = fields[++i] ?? '';
-			stat.path = fields[++i] ?? '';
-		}
-		files.push(stat);
-	}
-	return files;
 }
 
 /** `--name-status -z`: "M\0<path>\0", or "R100\0<old>\0<new>\0" (C likewise): new path → change. */
