@@ -40,7 +40,7 @@ import {
 } from './paging';
 import { withDiscovery } from './cardLinks';
 import { checkCreatedTree, checkEditedParent } from './treeEdits';
-import { checkNoChildren, treeOf } from './tree';
+import { afterChildDone, checkNoChildren, treeOf } from './tree';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { present } from './values';
 
@@ -374,7 +374,7 @@ export class Cards {
 	}
 
 	async delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {
-		return this.uow.mutate(ctx, 'card/delete', async tx => {
+		return this.uow.mutate(ctx, 'card/delete', async (tx, now) => {
 			const before = await loadCard(tx, p.cardId, true);
 			const dependents = await tx.query<{ id: string }>(
 				'SELECT card_id AS id FROM edges WHERE dep_id = $1 ORDER BY card_id LIMIT 20',
@@ -397,9 +397,17 @@ export class Cards {
 				);
 			}
 			await tx.query('DELETE FROM cards WHERE id = $1', [p.cardId]);
+			// Deleting a parent's last open child closes an auto-close parent as its completion would (issue 31).
+			const tree =
+				before.parent !== null && before.parent !== undefined && before.status !== 'done'
+					? await afterChildDone(tx, before, ctx.actor, now)
+					: undefined;
 			return {
 				result: { deleted: p.cardId },
-				events: [{ cardId: p.cardId, type: 'deleted', data: { card: null, previous: before } }],
+				events: [
+					{ cardId: p.cardId, type: 'deleted', data: { card: null, previous: before } },
+					...(tree?.events ?? []),
+				],
 			};
 		});
 	}

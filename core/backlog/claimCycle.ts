@@ -298,7 +298,12 @@ export class ClaimCycle {
 
 	/** The completion, with the card the one-call hand-over took when it ran and took one. */
 	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		const handOver = p.next !== undefined && this.uow.fastPaths.handOver;
+		// A next claim by labels takes the general path (issue 31), as claim {labels} does: the one-call
+		// hand-over's pick does not filter by label.
+		const handOver =
+			p.next !== undefined &&
+			this.uow.fastPaths.handOver &&
+			(p.next.labels === undefined || p.next.labels.length === 0);
 		if (p.force !== true) {
 			// The holder's complete: one statement that checks the lease, frees dependents and logs, and
 			// with `next` also claims the next card (one round trip for an agent's whole hand-over).

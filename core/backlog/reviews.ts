@@ -11,6 +11,7 @@ import { type Reviewer, checkReviewCapability } from '../rules/review';
 import { decide } from '../rules/stateMachine';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCardRow } from './cardActions';
+import { claimableSql } from './claimableSql';
 import { afterChildDone } from './tree';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
@@ -192,15 +193,22 @@ async function nothingToReview(tx: Queryable, actor: string): Promise<string> {
 		: `No card waits for an agent review: ${parts.join(', ')}.`;
 }
 
-/** Of the cards whose unmet_deps just changed, those that are claimable now. */
+/**
+ * Of the cards whose unmet_deps just changed, those that are claimable now, and the descendants they
+ * freed (issue 31: a child waits while an ancestor waits, so the last dependency of an epic frees its
+ * children too). One rule with the claim: claimableSql, open children and waiting ancestors included.
+ */
 export async function nowClaimable(tx: Queryable, readiness: readonly ReadinessChange[], now: Date): Promise<string[]> {
 	const zero = readiness.filter(r => r.unmetDeps === 0).map(r => r.id);
 	if (zero.length === 0) {
 		return [];
 	}
 	const rows = await tx.query<{ id: string }>(
-		`SELECT id FROM cards WHERE id = ANY($1::text[]) AND status = 'ready'
-		 AND (defer_until IS NULL OR defer_until <= $2) ORDER BY id`,
+		`WITH RECURSIVE freed AS (
+			SELECT id FROM cards WHERE id = ANY($1::text[])
+			UNION SELECT c.id FROM cards c JOIN freed f ON c.parent = f.id
+		)
+		SELECT id FROM cards WHERE id IN (SELECT id FROM freed) AND ${claimableSql('$2')} ORDER BY id`,
 		[zero, now],
 	);
 	return rows.map(r => r.id);

@@ -134,6 +134,21 @@ export class Transfer {
 					[ids],
 				);
 			}
+			// `related` is kept on both cards (issue 31, cardLinks.ts): an imported card's related cards,
+			// imported with it or before, get it back in theirs; the ones that existed already say so.
+			const backLinked =
+				ids.length === 0
+					? []
+					: await tx.query<{ card: Card }>(
+							`UPDATE cards t SET related = array(SELECT DISTINCT x FROM unnest(t.related || src.ids) x ORDER BY x),
+								version = t.version + CASE WHEN t.id = ANY($1::text[]) THEN 0 ELSE 1 END
+							 FROM (SELECT r AS id, array_agg(c.id) AS ids FROM cards c, unnest(c.related) r
+								WHERE c.id = ANY($1::text[]) GROUP BY r) src
+							 WHERE t.id = src.id AND NOT t.related @> src.ids
+							 RETURNING baton_card(t) AS card`,
+							[ids],
+						);
+			const made = new Set(ids);
 			const cards =
 				ids.length === 0
 					? []
@@ -143,11 +158,16 @@ export class Transfer {
 						);
 			return {
 				result: { imported: ids.length, skipped: p.cards.length - ids.length },
-				events: cards.map(r => ({
-					cardId: r.card.id,
-					type: 'created' as const,
-					data: { card: r.card, imported: true },
-				})),
+				events: [
+					...cards.map(r => ({
+						cardId: r.card.id,
+						type: 'created' as const,
+						data: { card: r.card, imported: true },
+					})),
+					...backLinked
+						.filter(r => !made.has(r.card.id))
+						.map(r => ({ cardId: r.card.id, type: 'updated' as const, data: { card: r.card, changed: ['related'] } })),
+				],
 			};
 		});
 	}

@@ -253,6 +253,7 @@ export const NextClaim = ClaimParams.pick({
 	ttlSeconds: true,
 	project: true,
 	root: true,
+	labels: true,
 }).strict();
 export const CompleteParams = z
 	.object({

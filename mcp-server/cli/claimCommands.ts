@@ -118,6 +118,7 @@ const nextClaimFlags = paramFlags(NextClaim, {
 	capabilities: { ...claimFieldFlags.capabilities, description: 'With --next: capabilities you have' },
 	ttlSeconds: { ...claimFieldFlags.ttlSeconds, description: 'With --next: lease length; default 300' },
 	project: { value: 'ID', description: 'With --next: as claim --project' },
+	labels: { value: 'LABELS', description: 'With --next: only cards with one of these labels' },
 });
 
 const complete: Command = {
@@ -132,7 +133,7 @@ const complete: Command = {
 		const { project: projectFlag, ...nextClaim } = nextClaimFlags.read(ctx.values);
 		if (!next && (Object.keys(nextClaim).length > 0 || projectFlag !== undefined)) {
 			throw new UsageError(
-				'--phase, --capabilities, --ttl and --project apply to the next card: add --next, or drop them.',
+				'--phase, --capabilities, --ttl, --project and --labels apply to the next card: add --next, or drop them.',
 			);
 		}
 		const params = completeFlags.read(ctx.values);

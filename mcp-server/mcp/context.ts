@@ -33,6 +33,12 @@ export class ToolContext {
 		readonly root?: string,
 	) {}
 
+	/**
+	 * The labels of this session's last claim (issue 31): complete {next: true} claims the next card as
+	 * that claim did, so an agent that only takes some kinds of work keeps to them across a hand-over.
+	 */
+	claimLabels: readonly string[] | undefined;
+
 	/** What a claim sends as `root`: the agent's own (not listed, but taken), else the session's. */
 	claimRoot(given: string | undefined): { root?: string } {
 		const root = given ?? this.root;

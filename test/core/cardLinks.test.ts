@@ -1,6 +1,6 @@
 /**
  * Links that do not block (issue 31) through the Backlog on real PGlite and PostgreSQL: related cards
- * are kept on both and removed from both, duplicates on the duplicating card; neither changes
+ * are kept on both (an import's too) and removed from both, duplicates on the duplicating card; neither changes
  * readiness; a card created by an agent while it holds another records it as discoveredFrom and takes
  * its parent unless it names one; unknown ids and a card linked to itself are refused, nothing changed.
  */
@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
+import type { BacklogEvent } from '../../core/protocol';
 import { backlogForSuite, storeKinds } from '../helpers/backlog';
+import { makeCard } from '../helpers/cards';
 import { refused } from '../helpers/refused';
 
 const human: OpContext = { actor: 'vscode:alice' };
@@ -17,8 +19,10 @@ const agent: OpContext = { actor: 'claude-code-1' };
 for (const kind of storeKinds) {
 	describe(`links that do not block on ${kind}`, () => {
 		let b: Backlog;
+		const committed: BacklogEvent[] = [];
 		backlogForSuite(kind, {}, t => {
 			b = t.backlog;
+			b.onCommitted(events => committed.push(...events));
 		});
 		const get = async (id: string) => (await b.get(human, { cardId: id })).card;
 
@@ -43,6 +47,18 @@ for (const kind of storeKinds) {
 			const unlinked = await b.unlink(human, { cardId: 'R2', related: ['R1'] });
 			assert.deepEqual(unlinked.card.related, []);
 			assert.deepEqual((await get('R1')).related, []);
+		});
+
+		it('gives imported related links back to the cards they name, imported with them or before', async () => {
+			await b.create(human, { cards: [{ id: 'I0', title: 'already here' }] });
+			await b.importCards(human, {
+				cards: [makeCard({ id: 'I1', related: ['I0', 'I2'] }), makeCard({ id: 'I2', related: [] })],
+			});
+			assert.deepEqual((await get('I1')).related, ['I0', 'I2']);
+			assert.deepEqual((await get('I2')).related, ['I1']);
+			assert.deepEqual((await get('I0')).related, ['I1']);
+			const told = committed.find(e => e.cardId === 'I0' && e.type === 'updated');
+			assert.deepEqual(told?.data.card?.related, ['I1']);
 		});
 
 		it('records the card an agent holds as discoveredFrom, with its parent, on what it creates', async () => {

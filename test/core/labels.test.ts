@@ -67,6 +67,34 @@ for (const kind of storeKinds) {
 			assert.equal(plain.card?.id, 'C-hi');
 		});
 
+		it('complete {next: {labels}} claims the next card as claim {labels} would', async () => {
+			await b.create(human, {
+				cards: [
+					{ id: 'N-ui1', title: 'ui one', phase: 'next-labels', priority: 50, labels: ['ui'] },
+					{ id: 'N-hi', title: 'best, api', phase: 'next-labels', priority: 40, labels: ['api'] },
+					{ id: 'N-ui2', title: 'ui two', phase: 'next-labels', priority: 1, labels: ['ui'] },
+				],
+			});
+			const first = await b.claim(agent, { phase: 'next-labels', labels: ['ui'] });
+			assert.equal(first.card?.id, 'N-ui1');
+			const done = await b.complete(agent, {
+				cardId: 'N-ui1',
+				epoch: first.lease?.epoch,
+				next: { phase: 'next-labels', labels: ['ui'] },
+			});
+			assert.ok(done.next !== undefined);
+			assert.equal(done.next.card?.id, 'N-ui2');
+			const last = await b.complete(agent, {
+				cardId: 'N-ui2',
+				epoch: done.next.lease?.epoch,
+				next: { phase: 'next-labels', labels: ['ui'] },
+			});
+			assert.ok(last.next !== undefined);
+			assert.equal(last.next.card, null);
+			assert.match(last.next.reason ?? '', /^No claimable card has the label ui\. /);
+			assert.equal((await b.get(human, { cardId: 'N-hi' })).card.status, 'ready');
+		});
+
 		it('refuses a bad label with one clear error and changes nothing', async () => {
 			await b.create(human, { cards: [{ id: 'B1', title: 'x', labels: ['ok'] }] });
 			const bad = await refused(b.update(human, { cardId: 'B1', labels: ['has space'] }), 'invalid_input');

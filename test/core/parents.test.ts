@@ -139,6 +139,43 @@ for (const kind of storeKinds) {
 			assert.equal((await b.get(human, { cardId: `${ph}-P` })).card.status, 'ready');
 		});
 
+		it("lists an epic's children in `unblocked` when its last dependency is done, never the epic itself", async () => {
+			const ph = phase();
+			await b.create(human, {
+				cards: [
+					{ id: `${ph}-API`, title: 'api', phase: ph, priority: 10 },
+					{ id: `${ph}-E`, title: 'epic', phase: ph, dependsOn: [`${ph}-API`] },
+					{ id: `${ph}-S`, title: 'sub-epic', phase: ph, parent: `${ph}-E` },
+					{ id: `${ph}-1`, title: 'one', phase: ph, parent: `${ph}-S` },
+					{ id: `${ph}-2`, title: 'two', phase: ph, parent: `${ph}-E` },
+					{ id: `${ph}-3`, title: 'three', phase: ph, parent: `${ph}-E`, deferUntil: '2999-01-01T00:00:00.000Z' },
+				],
+			});
+			const c = await b.claim(agent, { phase: ph });
+			assert.equal(c.card?.id, `${ph}-API`);
+			const done = await b.complete(agent, { cardId: `${ph}-API`, epoch: c.lease?.epoch });
+			// The epic and the sub-epic have open children; the deferred child is not claimable yet.
+			assert.deepEqual(done.unblocked, [`${ph}-1`, `${ph}-2`]);
+		});
+
+		it('closes an auto-close parent when its last open child is deleted', async () => {
+			const ph = phase();
+			await b.create(human, {
+				cards: [
+					{ id: `${ph}-E`, title: 'epic', phase: ph, autoClose: true },
+					{ id: `${ph}-1`, title: 'one', phase: ph, parent: `${ph}-E` },
+					{ id: `${ph}-2`, title: 'two', phase: ph, parent: `${ph}-E` },
+				],
+			});
+			const c = await b.claim(agent, { cardId: `${ph}-1` });
+			await b.complete(agent, { cardId: `${ph}-1`, epoch: c.lease?.epoch });
+			assert.equal((await b.get(human, { cardId: `${ph}-E` })).card.status, 'ready');
+			await b.delete(human, { cardId: `${ph}-2` });
+			assert.equal((await b.get(human, { cardId: `${ph}-E` })).card.status, 'done');
+			const closed = committed.find(e => e.cardId === `${ph}-E` && e.type === 'completed');
+			assert.equal(closed?.data.autoClosed, true);
+		});
+
 		it('refuses closing a parent with open children unless forced, and says what it leaves open', async () => {
 			const ph = phase();
 			await b.create(human, {

@@ -1,9 +1,9 @@
 /**
  * Issue 31 through the faces: the CLI (`baton create --parent --labels`, `list --label`, `list --tree`,
  * `show`'s roll-up, `complete` refused on a parent with open children, `link --related`, bad labels)
- * and `baton mcp` driven by the real SDK client (create with labels and parent, claim {labels}, the
- * refusal of an epic claimed by id, discoveredFrom set by a create while the agent holds a card, the
- * roll-up in show), against one real hub.
+ * and `baton mcp` driven by the real SDK client (create with labels and parent, claim {labels} and the
+ * complete {next} that keeps them, the refusal of an epic claimed by id, discoveredFrom set by a
+ * create while the agent holds a card, the roll-up in show), against one real hub.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -118,5 +118,13 @@ describe('epics, labels and links through baton mcp', () => {
 		assert.equal(shown.children?.total, 3);
 		const related = await a.json<{ card: CardView }>('link', { cardId: 'API-3', related: ['API-2'] });
 		assert.deepEqual(related.card.related, ['API-2']);
+		// complete {next} claims as the session's last claim did: by its labels, so not the ui child.
+		const handed = await a.json<{ next?: { card: CardView | null; reason?: string } }>('complete', {
+			cardId: 'API-2',
+			next: true,
+			phase: 'mcp',
+		});
+		assert.equal(handed.next?.card ?? null, null);
+		assert.match(handed.next?.reason ?? '', /label docs/);
 	});
 });

@@ -41,6 +41,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 		toolHandler('claim', ClaimParams, async (args, signal) => {
 			const capabilities = args.capabilities ?? (ctx.capabilities.length > 0 ? [...ctx.capabilities] : undefined);
 			const waitSeconds = args.waitSeconds === undefined ? undefined : Math.min(args.waitSeconds, maxWaitSeconds);
+			ctx.claimLabels = args.labels;
 			const result = await ctx.request(
 				'card/claim',
 				{

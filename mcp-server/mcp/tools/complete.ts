@@ -62,6 +62,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 									...(phase === undefined ? {} : { phase }),
 									...(ttlSeconds === undefined ? {} : { ttlSeconds }),
 									...(capabilities === undefined ? {} : { capabilities }),
+									...(ctx.claimLabels === undefined ? {} : { labels: [...ctx.claimLabels] }),
 								},
 							}
 						: {}),
