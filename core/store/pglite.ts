@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 
+import { bufferPoolFor } from './bufferPool';
 import { markDataDirReady, prepareDataDir, refusal } from './dataDir';
 import type { Db, Queryable, Row } from './db';
 import { unpackTemplate } from './templateUnpack';
@@ -250,11 +251,10 @@ export interface OpenedPglite {
 }
 
 /**
- * PGlite's buffer pool (PostgreSQL's default 128 MB) lives in its WASM memory and stays resident once
- * touched. 64 MB holds a 100k-card backlog's hot pages: at 100k cards it measured the same claim and
- * page times as 128 MB with ~80 MB less peak RSS (32 MB started to slow claims down; docs/benchmarks.md).
+ * Lock tables and per-backend arrays are sized by max_connections (default 100, ~8 MB of WASM memory);
+ * PGlite runs one backend in single-user mode, so a few slots are plenty.
  */
-const sharedBuffers = '64MB';
+const maxConnections = '4';
 
 export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> {
 	const assets = await assetOptions(options.assetsDir);
@@ -275,7 +275,10 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 	try {
 		pglite = await PGlite.create({
 			...assets,
-			startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}`],
+			startParams: [
+				...PGlite.defaultStartParams,
+				...['-c', `shared_buffers=${bufferPoolFor(options.dataDir)}`, '-c', `max_connections=${maxConnections}`],
+			],
 			extensions: { pg_trgm: trigramBundle(options.assetsDir) },
 			...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
 			...(template !== undefined ? { loadDataDir: template } : {}),

@@ -52,7 +52,8 @@ export async function startHub(
 	const t0 = performance.now();
 	const proc = spawn(process.execPath, [...nodeArgs, script, 'hub', '--data-dir', dataDir], {
 		stdio: ['ignore', 'ignore', 'pipe'],
-		env: { ...process.env, ...env, BATON_DATA_DIR: dataDir },
+		// As core/client/connectHub.ts starts a hub for a user (withLeanMalloc, issue 32).
+		env: { MALLOC_MMAP_THRESHOLD_: '131072', ...process.env, ...env, BATON_DATA_DIR: dataDir },
 	});
 	let stderr = '';
 	proc.stderr.setEncoding('utf8');
