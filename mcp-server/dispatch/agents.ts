@@ -8,10 +8,24 @@
  * files in its folder and call Baton's tools without asking, and nothing wider.
  * Must not: spawn, write files or talk to the hub (the supervisor does, mcp-server/dispatch/).
  */
-import type { McpLaunch } from '../../core/formats/mcpConfig';
+import { readFileSync } from 'node:fs';
+
 import { BatonError } from '../../core/errors';
+import type { McpLaunch } from '../../core/formats/mcpConfig';
+import type { Card } from '../../core/protocol';
 import { agentEnvMarkers } from '../cli/insideAgent';
-import { type CommandTemplate, type PlaceholderValues, expandArgs, parseTemplate, resolveProgram } from './template';
+import { type PromptInput, agentPrompt } from './prompt';
+import {
+	type CommandTemplate,
+	type PlaceholderValues,
+	expandArgs,
+	parseTemplate,
+	resolveProgram,
+	splitWords,
+} from './template';
+
+export { placeholders } from './template';
+export { writeMcpConfig } from './mcpConfigFile';
 
 export const builtInAgents = ['claude', 'codex', 'gemini'] as const;
 export type BuiltInAgent = (typeof builtInAgents)[number];
@@ -143,8 +157,8 @@ export type AgentCommand =
  * with known placeholders, and a program that exists. `cwd` and `pathVar` are the supervisor's.
  */
 export function resolveAgentCommand(options: {
-	agent?: string;
-	command?: string;
+	agent?: string | undefined;
+	command?: string | undefined;
 	cwd: string;
 	pathVar: string | undefined;
 }): AgentCommand {
@@ -165,16 +179,6 @@ export function resolveAgentCommand(options: {
 	}
 	const spec = builtIns[name];
 	return { kind: 'builtin', agent: name, program: resolveProgram(spec.program, { ...options, hint: spec.install }) };
-}
-
-/** The agent kind a command dispatches as (a built-in's name; a template's program name, made a valid kind). */
-export function agentKindOf(command: AgentCommand): string {
-	if (command.kind === 'builtin') {
-		return command.agent;
-	}
-	const base = (command.template.program.split('/').pop() ?? '').toLowerCase().replace(/[^a-z0-9_-]/g, '-');
-	const kind = /^[a-z]/.test(base) ? base : `agent-${base}`;
-	return kind.slice(0, 32).replace(/-+$/, '') || 'agent';
 }
 
 /** What the supervisor spawns for one card. */
@@ -200,7 +204,7 @@ const notInherited = new Set([
  * The spawn of one card's agent: `baseEnv` (the supervisor's environment) without another agent's
  * identity, plus the card's BATON_* variables (the same the MCP server gets) and the built-in's own.
  */
-export function buildLaunch(command: AgentCommand, ctx: LaunchContext, baseEnv: NodeJS.ProcessEnv): Launch {
+export function launchFor(command: AgentCommand, ctx: LaunchContext, baseEnv: NodeJS.ProcessEnv): Launch {
 	const env: Record<string, string> = {};
 	for (const [k, v] of Object.entries(baseEnv)) {
 		if (v !== undefined && !notInherited.has(k)) {
@@ -220,4 +224,111 @@ export function buildLaunch(command: AgentCommand, ctx: LaunchContext, baseEnv: 
 		workspace: ctx.workspace,
 	};
 	return { command: command.program, args: expandArgs(command.template.args, values), cwd: ctx.workspace, env };
+}
+
+// The supervisor's names (helper `run` wrote them first): the same checks and lines as above.
+
+/** The words of a template, split like a shell splits a simple command (template.ts). */
+export function splitTemplate(template: string): string[] {
+	return splitWords(template);
+}
+
+/**
+ * The command line of `--agent NAME` as a template (for the check and the run's table; a built-in's
+ * launch adds what a template cannot say: Codex's -c overrides, Gemini's settings variable), or the
+ * `--command` template itself.
+ */
+export function agentTemplate(agent: string | undefined, command: string | undefined): string {
+	if (command !== undefined) {
+		return command;
+	}
+	if (agent === undefined || !isBuiltInAgent(agent)) {
+		throw new BatonError(
+			'invalid_input',
+			`Unknown agent "${agent ?? ''}": the built-in ones are ${builtInAgents.join(', ')}; run any other program with --command 'TEMPLATE'.`,
+		);
+	}
+	const ctx: LaunchContext = {
+		cardId: '{cardId}',
+		workspace: '{workspace}',
+		mcpConfigPath: '{mcpConfig}',
+		promptFile: '{promptFile}',
+		prompt: '{prompt}',
+		mcpServer: { command: 'baton', args: ['mcp'], env: {} },
+	};
+	const quote = (w: string) => (/^[\w{}./:=@+,-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+	return [builtIns[agent].program, ...builtIns[agent].line(ctx).args].map(quote).join(' ');
+}
+
+/**
+ * Checks a template before anything starts: known placeholders only, and a program that exists (on
+ * `env.PATH`, or a path from the working directory). A built-in's program missing from PATH says how to
+ * install it. Throws invalid_input naming what is wrong.
+ */
+export function checkTemplate(template: string, env: NodeJS.ProcessEnv = process.env): void {
+	const parsed = parseTemplate(template);
+	const builtIn = isBuiltInAgent(parsed.program) ? builtIns[parsed.program] : undefined;
+	resolveProgram(parsed.program, { cwd: process.cwd(), pathVar: env.PATH, hint: builtIn?.install });
+}
+
+export interface LaunchInput {
+	/** A built-in agent (claude, codex, gemini); or */
+	agent?: string | undefined;
+	/** a `--command` template. */
+	command?: string | undefined;
+	card: Pick<Card, 'id'>;
+	workspace: string;
+	mcpConfigPath: string;
+	promptFile: string;
+	prompt: string;
+	/** The agent's environment: the supervisor's, with the card's BATON_* variables set. */
+	env: Record<string, string>;
+	/** The `baton` server written to mcpConfigPath; read back from the file when absent (Codex needs it). */
+	mcpServer?: McpLaunch;
+}
+
+function serverOf(input: LaunchInput): McpLaunch {
+	if (input.mcpServer !== undefined) {
+		return input.mcpServer;
+	}
+	const file = JSON.parse(readFileSync(input.mcpConfigPath, 'utf8')) as { mcpServers?: { baton?: Partial<McpLaunch> } };
+	const baton = file.mcpServers?.baton;
+	return { command: baton?.command ?? '', args: baton?.args ?? [], env: baton?.env ?? {} };
+}
+
+/** One card's spawn from the supervisor's input: the built-in line or the template, checked again. */
+export function buildLaunch(input: LaunchInput): Launch {
+	const command = resolveAgentCommand({
+		...(input.command === undefined ? { agent: input.agent } : { command: input.command }),
+		cwd: process.cwd(),
+		pathVar: input.env.PATH ?? process.env.PATH,
+	});
+	const ctx: LaunchContext = {
+		cardId: input.card.id,
+		workspace: input.workspace,
+		mcpConfigPath: input.mcpConfigPath,
+		promptFile: input.promptFile,
+		prompt: input.prompt,
+		// The card's env as the config file has it: the agent gets the same variables as its `baton mcp`.
+		mcpServer: serverOf(input),
+	};
+	return launchFor(command, ctx, input.env);
+}
+
+/** The prompt of a card (prompt.ts); `extra` adds what the supervisor has of the hand-over and history. */
+export function promptText(
+	card: PromptInput['card'],
+	extra: {
+		handoff?: string | undefined;
+		workspace?: string;
+		messages?: PromptInput['messages'];
+		attempts?: PromptInput['attempts'];
+	} = {},
+): string {
+	return agentPrompt({
+		card: extra.handoff === undefined ? card : { ...card, handoff: extra.handoff },
+		workspace: extra.workspace ?? 'your working folder (the current directory)',
+		messages: extra.messages,
+		attempts: extra.attempts,
+	});
 }

@@ -6,8 +6,7 @@
  * (Claude Code's --mcp-config format, which Gemini CLI reads as a settings file too; `trust` is Gemini's
  * "no confirmation for this server's tools", ignored by Claude Code). Must not: spawn anything.
  */
-import { realpathSync } from 'node:fs';
-import { chmod, writeFile } from 'node:fs/promises';
+import { chmodSync, realpathSync, writeFileSync } from 'node:fs';
 
 import type { McpLaunch } from '../../core/formats/mcpConfig';
 import { mcpServerName } from '../../core/formats/mcpConfig';
@@ -42,7 +41,10 @@ export function agentEnv(id: AgentIdentity): Record<string, string> {
  * so an agent gets the very Baton that runs the supervisor (not another `baton` on its PATH, and not
  * npx, which may fetch); `script` defaults to the running one (process.argv[1]).
  */
-export function batonMcpCommand(script = process.argv[1], execPath = process.execPath): { command: string; args: string[] } {
+export function batonMcpCommand(
+	script = process.argv[1],
+	execPath = process.execPath,
+): { command: string; args: string[] } {
 	if (script === undefined) {
 		throw new Error('Cannot tell where baton.js is: run it as "node dist/baton.js".');
 	}
@@ -70,7 +72,7 @@ export function mcpConfigText(server: McpLaunch): string {
  * Writes the file readable by its owner only (it names the data dir and the session). Gemini CLI
  * reads it only when no folder above it is writable by others, so put it under the data dir, not /tmp.
  */
-export async function writeMcpConfig(path: string, server: McpLaunch): Promise<void> {
-	await writeFile(path, mcpConfigText(server), { mode: 0o600 });
-	await chmod(path, 0o600);
+export function writeMcpConfig(path: string, server: McpLaunch): void {
+	writeFileSync(path, mcpConfigText(server), { mode: 0o600 });
+	chmodSync(path, 0o600);
 }

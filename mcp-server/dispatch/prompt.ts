@@ -17,9 +17,9 @@ export interface PromptInput {
 	/** The folder the agent runs in (the card's worktree, or the repository root). */
 	workspace: string;
 	/** The card's messages, oldest first. */
-	messages?: readonly Pick<Message, 'from' | 'text' | 'at' | 'question'>[];
+	messages?: readonly Pick<Message, 'from' | 'text' | 'at' | 'question'>[] | undefined;
 	/** Earlier attempts (card/get's), oldest first: their reasons tell the agent what went wrong before. */
-	attempts?: readonly Pick<Attempt, 'outcome' | 'reason' | 'progressNote' | 'endedAt'>[];
+	attempts?: readonly Pick<Attempt, 'outcome' | 'reason' | 'progressNote' | 'endedAt'>[] | undefined;
 }
 
 /** At most `max` characters of `text`, with a pointer to the full text when cut. */
@@ -37,7 +37,7 @@ function bullet(lines: readonly string[]): string {
 function toolGuide(cardId: string, workspace: string): string {
 	const id = JSON.stringify(cardId);
 	return [
-		"How to work with Baton (its tools are on the MCP server named \"baton\"):",
+		'How to work with Baton (its tools are on the MCP server named "baton"):',
 		`1. First call claim {} (no arguments): it returns this card, which is already yours, with its lease. Do not claim other cards.`,
 		`2. Work only in ${workspace}, and only on this card. Before editing files outside its scope, call reserve {"cardId": ${id}, "paths": [...]}.`,
 		`3. At each milestone (at least every few minutes) call heartbeat {"cardId": ${id}, "progress": 0-100, "note": "what you did"}. Messages for you arrive as inbox in any tool result: act on them first.`,
@@ -97,7 +97,9 @@ function render(input: PromptInput, s: Sections): string {
 /** The agent's prompt for `input`, under maxPromptBytes. */
 export function agentPrompt(input: PromptInput): string {
 	const id = input.card.id;
-	const all = (input.messages ?? []).map(m => `${m.from}${m.question ? ' (question)' : ''} at ${m.at}: ${clip(m.text, 4000, id)}`);
+	const all = (input.messages ?? []).map(
+		m => `${m.from}${m.question ? ' (question)' : ''} at ${m.at}: ${clip(m.text, 4000, id)}`,
+	);
 	let sections: Sections = {
 		body: input.card.body,
 		messages: all.slice(-30),
@@ -105,7 +107,11 @@ export function agentPrompt(input: PromptInput): string {
 	};
 	let text = render(input, sections);
 	// Cut the body, then the messages, until it fits: the tool guide and the card's head always stay.
-	for (let budget = 40_000; Buffer.byteLength(text) > maxPromptBytes && budget >= 250; budget = Math.floor(budget / 2)) {
+	for (
+		let budget = 40_000;
+		Buffer.byteLength(text) > maxPromptBytes && budget >= 250;
+		budget = Math.floor(budget / 2)
+	) {
 		sections = {
 			body: clip(input.card.body, budget, id),
 			messages: sections.messages.slice(-Math.max(1, Math.floor(budget / 2000))).map(m => clip(m, budget / 4, id)),

@@ -52,7 +52,7 @@ export function splitWords(text: string): string[] {
 	let inWord = false;
 	let i = 0;
 	while (i < text.length) {
-		const c = text[i] as string;
+		const c = text.charAt(i);
 		if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
 			if (inWord) {
 				words.push(word);
@@ -74,7 +74,7 @@ export function splitWords(text: string): string[] {
 				if (text[j] === '\\' && (text[j + 1] === '"' || text[j + 1] === '\\')) {
 					j++;
 				}
-				word += text[j];
+				word += text.charAt(j);
 			}
 			if (j >= text.length) {
 				invalid(`The command template has an unterminated " (at character ${i + 1}): ${text}`);
@@ -82,7 +82,7 @@ export function splitWords(text: string): string[] {
 			inWord = true;
 			i = j + 1;
 		} else if (c === '\\' && i + 1 < text.length) {
-			word += text[i + 1];
+			word += text.charAt(i + 1);
 			inWord = true;
 			i += 2;
 		} else {
@@ -101,7 +101,7 @@ function parseArg(word: string): TemplateArg {
 	const parts: TemplateArg = [];
 	let last = 0;
 	for (const m of word.matchAll(placeholderPattern)) {
-		const name = m[1] as string;
+		const name = m[1] ?? '';
 		if (!isPlaceholder(name)) {
 			invalid(`The command template uses an unknown placeholder {${name}}; the allowed ones are ${allowed}.`);
 		}
@@ -122,12 +122,16 @@ export function parseTemplate(text: string): CommandTemplate {
 	const words = splitWords(text);
 	const [program, ...rest] = words;
 	if (program === undefined || program === '') {
-		invalid('The command template is empty: give the program to run, e.g. --command \'my-agent --mcp {mcpConfig} {prompt}\'.');
+		invalid(
+			"The command template is empty: give the program to run, e.g. --command 'my-agent --mcp {mcpConfig} {prompt}'.",
+		);
 	}
 	const args = rest.map(parseArg);
 	const programParts = parseArg(program);
 	if (programParts.some(p => 'placeholder' in p)) {
-		invalid(`The command template's program (${program}) cannot be a placeholder: name the program, then pass ${allowed} as its arguments.`);
+		invalid(
+			`The command template's program (${program}) cannot be a placeholder: name the program, then pass ${allowed} as its arguments.`,
+		);
 	}
 	return { text, program, args };
 }
@@ -167,7 +171,10 @@ function isExecutableFile(path: string): boolean {
  * executable file; a bare name is looked up on `pathVar` like execvp does. Throws invalid_input naming
  * the program and where it looked; `hint` (e.g. how to install it) ends the message.
  */
-export function resolveProgram(program: string, options: { cwd: string; pathVar: string | undefined; hint?: string }): string {
+export function resolveProgram(
+	program: string,
+	options: { cwd: string; pathVar: string | undefined; hint?: string | undefined },
+): string {
 	const hint = options.hint === undefined ? '' : ` ${options.hint}`;
 	if (program.includes('/')) {
 		const path = isAbsolute(program) ? program : resolve(options.cwd, program);

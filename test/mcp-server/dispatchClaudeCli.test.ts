@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { type Launch, buildLaunch, resolveAgentCommand } from '../../mcp-server/dispatch/agents';
+import { type Launch, launchFor, resolveAgentCommand } from '../../mcp-server/dispatch/agents';
 import { agentMcpServer, writeMcpConfig } from '../../mcp-server/dispatch/mcpConfigFile';
 import { agentPrompt } from '../../mcp-server/dispatch/prompt';
 import { ensureClaude, offlineClaudeEnv } from '../helpers/claudeCli';
@@ -27,7 +27,11 @@ after(() => {
 /** Runs a launch to its end (killed after `ms`): exit code and everything it printed. */
 function run(launch: Launch, ms = 60_000): Promise<{ code: number | null; output: string }> {
 	return new Promise((resolve, reject) => {
-		const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(launch.command, launch.args, {
+			cwd: launch.cwd,
+			env: launch.env,
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
 		let output = '';
 		child.stdout.on('data', (c: Buffer) => (output += c.toString('utf8')));
 		child.stderr.on('data', (c: Buffer) => (output += c.toString('utf8')));
@@ -60,24 +64,45 @@ describe('the real Claude Code CLI with the built-in command line', () => {
 			recorder,
 			`import { writeFileSync } from 'node:fs';\nconst env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BATON_')));\nwriteFileSync(process.argv[2], JSON.stringify({ argv: process.argv.slice(2), env, cwd: process.cwd() }));\n`,
 		);
-		const identity = { cardId: 'BTN-7', agent: 'claude-default-s1-ab12', session: 'sess-xyz', kind: 'claude', dataDir: join(dir, 'data') };
+		const identity = {
+			cardId: 'BTN-7',
+			agent: 'claude-default-s1-ab12',
+			session: 'sess-xyz',
+			kind: 'claude',
+			dataDir: join(dir, 'data'),
+		};
 		const server = agentMcpServer({ command: process.execPath, args: [recorder, recorded] }, identity);
 		const mcpConfigPath = join(dir, 'mcp.json');
-		await writeMcpConfig(mcpConfigPath, server);
+		writeMcpConfig(mcpConfigPath, server);
 		mkdirSync(workspace);
 		const prompt = agentPrompt({
-			card: { id: 'BTN-7', title: 'Say "hi"; then $(exit 1) `x`', body: '--help', acceptance: ['-p'], attempts: 1, maxAttempts: 3 },
+			card: {
+				id: 'BTN-7',
+				title: 'Say "hi"; then $(exit 1) `x`',
+				body: '--help',
+				acceptance: ['-p'],
+				attempts: 1,
+				maxAttempts: 3,
+			},
 			workspace,
 		});
 		const env = offlineClaudeEnv(`${bin}:/usr/bin:/bin`);
-		dirs.push(env.HOME as string);
+		dirs.push(env.HOME!);
 		const command = resolveAgentCommand({ agent: 'claude', cwd: dir, pathVar: env.PATH });
-		const launch = buildLaunch(command, { cardId: 'BTN-7', workspace, mcpConfigPath, promptFile: join(dir, 'prompt.md'), prompt, mcpServer: server }, env);
+		const launch = launchFor(
+			command,
+			{ cardId: 'BTN-7', workspace, mcpConfigPath, promptFile: join(dir, 'prompt.md'), prompt, mcpServer: server },
+			env,
+		);
 
 		const r = await run(launch);
 		assert.equal(r.code, 1, r.output);
-		assert.doesNotMatch(r.output, /unknown option|error: option|too many arguments/i, 'the CLI refused the command line');
-		assert.match(r.output, /Not logged in/, 'the CLI\'s own error when no model is reachable');
+		assert.doesNotMatch(
+			r.output,
+			/unknown option|error: option|too many arguments/i,
+			'the CLI refused the command line',
+		);
+		assert.match(r.output, /Not logged in/, "the CLI's own error when no model is reachable");
 		// The CLI started the `baton` server of the file, with the card's identity in its environment.
 		assert.ok(existsSync(recorded), `claude did not start the MCP server; it printed:\n${r.output}`);
 		const started = JSON.parse(readFileSync(recorded, 'utf8')) as { argv: string[]; env: Record<string, string> };
