@@ -37,6 +37,28 @@ export async function lineSettings(q: Queryable): Promise<{ maxHeld: number | nu
 	return { maxHeld: get('maxHeld'), agingHours: get('agingHours') };
 }
 
+/**
+ * card/get's `effectivePriority` (issue 30): a ready card's priority plus one per agingHours waited
+ * since it was created or its last deferral ended, as the claim orders (claimableSql.ts
+ * effectivePrioritySql); nothing when aging is off or the card is not ready.
+ */
+export async function agedPriority(
+	q: Queryable,
+	card: Card,
+	now: Date,
+): Promise<{ effectivePriority?: number }> {
+	if (card.status !== 'ready') {
+		return {};
+	}
+	const { agingHours } = await lineSettings(q);
+	if (agingHours === null) {
+		return {};
+	}
+	const since = Math.max(Date.parse(card.createdAt), card.deferUntil === null ? 0 : Date.parse(card.deferUntil));
+	const waited = Math.max(now.getTime() - since, 0) / 3_600_000;
+	return { effectivePriority: card.priority + Math.floor(waited / agingHours) };
+}
+
 /** Refuses a claim by `actor` when it holds maxHeld cards already. */
 export async function checkMaxHeld(q: Queryable, actor: string, maxHeld: number | null): Promise<void> {
 	if (maxHeld === null) {

@@ -141,7 +141,7 @@ export class Pauses {
 		return listPauses(this.uow.db).then(pauses => ({ pauses }));
 	}
 
-	set(ctx: OpContext, p: ParsedParams<'pause/set'>): Promise<Result<'pause/set'>> {
+	async set(ctx: OpContext, p: ParsedParams<'pause/set'>): Promise<Result<'pause/set'>> {
 		const target = checkTarget(p.scope, p.target);
 		return this.uow.mutate(ctx, 'pause/set', async (tx, now) => {
 			// Claims in flight finish first, and every claim statement after this commit sees the pause
@@ -166,7 +166,7 @@ export class Pauses {
 		});
 	}
 
-	clear(ctx: OpContext, p: ParsedParams<'pause/clear'>): Promise<Result<'pause/clear'>> {
+	async clear(ctx: OpContext, p: ParsedParams<'pause/clear'>): Promise<Result<'pause/clear'>> {
 		if (p.all !== true && p.scope === undefined) {
 			throw new BatonError('invalid_input', 'Say which pause to clear (a scope and its target), or all.');
 		}
