@@ -137,7 +137,7 @@ export class AgentJob {
 		writeSeatRecord(seatFilePath(ctx.dataDir, ctx.run, card.id), record);
 		const mcpConfigPath = join(dir, `${card.id}.mcp.json`);
 		writeMcpConfig(mcpConfigPath, { ...ctx.batonMcp, env: seatEnv });
-		const prompt = promptText(card, { handoff: s.claim.handoff });
+		const prompt = promptText(card, { handoff: s.claim.handoff, workspace });
 		const promptFile = join(dir, `${card.id}.prompt.md`);
 		writeFileSync(promptFile, prompt, { mode: 0o600 });
 		const launch = buildLaunch({
