@@ -62,12 +62,16 @@ export function confirmDialog(title: string, message: string, confirmLabel: stri
 	return answer;
 }
 
-/** Asks for one line of text (e.g. a block reason); resolves undefined when cancelled or empty. */
+/**
+ * Asks for one line of text (e.g. a block reason); resolves undefined when cancelled or empty, or ''
+ * for an empty `optional` answer (a pause's reason).
+ */
 export function askText(
 	title: string,
 	label: string,
 	confirmLabel: string,
 	maxLength: number,
+	optional = false,
 ): Promise<string | undefined> {
 	const { dialog, form, actions } = dialogShell(title, '');
 	const field = document.createElement('label');
@@ -75,7 +79,7 @@ export function askText(
 	field.textContent = label;
 	const input = document.createElement('input');
 	input.type = 'text';
-	input.required = true;
+	input.required = !optional;
 	input.maxLength = maxLength;
 	input.className = 'input';
 	input.name = 'answer';
@@ -85,7 +89,7 @@ export function askText(
 	form.append(actions);
 	// Cancel must close even though the input is required.
 	(actions.firstElementChild as HTMLButtonElement).formNoValidate = true;
-	const answer = run(dialog, () => (input.value.trim() === '' ? undefined : input.value.trim()), undefined);
+	const answer = run(dialog, () => (input.value.trim() === '' && !optional ? undefined : input.value.trim()), undefined);
 	input.focus();
 	return answer;
 }

@@ -3,7 +3,7 @@
  * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents,
  * subscribes to the event feed and wires state, rendering, toolbar, banners, the state before the
  * first snapshot (firstLoad.ts) and of an empty backlog (emptyBoard.ts), drag and drop, keyboard and
- * focus (focus.ts), detail pane and requests (actions.ts) together; the first connection and the ping
+ * focus (focus.ts), detail pane and requests (actions.ts), and the pauses (pauseBar.ts) together; the first connection and the ping
  * are boardConnect.ts's. Only the boot and the wiring live here: no request logic, no rules, no
  * element building beyond the layout.
  */
@@ -12,6 +12,7 @@ import './jitless';
 
 import type { BacklogEvent } from '../core/protocol';
 import { RpcClient } from '../core/protocol/rpc';
+import { isCardless } from '../core/rules/dispatched';
 import { BoardActions } from './actions';
 import { connectFirst, pingWhileOpen } from './boardConnect';
 import { BoardLoad, liveStatuses } from './boardLoad';
@@ -23,6 +24,7 @@ import { DragController, type DropTarget } from './dnd';
 import { BoardFocus } from './focus';
 import { boardAgentId, randomHex } from './identity';
 import { attachKeyboard, keyHelp } from './keyboard';
+import { PauseBar } from './pauseBar';
 import { ProjectPicker } from './projects';
 import { BoardView } from './render';
 import { DoneColumn } from './doneColumn';
@@ -84,7 +86,16 @@ const firstLoad = new FirstLoad({
 	controls: [phaseSelect, projectPicker.select, view.columns.blocked.filterSelect, toolbar.newButton],
 	updateSummary: () => updateSummary(),
 });
-app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
+const pauseBar = new PauseBar(() => client, showError, pauses => {
+	state.pauses = pauses;
+	if (boardLoad.loaded) {
+		for (const col of columnIds) {
+			view.columns[col].refreshAll();
+		}
+	}
+});
+toolbar.newButton.after(pauseBar.button);
+app.replaceChildren(toolbar.root, ...banners.elements, pauseBar.root, projectPicker.empty, emptyBoard.root, layout, keys);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
@@ -251,6 +262,12 @@ function updateSummary(): void {
 }
 
 function onEvent(event: BacklogEvent): void {
+	if (event.type === 'paused' || event.type === 'resumed') {
+		void pauseBar.load();
+	}
+	if (isCardless(event)) {
+		return; // a pause or a run: no card changed
+	}
 	if (boardLoad.buffer(event)) {
 		return;
 	}
@@ -370,6 +387,7 @@ async function boot(): Promise<void> {
 	// (boardLoad.ts); the live pages after it merge with the events applied meanwhile.
 	await client.subscribe(hello.seq);
 	performance.mark('baton:subscribed');
+	void pauseBar.load();
 	// The log was compacted past what this board saw while it was away (issue 14 §2): load it again.
 	client.onResync(() => {
 		boardLoad.load().catch(showError);

@@ -8,12 +8,14 @@
 import type * as vscode from 'vscode';
 import { registerCardEditCommands } from './cardEdits';
 import { registerClaimCycleCommands } from './claimCycle';
+import { registerDispatchCommands } from './dispatch';
 import { type CommandContext, makeCommandKit } from './kit';
 import { registerMcpCommands } from './mcp';
 import { registerReviewCommands } from './review';
 import { registerViewCommands } from './views';
 
 export { commandIds, contextKeys, viewIds } from './ids';
+export type { DispatchParts } from './dispatch';
 export { type CardCommandOptions, type CommandContext, cardIdOf } from './kit';
 
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
@@ -24,5 +26,6 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 		...registerViewCommands(kit),
 		...registerMcpCommands(kit),
 		...registerReviewCommands(kit),
+		...registerDispatchCommands(kit, ctx.dispatch),
 	];
 }

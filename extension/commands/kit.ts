@@ -13,6 +13,7 @@ import type { BacklogNode, BacklogTreeProvider } from '../backlogTree';
 import { cardSummary, compareByPriority } from '../cardText';
 import type { HubConnection } from '../hubConnection';
 import type { McpTarget } from '../mcpConfig';
+import type { DispatchParts } from './dispatch';
 import type { WorkspaceProjects } from '../workspaceProjects';
 
 /** Options a caller (a test, a keybinding) may pass instead of answering prompts. */
@@ -35,6 +36,8 @@ export interface CommandContext {
 	openBoard(cardId?: string): Promise<void>;
 	openBoardInEditor(cardId?: string): Promise<void>;
 	configureMcp(target: McpTarget, confirm: boolean): Promise<string | undefined>;
+	/** Runs, pauses, seats' output and starting `baton run` (issue 30). */
+	dispatch: DispatchParts;
 }
 
 /** A card id from whatever a command was invoked with: id, tree node, agent node, {cardId}. */
