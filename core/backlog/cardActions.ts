@@ -89,8 +89,9 @@ async function applyPatch(tx: Queryable, cardId: string, patch: CardPatch, now: 
 		sets.push(`${patchColumns[key]} = $${params.length}`);
 	}
 	if (patch.status !== undefined || patch.claimEpoch !== undefined) {
-		// Reservations live as long as the claim that made them (issue 13): any end or new epoch drops them.
-		sets.push(`reserved = '{}'`);
+		// Reservations live as long as the claim that made them (issue 13): any end or new epoch drops them,
+		// and so does the dispatch record (issue 30; a dispatched claim writes its own after this).
+		sets.push(`reserved = '{}'`, 'dispatch = NULL');
 	}
 	sets.push('updated_at = $2');
 	if (visible) {

@@ -8,6 +8,7 @@ import { BatonError } from '../errors';
 import type { Card, CardRef, HealthThresholds, ParsedParams, Result } from '../protocol';
 import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
+import { agedPriority } from './dispatchOps';
 import { loadCard } from './cardActions';
 import { claimableSql } from './claimableSql';
 import { readableIds } from './readableIds';
@@ -269,6 +270,7 @@ export class Cards {
 			attempts: deriveAttempts(history, card),
 			messages,
 			...(await treeOf(this.uow.db, card)),
+			...(await agedPriority(this.uow.db, card, this.uow.clock.now())),
 		};
 	}
 

@@ -7,8 +7,11 @@
 import { leaseOf } from '../rules/lease';
 import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
 import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../rules/claim';
+import { BatonError } from '../errors';
 import type { Queryable } from '../store/db';
-import { act, cardState, loadCard } from './cardActions';
+import { act, cardState, loadCard, loadCardRow } from './cardActions';
+import { checkMaxHeld, lineSettings, recordDispatch, seatsFull } from './dispatchOps';
+import { checkLineOpen, claimerKind, pausedNothingClaimable } from './pauses';
 import { claimableSql, deferredSql, heldByTreeSql, ofProjectSql, waitingSql } from './claimableSql';
 import { nowClaimable, withHandoff } from './reviews';
 import {
@@ -62,6 +65,7 @@ export class ClaimCycle {
 		options: ClaimOptions,
 	): Promise<Result<'card/claim'>> {
 		const passOver = options.passOver ?? [];
+		const kind = claimerKind(ctx, p);
 		const ttl = p.ttlSeconds ?? this.defaultTtl;
 		const caps = [...new Set(p.capabilities ?? [])];
 		// $1–$6 of the claim, the same for the hot statement and the general path's pick.
@@ -76,13 +80,16 @@ export class ClaimCycle {
 		// A claim {labels} takes the general path, whose candidates filter by label (issue 31).
 		// An empty list names no label: the same as none.
 		const labels = p.labels !== undefined && p.labels.length > 0 ? p.labels : undefined;
-		if (p.cardId === undefined && passOver.length === 0 && labels === undefined) {
+		// A supervisor's claim (dispatch, issue 30) takes the general path: its seat limits are checked in
+		// the transaction and its record written with the claim.
+		if (p.cardId === undefined && passOver.length === 0 && labels === undefined && p.dispatch === undefined) {
 			const fast = await this.uow.fast(ctx, async (now, key) => {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
 					key,
 					projectParam(p.project),
 					ctx.session ?? null,
+					kind,
 				]);
 				const row = rows[0];
 				if (row === undefined) {
@@ -100,8 +107,25 @@ export class ClaimCycle {
 		}
 		await preparePick(this.uow.db, this.uow.catalogue.sql);
 		return this.uow.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
+			const dispatch = p.dispatch;
 			if (p.cardId !== undefined) {
-				const before = await loadCard(tx, p.cardId, true);
+				if (this.uow.db.mode === 'postgres') {
+					// Issue 30: wait for a pause/set in flight, so the pause check below reads it (pauses.ts).
+					await tx.query('LOCK TABLE cards IN ROW EXCLUSIVE MODE');
+				}
+				const { card: before, claimSession } = await loadCardRow(tx, p.cardId, true);
+				if (
+					before.status === 'claimed' &&
+					before.claimOwner === ctx.actor &&
+					ctx.session !== undefined &&
+					claimSession === ctx.session &&
+					before.leaseExpiresAt !== null &&
+					Date.parse(before.leaseExpiresAt) > now.getTime()
+				) {
+					// Resume (issue 30): the session that holds the card claims it again (a dispatched agent's
+					// first claim): the same card and lease, no event, the epoch unchanged.
+					return { result: { card: before, lease: leaseOf(cardState(before)) }, events: [] };
+				}
 				const unmetIds =
 					before.unmetDeps > 0
 						? (
@@ -118,14 +142,38 @@ export class ClaimCycle {
 					throw held;
 				}
 				checkProject(before, p.project);
+				await checkLineOpen(tx, before, ctx.actor, kind);
+				await checkMaxHeld(tx, ctx.actor, (await lineSettings(tx)).maxHeld);
+				const full = dispatch === undefined ? undefined : await seatsFull(tx, before.project ?? null, dispatch);
+				if (full !== undefined) {
+					throw new BatonError('invalid_transition', `Card ${p.cardId} cannot be claimed now: ${full}.`, {
+						cardId: p.cardId,
+					});
+				}
 				await checkScopeFree(tx, before);
-				const { card, events } = await act(
+				const claimed = await act(
 					tx,
 					p.cardId,
 					{ type: 'claim', actor: ctx.actor, ttlSeconds: ttl, session: ctx.session },
 					now,
 				);
+				const card =
+					dispatch === undefined ? claimed.card : await recordDispatch(tx, p.cardId, dispatch, ctx.host, now);
+				const events = claimed.events.map(e => (e.type === 'claimed' ? { ...e, data: { ...e.data, card } } : e));
 				return { result: { card, lease: leaseOf(cardState(card)) }, events };
+			}
+			const line = await lineSettings(tx);
+			const held = await checkMaxHeld(tx, ctx.actor, line.maxHeld).then(
+				() => undefined,
+				(e: unknown) => {
+					if (BatonError.is(e, 'invalid_transition')) {
+						return e.message;
+					}
+					throw e;
+				},
+			);
+			if (held !== undefined) {
+				return { result: { card: null, lease: null, reason: held }, events: [] };
 			}
 			// The general path (the fast one found nothing, lost a race, or met a card with a scope): the
 			// same order, each scoped card checked against the live claims of its project, plus the reason.
@@ -136,18 +184,24 @@ export class ClaimCycle {
 					skip,
 					session: ctx.session,
 					labels,
+					kind,
+					agingHours: line.agingHours,
+					...(dispatch === undefined ? {} : { accept: c => seatsFull(tx, c.project, dispatch) }),
 				});
 			const first = passOver.length > 0 ? await pick(passOver) : undefined;
 			const picked = first?.card !== undefined ? first : await pick([]);
-			const card = picked.card;
-			if (card === undefined) {
+			const taken = picked.card;
+			if (taken === undefined) {
 				if (options.explain === false) {
 					return { result: { card: null, lease: null }, events: [] };
 				}
 				const reason = await this.nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits);
 				const none = labels === undefined ? '' : `No claimable card has the label ${labels.join(' or ')}. `;
-				return { result: { card: null, lease: null, reason: `${none}${reason}` }, events: [] };
+				const seats = picked.refused.length === 0 ? '' : `${picked.refused.join('; ')}. `;
+				const paused = await pausedNothingClaimable(tx, ctx.actor, kind, caps, p.phase, p.project, now);
+				return { result: { card: null, lease: null, reason: `${seats}${none}${paused}${reason}` }, events: [] };
 			}
+			const card = dispatch === undefined ? taken : await recordDispatch(tx, taken.id, dispatch, ctx.host, now);
 			return {
 				result: { card, lease: leaseOf(cardState(card)) },
 				events: [{ cardId: card.id, type: 'claimed', data: { card, epoch: card.claimEpoch } }],
@@ -376,6 +430,7 @@ export class ClaimCycle {
 			ttl,
 			projectParam(next.project),
 			ctx.session ?? null,
+			ctx.kind ?? null,
 		]);
 		const row = rows[0];
 		if (row === undefined) {

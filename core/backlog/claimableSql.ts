@@ -41,3 +41,55 @@ export function deferredSql(now: string, alias = ''): string {
 export function ofProjectSql(project: string): string {
 	return `(${project}::text = '*' OR project IS NULL OR project = ${project}::text)`;
 }
+
+/**
+ * Issue 30: whether the line lets `actor` (an agent id placeholder) of kind `kind` (a text placeholder,
+ * null when the claimer has none) take the card of `alias` now: no pause covers it (all, its project,
+ * phase or id, or the claimer's kind) and it is assigned to nobody, to the claimer or to its kind.
+ * Every claim path runs it in the claiming statement itself, so a pause committed before the statement's
+ * snapshot is seen (docs/architecture.md, Dispatch). With no pause at all the correlated part is never
+ * run: `NOT EXISTS (SELECT 1 FROM pauses)` is one InitPlan per statement that an empty table answers.
+ * migrations/functions.sql (baton_hand_over) restates it, as stored functions must.
+ */
+export function lineOpenSql(actor: string, kind: string, alias = ''): string {
+	return `${unpausedSql(kind, alias)} AND ${assignedToSql(actor, kind, alias)}`;
+}
+
+/** No pause covers the card of `alias` for a claimer of `kind` (part of lineOpenSql). */
+export function unpausedSql(kind: string, alias = ''): string {
+	return `NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = ${kind}::text))
+			AND (NOT EXISTS (SELECT 1 FROM pauses) OR NOT EXISTS (SELECT 1 FROM pauses pz WHERE
+				(pz.scope = 'card' AND pz.target = ${col(alias, 'id')}) OR (pz.scope = 'project' AND pz.target = ${col(alias, 'project')})
+				OR (pz.scope = 'phase' AND pz.target = ${col(alias, 'phase')})))`;
+}
+
+/** The card of `alias` is assigned to nobody, to `actor` or to its `kind` (part of lineOpenSql). */
+export function assignedToSql(actor: string, kind: string, alias = ''): string {
+	return `(${col(alias, 'assignee')} IS NULL OR ${col(alias, 'assignee')} = ${actor}::text
+				OR ${col(alias, 'assignee')} = 'kind:' || ${kind}::text)`;
+}
+
+/**
+ * The hot claims' extra guard (issue 30): they take a card only while aging is off (the general path
+ * orders by effective priority) and the claimer holds fewer cards than maxHeld (the general path says
+ * why it does not). Both are one InitPlan on the settings table: nothing per card.
+ */
+export function hotGuardSql(actor: string): string {
+	return `NOT EXISTS (SELECT 1 FROM settings WHERE key = 'agingHours' AND json_typeof(value) = 'number')
+			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key = 'maxHeld' AND json_typeof(mh.value) = 'number'
+				AND (SELECT count(*) FROM cards held WHERE held.claim_owner = ${actor}::text AND held.status = 'claimed')
+					>= (mh.value #>> '{}')::int)`;
+}
+
+/** Where a card's wait for aging starts: its creation, or the end of its last deferral (a retry's backoff). */
+export const agingSinceSql = (alias = ''): string =>
+	`greatest(${col(alias, 'created_at')}, coalesce(${col(alias, 'defer_until')}, ${col(alias, 'created_at')}))`;
+
+/**
+ * A ready card's effective priority at `now` with aging every `hours` (placeholders): priority plus
+ * one per `hours` waited (issue 30).
+ */
+export function effectivePrioritySql(now: string, hours: string, alias = ''): string {
+	return `(${col(alias, 'priority')} + floor(greatest(extract(epoch FROM ${now}::timestamptz - ${agingSinceSql(alias)}), 0)
+		/ 3600 / ${hours}::float8)::int)`;
+}

@@ -4,7 +4,7 @@
  * (docs/architecture.md, "Hot paths are one statement"). Text only: it runs nothing and decides nothing;
  * the unit of work sends these (cards.ts the ready page) and the claim cycle reads their rows.
  */
-import { claimableSql, ofProjectSql } from './claimableSql';
+import { claimableSql, effectivePrioritySql, hotGuardSql, lineOpenSql, ofProjectSql } from './claimableSql';
 import { afterInClaimOrder, claimOrder, pageOf } from './paging';
 
 /** A store's statements and seq expressions (PGlite: max(seq)+1 in the statement; PostgreSQL: a sequence). */
@@ -68,19 +68,29 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
 	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
-	const pickWhere = (now: string, caps: string): string => `${claimableSql(now)} AND requires <@ ${caps}::text[]`;
+	// Issue 30: every pick also asks whether the line lets this claimer (actor, kind) take the card.
+	const pickWhere = (now: string, caps: string, actor: string, kind: string): string =>
+		`${claimableSql(now)} AND requires <@ ${caps}::text[] AND ${lineOpenSql(actor, kind)}`;
 	const ofProject = ofProjectSql;
 	const pickTail = `ORDER BY ${claimOrder} LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
-	const pick = (now: string, caps: string, phase: string, withPhase: boolean, project: string): string =>
-		`SELECT id FROM cards WHERE ${pickWhere(now, caps)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
-			AND ${ofProject(project)} ${pickTail}`;
+	const pick = (
+		now: string,
+		caps: string,
+		phase: string,
+		withPhase: boolean,
+		project: string,
+		actor: string,
+		kind: string,
+	): string =>
+		`SELECT id FROM cards WHERE ${pickWhere(now, caps, actor, kind)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
+			AND ${ofProject(project)} AND ${hotGuardSql(actor)} ${pickTail}`;
 	// $ placeholders of the claim: now, actor, lease expiry, ttl, session.
 	const take = (now: string, actor: string, expiry: string, ttl: string, session: string): string =>
 		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claim_session = ${session}::text,
 			claimed_at = ${now}, lease_expires_at = ${expiry},
 			lease_ttl_seconds = ${ttl}, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
-			progress_note = NULL, progress_at = ${now}, defer_until = NULL, reserved = '{}', version = version + 1,
-			updated_at = ${now}
+			progress_note = NULL, progress_at = ${now}, defer_until = NULL, reserved = '{}', dispatch = NULL,
+			version = version + 1, updated_at = ${now}
 		FROM pick WHERE cards.id = pick.id`;
 	/**
 	 * pick → took (the claim) → the `claimed` event, as CTEs named pick, took and `event`, for the
@@ -100,8 +110,9 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		event: string;
 		project: string;
 		session: string;
+		kind: string;
 		guard?: string;
-	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase, o.project)}),
+	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase, o.project, o.actor, o.kind)}),
 			took AS (${take(o.now, o.actor, o.expiry, o.ttl, o.session)} AND cards.scope = '{}' ${o.guard ?? ''}
 				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			${o.event} AS (
@@ -121,6 +132,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		event: 'ev',
 		project: '$8',
 		session: '$9',
+		kind: '$10',
 	})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
@@ -136,7 +148,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// as it was before the completion.
 	const completeCtes = (session: string): string => `done AS (
 				UPDATE cards SET status = 'done', claim_owner = NULL, claim_session = NULL, claimed_at = NULL,
-					lease_expires_at = NULL, lease_ttl_seconds = NULL, reserved = '{}', result = $4, blocked_reason = NULL,
+					lease_expires_at = NULL, lease_ttl_seconds = NULL, reserved = '{}', dispatch = NULL, result = $4, blocked_reason = NULL,
 					defer_until = NULL, version = version + 1, updated_at = $1
 				WHERE id = $2 AND ${holds('$3', '$5', '$1', session)} AND review = 'none' AND parent IS NULL
 					AND open_children = 0 AND NOT EXISTS (${treeDependents('$2')})
@@ -165,18 +177,20 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				FROM done, readiness RETURNING seq, data
 			)`;
 	// Read by the claim index in its order; the cursor is a second text so it stays an index condition.
+	// `last` is the variant's last placeholder: the claimer's actor and kind follow it.
 	const candidates = (
 		after: string,
+		last: number,
 		labeled = '',
 	): string => `SELECT id, project, array_to_string(scope, E'\n') AS scope,
 				priority, baton_ts(created_at) AS at
-			FROM cards WHERE ${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
+			FROM cards WHERE ${pickWhere('$1', '$2', `$${last + 1}`, `$${last + 2}`)} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
 				AND NOT id = ANY($5::text[]) ${labeled} ${after}
 			ORDER BY ${claimOrder} LIMIT $6`;
 	const completeValue = `'card', done.card, 'unblocked', readiness.unblocked`;
 	/**
 	 * Complete, then claim the next card for the same actor, in one statement: $1–$5 as complete, $6
-	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl, $11 project ('*' any), $12 session. A card this completion unblocks is not
+	 * request key, $7 caps, $8 phase, $9 lease expiry, $10 ttl, $11 project ('*' any), $12 session, $13 kind. A card this completion unblocks is not
 	 * among the pick's choices (the pick reads the statement's snapshot, from before the completion; the
 	 * caller claims again when nothing was picked). It claims only when the completion happened.
 	 * PostgreSQL runs the same steps as the function baton_hand_over (migrations/functions.sql): one cached plan per
@@ -186,7 +200,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	const completeNextWith = (withPhase: boolean): string =>
 		lockPick
 			? `SELECT * FROM baton_hand_over($1::timestamptz, $2::text, $3::text, $4::text, $5::int, $6::text,
-				$7::text[], $8::text, $9::timestamptz, $10::int, $11::text, $12::text)`
+				$7::text[], $8::text, $9::timestamptz, $10::int, $11::text, $12::text, $13::text)`
 			: `WITH ${completeCtes('$12')},
 			${claimCtes({
 				now: '$1',
@@ -200,6 +214,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				event: 'ev2',
 				project: '$11',
 				session: '$12',
+				kind: '$13',
 				guard: 'AND EXISTS (SELECT 1 FROM done)',
 			})},
 			log AS (
@@ -218,26 +233,40 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		readyPageAfter: pageOf(`${claimableSql('$1')} AND ${afterInClaimOrder('$3', '$4', '$5')}`, '$2', true),
 		/**
 		 * The general path's candidates, in claim order (scopes.ts checks each one's scope): $1 now, $2
-		 * caps, $3 phase (null = any), $4 project, $5 ids not to pick, $6 limit.
+		 * caps, $3 phase (null = any), $4 project, $5 ids not to pick, $6 limit; then the claimer's actor
+		 * and kind (issue 30) after the variant's own placeholders: $7, $8 here.
 		 */
-		claimCandidates: candidates(''),
-		/** The next batch, after the last candidate of the previous one ($7 priority, $8 createdAt, $9 id). */
-		claimCandidatesAfter: candidates(`AND ${afterInClaimOrder('$7', '$8', '$9')}`),
-		/** The candidates of a claim {labels} (issue 31): $7 the labels, one of which a card must have. */
-		claimCandidatesLabeled: candidates('', 'AND labels && $7::text[]'),
-		/** Its next batch ($8 priority, $9 createdAt, $10 id). */
-		claimCandidatesLabeledAfter: candidates(`AND ${afterInClaimOrder('$8', '$9', '$10')}`, 'AND labels && $7::text[]'),
+		claimCandidates: candidates('', 6),
+		/** The next batch, after the last candidate of the previous one ($7 priority, $8 createdAt, $9 id; $10, $11). */
+		claimCandidatesAfter: candidates(`AND ${afterInClaimOrder('$7', '$8', '$9')}`, 9),
+		/** The candidates of a claim {labels} (issue 31): $7 the labels, one of which a card must have ($8, $9). */
+		claimCandidatesLabeled: candidates('', 7, 'AND labels && $7::text[]'),
+		/** Its next batch ($8 priority, $9 createdAt, $10 id; $11, $12). */
+		claimCandidatesLabeledAfter: candidates(
+			`AND ${afterInClaimOrder('$8', '$9', '$10')}`,
+			10,
+			'AND labels && $7::text[]',
+		),
+		/**
+		 * With aging on (issue 30), the candidates by effective priority, then the claim order, in one
+		 * batch: $1–$6 as claimCandidates, $7 actor, $8 kind, $9 agingHours, $10 labels (null = any).
+		 */
+		claimCandidatesAged: `SELECT id, project, array_to_string(scope, E'\n') AS scope, priority, baton_ts(created_at) AS at
+			FROM cards WHERE ${pickWhere('$1', '$2', '$7', '$8')} AND ($3::text IS NULL OR phase = $3) AND ${ofProject('$4')}
+				AND NOT id = ANY($5::text[]) AND ($10::text[] IS NULL OR labels && $10::text[])
+			ORDER BY ${effectivePrioritySql('$1', '$9')} DESC, ${claimOrder} LIMIT $6`,
 		/**
 		 * Claim card $7 inside the general path's transaction if it is still claimable (no event: the
-		 * caller logs it): $1–$6 as claim, $8 session. A card another transaction is taking is skipped, not waited on.
+		 * caller logs it): $1–$6 as claim, $8 session, $9 the claimer's kind. A card another transaction is
+		 * taking is skipped, not waited on.
 		 */
 		claimById: `WITH pick AS (SELECT id FROM cards WHERE id = $7
-				AND (${pickWhere('$1', '$2')} AND ($3::text IS NULL OR phase = $3)) IS TRUE
+				AND (${pickWhere('$1', '$2', '$4', '$9')} AND ($3::text IS NULL OR phase = $3)) IS TRUE
 				${lockPick ? 'FOR UPDATE SKIP LOCKED' : ''})
 			${take('$1', '$4', '$5', '$6', '$8')} RETURNING baton_card(cards) AS card`,
 		/**
 		 * $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key, $8 project,
-		 * $9 session.
+		 * $9 session, $10 the claimer's agent kind (issue 30; null = none).
 		 */
 		claim: claimWith(false),
 		/** The same with $3 a phase. */

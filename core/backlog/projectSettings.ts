@@ -36,13 +36,18 @@ interface SettingsRow {
 	setup_timeout_seconds: number;
 	wip_days: number;
 	roots: Record<string, string> | string;
+	seats: number | null;
+	kind_seats: Record<string, number> | string;
 }
+
+const parsed = <T>(v: T | string): T => (typeof v === 'string' ? (JSON.parse(v) as T) : v);
 
 function fromRow(project: string, row: SettingsRow | undefined): ProjectSettings {
 	if (row === undefined) {
 		return { project, ...defaultProjectSettings, roots: {} };
 	}
-	const roots = typeof row.roots === 'string' ? (JSON.parse(row.roots) as Record<string, string>) : row.roots;
+	const roots = parsed(row.roots);
+	const kindSeats = parsed(row.kind_seats);
 	return {
 		project,
 		worktrees: row.worktrees,
@@ -53,6 +58,8 @@ function fromRow(project: string, row: SettingsRow | undefined): ProjectSettings
 		setupTimeoutSeconds: row.setup_timeout_seconds,
 		wipDays: row.wip_days,
 		roots: { ...roots },
+		...(row.seats === null ? {} : { seats: row.seats }),
+		...(Object.keys(kindSeats).length === 0 ? {} : { kindSeats: { ...kindSeats } }),
 	};
 }
 
@@ -91,9 +98,11 @@ export class ProjectSettingsStore {
 				),
 			);
 			const pick = <T>(given: T | undefined, had: T): T => (given === undefined ? had : given);
+			// Issue 30: kindSeats replaces the whole map; a kind given 0 has no seat (its agents take none).
 			await tx.query(
 				`UPDATE project_settings SET worktrees = $2, base = $3, land = $4, push = $5, setup = $6,
-					setup_timeout_seconds = $7, wip_days = $8, roots = $9::jsonb WHERE project = $1`,
+					setup_timeout_seconds = $7, wip_days = $8, roots = $9::jsonb, seats = $10, kind_seats = $11::jsonb
+				 WHERE project = $1`,
 				[
 					p.project,
 					pick(p.worktrees, before.worktrees),
@@ -104,6 +113,8 @@ export class ProjectSettingsStore {
 					pick(p.setupTimeoutSeconds, before.setupTimeoutSeconds),
 					pick(p.wipDays, before.wipDays),
 					JSON.stringify(roots),
+					pick(p.seats, before.seats ?? null),
+					JSON.stringify(pick(p.kindSeats, before.kindSeats ?? {})),
 				],
 			);
 			return { result: await read(tx, p.project), events: [] };

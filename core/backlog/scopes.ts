@@ -33,7 +33,12 @@ export const splitEntries = (joined: string): string[] => (joined === '' ? [] : 
 
 type PickStatements = Pick<
 	HotStatements,
-	'claimCandidates' | 'claimCandidatesAfter' | 'claimCandidatesLabeled' | 'claimCandidatesLabeledAfter' | 'claimById'
+	| 'claimCandidates'
+	| 'claimCandidatesAfter'
+	| 'claimCandidatesLabeled'
+	| 'claimCandidatesLabeledAfter'
+	| 'claimCandidatesAged'
+	| 'claimById'
 >;
 
 const preparedIn = new WeakSet<Db>();
@@ -91,6 +96,15 @@ export interface PickOptions {
 	session?: string | undefined;
 	/** Only cards with one of these labels (claim {labels}, issue 31). */
 	labels?: readonly string[] | undefined;
+	/** The claimer's agent kind (issue 30: `kind:K` assignments and kind pauses); null = none. */
+	kind: string | null;
+	/** The backlog's agingHours (issue 30): candidates by effective priority; null = the claim order. */
+	agingHours: number | null;
+	/**
+	 * Asked before a candidate is taken (issue 30: a dispatched claim's seat limits of its project): a
+	 * sentence says why not, and the candidate is passed over.
+	 */
+	accept?: (candidate: { id: string; project: string | null }) => Promise<string | undefined>;
 }
 
 interface Candidate {
@@ -117,8 +131,9 @@ export async function pickClaimable(
 	tx: Queryable,
 	sql: PickStatements,
 	o: PickOptions,
-): Promise<{ card?: Card; waits: ScopeWaits }> {
-	const [now, caps, phase] = o.claimParams;
+): Promise<{ card?: Card; waits: ScopeWaits; refused: string[] }> {
+	const [now, caps, phase, actor] = o.claimParams;
+	const refused = new Set<string>();
 	const waits: ScopeWaits = { count: 0, holders: 0 };
 	const holders = new Set<string>();
 	let live: LiveScopes | undefined;
@@ -126,6 +141,7 @@ export async function pickClaimable(
 	for (let seen = 0; seen < scanLimit;) {
 		const limit = seen === 0 ? firstBatch : laterBatch;
 		const labeled = o.labels !== undefined;
+		const aged = o.agingHours !== null;
 		const name = `baton_claim_candidates${labeled ? '_labeled' : ''}${after.length === 0 ? '' : '_after'}`;
 		const text = labeled
 			? after.length === 0
@@ -134,11 +150,36 @@ export async function pickClaimable(
 			: after.length === 0
 				? sql.claimCandidates
 				: sql.claimCandidatesAfter;
-		const rows: Candidate[] = await tx.query<Candidate>(
-			text,
-			[now, caps, phase, projectParam(o.project), o.skip, limit, ...(labeled ? [o.labels] : []), ...after],
-			name,
-		);
+		// Aged, the order is no index's: one batch of scanLimit, read by a statement of its own.
+		const rows: Candidate[] = aged
+			? await tx.query<Candidate>(sql.claimCandidatesAged, [
+					now,
+					caps,
+					phase,
+					projectParam(o.project),
+					o.skip,
+					scanLimit,
+					actor,
+					o.kind,
+					o.agingHours,
+					o.labels ?? null,
+				])
+			: await tx.query<Candidate>(
+					text,
+					[
+						now,
+						caps,
+						phase,
+						projectParam(o.project),
+						o.skip,
+						limit,
+						...(labeled ? [o.labels] : []),
+						...after,
+						actor,
+						o.kind,
+					],
+					name,
+				);
 		for (const row of rows) {
 			if (row.scope !== '') {
 				live ??= await lockLiveScopes(tx);
@@ -150,24 +191,29 @@ export async function pickClaimable(
 					continue;
 				}
 			}
+			const no = await o.accept?.(row);
+			if (no !== undefined) {
+				refused.add(no);
+				continue;
+			}
 			const taken = await tx.query<{ card: Card }>(
 				sql.claimById,
-				[...o.claimParams, row.id, o.session ?? null],
+				[...o.claimParams, row.id, o.session ?? null, o.kind],
 				'baton_claim_by_id',
 			);
 			if (taken[0] !== undefined) {
-				return { card: taken[0].card, waits };
+				return { card: taken[0].card, waits, refused: [...refused] };
 			}
 		}
 		seen += rows.length;
 		const last = rows.at(-1);
-		if (rows.length < limit || last === undefined) {
+		if (aged || rows.length < limit || last === undefined) {
 			break;
 		}
 		after = [last.priority, last.at, last.id];
 	}
 	waits.holders = holders.size;
-	return { waits };
+	return { waits, refused: [...refused] };
 }
 
 /**

@@ -23,6 +23,10 @@ export interface OpContext {
 	 * only the same session may then heartbeat, complete, release or fail that lease.
 	 */
 	session?: string | undefined;
+	/** The caller's agent kind (its hello's `agent.kind`, issue 30): `kind:K` assignments and kind pauses. */
+	kind?: string | undefined;
+	/** The caller's host as its hello says (a dispatched claim records it as the seat's host). */
+	host?: string | undefined;
 }
 
 /** An event about to be appended: seq, time and actor are added when it is written. */

@@ -13,3 +13,6 @@ export function present<T>(value: T | null | undefined): T {
 
 /** node-postgres returns bigint as a string, PGlite as a number. */
 export const num = (v: unknown): number => Number(v);
+
+/** A timestamp read from the store (a Date from node-postgres and PGlite, or text) as ISO-8601. */
+export const toIso = (v: Date | string): string => (v instanceof Date ? v : new Date(v)).toISOString();

@@ -9,10 +9,12 @@ import { Cards } from './cards';
 import { ClaimCycle } from './claimCycle';
 import { ClaimEnds } from './claimEnds';
 import { Dependencies } from './dependencies';
+import { DispatchOps } from './dispatchOps';
 import { Feed } from './feed';
 import { HookStore } from './hookStore';
 import { LogCompaction } from './logCompaction';
 import { Messages } from './messages';
+import { Pauses } from './pauses';
 import { ProjectSettingsStore } from './projectSettings';
 import { Reviews } from './reviews';
 import { Scopes } from './scopes';
@@ -61,6 +63,10 @@ export abstract class BacklogWiring {
 	protected readonly projects: ProjectSettingsStore;
 	/** Outgoing webhooks (backlog/hookStore.ts): the hooks/* operations and the delivering hub's bookkeeping. */
 	readonly hooks: HookStore;
+	/** Pauses of the line (backlog/pauses.ts, issue 30): pause/set, pause/clear, pause/list. */
+	readonly pauses: Pauses;
+	/** Dispatch (backlog/dispatchOps.ts, issue 30): card/assign, dispatch/update|exited, run/*. */
+	readonly dispatch: DispatchOps;
 
 	/** A backlog on an opened, migrated store (openStore); close() closes the store. */
 	constructor(db: Db, options: BacklogOptions = {}, dump?: () => Promise<Blob | File>) {
@@ -91,6 +97,8 @@ export abstract class BacklogWiring {
 		this.logCompaction = new LogCompaction(this.uow, this.settingsStore);
 		this.hooks = new HookStore(this.uow);
 		this.projects = new ProjectSettingsStore(this.uow);
+		this.pauses = new Pauses(this.uow);
+		this.dispatch = new DispatchOps(this.uow);
 	}
 
 	// The store and the hot statements, under the names the store test and test/bench/core.ts (which

@@ -32,6 +32,7 @@ import {
 	limits,
 } from './scalars';
 import { BaseBranch, CardWorkspace } from './workspaces';
+import { DispatchClaim } from './dispatch';
 import { Attempt, BacklogEvent, Card, CardRef, ChildrenRollup, Lease, Message } from './domain';
 
 // ---------------------------------------------------------------------------------------------------
@@ -122,6 +123,11 @@ export const GetResult = z.object({
 	parent: CardRef.optional(),
 	/** Its children's roll-up (issue 31), when it has any. */
 	children: ChildrenRollup.optional(),
+	/**
+	 * Issue 30: a ready card's priority in the claim order when the backlog ages waiting cards
+	 * (`agingHours`): priority + one per agingHours waited. Absent when aging is off or the card is not ready.
+	 */
+	effectivePriority: z.number().int().optional(),
 });
 
 export const CommentParams = z
@@ -220,6 +226,11 @@ export const ClaimParams = z
 		 */
 		root: z.string().max(4096).optional(),
 		labels: Labels.optional(),
+		/**
+		 * The supervisor's claim for a seat (issue 30): checked against the seat limits in the claim's
+		 * transaction and recorded as the card's `dispatch`. Never listed to agents.
+		 */
+		dispatch: DispatchClaim.optional(),
 	})
 	.strict();
 /** What a claim tells the claimer of the card's workspace: where to work and commit. */
@@ -284,6 +295,11 @@ export const ReleaseParams = z
 		...leaseParams,
 		reason: Reason.optional().describe('Why'),
 		force: z.boolean().optional().describe('Human override: release even if another agent holds it'),
+		/**
+		 * Give back the attempt the claim counted (issue 30: a start refused for rate or quota is not an
+		 * attempt). Never listed to agents.
+		 */
+		refundAttempt: z.boolean().optional(),
 	})
 	.strict();
 

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { Capabilities, AgentId, CardId, CardStatus, Epoch, ReviewMode, Seq, Timestamp } from './scalars';
 import { BaseBranch, CardWorkspace } from './workspaces';
+import { AgentKind, Assignee, CardDispatch } from './dispatch';
 
 // ---------------------------------------------------------------------------------------------------
 // Domain objects as they cross the wire (camelCase, DESIGN §2)
@@ -86,6 +87,10 @@ export const Card = z.object({
 	discoveredFrom: someId,
 	/** Its own base branch (issue 33): its worktree starts from it and approval lands into it; null = the project's. */
 	base: BaseBranch.nullable().optional(),
+	/** Only this agent (or, as `kind:K`, an agent of that kind) may claim it (issue 30); null = anyone. */
+	assignee: Assignee.nullable().optional(),
+	/** While a dispatched agent holds it (issue 30): its run, seat, kind, pid, log and last output lines. */
+	dispatch: CardDispatch.nullable().optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
 	createdAt: Timestamp,
@@ -172,6 +177,24 @@ export const EventType = z.enum([
 	'delivered',
 	/** The holder widened its card's scope with `reserve` (data.granted). */
 	'reserved',
+	/**
+	 * Issue 30. A pause was set (data.pause) or cleared (`resumed`, data.pauses); cardId is the card of a
+	 * card pause, else `baton:pause` with data.card null (no card changed).
+	 */
+	'paused',
+	'resumed',
+	/** The card's assignee changed (data.card.assignee). */
+	'assigned',
+	/** The supervisor recorded its agent's pid, log or last output lines (data.card.dispatch). */
+	'dispatch_updated',
+	/**
+	 * A dispatched agent's process ended (data.exit: run, seat, kind, reason, code); cardId its card, else
+	 * `baton:run` with data.card null.
+	 */
+	'agent_exited',
+	/** A supervisor run registered or changed (data.run); cardId `baton:run`, data.card null. */
+	'run_updated',
+	'run_ended',
 ]);
 export type EventType = z.infer<typeof EventType>;
 
@@ -296,6 +319,8 @@ export const AgentInfo = z
 		capabilities: Capabilities.optional(),
 		host: z.string().max(255).optional(),
 		pid: z.number().int().optional(),
+		/** The agent program's kind (issue 30): a claim honours `kind:K` assignments and kind pauses with it. */
+		kind: AgentKind.optional(),
 	})
 	.strict();
 export type AgentInfo = z.infer<typeof AgentInfo>;

@@ -70,6 +70,24 @@ import {
 	UpdateParams,
 } from './cards';
 import { CardDiffParams, CardDiffResult } from './diff';
+import {
+	AssignParams,
+	DispatchExitedParams,
+	DispatchUpdateParams,
+	EmptyResult,
+	PauseClearParams,
+	PauseClearResult,
+	PauseListParams,
+	PauseListResult,
+	PauseSetParams,
+	PauseSetResult,
+	RunEndParams,
+	RunListParams,
+	RunListResult,
+	RunRegisterParams,
+	RunResult,
+	RunStopParams,
+} from './dispatch';
 
 export const AgentListParams = z
 	.object({ all: z.boolean().optional().describe('Also agents whose sessions ended and hold nothing') })
@@ -198,6 +216,19 @@ export const Settings = z
 			.min(1)
 			.max(36_500)
 			.describe('Agents ended (or unseen) this many days and holding nothing are forgotten; default 7'),
+		maxHeld: z
+			.number()
+			.int()
+			.min(1)
+			.max(10_000)
+			.nullable()
+			.describe('Issue 30: a claim by an agent already holding this many cards is refused; null = no limit'),
+		agingHours: z
+			.number()
+			.positive()
+			.max(87_600)
+			.nullable()
+			.describe("Issue 30: a ready card's effective priority rises by one per this many hours waited; null = off"),
 	})
 	.strict();
 export type Settings = z.infer<typeof Settings>;
@@ -210,6 +241,8 @@ export const defaultSettings: Settings = {
 	progressEventDays: 90,
 	agentRetentionDays: 7,
 	idPrefix: 'CARD',
+	maxHeld: null,
+	agingHours: null,
 };
 export const SettingsGetParams = z.object({}).strict();
 export const SettingsUpdateParams = Settings.partial().extend({ idPrefixProject: ProjectId.optional() }).strict();
@@ -265,6 +298,16 @@ export const methods = {
 	'hooks/remove': { params: HooksRemoveParams, result: HookResult, mutating: true },
 	'hooks/resume': { params: HooksResumeParams, result: HookResult, mutating: true },
 	'workspace/gc': { params: WorkspaceGcParams, result: WorkspaceGcResult, mutating: false },
+	'pause/set': { params: PauseSetParams, result: PauseSetResult, mutating: true },
+	'pause/clear': { params: PauseClearParams, result: PauseClearResult, mutating: true },
+	'pause/list': { params: PauseListParams, result: PauseListResult, mutating: false },
+	'card/assign': { params: AssignParams, result: CardResult, mutating: true },
+	'dispatch/update': { params: DispatchUpdateParams, result: CardResult, mutating: true },
+	'dispatch/exited': { params: DispatchExitedParams, result: EmptyResult, mutating: true },
+	'run/register': { params: RunRegisterParams, result: RunResult, mutating: true },
+	'run/list': { params: RunListParams, result: RunListResult, mutating: false },
+	'run/stop': { params: RunStopParams, result: RunListResult, mutating: true },
+	'run/end': { params: RunEndParams, result: EmptyResult, mutating: true },
 } as const satisfies Record<string, { params: z.ZodType; result: z.ZodType; mutating: boolean }>;
 
 export type Methods = typeof methods;

@@ -77,6 +77,10 @@ export const ProjectSettings = z.object({
 	wipDays: z.number().int().min(1).max(36_500),
 	/** host name -> absolute path of the repository's main checkout there. */
 	roots: z.record(z.string(), z.string()),
+	/** Issue 30: dispatched agents holding this project's cards at once; absent = no limit. */
+	seats: z.number().int().min(1).max(1000).optional(),
+	/** Issue 30: the same per agent kind (kind -> seats); a kind not named has no limit of its own. */
+	kindSeats: z.record(z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/), z.number().int().min(0).max(1000)).optional(),
 });
 export type ProjectSettings = z.infer<typeof ProjectSettings>;
 export const ProjectSettingsParams = ProjectSettings.pick({ project: true }).strict();
@@ -86,6 +90,7 @@ export const ProjectSettingsUpdateParams = ProjectSettings.partial()
 		project: ProjectId,
 		base: ProjectSettings.shape.base.nullable(),
 		setup: ProjectSettings.shape.setup.nullable(),
+		seats: ProjectSettings.shape.seats.nullable(),
 		roots: z.record(z.string(), z.string().nullable()).optional(),
 	})
 	.strict();

@@ -156,8 +156,51 @@ export const projectSettings = pgTable(
 		roots: jsonb()
 			.notNull()
 			.default(sql`'{}'`),
+		/** Dispatched agents holding this project's cards at once (issue 30, migration 0026); null = no limit. */
+		seats: integer(),
+		/** The same per agent kind: kind -> seats. */
+		kindSeats: jsonb()
+			.notNull()
+			.default(sql`'{}'`),
 	},
 	() => [check('project_settings_land_check', sql`land IN ('squash', 'merge', 'rebase', 'none')`)],
+);
+
+/** Pauses of the line (issue 30, migration 0026): target '' for scope 'all'. */
+export const pauses = pgTable(
+	'pauses',
+	{
+		scope: text().notNull(),
+		target: text().notNull().default(''),
+		reason: text(),
+		pausedBy: text().notNull(),
+		at: at().notNull(),
+		stop: boolean().notNull().default(false),
+	},
+	t => [
+		primaryKey({ name: 'pauses_pkey', columns: [t.scope, t.target] }),
+		check('pauses_scope_check', sql`scope IN ('all', 'project', 'phase', 'card', 'kind')`),
+	],
+);
+
+/** Supervisor runs (issue 30, migration 0026), re-registered every 10 s. */
+export const runs = pgTable(
+	'runs',
+	{
+		name: text().primaryKey(),
+		host: text().notNull(),
+		pid: integer().notNull(),
+		seats: integer().notNull(),
+		kinds: text()
+			.array()
+			.notNull()
+			.default(sql`'{}'`),
+		project: text(),
+		startedAt: at().notNull(),
+		lastSeenAt: at().notNull(),
+		stopping: text(),
+	},
+	() => [check('runs_stopping_check', sql`stopping IN ('drain', 'stop')`)],
 );
 
 export const tables = {
@@ -178,4 +221,6 @@ export const tables = {
 	webhooks,
 	webhookDeliveries,
 	projectSettings,
+	pauses,
+	runs,
 } as const;

@@ -121,6 +121,10 @@ export const cards = pgTable(
 		discoveredFrom: text(),
 		/** Its own base branch (issue 33, migration 0025); null = the project's. */
 		base: text(),
+		/** Who may claim it (issue 30, migration 0026): an agent id or kind:K; null = anyone. */
+		assignee: text(),
+		/** The dispatched agent holding it (protocol CardDispatch); null when no supervisor's seat does. */
+		dispatch: jsonb(),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
@@ -157,6 +161,9 @@ export const cards = pgTable(
 		index('cards_labeled_idx')
 			.on(t.id)
 			.where(sql`labels <> '{}' AND status <> 'done'`),
+		index('cards_dispatch_idx')
+			.on(t.project)
+			.where(sql`dispatch IS NOT NULL`),
 		index('cards_parent_idx')
 			.on(t.parent)
 			.where(sql`parent IS NOT NULL`),

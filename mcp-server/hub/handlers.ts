@@ -175,6 +175,17 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.workspaces.changed(settings);
 			return settings;
 		},
+		// Dispatch (issue 30): pauses of the line, assignments, the supervisor's seats and runs.
+		'pause/set': ({ ctx, params }) => b.pauses.set(ctx, params),
+		'pause/clear': ({ ctx, params }) => b.pauses.clear(ctx, params),
+		'pause/list': () => b.pauses.list(),
+		'card/assign': ({ ctx, params }) => b.dispatch.assign(ctx, params),
+		'dispatch/update': ({ ctx, params }) => b.dispatch.update(ctx, params),
+		'dispatch/exited': ({ ctx, params }) => b.dispatch.exited(ctx, params),
+		'run/register': ({ ctx, params }) => b.dispatch.register(ctx, params),
+		'run/list': () => b.dispatch.list(),
+		'run/stop': ({ ctx, params }) => b.dispatch.stop(ctx, params),
+		'run/end': ({ ctx, params }) => b.dispatch.end(ctx, params),
 	};
 }
 

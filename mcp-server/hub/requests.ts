@@ -64,6 +64,8 @@ export class Requests {
 			actor: conn.actor,
 			...(frame.key === undefined ? {} : { requestKey: frame.key }),
 			...(conn.hello?.session === undefined ? {} : { session: conn.hello.session }),
+			...(conn.hello?.agent?.kind === undefined ? {} : { kind: conn.hello.agent.kind }),
+			...(conn.hello?.agent?.host === undefined ? {} : { host: conn.hello.agent.host }),
 		};
 		const entry = { conn, id };
 		this.inFlight.add(entry);

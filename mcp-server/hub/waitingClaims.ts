@@ -32,6 +32,9 @@ const wakingEvents: ReadonlySet<EventType> = new Set<EventType>([
 	'review_requested',
 	// An approval whose landing conflicted sends the card back to ready (issue 33).
 	'land_conflicted',
+	// Issue 30: a pause cleared, an assignment changed, a held card given up frees a max-held claimer.
+	'resumed',
+	'assigned',
 ]);
 
 export class WaitingClaims {

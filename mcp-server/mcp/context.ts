@@ -31,6 +31,11 @@ export class ToolContext {
 		 * project with workspaces on gets the claimed card's worktree (issue 33). Undefined outside one.
 		 */
 		readonly root?: string,
+		/**
+		 * BATON_CARD_ID (issue 30): the card Baton's supervisor claimed for this agent's session; a claim
+		 * without a card id claims it (the session holds it already: the claim returns it as it is).
+		 */
+		readonly dispatchedCard?: string,
 	) {}
 
 	/** What a claim sends as `root`: the agent's own (not listed, but taken), else the session's. */

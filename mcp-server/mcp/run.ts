@@ -11,7 +11,7 @@ import packageJson from '../../package.json';
 import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { createLogger } from '../../core/log';
-import { AgentId, Capabilities, type AgentInfo } from '../../core/protocol';
+import { AgentId, AgentKind, CardId, Capabilities, Hello, type AgentInfo } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { openHub } from '../cli/hubClient';
 import { mcpMarker } from '../cli/insideAgent';
@@ -27,6 +27,10 @@ export const mcpUsage = `Usage: baton mcp [--agent NAME] [--capabilities a,b] [-
 
 Serves Baton's MCP tools over stdio for one agent session. Point your MCP client at the
 command "baton up" prints ("baton init" writes it into a repository). Logs go to stderr.
+
+Set by Baton's supervisor (baton run) for the agents it starts: BATON_SESSION (this session's id:
+the one that holds the dispatched card), BATON_AGENT_KIND (the agent's kind) and BATON_CARD_ID
+(claim without a card id claims that card).
 
 Options:
   --agent NAME          Agent id (default: BATON_AGENT, else the MCP client's name + a session id)
@@ -44,6 +48,13 @@ export interface McpOptions {
 	/** --project, else BATON_PROJECT; undefined: inferred from the working directory. */
 	project: string | undefined;
 	dataDir: string | undefined;
+	/**
+	 * Issue 30, set by Baton's supervisor for the agents it starts: BATON_SESSION (the hello session that
+	 * holds the dispatched card), BATON_AGENT_KIND (the agent's kind) and BATON_CARD_ID (its card).
+	 */
+	session?: string;
+	kind?: string;
+	cardId?: string;
 }
 
 /** Parses `baton mcp` arguments; throws BatonError('invalid_input') on bad values (exit 2). */
@@ -83,7 +94,41 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): McpOptions
 	if (!caps.success) {
 		throw new BatonError('invalid_input', `--capabilities "${rawCaps}" is invalid: use values like lang:ts,repo:web.`);
 	}
-	return { agent, capabilities, project: explicitProject(values.project, env), dataDir: values['data-dir'] };
+	return {
+		agent,
+		capabilities,
+		project: explicitProject(values.project, env),
+		dataDir: values['data-dir'],
+		...dispatchEnv(env),
+	};
+}
+
+/** BATON_SESSION, BATON_AGENT_KIND and BATON_CARD_ID (issue 30), each checked; empty means unset. */
+function dispatchEnv(env: NodeJS.ProcessEnv): Pick<McpOptions, 'session' | 'kind' | 'cardId'> {
+	const given = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
+	const session = given('BATON_SESSION');
+	const kind = given('BATON_AGENT_KIND');
+	const cardId = given('BATON_CARD_ID');
+	if (session !== undefined && !Hello.shape.session.safeParse(session).success) {
+		throw new BatonError(
+			'invalid_input',
+			`BATON_SESSION "${session}" is not a session id: 16-100 of A-Z a-z 0-9 _ . : -.`,
+		);
+	}
+	if (kind !== undefined && !AgentKind.safeParse(kind).success) {
+		throw new BatonError(
+			'invalid_input',
+			`BATON_AGENT_KIND "${kind}" is not an agent kind: a lowercase word such as claude.`,
+		);
+	}
+	if (cardId !== undefined && !CardId.safeParse(cardId).success) {
+		throw new BatonError('invalid_input', `BATON_CARD_ID "${cardId}" is not a card id.`);
+	}
+	return {
+		...(session === undefined ? {} : { session }),
+		...(kind === undefined ? {} : { kind }),
+		...(cardId === undefined ? {} : { cardId }),
+	};
 }
 
 /** "Claude Code" -> "claude-code": an agent id derived from the MCP client's name. */
@@ -113,7 +158,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 		process.stdout.write(`${packageJson.version}\n`);
 		return 0;
 	}
-	const { agent, capabilities, dataDir } = options;
+	const { agent, capabilities, dataDir, kind, cardId } = options;
 	const project = await workingProject(process.cwd(), options.project);
 	// Sent with claims as `root`: a project with workspaces on gets the card's worktree in this checkout.
 	const root = (await findGitRepo(process.cwd()))?.root;
@@ -125,7 +170,8 @@ export async function runMcp(argv: string[]): Promise<number> {
 	const sessionId = randomBytes(3).toString('hex');
 	// This process's session, the same at every reconnect (a restarted hub, a failover): the leases it
 	// claims are its own, and no other session may act on them, whatever agent id it declares.
-	const session = randomBytes(16).toString('hex');
+	// A dispatched agent's is the supervisor's (BATON_SESSION, issue 30): the session its card is held by.
+	const session = options.session ?? randomBytes(16).toString('hex');
 	// What runs inside this agent's session (whatever it starts) is no person approving (issue 27 §5).
 	process.env[mcpMarker] = `baton mcp (pid ${process.pid})`;
 
@@ -147,6 +193,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 				host: hostname(),
 				pid: process.pid,
 				...(capabilities.length > 0 ? { capabilities } : {}),
+				...(kind === undefined ? {} : { kind }),
 			};
 			const hub = await openHub({ dataDir, client: 'mcp', agent: info, reconnect: true, session });
 			// At once: the hub pushes the inbox left unacknowledged right after the hello.
@@ -173,6 +220,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 		capabilities,
 		project,
 		root,
+		cardId,
 	);
 	const server = createMcpServer(ctx);
 	server.server.oninitialized = () => {

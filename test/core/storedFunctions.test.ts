@@ -67,6 +67,7 @@ for (const kind of storeKinds) {
 					'baton_fold_counts()',
 					'baton_hand_over(timestamp with time zone,text,text,text,integer,text,text[],text,timestamp with time zone,integer,text)',
 					'baton_hand_over(timestamp with time zone,text,text,text,integer,text,text[],text,timestamp with time zone,integer,text,text)',
+					'baton_hand_over(timestamp with time zone,text,text,text,integer,text,text[],text,timestamp with time zone,integer,text,text,text)',
 					'baton_ts(timestamp with time zone)',
 				]);
 				await first.close();
@@ -124,7 +125,7 @@ for (const kind of storeKinds) {
 					);
 					assert.deepEqual(await db.query('SELECT bucket, n::int AS n FROM card_counts'), [{ bucket: 'open', n: 1 }]);
 					await migrate(db, migrations);
-					assert.equal(Object.keys(await versions(db, watched)).length, 5);
+					assert.equal(Object.keys(await versions(db, watched)).length, 6);
 					assert.deepEqual(await db.query("SELECT baton_card(c)->>'id' AS id FROM cards c"), [{ id: 'C1' }]);
 				} finally {
 					await db.close();

@@ -23,7 +23,7 @@ $$;
 -- A card as it crosses the wire (protocol.ts Card), but for `workspace`: baton_card adds it. Built in
 -- SQL so a single statement can both change a card and log the event that carries it. json, not jsonb
 -- (migration 0003): written once as text, never parsed into a binary tree. claim_session is never part
--- of it (migration 0019). json_build_object takes at most 100 arguments, 50 fields: 44 are used here,
+-- of it (migration 0019). json_build_object takes at most 100 arguments, 50 fields: 46 are used here,
 -- so a card with more must build the rest separately (as baton_card adds `workspace`).
 CREATE OR REPLACE FUNCTION baton_card_fields(c cards) RETURNS json LANGUAGE sql STABLE AS $$
 	SELECT json_build_object(
@@ -43,6 +43,7 @@ CREATE OR REPLACE FUNCTION baton_card_fields(c cards) RETURNS json LANGUAGE sql 
 		'parent', c.parent, 'autoClose', c.auto_close,
 		'related', c.related, 'duplicates', c.duplicates, 'discoveredFrom', c.discovered_from,
 		'base', c.base,
+		'assignee', c.assignee, 'dispatch', c.dispatch,
 		'acceptance', c.acceptance, 'version', c.version,
 		'createdAt', baton_ts(c.created_at), 'updatedAt', baton_ts(c.updated_at)
 	)
@@ -101,8 +102,13 @@ $$;
 -- With parents (0023): only a card without a parent or open children, and none of whose dependents is
 -- in a tree, completes here (such a completion may free or auto-close a parent, or free a subtree: the
 -- caller's general path does that, hotSql.ts treeDependents), and the pick restates claimableSql.ts.
+-- With dispatch (0026, issue 30): the claimer's agent kind; the pick restates lineOpenSql (no pause
+-- covers the card, assigned to nobody, the claimer or its kind) and hotGuardSql (aging off, fewer held
+-- than maxHeld: else it picks nothing and the caller's claim says why); every end or start of a claim
+-- clears the card's dispatch record. Each statement here takes its snapshot after the first one locked
+-- `cards`, so a pause/set that committed while this call waited for that lock is seen by the pick.
 CREATE OR REPLACE FUNCTION baton_hand_over(at_time timestamptz, card text, who text, res text, ep int, req_key text,
-	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text, sess text)
+	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text, sess text, agent_kind text)
 RETURNS TABLE (seq bigint, data json, unblocked text[], next_card json, next_seq bigint)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -115,7 +121,7 @@ BEGIN
 	-- The holder's complete; the holder's conditions sit inside IS TRUE so only the primary key can
 	-- find the card (migration 0006).
 	UPDATE cards c SET status = 'done', claim_owner = NULL, claim_session = NULL, claimed_at = NULL, lease_expires_at = NULL,
-		lease_ttl_seconds = NULL, reserved = '{}', result = res, blocked_reason = NULL, defer_until = NULL,
+		lease_ttl_seconds = NULL, reserved = '{}', dispatch = NULL, result = res, blocked_reason = NULL, defer_until = NULL,
 		version = c.version + 1, updated_at = at_time
 	WHERE c.id = card AND (c.status = 'claimed' AND c.claim_owner = who AND (ep IS NULL OR c.claim_epoch = ep)
 		AND (c.claim_session IS NULL OR c.claim_session = sess) AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none' AND c.parent IS NULL
@@ -150,6 +156,15 @@ BEGIN
 			AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
 			AND c.requires <@ caps AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
 			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
+			AND NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = agent_kind))
+			AND (NOT EXISTS (SELECT 1 FROM pauses) OR NOT EXISTS (SELECT 1 FROM pauses pz WHERE
+				(pz.scope = 'card' AND pz.target = c.id) OR (pz.scope = 'project' AND pz.target = c.project)
+				OR (pz.scope = 'phase' AND pz.target = c.phase)))
+			AND (c.assignee IS NULL OR c.assignee = who OR c.assignee = 'kind:' || agent_kind)
+			AND NOT EXISTS (SELECT 1 FROM settings WHERE key = 'agingHours' AND json_typeof(value) = 'number')
+			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key = 'maxHeld' AND json_typeof(mh.value) = 'number'
+				AND (SELECT count(*) FROM cards held WHERE held.claim_owner = who AND held.status = 'claimed')
+					>= (mh.value #>> '{}')::int)
 		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	ELSE
 		SELECT c.id INTO picked FROM cards c
@@ -158,13 +173,22 @@ BEGIN
 			AND c.requires <@ caps AND c.phase = want_phase
 			AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
 			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
+			AND NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = agent_kind))
+			AND (NOT EXISTS (SELECT 1 FROM pauses) OR NOT EXISTS (SELECT 1 FROM pauses pz WHERE
+				(pz.scope = 'card' AND pz.target = c.id) OR (pz.scope = 'project' AND pz.target = c.project)
+				OR (pz.scope = 'phase' AND pz.target = c.phase)))
+			AND (c.assignee IS NULL OR c.assignee = who OR c.assignee = 'kind:' || agent_kind)
+			AND NOT EXISTS (SELECT 1 FROM settings WHERE key = 'agingHours' AND json_typeof(value) = 'number')
+			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key = 'maxHeld' AND json_typeof(mh.value) = 'number'
+				AND (SELECT count(*) FROM cards held WHERE held.claim_owner = who AND held.status = 'claimed')
+					>= (mh.value #>> '{}')::int)
 		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	END IF;
 	IF picked IS NOT NULL THEN
 		UPDATE cards c SET status = 'claimed', claim_owner = who, claim_session = sess, claimed_at = at_time, lease_expires_at = expiry,
 			lease_ttl_seconds = ttl, claim_epoch = c.claim_epoch + 1, attempts = c.attempts + 1, progress = NULL,
-			progress_note = NULL, progress_at = at_time, defer_until = NULL, reserved = '{}', version = c.version + 1,
-			updated_at = at_time
+			progress_note = NULL, progress_at = at_time, defer_until = NULL, reserved = '{}', dispatch = NULL,
+			version = c.version + 1, updated_at = at_time
 		WHERE c.id = picked AND c.scope = '{}' RETURNING baton_card(c), c.claim_epoch INTO next_card, took_epoch;
 	END IF;
 	IF next_card IS NOT NULL THEN
@@ -181,6 +205,15 @@ BEGIN
 	END IF;
 	RETURN NEXT;
 END $$;
+
+-- The same without the agent kind (before 0026): a claimer without a kind, as every claim then was.
+CREATE OR REPLACE FUNCTION baton_hand_over(at_time timestamptz, card text, who text, res text, ep int, req_key text,
+	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text, sess text)
+RETURNS TABLE (seq bigint, data json, unblocked text[], next_card json, next_seq bigint)
+LANGUAGE sql VOLATILE AS $$
+	SELECT * FROM baton_hand_over(at_time, card, who, res, ep, req_key, caps, want_phase, expiry, ttl, want_project, sess,
+		NULL::text)
+$$;
 
 -- The same without the session: hubs of the previous version sharing this PostgreSQL database call it
 -- until they upgrade. It is the session form with no session (their claims never have one), so the rule

@@ -9,6 +9,9 @@ import { leanObject } from '../leanSchema';
 import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
+/** dispatch is the supervisor's alone (issue 30): an agent's claim neither lists nor takes it. */
+const ClaimToolParams = ClaimParams.omit({ dispatch: true });
+
 /** Head room over waitSeconds so a long-poll that ends empty is not mistaken for a dead hub. */
 const claimTimeoutMarginMs = 15_000;
 /**
@@ -27,7 +30,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				'Claim the best ready card, or cardId. Returns {card, lease, handoff?}, or card null and why. ' +
 				'Then heartbeat; complete, release or fail it.',
 			// project, root: the session sends its own (run.ts); the tool still takes them.
-			listing: leanObject(ClaimParams.omit({ project: true, root: true }), {
+			listing: leanObject(ClaimToolParams.omit({ project: true, root: true }), {
 				cardId: 'Claim this card',
 				phase: 'Only this phase',
 				capabilities: 'Your capabilities',
@@ -38,7 +41,7 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 			}),
 			annotations: updatingTool,
 		},
-		toolHandler('claim', ClaimParams, async (args, signal) => {
+		toolHandler('claim', ClaimToolParams, async (args, signal) => {
 			const capabilities = args.capabilities ?? (ctx.capabilities.length > 0 ? [...ctx.capabilities] : undefined);
 			const waitSeconds = args.waitSeconds === undefined ? undefined : Math.min(args.waitSeconds, maxWaitSeconds);
 			const result = await ctx.request(
@@ -46,6 +49,11 @@ export function registerClaimTool(server: McpServer, ctx: ToolContext): ListedTo
 				{
 					...args,
 					project: ctx.claimProject(args.project),
+					// A dispatched agent's claim {} is its own card (BATON_CARD_ID), which its session holds
+					// whatever project its working directory infers.
+					...(args.cardId === undefined && ctx.dispatchedCard !== undefined
+						? { cardId: ctx.dispatchedCard, project: '*' }
+						: {}),
 					...ctx.claimRoot(args.root),
 					...(capabilities === undefined ? {} : { capabilities }),
 					...(waitSeconds === undefined ? {} : { waitSeconds }),
