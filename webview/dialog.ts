@@ -32,7 +32,12 @@ function dialogShell(
 
 function button(label: string, value: string, primary: boolean): HTMLButtonElement {
 	const b = document.createElement('button');
-	b.type = 'submit';
+	// Only the confirming button submits: Enter in a field submits with the form's first submit button,
+	// which would otherwise be Cancel (it comes first).
+	b.type = primary ? 'submit' : 'button';
+	if (!primary) {
+		b.addEventListener('click', () => b.closest('dialog')?.close(value));
+	}
 	b.value = value;
 	b.textContent = label;
 	b.className = primary ? 'btn btn-primary' : 'btn';
@@ -87,8 +92,6 @@ export function askText(
 	form.append(field);
 	actions.append(button('Cancel', 'cancel', false), button(confirmLabel, 'ok', true));
 	form.append(actions);
-	// Cancel must close even though the input is required.
-	(actions.firstElementChild as HTMLButtonElement).formNoValidate = true;
 	const answer = run(dialog, () => (input.value.trim() === '' && !optional ? undefined : input.value.trim()), undefined);
 	input.focus();
 	return answer;

@@ -120,9 +120,8 @@ describe('dispatch faces', () => {
 		const readyNode = baton.backlog.nodeFor(ready);
 		assert.ok(readyNode);
 		assert.match(String(baton.backlog.getTreeItem(readyNode).description), /paused by .*: deploy freeze/);
-		const refused = await observer.request('card/claim', { cardId: ready });
-		assert.equal(refused.card, null);
-		assert.match(refused.reason ?? '', /paused by .*: deploy freeze/);
+		// The hub refuses a claim of it in the words the tree shows.
+		await assert.rejects(observer.request('card/claim', { cardId: ready }), /paused by vscode:.*: deploy freeze/);
 		await vscode.commands.executeCommand('baton.resume', pauseRow);
 		assert.deepEqual((await observer.request('pause/list', {})).pauses, []);
 		await waitFor('the pause row gone', () => !baton.backlog.getChildren().some(n => n.kind === 'pause'));
