@@ -65,7 +65,9 @@ class SeatTail implements vscode.Disposable {
 			return;
 		}
 		if (card.id !== this.cardId) {
-			this.append(`── ${card.id} ${card.title} · ${d.kind} · started ${new Date(d.startedAt).toLocaleTimeString()} ──\n`);
+			this.append(
+				`── ${card.id} ${card.title} · ${d.kind} · started ${new Date(d.startedAt).toLocaleTimeString()} ──\n`,
+			);
 		}
 		this.cardId = card.id;
 		if (d.host !== hostname()) {
@@ -90,10 +92,12 @@ class SeatTail implements vscode.Disposable {
 	private poll(): void {
 		if (!this.busy) {
 			this.busy = true;
-			this.queue = this.queue.then(() => this.read()).then(
-				() => (this.busy = false),
-				() => (this.busy = false),
-			);
+			this.queue = this.queue
+				.then(() => this.read())
+				.then(
+					() => (this.busy = false),
+					() => (this.busy = false),
+				);
 		}
 	}
 

@@ -73,7 +73,22 @@ export function createCardElement(): HTMLElement {
 	const output = el('div', 'card-output');
 	card.append(top, title, meta, output, progress);
 	card.style.height = `${rowHeight - 8}px`;
-	parts.set(card, { id, prio, phase, flags, title, ownerWrap, ownerDot, owner, lease, note, result, bar, progress, output });
+	parts.set(card, {
+		id,
+		prio,
+		phase,
+		flags,
+		title,
+		ownerWrap,
+		ownerDot,
+		owner,
+		lease,
+		note,
+		result,
+		bar,
+		progress,
+		output,
+	});
 	return card;
 }
 

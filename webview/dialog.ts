@@ -92,7 +92,11 @@ export function askText(
 	form.append(field);
 	actions.append(button('Cancel', 'cancel', false), button(confirmLabel, 'ok', true));
 	form.append(actions);
-	const answer = run(dialog, () => (input.value.trim() === '' && !optional ? undefined : input.value.trim()), undefined);
+	const answer = run(
+		dialog,
+		() => (input.value.trim() === '' && !optional ? undefined : input.value.trim()),
+		undefined,
+	);
 	input.focus();
 	return answer;
 }

@@ -86,16 +86,28 @@ const firstLoad = new FirstLoad({
 	controls: [phaseSelect, projectPicker.select, view.columns.blocked.filterSelect, toolbar.newButton],
 	updateSummary: () => updateSummary(),
 });
-const pauseBar = new PauseBar(() => client, showError, pauses => {
-	state.pauses = pauses;
-	if (boardLoad.loaded) {
-		for (const col of columnIds) {
-			view.columns[col].refreshAll();
+const pauseBar = new PauseBar(
+	() => client,
+	showError,
+	pauses => {
+		state.pauses = pauses;
+		if (boardLoad.loaded) {
+			for (const col of columnIds) {
+				view.columns[col].refreshAll();
+			}
 		}
-	}
-});
+	},
+);
 toolbar.newButton.after(pauseBar.button);
-app.replaceChildren(toolbar.root, ...banners.elements, pauseBar.root, projectPicker.empty, emptyBoard.root, layout, keys);
+app.replaceChildren(
+	toolbar.root,
+	...banners.elements,
+	pauseBar.root,
+	projectPicker.empty,
+	emptyBoard.root,
+	layout,
+	keys,
+);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {

@@ -45,10 +45,7 @@ export function runningText(d: CardDispatch, now: Instant): string {
  * The pause that holds `card` back from every claim, if any: everything, its project, its phase or the
  * card itself. A kind's pause stops that kind's dispatch only, so it holds no card by itself.
  */
-export function pauseOf(
-	card: Pick<Card, 'id' | 'phase' | 'project'>,
-	pauses: readonly Pause[],
-): Pause | undefined {
+export function pauseOf(card: Pick<Card, 'id' | 'phase' | 'project'>, pauses: readonly Pause[]): Pause | undefined {
 	return pauses.find(
 		p =>
 			p.scope === 'all' ||

@@ -162,7 +162,11 @@ export function registerDispatchCommands(kit: CommandKit, parts: DispatchParts):
 			const choice = await pick(
 				[
 					{ label: 'Every run', name: undefined as string | undefined },
-					...live.map(r => ({ label: r.name, description: `${r.host} · pid ${r.pid} · ${r.inUse}/${r.seats}`, name: r.name })),
+					...live.map(r => ({
+						label: r.name,
+						description: `${r.host} · pid ${r.pid} · ${r.inUse}/${r.seats}`,
+						name: r.name,
+					})),
 				],
 				'Stop Agents: which run?',
 			);
@@ -218,8 +222,17 @@ export function registerDispatchCommands(kit: CommandKit, parts: DispatchParts):
 			].filter((p): p is string => p !== null);
 			const choice = await pick(
 				[
-					{ label: '$(debug-pause) Everything', detail: 'No card is claimed by anyone until you resume', scope: 'all' as const },
-					...projects.map(p => ({ label: `$(repo) ${p}`, description: 'project', scope: 'project' as const, target: p })),
+					{
+						label: '$(debug-pause) Everything',
+						detail: 'No card is claimed by anyone until you resume',
+						scope: 'all' as const,
+					},
+					...projects.map(p => ({
+						label: `$(repo) ${p}`,
+						description: 'project',
+						scope: 'project' as const,
+						target: p,
+					})),
 					{ label: '$(note) One card…', scope: 'card' as const },
 				],
 				'Pause',
@@ -277,7 +290,9 @@ export function registerDispatchCommands(kit: CommandKit, parts: DispatchParts):
 			...(stop === true ? { stop } : {}),
 		});
 		void watch.refresh();
-		notify(`Paused ${pauseTarget(r.pause)}.${r.cards.length > 0 ? ` ${r.cards.length} dispatched card(s) are covered.` : ''}`);
+		notify(
+			`Paused ${pauseTarget(r.pause)}.${r.cards.length > 0 ? ` ${r.cards.length} dispatched card(s) are covered.` : ''}`,
+		);
 		return r;
 	};
 
@@ -340,7 +355,11 @@ export function registerDispatchCommands(kit: CommandKit, parts: DispatchParts):
 			const agents = hub.agents.filter(a => a.id !== hub.me).map(a => a.id);
 			const choice = await pick(
 				[
-					...builtInAgents.map(a => ({ label: `kind:${a.kind}`, description: `any ${a.label} agent`, value: `kind:${a.kind}` })),
+					...builtInAgents.map(a => ({
+						label: `kind:${a.kind}`,
+						description: `any ${a.label} agent`,
+						value: `kind:${a.kind}`,
+					})),
 					...agents.map(id => ({ label: id, description: 'this agent only', value: id })),
 					{ label: 'Someone else…', description: 'an agent id or kind:K', value: '' },
 					...(card.assignee ? [{ label: 'Anyone', description: 'clear the assignment', value: null }] : []),

@@ -68,17 +68,17 @@ describe('board: dispatched cards, assignees and pauses (Chromium, real hub)', (
 		assert.equal(await card.locator('.owner-name').textContent(), 'claude');
 		const output = card.locator('.card-output');
 		assert.equal(await output.textContent(), 'Editing src/tokenizer.ts: 3 hunks');
-		assert.equal(
-			await output.getAttribute('title'),
-			'Reading src/tokenizer.ts\nEditing src/tokenizer.ts: 3 hunks',
-		);
+		assert.equal(await output.getAttribute('title'), 'Reading src/tokenizer.ts\nEditing src/tokenizer.ts: 3 hunks');
 		assert.match(
 			(await card.getAttribute('aria-label')) ?? '',
 			/running in seat 2, 4 min, Editing src\/tokenizer\.ts: 3 hunks/,
 		);
 		// Both the title's line and the output line fit in the card's fixed height.
 		const [cardBox, outBox] = await Promise.all([card.boundingBox(), output.boundingBox()]);
-		assert.ok(cardBox && outBox && outBox.y + outBox.height <= cardBox.y + cardBox.height, 'output line inside the card');
+		assert.ok(
+			cardBox && outBox && outBox.y + outBox.height <= cardBox.y + cardBox.height,
+			'output line inside the card',
+		);
 	});
 
 	it('follows the agent’s output as the supervisor records it', async () => {
@@ -89,7 +89,8 @@ describe('board: dispatched cards, assignees and pauses (Chromium, real hub)', (
 		});
 		const output = cardIn(page, 'inProgress', 'DSP-1').locator('.card-output');
 		await page.waitForFunction(
-			() => document.querySelector('.card[data-id="DSP-1"] .card-output')?.textContent === 'Running npm test: 41 passed',
+			() =>
+				document.querySelector('.card[data-id="DSP-1"] .card-output')?.textContent === 'Running npm test: 41 passed',
 			undefined,
 			{ timeout: 3000 },
 		);

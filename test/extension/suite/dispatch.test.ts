@@ -74,7 +74,9 @@ describe('dispatch faces', () => {
 		epoch = claimed.lease?.epoch ?? 0;
 		writeFileSync(log, 'Reading src/tokenizer.ts\n');
 		await seat.request('dispatch/update', { cardId: card, epoch, log, output: ['Reading src/tokenizer.ts'] });
-		const s = await waitFor('1/4 seats', () => (baton.seatBar.summary?.text.endsWith('1/4 seats') ? baton.seatBar.summary : undefined));
+		const s = await waitFor('1/4 seats', () =>
+			baton.seatBar.summary?.text.endsWith('1/4 seats') ? baton.seatBar.summary : undefined,
+		);
 		assert.match(s.tooltip, new RegExp(`Run ${run} on `));
 		assert.match(s.tooltip, new RegExp(`seat 1 · under a minute — ${card} Port the tokenizer \\(claude\\)`));
 		assert.match(s.tooltip, /seat 4 — free/);
@@ -90,7 +92,9 @@ describe('dispatch faces', () => {
 		const baton = await api();
 		const r = await vscode.commands.executeCommand<{ channel: string }>('baton.showSeatOutput', run, 1);
 		assert.equal(r.channel, `Baton seat 1 (${run})`);
-		await waitFor('the log in the seat’s channel', () => baton.seatOutputs.recent(run, 1)?.includes('Reading src/tokenizer.ts'));
+		await waitFor('the log in the seat’s channel', () =>
+			baton.seatOutputs.recent(run, 1)?.includes('Reading src/tokenizer.ts'),
+		);
 		assert.match(baton.seatOutputs.recent(run, 1) ?? '', new RegExp(`── ${card} Port the tokenizer · claude`));
 		const t0 = Date.now();
 		appendFileSync(log, 'Editing src/tokenizer.ts: 3 hunks\n');
@@ -205,10 +209,14 @@ describe('start agents (baton run, fake agent)', () => {
 		assert.deepEqual(inSeats.map(c => c.id).sort(), ids.slice(0, 2).sort(), 'the two highest priority cards');
 
 		await vscode.commands.executeCommand('baton.showSeatOutput', name, 1);
-		const text = await waitFor('the fake agent’s own lines in seat 1', () => {
-			const t = baton.seatOutputs.recent(name, 1);
-			return t?.includes('fake-agent:') ? t : undefined;
-		}, 15_000);
+		const text = await waitFor(
+			'the fake agent’s own lines in seat 1',
+			() => {
+				const t = baton.seatOutputs.recent(name, 1);
+				return t?.includes('fake-agent:') ? t : undefined;
+			},
+			15_000,
+		);
 		console.log(`seat 1 output:\n${text.slice(-400)}`);
 
 		await vscode.commands.executeCommand('baton.stopAgents', { name, stop: false });
