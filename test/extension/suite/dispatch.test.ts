@@ -88,14 +88,21 @@ describe('dispatch faces', () => {
 		);
 	});
 
-	it('opens a seat’s output, which tails the agent’s log as it grows', async () => {
+	it('opens a seat’s output from the status bar, and it tails the agent’s log as it grows', async () => {
 		const baton = await api();
-		const r = await vscode.commands.executeCommand<{ channel: string }>('baton.showSeatOutput', run, 1);
-		assert.equal(r.channel, `Baton seat 1 (${run})`);
+		// The user's way: click "1/4 seats", choose the seat in the quick pick.
+		const ui = await uiCheck({ rows: [], statusBarPick: { item: '1/4 seats', pick: `Seat 1 (${run})` } });
+		console.log(`seat quick pick item: ${ui.pickedItem ?? ''}`);
+		assert.match(
+			ui.pickedItem ?? '',
+			new RegExp(`Seat 1 \\(${run}\\).*seat 1 · under a minute · claude.*${card} Port the tokenizer`),
+		);
 		await waitFor('the log in the seat’s channel', () =>
 			baton.seatOutputs.recent(run, 1)?.includes('Reading src/tokenizer.ts'),
 		);
 		assert.match(baton.seatOutputs.recent(run, 1) ?? '', new RegExp(`── ${card} Port the tokenizer · claude`));
+		const r = await vscode.commands.executeCommand<{ channel: string }>('baton.showSeatOutput', run, 1);
+		assert.equal(r.channel, `Baton seat 1 (${run})`);
 		const t0 = Date.now();
 		appendFileSync(log, 'Editing src/tokenizer.ts: 3 hunks\n');
 		await waitFor('the appended line', () => baton.seatOutputs.recent(run, 1)?.includes('3 hunks'));
