@@ -19,6 +19,8 @@ export interface RunRequest {
 	seats: number;
 	/** A project id, or '*' for every project; undefined: the checkout's (baton run's default). */
 	project?: string;
+	/** Only cards of this phase. */
+	phase?: string;
 	name?: string;
 	where: 'terminal' | 'background';
 	/** The folder it runs in (the repository root, where agents work when workspaces are off). */
@@ -35,6 +37,9 @@ export function runArgs(r: RunRequest): string[] {
 	}
 	if (r.project !== undefined) {
 		args.push('--project', r.project);
+	}
+	if (r.phase !== undefined) {
+		args.push('--phase', r.phase);
 	}
 	if (r.name !== undefined) {
 		args.push('--name', r.name);

@@ -33,6 +33,7 @@ interface StartOptions {
 	command?: string;
 	seats?: number;
 	project?: string | null;
+	phase?: string;
 	name?: string;
 	where?: 'terminal' | 'background';
 }
@@ -125,6 +126,7 @@ export function registerDispatchCommands(kit: CommandKit, parts: DispatchParts):
 			...(agent === undefined ? {} : { agent }),
 			...(command === undefined ? {} : { command }),
 			...(project === undefined ? {} : { project }),
+			...(opts.phase === undefined ? {} : { phase: opts.phase }),
 			...(opts.name === undefined ? {} : { name: opts.name }),
 		};
 		const name = opts.name ?? 'default';

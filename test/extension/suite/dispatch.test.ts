@@ -200,6 +200,7 @@ describe('start agents (baton run, fake agent)', () => {
 				command: `${process.execPath} ${fake} {mcpConfig}`,
 				seats: 2,
 				project: null,
+				phase,
 				name,
 				where: 'background',
 			},
@@ -232,8 +233,73 @@ describe('start agents (baton run, fake agent)', () => {
 		for (const id of ids.slice(0, 2)) {
 			await waitFor(`${id} done`, async () => (await storeCard(observer!, id)).status === 'done', 30_000);
 		}
+		// The seat's channel kept the agent's last words, then said the seat is free.
+		const seat1 = inSeats.find(c => c.dispatch?.seat === 1)?.id;
+		await waitFor(
+			'the end of seat 1’s agent in its channel',
+			() => {
+				const t = baton.seatOutputs.recent(name, 1) ?? '';
+				return t.includes(`fake-agent: completed ${seat1}`) && t.includes('seat 1 is free');
+			},
+			15_000,
+		);
 		await waitFor('the run gone from the status bar', () => baton.seatBar.summary === undefined, 30_000);
 		const third = await storeCard(observer, ids[2]!);
 		assert.equal(third.status, 'ready', 'no new agent starts while draining');
 	}, 120_000);
+	it('runs baton run in a terminal, and Stop Agents with "stop now" releases the card', async () => {
+		assert.ok(observer);
+		const baton = await api();
+		const fake = join(env('BATON_TEST_ROOT'), 'test', 'fixtures', 'fakeAgent.mjs');
+		const term = 'term';
+		await vscode.commands.executeCommand('baton.startAgents', {
+			command: `${process.execPath} ${fake} {mcpConfig}`,
+			seats: 1,
+			project: null,
+			phase,
+			name: term,
+			where: 'terminal',
+		});
+		assert.ok(
+			vscode.window.terminals.some(t => t.name === `Baton Agents (${term})`),
+			'the terminal is open',
+		);
+		// The card the drain left behind is the only one ready in this phase.
+		const last = ids[2]!;
+		await waitFor('1/1 seats', () => baton.seatBar.summary?.text.endsWith('1/1 seats'), 20_000);
+		await waitFor(`${last} in the seat`, () => baton.hub.cards.get(last)?.dispatch?.run === term, 10_000);
+		await vscode.commands.executeCommand('baton.stopAgents', { name: term, stop: true, confirm: false });
+		const released = await waitFor(
+			'the card back in Ready',
+			async () => {
+				const c = await storeCard(observer!, last);
+				return c.status === 'ready' ? c : undefined;
+			},
+			30_000,
+		);
+		assert.equal(released.dispatch ?? null, null, 'the dispatch record is cleared with the claim');
+		await waitFor('the run gone from the status bar', () => baton.seatBar.summary === undefined, 30_000);
+	}, 90_000);
+
+	it('refuses a template with an unknown placeholder in baton run’s words, starting nothing', async () => {
+		assert.ok(observer);
+		const r = await vscode.commands.executeCommand('baton.startAgents', {
+			command: `${process.execPath} {bogus}`,
+			seats: 1,
+			project: null,
+			name: 'bad',
+			where: 'background',
+		});
+		assert.equal(r, undefined, 'the command failed (and said why)');
+		const ui = await uiCheck({ rows: [] });
+		console.log(`notifications: ${JSON.stringify(ui.notifications)}`);
+		assert.ok(
+			ui.notifications.some(n => n.includes('{bogus}')),
+			'the error notification names the placeholder',
+		);
+		assert.equal(
+			(await observer.request('run/list', {})).runs.find(x => x.name === 'bad'),
+			undefined,
+		);
+	});
 });
