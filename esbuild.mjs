@@ -30,7 +30,7 @@ const watch = process.argv.includes('--watch');
  * 571.7 KB, over both budgets; the board's dispatch view (pause banner and button, the seat line and
  * last output line, the assignee chip, the shared words in core/rules/dispatched.ts: 3.5 KB) to
  * 555.4 KB; in the extension Start/Stop Agents, Pause/Resume, Assign Card, the seats status bar and
- * the per-seat output channels (commands/dispatch.ts 9.2 KB, seatOutput.ts, agentRuns.ts,
+ * the per-seat output channels (commands/runs.ts and pauses.ts 9.2 KB, seatOutput.ts, agentRuns.ts,
  * seatStatusBar.ts, dispatchWatch.ts: 20.4 KB) to 592.1 KB.
  */
 const budgetBytes = { 'dist/extension.js': 600 * 1024, 'dist/webview/board.js': 560 * 1024 };

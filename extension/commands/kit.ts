@@ -13,7 +13,9 @@ import type { BacklogNode, BacklogTreeProvider } from '../backlogTree';
 import { cardSummary, compareByPriority } from '../cardText';
 import type { HubConnection } from '../hubConnection';
 import type { McpTarget } from '../mcpConfig';
-import type { DispatchParts } from './dispatch';
+import type { AgentRuns } from '../agentRuns';
+import type { DispatchWatch } from '../dispatchWatch';
+import type { SeatOutputs } from '../seatOutput';
 import type { WorkspaceProjects } from '../workspaceProjects';
 
 /** Options a caller (a test, a keybinding) may pass instead of answering prompts. */
@@ -24,6 +26,13 @@ export interface CardCommandOptions {
 	force?: boolean;
 	/** false: skip the confirmation dialog. */
 	confirm?: boolean;
+}
+
+/** What the dispatch commands need (issue 30): runs and pauses, seats' output, starting `baton run`. */
+export interface DispatchParts {
+	watch: DispatchWatch;
+	outputs: SeatOutputs;
+	runs: AgentRuns;
 }
 
 export interface CommandContext {
