@@ -25,6 +25,7 @@ import { openHub } from './hubClient';
 import { insideAgent } from './insideAgent';
 import { initCommand } from './init';
 import { policyCommands } from './policyCommands';
+import { runCommand } from './runCommand';
 import { type ProjectChoice, explicitProject, workingProject } from './project';
 import { steeringCommands } from './steeringCommands';
 import { type Output, UsageError, printJson, processOutput } from './output';
@@ -44,6 +45,7 @@ export const commands: readonly Command[] = [
 	demoCommand,
 	gcCommand,
 	commitGuardCommand,
+	runCommand,
 ];
 
 const globalFlags = cliFlags({

@@ -31,6 +31,7 @@ const benchNames = [
 	'eventLog',
 	'ecosystem',
 	'fleet',
+	'dispatch',
 	'size',
 	'board',
 	'activation',

@@ -1,0 +1,242 @@
+/**
+ * `baton run` (issue 30): the supervisor in the foreground. Checks every flag (seats, the agent or the
+ * template and its program, the run's name, budgets) before it connects, so bad input is one clear
+ * usage error with nothing started; then runs mcp-server/dispatch/supervisor.ts until it drains or
+ * stops. Ctrl-C (or SIGTERM) drains: no new agents, the running ones finish; a second one stops them
+ * and releases their cards. Must not: start anything before the input is checked.
+ */
+import { basename } from 'node:path';
+import { hostname } from 'node:os';
+
+import { BatonError } from '../../core/errors';
+import { resolveDataDir } from '../../core/paths';
+import { Capability, Phase } from '../../core/protocol';
+import { agentTemplate, builtInAgents, checkTemplate, splitTemplate } from '../dispatch/agents';
+import { Display } from '../dispatch/liveTable';
+import { Supervisor } from '../dispatch/supervisor';
+import type { Command, CommandContext } from './command';
+import { cliFlags } from './flags';
+import { batonScript, openHub } from './hubClient';
+import { UsageError } from './output';
+import { explicitProject, workingProject } from './project';
+
+const runFlags = cliFlags({
+	seats: { type: 'string', value: 'N', description: 'Agents holding cards at once (default 2)' },
+	command: {
+		type: 'string',
+		value: 'TEMPLATE',
+		description: 'Run this program instead of a built-in agent; {mcpConfig} {promptFile} {prompt} {cardId} {workspace}',
+	},
+	kind: { type: 'string', value: 'K', description: 'Agent kind for --command (default: the program name)' },
+	project: {
+		type: 'string',
+		value: 'ID',
+		description: 'Claim cards of this project ("*": any; default: this checkout)',
+	},
+	phase: { type: 'string', value: 'X', description: 'Only cards in this phase' },
+	capabilities: { type: 'string', value: 'a,b', description: 'Capabilities the agents have' },
+	maxSeconds: { type: 'string', value: 'N', description: 'Stop an agent after N s and fail its card' },
+	cooldownSeconds: { type: 'string', value: 'N', description: 'Pause a rate-limited kind this long (default 300)' },
+	stopGraceSeconds: {
+		type: 'string',
+		value: 'N',
+		description: 'Between TERM and KILL when stopping an agent (default 10)',
+	},
+	name: { type: 'string', value: 'RUN', description: 'Name of this run (default "default")' },
+});
+
+const runNamePattern = /^[a-z0-9][a-z0-9._-]{0,39}$/;
+const kindPattern = /^[a-z][a-z0-9_-]{0,31}$/;
+
+function count(flag: string, value: string | undefined, fallback: number | undefined, min: number): number | undefined {
+	if (value === undefined) {
+		return fallback;
+	}
+	const n = Number(value);
+	if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
+		throw new UsageError(`--${flag} must be a whole number of at least ${min}; got "${value}".`);
+	}
+	return n;
+}
+
+/** The kind of a --command run: --kind, else the program's name when it is a valid kind, else custom. */
+function commandKind(template: string): string {
+	const program = splitTemplate(template)[0] ?? '';
+	const name = basename(program)
+		.toLowerCase()
+		.replace(/\.[a-z]+$/, '')
+		.replace(/[^a-z0-9_-]/g, '');
+	return kindPattern.test(name) ? name : 'custom';
+}
+
+export interface CheckedRun {
+	seats: number;
+	agent: string | undefined;
+	command: string | undefined;
+	kind: string;
+	name: string;
+	maxSeconds: number | undefined;
+	cooldownSeconds: number;
+	stopGraceSeconds: number;
+	phase: string | undefined;
+	capabilities: string[];
+	project: string | undefined;
+}
+
+/** Every flag checked; a UsageError (exit 2) names the first wrong one. */
+export function checkRunFlags(ctx: Pick<CommandContext, 'values'>, env: NodeJS.ProcessEnv = process.env): CheckedRun {
+	const flags = runFlags.read(ctx.values);
+	// --agent is the CLI's global "act as" flag; for run it names the agent CLI to start.
+	const agentFlag = typeof ctx.values.agent === 'string' ? ctx.values.agent : undefined;
+	const seats = count('seats', flags.seats, 2, 1) ?? 2;
+	if (agentFlag !== undefined && flags.command !== undefined) {
+		throw new UsageError('Use --agent or --command, not both.');
+	}
+	if (agentFlag === undefined && flags.command === undefined) {
+		throw new UsageError(`Say which agent to start: --agent ${builtInAgents.join('|')}, or --command 'TEMPLATE'.`);
+	}
+	if (agentFlag !== undefined && !(builtInAgents as readonly string[]).includes(agentFlag)) {
+		throw new UsageError(`Unknown agent "${agentFlag}": use ${builtInAgents.join(', ')}, or --command 'TEMPLATE'.`);
+	}
+	try {
+		checkTemplate(agentTemplate(agentFlag, flags.command), env);
+	} catch (e) {
+		throw BatonError.is(e) ? new UsageError(e.message) : e;
+	}
+	const kind = flags.kind ?? agentFlag ?? commandKind(flags.command ?? '');
+	if (!kindPattern.test(kind)) {
+		throw new UsageError(`--kind "${kind}" is not an agent kind: lowercase letters, digits, - and _, at most 32.`);
+	}
+	const name = flags.name ?? 'default';
+	if (!runNamePattern.test(name)) {
+		throw new UsageError(`--name "${name}" is not a run name: lowercase letters, digits, . - _, at most 40.`);
+	}
+	const phase = flags.phase === undefined ? undefined : Phase.safeParse(flags.phase);
+	if (phase?.success === false) {
+		throw new UsageError(`--phase "${flags.phase ?? ''}" is not a phase.`);
+	}
+	const capabilities = (flags.capabilities ?? '')
+		.split(',')
+		.map(c => c.trim())
+		.filter(c => c !== '');
+	for (const c of capabilities) {
+		if (!Capability.safeParse(c).success) {
+			throw new UsageError(`--capabilities: "${c}" is not a capability.`);
+		}
+	}
+	let project: string | undefined;
+	try {
+		project = explicitProject(flags.project, env);
+	} catch (e) {
+		throw BatonError.is(e) ? new UsageError(e.message) : e;
+	}
+	return {
+		seats,
+		agent: agentFlag,
+		command: flags.command,
+		kind,
+		name,
+		maxSeconds: count('max-seconds', flags.maxSeconds, undefined, 1),
+		cooldownSeconds: count('cooldown-seconds', flags.cooldownSeconds, 300, 0) ?? 300,
+		stopGraceSeconds: count('stop-grace-seconds', flags.stopGraceSeconds, 10, 0) ?? 10,
+		phase: phase?.data,
+		capabilities,
+		project,
+	};
+}
+
+/** The environment agents inherit: this one, without another agent's Baton identity. */
+function agentBaseEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+	const out: Record<string, string> = {};
+	for (const [k, v] of Object.entries(env)) {
+		if (v !== undefined && !['BATON_AGENT', 'BATON_SESSION', 'BATON_CARD_ID', 'BATON_AGENT_KIND'].includes(k)) {
+			out[k] = v;
+		}
+	}
+	return out;
+}
+
+export const runCommand: Command = {
+	name: 'run',
+	summary: 'Start agents on claimable cards: N seats, each agent in its card’s workspace (Ctrl-C drains)',
+	args: '',
+	minArgs: 0,
+	maxArgs: 0,
+	options: runFlags.options,
+	notes: [
+		'--agent claude|codex|gemini starts that CLI with its built-in command line (for run, --agent names',
+		'the agent program, not who you act as). A card whose agent exits before completing is failed with',
+		'the exit code and its last output lines; output saying 429, "rate limit", "quota" or "usage limit"',
+		'releases the card without using an attempt and cools the kind down; three failures in a row within',
+		'10 minutes pause the kind. Each card’s output: <data dir>/runs/<run>/<card>.log.',
+	].join('\n'),
+	async run(ctx) {
+		const checked = checkRunFlags(ctx);
+		const dataDir = ctx.dataDir ?? resolveDataDir(process.env);
+		const project = await workingProject(process.cwd(), checked.project);
+		const root = await ctx.workingRoot();
+		const main = await openHub({
+			dataDir,
+			client: 'cli',
+			agent: {
+				id: `baton-run-${checked.name}`,
+				name: `baton run ${checked.name}`,
+				client: 'baton run',
+				host: hostname(),
+				pid: process.pid,
+			},
+		});
+		const display = new Display(
+			{ write: text => process.stdout.write(text), columns: process.stdout.columns },
+			ctx.json ? 'json' : process.stdout.isTTY ? 'table' : 'lines',
+		);
+		const supervisor = new Supervisor(
+			{
+				dataDir,
+				name: checked.name,
+				seats: checked.seats,
+				kind: checked.kind,
+				agent: checked.agent,
+				command: checked.command,
+				project,
+				phase: checked.phase,
+				capabilities: checked.capabilities,
+				maxSeconds: checked.maxSeconds,
+				cooldownSeconds: checked.cooldownSeconds,
+				stopGraceMs: checked.stopGraceSeconds * 1000,
+				root,
+				cwd: process.cwd(),
+				batonMcp: { command: process.execPath, args: [batonScript(), 'mcp'] },
+				baseEnv: agentBaseEnv(process.env),
+			},
+			main,
+			(agent, session) => openHub({ dataDir, client: 'cli', agent, session, reconnect: true }),
+			display,
+		);
+		let presses = 0;
+		const interrupt = (): void => {
+			presses++;
+			if (presses === 1) {
+				supervisor.drain();
+			} else {
+				supervisor.stop();
+			}
+		};
+		process.on('SIGINT', interrupt);
+		process.on('SIGTERM', interrupt);
+		try {
+			try {
+				await supervisor.start();
+			} catch (e) {
+				await supervisor.close();
+				throw e;
+			}
+			await supervisor.ended;
+		} finally {
+			process.off('SIGINT', interrupt);
+			process.off('SIGTERM', interrupt);
+			main.close();
+		}
+		return 0;
+	},
+};

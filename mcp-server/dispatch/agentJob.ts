@@ -1,0 +1,355 @@
+/**
+ * One dispatched card's agent, from its start (or its adoption after a restart) to the end of its
+ * claim (issue 30): writes the agent's MCP config and prompt, starts the program in the card's
+ * workspace, records its pid and log, follows its output (rate-limit words, the last lines), keeps the
+ * seat's lease alive, enforces --max-seconds, and when the process exits ends a claim the agent left
+ * held: failed with the exit code and the last lines, or released without using an attempt (rate
+ * limit, stop). Speaks only on its seat's connection, i.e. as the card's holder (agent A, session S).
+ * Must not: complete a card, act on a claim that is no longer this agent's epoch, or throw at the
+ * supervisor (failures of the hub are logged and the lease left to run out).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { createLogger, errorText } from '../../core/log';
+import type { Card, ClaimResult } from '../../core/protocol';
+import type { RpcClient } from '../../core/protocol/rpc';
+import { buildLaunch, promptText, writeMcpConfig } from './agents';
+import { LogTail, logPath, openLogForAgent } from './outputLog';
+import { removeSeatFiles, seatFilePath, writeSeatRecord, type SeatRecord } from './seatFile';
+import type { SeatIdentity } from './seat';
+import { type AgentExit, type AgentProcess, spawnAgent } from './spawnAgent';
+import { isRateLimitLine } from './streaks';
+
+const log = createLogger('run').child('job');
+
+/** How often the output is read, the lease kept alive, and the card's output lines published. */
+const tailMs = 500;
+const pingMs = 10_000;
+const publishMs = 5_000;
+/** An agent still running this long after its card's claim ended (it completed) is stopped. */
+const lingerMs = 30_000;
+
+/** Why the supervisor ends an agent itself. */
+export type StopCause = 'rate_limited' | 'timeout' | 'stopped';
+/** How a dispatched agent ended (dispatch/exited's reasons). */
+export type ExitReason = 'completed' | 'failed' | 'exited' | 'timeout' | 'rate_limited' | 'stopped' | 'start_failed';
+
+export interface JobEnd {
+	reason: ExitReason;
+	code: number | null;
+	/** The reason the supervisor failed or released the card with, when it did. */
+	cardReason?: string;
+}
+
+/** What a job needs from its run. */
+export interface JobContext {
+	dataDir: string;
+	run: string;
+	kind: string;
+	agent: string | undefined;
+	command: string | undefined;
+	/** `baton mcp` as this program starts it (process.execPath + dist/baton.js + mcp). */
+	batonMcp: { command: string; args: string[] };
+	/** The environment agents inherit (before the BATON_* of their seat). */
+	baseEnv: Record<string, string>;
+	maxSeconds: number | undefined;
+	stopGraceMs: number;
+	/** Something the table and --json show. */
+	emit(event: Record<string, unknown>): void;
+}
+
+export interface JobStart {
+	seat: number;
+	identity: SeatIdentity;
+	conn: RpcClient;
+	card: Card;
+	epoch: number;
+	claim: ClaimResult;
+	/** The repository root when the card has no workspace. */
+	root: string;
+}
+
+export class AgentJob {
+	readonly startedAt: number;
+	progress: string | undefined;
+	lastLine: string | undefined;
+	private cause: StopCause | undefined;
+	private causeLine: string | undefined;
+	private readonly timers: NodeJS.Timeout[] = [];
+	private lingerTimer: NodeJS.Timeout | undefined;
+	private published = '';
+	private lastPublish = 0;
+	readonly done: Promise<JobEnd>;
+
+	private constructor(
+		private readonly ctx: JobContext,
+		readonly seat: number,
+		readonly identity: SeatIdentity,
+		private readonly conn: RpcClient,
+		public card: Card,
+		readonly epoch: number,
+		readonly proc: AgentProcess,
+		private readonly tail: LogTail,
+		startedAt: number,
+		readonly adopted: boolean,
+	) {
+		this.startedAt = startedAt;
+		this.progress = card.progressNote ?? undefined;
+		this.timers.push(setInterval(() => this.follow(), tailMs));
+		this.timers.push(setInterval(() => this.ping(), pingMs));
+		if (ctx.maxSeconds !== undefined) {
+			const left = Math.max(0, startedAt + ctx.maxSeconds * 1000 - Date.now());
+			this.timers.push(setTimeout(() => this.stop('timeout'), left));
+		}
+		this.done = proc.exited.then(exit => this.end(exit));
+	}
+
+	/** Starts the agent for a card its seat just claimed; throws when the program cannot start. */
+	static async start(ctx: JobContext, s: JobStart): Promise<AgentJob> {
+		const { card, epoch, identity, seat } = s;
+		const dir = join(ctx.dataDir, 'runs', ctx.run);
+		const workspace = s.claim.workspace?.path ?? s.root;
+		const path = logPath(ctx.dataDir, ctx.run, card.id);
+		const startedAt = Date.now();
+		const { fd, offset } = openLogForAgent(
+			path,
+			`${new Date(startedAt).toISOString()} seat ${seat}, ${identity.agent}, attempt epoch ${epoch}`,
+		);
+		const seatEnv: Record<string, string> = {
+			BATON_CARD_ID: card.id,
+			BATON_AGENT: identity.agent,
+			BATON_SESSION: identity.session,
+			BATON_AGENT_KIND: ctx.kind,
+			BATON_DATA_DIR: ctx.dataDir,
+		};
+		const record: SeatRecord = {
+			cardId: card.id,
+			epoch,
+			agent: identity.agent,
+			session: identity.session,
+			seat,
+			kind: ctx.kind,
+			logOffset: offset,
+			startedAt: new Date(startedAt).toISOString(),
+		};
+		// Before the agent exists: a supervisor killed from here on can still act as the card's holder.
+		writeSeatRecord(seatFilePath(ctx.dataDir, ctx.run, card.id), record);
+		const mcpConfigPath = join(dir, `${card.id}.mcp.json`);
+		writeMcpConfig(mcpConfigPath, { ...ctx.batonMcp, env: seatEnv });
+		const prompt = promptText(card, { handoff: s.claim.handoff });
+		const promptFile = join(dir, `${card.id}.prompt.md`);
+		writeFileSync(promptFile, prompt, { mode: 0o600 });
+		const launch = buildLaunch({
+			agent: ctx.agent,
+			command: ctx.command,
+			card,
+			workspace,
+			mcpConfigPath,
+			promptFile,
+			prompt,
+			env: { ...ctx.baseEnv, ...seatEnv },
+		});
+		const proc = await spawnAgent({ ...launch, logFd: fd });
+		const job = new AgentJob(
+			ctx,
+			seat,
+			identity,
+			s.conn,
+			card,
+			epoch,
+			proc,
+			new LogTail(path, offset),
+			startedAt,
+			false,
+		);
+		job.update({ pid: proc.pid, log: path });
+		ctx.emit({ event: 'started', seat, cardId: card.id, agent: identity.agent, pid: proc.pid, workspace, log: path });
+		return job;
+	}
+
+	/** Takes over an agent a previous run of this supervisor started, alive at pid `proc.pid`. */
+	static adopt(ctx: JobContext, record: SeatRecord, conn: RpcClient, card: Card, proc: AgentProcess): AgentJob {
+		const path = logPath(ctx.dataDir, ctx.run, card.id);
+		const tail = new LogTail(path, record.logOffset);
+		const started = Date.parse(card.dispatch?.startedAt ?? record.startedAt);
+		const identity = { agent: record.agent, session: record.session };
+		const job = new AgentJob(ctx, record.seat, identity, conn, card, record.epoch, proc, tail, started, true);
+		ctx.emit({ event: 'adopted', seat: record.seat, cardId: card.id, agent: record.agent, pid: proc.pid });
+		return job;
+	}
+
+	/** Ends the agent (TERM, then KILL after the grace); its exit then ends the claim for `cause`. */
+	stop(cause: StopCause, line?: string): void {
+		if (this.cause !== undefined) {
+			return;
+		}
+		this.cause = cause;
+		this.causeLine = line;
+		this.ctx.emit({
+			event: 'stopping',
+			seat: this.seat,
+			cardId: this.card.id,
+			cause,
+			...(line === undefined ? {} : { line }),
+		});
+		void this.proc.stop(this.ctx.stopGraceMs);
+	}
+
+	/** The card changed (an event): a claim that is no longer this agent's lets a lingering agent go. */
+	cardChanged(card: Card): void {
+		this.card = card;
+		if (card.progressNote !== null && card.progressNote !== '') {
+			this.progress = card.progressNote;
+		}
+		if (!this.holds(card) && this.lingerTimer === undefined) {
+			this.lingerTimer = setTimeout(() => this.stop('stopped'), lingerMs);
+		}
+	}
+
+	private holds(card: Card): boolean {
+		return card.status === 'claimed' && card.claimOwner === this.identity.agent && card.claimEpoch === this.epoch;
+	}
+
+	/** New output: remember the last line; rate-limit words end the attempt without using it up. */
+	private follow(): string[] {
+		const fresh = this.tail.poll();
+		if (fresh.length > 0) {
+			this.lastLine = fresh.at(-1);
+			const limited = fresh.find(isRateLimitLine);
+			if (limited !== undefined) {
+				this.stop('rate_limited', limited);
+			}
+			const output = this.tail.last(5);
+			const text = output.join('\n');
+			if (text !== this.published && Date.now() - this.lastPublish >= publishMs) {
+				this.published = text;
+				this.lastPublish = Date.now();
+				this.update({ output });
+			}
+		}
+		return fresh;
+	}
+
+	private ping(): void {
+		this.conn
+			.request('agent/ping', {})
+			.catch((e: unknown) => log.warn(`seat ${this.seat}: ping failed: ${errorText(e)}`));
+	}
+
+	private update(fields: { pid?: number; log?: string; output?: string[] }): void {
+		this.conn
+			.request('dispatch/update', { cardId: this.card.id, epoch: this.epoch, ...fields })
+			.catch((e: unknown) => log.warn(`seat ${this.seat}: dispatch/update of ${this.card.id} failed: ${errorText(e)}`));
+	}
+
+	private async end(exit: AgentExit): Promise<JobEnd> {
+		for (const t of this.timers) {
+			clearInterval(t);
+		}
+		clearTimeout(this.lingerTimer);
+		// Its last words may say "rate limit" right before it exited.
+		const last = this.follow();
+		this.tail.close();
+		const limited = this.cause === undefined ? last.find(isRateLimitLine) : undefined;
+		if (limited !== undefined) {
+			this.cause = 'rate_limited';
+			this.causeLine = limited;
+		}
+		const lines = this.tail.last();
+		let outcome: JobEnd;
+		try {
+			outcome = await this.endClaim(exit, lines);
+		} catch (e) {
+			// The hub refused or is gone: the lease runs out by itself; nothing is started twice.
+			log.error(`seat ${this.seat}: ending the claim of ${this.card.id} failed: ${errorText(e)}`);
+			outcome = { reason: this.cause ?? 'exited', code: exit.code };
+		}
+		await this.conn
+			.request('dispatch/exited', {
+				cardId: this.card.id,
+				run: this.ctx.run,
+				seat: this.seat,
+				kind: this.ctx.kind,
+				reason: outcome.reason,
+				code: outcome.code,
+			})
+			.catch((e: unknown) => log.warn(`dispatch/exited of ${this.card.id} failed: ${errorText(e)}`));
+		this.conn.close();
+		removeSeatFiles(this.ctx.dataDir, this.ctx.run, this.card.id);
+		this.ctx.emit({
+			event: 'exited',
+			seat: this.seat,
+			cardId: this.card.id,
+			reason: outcome.reason,
+			code: outcome.code,
+			...(outcome.cardReason === undefined ? {} : { cardReason: outcome.cardReason }),
+		});
+		return outcome;
+	}
+
+	private async endClaim(exit: AgentExit, lines: string[]): Promise<JobEnd> {
+		const { card } = await this.conn.request('card/get', { cardId: this.card.id });
+		this.card = card;
+		const code = exit.code;
+		if (!this.holds(card)) {
+			// The agent ended its claim itself (complete, fail, release), or someone reclaimed it.
+			const reason: ExitReason =
+				card.status === 'done' || card.status === 'review'
+					? 'completed'
+					: card.claimOwner === null && card.status !== 'claimed' && this.cause === undefined
+						? 'failed'
+						: (this.cause ?? 'exited');
+			return { reason, code };
+		}
+		const id = card.id;
+		const epoch = this.epoch;
+		switch (this.cause) {
+			case 'rate_limited':
+			case 'stopped': {
+				const cardReason =
+					this.cause === 'stopped'
+						? 'agent stopped by its supervisor (pause --stop, or baton run stopping)'
+						: `the provider refused for rate or quota: ${this.causeLine ?? ''}`;
+				await this.conn.request('card/release', { cardId: id, epoch, reason: cut(cardReason), refundAttempt: true });
+				return { reason: this.cause, code, cardReason };
+			}
+			case 'timeout': {
+				const cardReason = withLines(
+					`agent stopped after ${Math.round((Date.now() - this.startedAt) / 1000)} s: the --max-seconds ${this.ctx.maxSeconds ?? 0} budget`,
+					lines,
+				);
+				await this.conn.request('card/fail', { cardId: id, epoch, reason: cardReason });
+				return { reason: 'timeout', code, cardReason };
+			}
+			case undefined: {
+				const how = this.adopted
+					? 'agent exited (exit code unknown: adopted after a supervisor restart) before completing'
+					: exit.code === null
+						? `agent was killed by ${exit.signal ?? 'a signal'} before completing`
+						: `agent exited with code ${exit.code} before completing`;
+				const cardReason = withLines(how, lines);
+				await this.conn.request('card/fail', { cardId: id, epoch, reason: cardReason });
+				return { reason: 'exited', code, cardReason };
+			}
+		}
+	}
+}
+
+/** A reason with the agent's last output lines, within the protocol's 1000 characters. */
+export function withLines(head: string, lines: readonly string[]): string {
+	if (lines.length === 0) {
+		return cut(`${head}; it printed nothing`);
+	}
+	let kept = [...lines];
+	let text = `${head}; last output:\n${kept.join('\n')}`;
+	while (text.length > 1000 && kept.length > 1) {
+		kept = kept.slice(1);
+		text = `${head}; last output:\n${kept.join('\n')}`;
+	}
+	return cut(text);
+}
+
+function cut(text: string): string {
+	return text.length > 1000 ? `${text.slice(0, 999)}…` : text;
+}

@@ -1,0 +1,480 @@
+/**
+ * `baton run`'s loop (issue 30): at most `seats` dispatched agents hold cards at once. For a free seat
+ * it claims the next card on that seat's own connection (the claim carries `dispatch`, so pause,
+ * assignment and seat limits are checked in the claim's transaction) and starts the agent; it reacts
+ * to the hub's events (a card becoming claimable, a pause with --stop, `run/stop`) rather than
+ * polling, with a slow timer only for cards that become claimable by time. It cools a rate-limited
+ * kind down, pauses a kind after three failures in a row within ten minutes, registers the run every
+ * 10 s, adopts its agents after a restart, and drains (or stops) on request.
+ * Must not: claim under its own identity, complete a card, start a second agent for a card, or hold
+ * more cards than seats (a seat is taken from the claim's send until its job has ended).
+ */
+import { hostname } from 'node:os';
+
+import { createLogger, errorText } from '../../core/log';
+import type { BacklogEvent, Card } from '../../core/protocol';
+import type { RpcClient } from '../../core/protocol/rpc';
+import { workspaceAllowanceMs } from '../cli/hubClient';
+import { adoptRunning } from './adoption';
+import { AgentJob, type JobContext, type JobEnd } from './agentJob';
+import type { Display, RunStatus, SeatRow } from './liveTable';
+import { Seat, type SeatConnector } from './seat';
+import { removeSeatFiles } from './seatFile';
+import { KindHealth, streakReason } from './streaks';
+
+const log = createLogger('run');
+
+export interface RunConfig {
+	dataDir: string;
+	name: string;
+	seats: number;
+	kind: string;
+	agent: string | undefined;
+	command: string | undefined;
+	/** The claim's project: an id, '*' (any) or null (cards with none). */
+	project: string | null;
+	phase: string | undefined;
+	capabilities: string[];
+	maxSeconds: number | undefined;
+	cooldownSeconds: number;
+	stopGraceMs: number;
+	/** The git checkout the run serves (claims' `root`, the agents' folder without workspaces). */
+	root: string | undefined;
+	/** Where agents run when the card has no workspace and there is no checkout. */
+	cwd: string;
+	batonMcp: { command: string; args: string[] };
+	baseEnv: Record<string, string>;
+}
+
+/** Card changes that never make a card claimable: no claim attempt for them. */
+const quietEvents = new Set(['heartbeat', 'delivered', 'commented', 'reserved', 'dispatch_updated', 'agent_exited']);
+const registerMs = 10_000;
+/** Cards become claimable by time too (a retry's backoff, deferUntil): try a free seat this often. */
+const retryFillMs = 5_000;
+const tableMs = 1_000;
+
+export type RunMode = 'running' | 'draining' | 'stopping';
+
+export class Supervisor {
+	private readonly seats: Seat[] = [];
+	private readonly extra: Seat[] = [];
+	private readonly health: KindHealth;
+	private readonly host = hostname();
+	private mode: RunMode = 'running';
+	private filling = false;
+	/** Set once start() has registered and adopted: claims may be made. */
+	private accepting = false;
+	private refill = false;
+	private idle: string | undefined;
+	private readonly timers: NodeJS.Timeout[] = [];
+	private coolTimer: NodeJS.Timeout | undefined;
+	private finished!: () => void;
+	readonly ended = new Promise<void>(resolve => {
+		this.finished = resolve;
+	});
+	private readonly ctx: JobContext;
+
+	constructor(
+		private readonly config: RunConfig,
+		private readonly main: RpcClient,
+		private readonly connect: SeatConnector,
+		private readonly display: Display,
+	) {
+		this.health = new KindHealth(config.cooldownSeconds * 1000);
+		for (let n = 1; n <= config.seats; n++) {
+			this.seats.push(new Seat(n, config.kind, config.name, connect));
+		}
+		this.ctx = {
+			dataDir: config.dataDir,
+			run: config.name,
+			kind: config.kind,
+			agent: config.agent,
+			command: config.command,
+			batonMcp: config.batonMcp,
+			baseEnv: config.baseEnv,
+			maxSeconds: config.maxSeconds,
+			stopGraceMs: config.stopGraceMs,
+			emit: e => this.display.event(e),
+		};
+	}
+
+	/** Registers, adopts what a previous run left running, then fills the free seats. */
+	async start(): Promise<void> {
+		this.main.onEvent(e => this.onEvent(e));
+		await this.main.subscribe();
+		await this.register();
+		const adoption = await adoptRunning(this.ctx, this.main, this.connect, this.host);
+		for (const job of adoption.adopted) {
+			this.place(job);
+		}
+		this.display.event({
+			event: 'running',
+			run: this.config.name,
+			seats: this.config.seats,
+			kind: this.config.kind,
+			adopted: adoption.adopted.length,
+			failed: adoption.failed.length,
+			leftToLease: adoption.leftToLease.length,
+		});
+		for (const seat of this.seats) {
+			if (seat.free) {
+				seat.warm();
+			}
+		}
+		// Only now: a claim before the adoption could start a second agent for an adopted card's seat.
+		this.accepting = true;
+		this.timers.push(setInterval(() => void this.register(), registerMs));
+		this.timers.push(setInterval(() => void this.fill(), retryFillMs));
+		if (this.display.mode === 'table') {
+			this.timers.push(setInterval(() => this.draw(), tableMs));
+		}
+		void this.fill();
+	}
+
+	/** Ctrl-C: no new agents; the running ones finish their cards. */
+	drain(): void {
+		if (this.mode === 'running') {
+			this.mode = 'draining';
+			this.display.event({ event: 'draining', running: this.jobs().length });
+			this.maybeFinish();
+		}
+	}
+
+	/** Second Ctrl-C or `run/stop --stop`: stop every agent, releasing their cards (no attempt used). */
+	stop(): void {
+		if (this.mode !== 'stopping') {
+			this.mode = 'stopping';
+			this.display.event({ event: 'stopping', running: this.jobs().length });
+			for (const job of this.jobs()) {
+				job.stop('stopped');
+			}
+			this.maybeFinish();
+		}
+	}
+
+	inUse(): number {
+		return [...this.seats, ...this.extra].filter(s => !s.free).length;
+	}
+
+	private jobs(): AgentJob[] {
+		return [...this.seats, ...this.extra].flatMap(s => (s.job === undefined ? [] : [s.job]));
+	}
+
+	/** An adopted job goes to its own seat when that is free, else to an extra one (never a new claim). */
+	private place(job: AgentJob): void {
+		let seat = this.seats.find(s => s.n === job.seat && s.free);
+		if (seat === undefined) {
+			seat = new Seat(job.seat, this.config.kind, this.config.name, this.connect);
+			this.extra.push(seat);
+		}
+		seat.job = job;
+		void job.done.then(end => this.jobEnded(seat, job, end));
+	}
+
+	private onEvent(e: BacklogEvent): void {
+		const card = e.data.card;
+		if (card !== null) {
+			for (const job of this.jobs()) {
+				if (job.card.id === card.id) {
+					job.cardChanged(card);
+				}
+			}
+		}
+		const data = e.data as Record<string, unknown>;
+		if (e.type === 'paused') {
+			this.onPause(data.pause as PauseLike | undefined, data.cards as string[] | undefined);
+		} else if (e.type === 'run_updated') {
+			this.onRunUpdate(data.run as RunLike | undefined);
+		}
+		if (!quietEvents.has(e.type) && this.mode === 'running' && this.inUse() < this.config.seats) {
+			void this.fill();
+		}
+	}
+
+	/** A pause with --stop stops the agents of the cards it covers (released, no attempt used). */
+	private onPause(pause: PauseLike | undefined, cards: readonly string[] | undefined): void {
+		if (pause?.stop !== true) {
+			return;
+		}
+		for (const job of this.jobs()) {
+			if (cards?.includes(job.card.id) === true || covers(pause, job.card, this.config.kind)) {
+				job.stop('stopped');
+			}
+		}
+	}
+
+	private onRunUpdate(run: RunLike | undefined): void {
+		if (run?.name !== this.config.name || (run.host !== undefined && run.host !== this.host)) {
+			return;
+		}
+		if (run.stopping === 'stop') {
+			this.stop();
+		} else if (run.stopping === 'drain') {
+			this.drain();
+		}
+	}
+
+	private async register(): Promise<void> {
+		try {
+			const { run } = await this.main.request('run/register', {
+				name: this.config.name,
+				host: this.host,
+				pid: process.pid,
+				seats: this.config.seats,
+				kinds: [this.config.kind],
+				project: this.config.project === '*' ? null : this.config.project,
+			});
+			this.onRunUpdate(run);
+		} catch (e) {
+			log.warn(`run/register failed: ${errorText(e)}`);
+		}
+	}
+
+	/** Claims for free seats until none is free or nothing is claimable. One pass at a time. */
+	async fill(): Promise<void> {
+		if (!this.accepting || this.closed) {
+			return;
+		}
+		if (this.filling) {
+			this.refill = true;
+			return;
+		}
+		this.filling = true;
+		try {
+			for (;;) {
+				this.refill = false;
+				while (this.mayClaim()) {
+					const seat = this.seats.find(s => s.free);
+					if (seat === undefined || !(await this.claimInto(seat))) {
+						break;
+					}
+				}
+				// Events that came during the pass asked for another one.
+				if (!this.refillWanted()) {
+					break;
+				}
+			}
+		} finally {
+			this.filling = false;
+		}
+	}
+
+	private refillWanted(): boolean {
+		return this.refill && this.mayClaim();
+	}
+
+	/** Running, a seat free and the kind not cooling down (read afresh: it changes across awaits). */
+	private mayClaim(): boolean {
+		return this.mode === 'running' && !this.closed && this.inUse() < this.config.seats && !this.cooling();
+	}
+
+	private cooling(): boolean {
+		const until = this.health.coolingUntil(this.config.kind, Date.now());
+		if (until !== undefined && this.coolTimer === undefined) {
+			this.coolTimer = setTimeout(() => {
+				this.coolTimer = undefined;
+				void this.fill();
+			}, until - Date.now());
+		}
+		return until !== undefined;
+	}
+
+	/** One claim on the seat's connection; true when a card was claimed (and its agent started or ended). */
+	private async claimInto(seat: Seat): Promise<boolean> {
+		seat.claiming = true;
+		try {
+			const { identity, conn } = await seat.connection();
+			const result = await conn.request(
+				'card/claim',
+				{
+					project: this.config.project,
+					...(this.config.phase === undefined ? {} : { phase: this.config.phase }),
+					...(this.config.capabilities.length === 0 ? {} : { capabilities: this.config.capabilities }),
+					...(this.config.root === undefined ? {} : { root: this.config.root }),
+					dispatch: { run: this.config.name, seat: seat.n, kind: this.config.kind },
+				},
+				{ timeoutMs: 15_000 + (this.config.root === undefined ? 0 : workspaceAllowanceMs) },
+			);
+			if (result.card === null || result.lease === null) {
+				this.idle = result.reason;
+				return false;
+			}
+			this.idle = undefined;
+			seat.handOver();
+			const card = result.card;
+			const epoch = result.lease.epoch;
+			try {
+				const job = await AgentJob.start(this.ctx, {
+					seat: seat.n,
+					identity,
+					conn,
+					card,
+					epoch,
+					claim: result,
+					root: this.config.root ?? this.config.cwd,
+				});
+				seat.job = job;
+				void job.done.then(end => this.jobEnded(seat, job, end));
+				if (this.mode === 'stopping') {
+					// Stopped while this claim was in flight: the card goes back at once.
+					job.stop('stopped');
+				}
+			} catch (e) {
+				await this.startFailed(seat, conn, card, epoch, errorText(e));
+			}
+			return true;
+		} catch (e) {
+			this.idle = errorText(e);
+			log.warn(`seat ${seat.n}: claim failed: ${this.idle}`);
+			return false;
+		} finally {
+			seat.claiming = false;
+			// A drain or stop that came while this claim was in flight waits for it.
+			this.maybeFinish();
+		}
+	}
+
+	/** The program could not start: the card goes back without using an attempt; it counts for the streak. */
+	private async startFailed(seat: Seat, conn: RpcClient, card: Card, epoch: number, why: string): Promise<void> {
+		const reason = `the agent could not start: ${why}`.slice(0, 1000);
+		try {
+			await conn.request('card/release', { cardId: card.id, epoch, reason, refundAttempt: true });
+			await conn.request('dispatch/exited', {
+				cardId: card.id,
+				run: this.config.name,
+				seat: seat.n,
+				kind: this.config.kind,
+				reason: 'start_failed',
+				code: null,
+			});
+		} catch (e) {
+			log.error(`releasing ${card.id} after a failed start failed: ${errorText(e)}`);
+		} finally {
+			conn.close();
+		}
+		removeSeatFiles(this.config.dataDir, this.config.name, card.id);
+		this.display.event({ event: 'exited', seat: seat.n, cardId: card.id, reason: 'start_failed', cardReason: reason });
+		await this.countFailure(card.id, reason);
+		seat.warm();
+	}
+
+	private async jobEnded(seat: Seat, job: AgentJob, end: JobEnd): Promise<void> {
+		// The kind's health first, while the seat is still taken: a streak's pause must be set before
+		// this seat may claim again.
+		if (end.reason === 'completed') {
+			this.health.succeeded(this.config.kind);
+		} else if (end.reason === 'exited' || end.reason === 'timeout') {
+			await this.countFailure(job.card.id, end.cardReason ?? end.reason);
+		} else if (end.reason === 'rate_limited') {
+			const until = this.health.coolDown(this.config.kind, Date.now());
+			this.display.event({ event: 'cooldown', kind: this.config.kind, until: new Date(until).toISOString() });
+		}
+		if (seat.job === job) {
+			seat.job = undefined;
+		}
+		const extra = this.extra.indexOf(seat);
+		if (extra >= 0) {
+			this.extra.splice(extra, 1);
+		}
+		if (this.mode === 'running' && extra < 0) {
+			seat.warm();
+			void this.fill();
+		}
+		this.maybeFinish();
+	}
+
+	private async countFailure(cardId: string, reason: string): Promise<void> {
+		const streak = this.health.failed(this.config.kind, { at: Date.now(), cardId, reason });
+		if (streak === undefined) {
+			return;
+		}
+		const why = streakReason(this.config.kind, streak);
+		try {
+			await this.main.request('pause/set', { scope: 'kind', target: this.config.kind, reason: why });
+			this.display.event({ event: 'paused', scope: 'kind', target: this.config.kind, reason: why });
+		} catch (e) {
+			log.error(`pausing kind ${this.config.kind} failed: ${errorText(e)}`);
+		}
+	}
+
+	private maybeFinish(): void {
+		if (this.mode !== 'running' && this.inUse() === 0) {
+			void this.close();
+		}
+	}
+
+	private closed = false;
+
+	/** Ends the run: timers off, seats closed, `run/end`. Resolves `ended`. */
+	async close(): Promise<void> {
+		if (this.closed) {
+			return;
+		}
+		this.closed = true;
+		for (const t of this.timers) {
+			clearInterval(t);
+		}
+		clearTimeout(this.coolTimer);
+		for (const seat of [...this.seats, ...this.extra]) {
+			seat.close();
+		}
+		try {
+			await this.main.request('run/end', { name: this.config.name });
+		} catch (e) {
+			log.warn(`run/end failed: ${errorText(e)}`);
+		}
+		this.draw();
+		this.display.event({ event: 'ended', run: this.config.name });
+		this.finished();
+	}
+
+	private draw(): void {
+		const rows: SeatRow[] = [...this.seats, ...this.extra].map(s => ({
+			seat: s.n,
+			cardId: s.job?.card.id,
+			title: s.job?.card.title,
+			agent: s.job?.identity.agent ?? (s.claiming ? 'claiming…' : undefined),
+			startedAt: s.job?.startedAt,
+			progress: s.job?.progress ?? s.job?.lastLine,
+		}));
+		const status: RunStatus = {
+			name: this.config.name,
+			seats: this.config.seats,
+			inUse: this.inUse(),
+			mode: this.mode,
+			idle: this.idle,
+			coolingUntil: this.health.coolingUntil(this.config.kind, Date.now()),
+		};
+		this.display.draw(rows, status);
+	}
+}
+
+interface PauseLike {
+	scope: string;
+	target: string | null;
+	stop?: boolean;
+}
+
+interface RunLike {
+	name: string;
+	host?: string;
+	stopping?: 'drain' | 'stop' | null;
+}
+
+/** Whether a pause covers a dispatched card of `kind`. */
+export function covers(pause: PauseLike, card: Card, kind: string): boolean {
+	switch (pause.scope) {
+		case 'all':
+			return true;
+		case 'project':
+			return card.project === pause.target;
+		case 'phase':
+			return card.phase === pause.target;
+		case 'card':
+			return card.id === pause.target;
+		case 'kind':
+			return kind === pause.target;
+		default:
+			return false;
+	}
+}

@@ -1,0 +1,167 @@
+/**
+ * The supervisor's parts without a hub (issue 30): the output log's tail on a real file, rate-limit
+ * words, the failure streak and the cool-down, the table's text, the reasons with the last lines, and
+ * real processes started, watched by pid and stopped with TERM then KILL.
+ */
+import assert from 'node:assert/strict';
+import { appendFileSync, closeSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+
+import { withLines } from '../../mcp-server/dispatch/agentJob';
+import { checkTemplate, splitTemplate } from '../../mcp-server/dispatch/agents';
+import { renderTable } from '../../mcp-server/dispatch/liveTable';
+import { LogTail, cleanLine, openLogForAgent } from '../../mcp-server/dispatch/outputLog';
+import { isAgentOf, spawnAgent, watchAdopted } from '../../mcp-server/dispatch/spawnAgent';
+import { KindHealth, isRateLimitLine, streakReason } from '../../mcp-server/dispatch/streaks';
+
+const dir = mkdtempSync('/tmp/bt-parts-');
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('dispatch parts', () => {
+	it('tails a log from the attempt start, keeping the last 20 lines and a partial one', () => {
+		const path = join(dir, 'runs', 'r', 'A1.log');
+		const first = openLogForAgent(path, 'attempt 1');
+		appendFileSync(path, 'old attempt output\n');
+		const { fd, offset } = openLogForAgent(path, 'attempt 2');
+		assert.ok(offset > first.offset);
+		const tail = new LogTail(path, offset);
+		assert.deepEqual(tail.poll(), []);
+		appendFileSync(path, Array.from({ length: 25 }, (_, i) => `line ${i}`).join('\n'));
+		const fresh = tail.poll();
+		assert.equal(fresh.length, 24, 'the unterminated last line waits');
+		assert.equal(tail.last().length, 20);
+		assert.equal(tail.last().at(-1), 'line 24');
+		assert.equal(tail.last().includes('old attempt output'), false);
+		appendFileSync(path, '\x1b[31mred\x1b[0m tail\n');
+		assert.deepEqual(tail.poll(), ['line 24red tail']);
+		tail.close();
+		closeSync(first.fd);
+		closeSync(fd);
+		assert.equal(cleanLine('x'.repeat(300)).length, 200);
+	});
+
+	it('knows the rate-limit words', () => {
+		for (const line of [
+			'HTTP 429 Too Many Requests',
+			'Rate limit reached',
+			'rate-limited',
+			'You exceeded your current quota',
+			'Usage limit reached, try at 5pm',
+		]) {
+			assert.ok(isRateLimitLine(line), line);
+		}
+		for (const line of ['wrote 4290 bytes', 'all good', 'quotation marks']) {
+			assert.equal(isRateLimitLine(line), false, line);
+		}
+	});
+
+	it('pauses on three failures in a row within ten minutes; a success or the window breaks the streak', () => {
+		const h = new KindHealth(300_000);
+		const f = (at: number, cardId: string) => ({ at, cardId, reason: `r ${cardId}` });
+		assert.equal(h.failed('claude', f(0, 'A')), undefined);
+		assert.equal(h.failed('claude', f(1000, 'B')), undefined);
+		h.succeeded('claude');
+		assert.equal(h.failed('claude', f(2000, 'C')), undefined);
+		assert.equal(h.failed('claude', f(3000, 'D')), undefined);
+		assert.equal(h.failed('codex', f(3500, 'X')), undefined, 'kinds count apart');
+		const streak = h.failed('claude', f(4000, 'E'));
+		assert.ok(streak);
+		assert.deepEqual(
+			streak.map(x => x.cardId),
+			['C', 'D', 'E'],
+		);
+		assert.match(
+			streakReason('claude', streak),
+			/^3 claude agents failed in a row within 10 minutes \(C, D, E\); last: r E$/,
+		);
+		assert.equal(h.failed('gemini', f(0, 'G1')), undefined);
+		assert.equal(h.failed('gemini', f(1, 'G2')), undefined);
+		assert.equal(h.failed('gemini', f(10 * 60_000 + 2, 'G3')), undefined, 'older failures fall out of the window');
+		assert.equal(h.coolingUntil('claude', 0), undefined);
+		assert.equal(h.coolDown('claude', 1000), 301_000);
+		assert.equal(h.coolingUntil('claude', 300_999), 301_000);
+		assert.equal(h.coolingUntil('claude', 301_000), undefined);
+	});
+
+	it('puts the last lines in a reason within 1000 characters', () => {
+		assert.equal(
+			withLines('agent exited with code 1 before completing', []),
+			'agent exited with code 1 before completing; it printed nothing',
+		);
+		const long = withLines(
+			'head',
+			Array.from({ length: 20 }, (_, i) => `${i} ${'y'.repeat(150)}`),
+		);
+		assert.ok(long.length <= 1000);
+		assert.ok(long.endsWith(`19 ${'y'.repeat(150)}`));
+	});
+
+	it('draws the table', () => {
+		const text = renderTable(
+			[{ seat: 1, cardId: 'A1', agent: 'fake-default-s1-ab12', startedAt: 0, progress: 'step 3' }, { seat: 2 }],
+			{ name: 'default', seats: 2, inUse: 1, mode: 'running', idle: 'no ready cards' },
+			65_000,
+		);
+		const lines = text.split('\n');
+		assert.equal(lines[0], 'baton run default: 1/2 seats · waiting: no ready cards');
+		assert.match(lines[1] ?? '', /^SEAT\s+CARD\s+AGENT\s+ELAPSED\s+LAST PROGRESS$/);
+		assert.match(lines[2] ?? '', /^1\s+A1\s+fake-default-s1-ab12\s+1m 05s\s+step 3$/);
+		assert.match(lines[3] ?? '', /^2\s+-\s+free/);
+	});
+
+	it('splits templates and refuses unknown placeholders and missing programs', () => {
+		assert.deepEqual(splitTemplate(`a "b c" 'd e' f\\ g {prompt}`), ['a', 'b c', 'd e', 'f g', '{prompt}']);
+		assert.throws(() => checkTemplate('node {nope}'), /unknown placeholder \{nope\}/);
+		assert.throws(() => checkTemplate('not-a-program-xyz'), /not on PATH/);
+		assert.throws(() => checkTemplate('/no/such/file {prompt}'), /does not exist/);
+		checkTemplate(`${process.execPath} x.mjs {mcpConfig} {promptFile} {prompt} {cardId} {workspace}`);
+	});
+
+	it('stops a process that ignores TERM with KILL after the grace, and knows its agent by its environment', async () => {
+		const path = join(dir, 'runs', 'r', 'B1.log');
+		const { fd } = openLogForAgent(path, 'x');
+		const script =
+			"process.on('SIGTERM', () => console.log('ignoring TERM')); console.log('up'); setInterval(() => {}, 1000);";
+		const proc = await spawnAgent({
+			command: process.execPath,
+			args: ['-e', script],
+			cwd: dir,
+			env: { ...process.env, BATON_CARD_ID: 'B1' },
+			logFd: fd,
+		});
+		const tail = new LogTail(path);
+		for (let i = 0; i < 100 && !tail.last().includes('up'); i++) {
+			tail.poll();
+			await new Promise(r => setTimeout(r, 20));
+		}
+		assert.ok(isAgentOf(proc.pid, 'B1'));
+		assert.equal(isAgentOf(proc.pid, 'B2'), false);
+		const watched = watchAdopted(proc.pid, 'B1', 50);
+		const t0 = Date.now();
+		const exit = await proc.stop(400);
+		assert.equal(exit.signal, 'SIGKILL');
+		assert.ok(Date.now() - t0 >= 350, 'KILL waited for the grace');
+		tail.poll();
+		assert.ok(tail.last().includes('ignoring TERM'));
+		assert.deepEqual(await watched.exited, { code: null, signal: null });
+		assert.equal(isAgentOf(proc.pid, 'B1'), false);
+		tail.close();
+	});
+
+	it('reports the exit code of an agent that ends by itself, and refuses a program that cannot start', async () => {
+		const path = join(dir, 'runs', 'r', 'C1.log');
+		const proc = await spawnAgent({
+			command: process.execPath,
+			args: ['-e', 'process.exit(7)'],
+			cwd: dir,
+			env: {},
+			logFd: openLogForAgent(path, 'x').fd,
+		});
+		assert.deepEqual(await proc.exited, { code: 7, signal: null });
+		await assert.rejects(
+			spawnAgent({ command: join(dir, 'missing'), args: [], cwd: dir, env: {}, logFd: openLogForAgent(path, 'y').fd }),
+			/ENOENT/,
+		);
+	});
+});
