@@ -120,8 +120,10 @@ export class AgentRuns implements vscode.Disposable {
 	static async started(run: BackgroundRun, ready: Promise<unknown>): Promise<void> {
 		const ended = await Promise.race([ready.then(() => undefined), run.exit]);
 		if (ended !== undefined) {
-			const why = ended.stderr.trim().split('\n').slice(-3).join(' ');
-			throw new BatonError('invalid_input', why === '' ? `baton run exited with code ${ended.code}` : why);
+			// `baton: <what is wrong>` comes first; the usage text after it says nothing new.
+			const lines = ended.stderr.split('\n').map(l => l.trim());
+			const why = lines.find(l => l.startsWith('baton: '))?.slice(7) ?? lines.find(l => l !== '');
+			throw new BatonError('invalid_input', why ?? `baton run exited with code ${ended.code}`);
 		}
 	}
 

@@ -17,6 +17,9 @@ import type { HubConnection } from './hubConnection';
 const pollMs = 300;
 /** Bytes of a log read at most per poll (a burst is shown over several polls, the host never stalls). */
 const chunkBytes = 256 * 1024;
+/** How long a leaving card's log is read on: until quiet this long, at most finishMs. */
+const quietMs = 1_000;
+const finishMs = 5_000;
 /** What a seat keeps of its text for `recent` (the tests read it; the channel has it all). */
 const keepChars = 16 * 1024;
 
@@ -52,10 +55,7 @@ class SeatTail implements vscode.Disposable {
 		if (card?.id === this.cardId && (d?.log ?? undefined) === this.file) {
 			return;
 		}
-		// The agent's last words land just before its card leaves the seat: read them first.
-		while (await this.read()) {
-			// until the old log is read to its end
-		}
+		await this.finishOld();
 		if (card === undefined || !d) {
 			if (this.cardId !== undefined) {
 				this.append(`── seat ${this.seat} is free ──\n`);
@@ -87,6 +87,26 @@ class SeatTail implements vscode.Disposable {
 	private append(text: string): void {
 		this.channel.append(text);
 		this.recent = (this.recent + text).slice(-keepChars);
+	}
+
+	/**
+	 * Reads the log of the card that is leaving the seat until it has been quiet for a second (at most
+	 * 5 s): the agent's last words ("completed A4") are written after its complete, i.e. after the event
+	 * that moved the card out of the seat.
+	 */
+	private async finishOld(): Promise<void> {
+		if (this.file === undefined) {
+			return;
+		}
+		const until = Date.now() + finishMs;
+		let quietSince = Date.now();
+		while (Date.now() < until && Date.now() - quietSince < quietMs) {
+			if (await this.read()) {
+				quietSince = Date.now();
+			} else {
+				await new Promise(r => setTimeout(r, 100));
+			}
+		}
 	}
 
 	private poll(): void {
