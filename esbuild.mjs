@@ -25,11 +25,16 @@ const watch = process.argv.includes('--watch');
  * because it reads git's binary, mode and rename headers; the Changes section and its patch view
  * 6.6 KB), the workspace diff in VS Code (workspaceChanges.ts, 1.9 KB) and the workspace schemas both
  * load (CardWorkspace, project settings, card/diff, 3.3 KB) brought them to 542.8 and 560.7 KB.
- * Issue 30 raised the extension's to 576 KB and the board's to 556 KB: the dispatch schemas every face
+ * Issue 30 raised the extension's to 600 KB and the board's to 560 KB: the dispatch schemas every face
  * reads (core/protocol/dispatch.ts: agent kinds, assignees, a card's dispatch record, pauses, runs and
- * the new methods' params) brought them to 571.5 and 551.9 KB before any face of dispatch was written.
+ * the new methods' params) brought them to 571.5 and 551.9 KB before any face of dispatch was written;
+ * the board's dispatch view (pause banner and button, the seat line and last output line, the assignee
+ * chip, the shared words in core/rules/dispatched.ts: 3.5 KB) to 555.4 KB; in the extension Start/Stop
+ * Agents, Pause/Resume, Assign Card, the seats status bar and the per-seat output channels
+ * (commands/runs.ts and pauses.ts 9.2 KB, seatOutput.ts, agentRuns.ts, seatStatusBar.ts,
+ * dispatchWatch.ts: 20.4 KB) to 592.1 KB.
  */
-const budgetBytes = { 'dist/extension.js': 576 * 1024, 'dist/webview/board.js': 556 * 1024 };
+const budgetBytes = { 'dist/extension.js': 600 * 1024, 'dist/webview/board.js': 560 * 1024 };
 
 const common = {
 	bundle: true,

@@ -1,18 +1,21 @@
 /**
  * The Backlog tree (issue item 2): cards grouped by status, sorted by priority, with per-state icons,
- * context values for the menus, markdown tooltips (cardTooltip.ts) and a phase/text filter. Updates come from the
+ * context values for the menus, markdown tooltips (cardTooltip.ts) and a phase/text filter; the pauses
+ * on top (issue 30: what is paused, by whom and why; Resume from the row's menu). Updates come from the
  * connection's event feed; group and card items keep stable ids, so a refresh never collapses what
  * the user expanded. Reads the cached state only: no request per render.
  */
 import * as vscode from 'vscode';
 import { isWaiting } from '../core/rules/claimable';
 import { compareRecent } from '../core/rules/donePages';
-import type { Card } from '../core/protocol';
+import { pauseOf, pauseTarget, pauseText } from '../core/rules/dispatched';
+import type { Card, Pause } from '../core/protocol';
 import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';
 import { cardIcon } from './cardIcon';
 import { cardTooltip } from './cardTooltip';
 import { cardSummary, compareByPriority } from './cardText';
+import type { DispatchWatch } from './dispatchWatch';
 import type { HubConnection } from './hubConnection';
 import type { WorkspaceProjects } from './workspaceProjects';
 
@@ -40,7 +43,13 @@ export interface MoreNode {
 	kind: 'more';
 }
 
-export type BacklogNode = GroupNode | CardNode | EmptyNode | MoreNode;
+/** A pause on top of the tree (issue 30): "Paused: project acme/web — paused by ann: deploy freeze". */
+export interface PauseNode {
+	kind: 'pause';
+	pause: Pause;
+}
+
+export type BacklogNode = GroupNode | CardNode | EmptyNode | MoreNode | PauseNode;
 
 const moreNode: MoreNode = { kind: 'more' };
 
@@ -114,6 +123,8 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		private readonly hub: HubConnection,
 		/** The workspace's projects and the All projects switch; absent: every card shows. */
 		private readonly projects?: WorkspaceProjects,
+		/** Pauses (issue 30); absent: none shown. */
+		private readonly dispatch?: DispatchWatch,
 	) {
 		this.disposables.push(
 			hub.onDidChangeCards(() => {
@@ -124,6 +135,9 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		);
 		if (projects !== undefined) {
 			this.disposables.push(projects.onDidChange(() => this.changeEmitter.fire(undefined)));
+		}
+		if (dispatch !== undefined) {
+			this.disposables.push(dispatch.onDidChange(() => this.scheduleRefresh()));
 		}
 		// Lease countdowns and stalled flags move with the clock, not with events.
 		this.countdown = setInterval(() => {
@@ -210,7 +224,8 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			if (label !== undefined && ![...this.hub.cards.values()].some(c => this.projects?.includes(c) ?? true)) {
 				return [{ kind: 'empty', label: `No cards in ${label} — show all projects` }];
 			}
-			return groups.map(g => groupNodes.get(g.key)).filter((g): g is GroupNode => g !== undefined);
+			const pauses: BacklogNode[] = (this.dispatch?.pauses ?? []).map(pause => ({ kind: 'pause', pause }));
+			return [...pauses, ...groups.map(g => groupNodes.get(g.key)).filter((g): g is GroupNode => g !== undefined)];
 		}
 		if (element.kind !== 'group') {
 			return [];
@@ -253,6 +268,16 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			item.contextValue = 'empty.projects';
 			return item;
 		}
+		if (element.kind === 'pause') {
+			const p = element.pause;
+			const item = new vscode.TreeItem(`Paused: ${pauseTarget(p)}`, vscode.TreeItemCollapsibleState.None);
+			item.id = `pause:${p.scope}:${p.target ?? ''}`;
+			item.description = pauseText(p) + (p.stop ? ' · agents stopped' : '');
+			item.tooltip = `${pauseText(p)} (${new Date(p.at).toLocaleString()}).${p.scope === 'kind' ? ` No ${p.target ?? ''} agent is started.` : ' No claim of its cards is granted until it is resumed.'}`;
+			item.iconPath = new vscode.ThemeIcon('debug-pause', new vscode.ThemeColor('list.warningForeground'));
+			item.contextValue = 'pause';
+			return item;
+		}
 		if (element.kind === 'more') {
 			const left = Math.max(0, this.hub.done.totals.done - this.cardsIn('done').length);
 			const item = new vscode.TreeItem('Load more…', vscode.TreeItemCollapsibleState.None);
@@ -281,7 +306,8 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const thresholds = this.hub.thresholds;
 		const holder = this.hub.healthOf(card.claimOwner, now);
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
-		item.description = cardSummary(card, now, thresholds, holder) + (wait ? ` · ${scopeWaitText(wait)}` : '');
+		const pause = card.status === 'ready' ? pauseOf(card, this.dispatch?.pauses ?? []) : undefined;
+		item.description = cardSummary(card, now, thresholds, holder, pause) + (wait ? ` · ${scopeWaitText(wait)}` : '');
 		item.iconPath = cardIcon(card, groupOf(card), now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
 		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };

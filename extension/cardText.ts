@@ -8,7 +8,8 @@ import { isDeferred, isWaiting } from '../core/rules/claimable';
 import { formatDuration } from '../core/duration';
 import { isCardStalled } from '../core/rules/health';
 import { isLeaseExpired } from '../core/rules/lease';
-import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
+import { pauseText, seatText } from '../core/rules/dispatched';
+import type { AgentHealth, Card, HealthThresholds, Pause } from '../core/protocol';
 
 /** "lease 4m 05s" or "lease expired 12s ago"; undefined for a card without a lease. */
 export function leaseText(card: Card, now: number): string | undefined {
@@ -24,16 +25,24 @@ export function compareByPriority(a: Card, b: Card): number {
 	return b.priority - a.priority || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
 }
 
+/** Cut to `n` characters with an ellipsis. */
+function cut(text: string, n: number): string {
+	return text.length > n ? `${text.slice(0, n - 1)}…` : text;
+}
+
 /**
  * "A4 · P2 · agent-1 · lease 4m 05s · 40%": id, priority, owner, lease and progress. `holder` is the
  * holder's health as this window sees it (undefined: not known), so a dead agent's card reads as
- * held by a dead agent (the Agents tree), not as stalled.
+ * held by a dead agent (the Agents tree), not as stalled. A dispatched card reads "claude · seat 2 ·
+ * 4 min" instead of its agent id; `pause` (core/rules/dispatched.ts `pauseOf`) marks a ready card
+ * paused with who and why; an assigned card names its assignee (issue 30).
  */
 export function cardSummary(
 	card: Card,
 	now: number,
 	thresholds: HealthThresholds,
 	holder: AgentHealth | undefined,
+	pause?: Pause,
 ): string {
 	const parts: string[] = [card.id];
 	if (card.priority !== 0) {
@@ -42,8 +51,16 @@ export function cardSummary(
 	if (card.phase !== null) {
 		parts.push(card.phase);
 	}
-	if (card.status === 'claimed' && card.claimOwner !== null) {
+	if (card.status === 'claimed' && card.dispatch) {
+		parts.push(card.dispatch.kind, seatText(card.dispatch, now));
+	} else if (card.status === 'claimed' && card.claimOwner !== null) {
 		parts.push(card.claimOwner);
+	}
+	if (card.assignee && card.status !== 'done' && card.status !== 'claimed') {
+		parts.push(`assigned to ${card.assignee}`);
+	}
+	if (pause !== undefined && card.status === 'ready') {
+		parts.push(cut(pauseText(pause), 60));
 	}
 	if (card.status === 'review' && card.completedBy) {
 		parts.push(`by ${card.completedBy}`);
@@ -68,7 +85,7 @@ export function cardSummary(
 		parts.push(`deferred ${formatDuration(Date.parse(card.deferUntil) - now)}`);
 	}
 	if (card.status === 'blocked' && card.blockedReason !== null) {
-		parts.push(card.blockedReason.length > 60 ? `${card.blockedReason.slice(0, 59)}…` : card.blockedReason);
+		parts.push(cut(card.blockedReason, 60));
 	}
 	return parts.join(' · ');
 }

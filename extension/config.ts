@@ -21,6 +21,8 @@ export interface BatonConfig {
 	thresholds: Partial<HealthThresholds>;
 	/** How many recently completed cards the Backlog shows. */
 	doneLimit: number;
+	/** Where "Start Agents…" runs `baton run`: a terminal (its live table) or the background. */
+	agentsStartIn: 'terminal' | 'background';
 }
 
 const thresholdKeys = ['healthySeconds', 'lateSeconds', 'staleSeconds', 'stallSeconds'] as const;
@@ -61,6 +63,7 @@ export function readConfig(): BatonConfig {
 		agentName: c.get<string>('agent.name', '').trim(),
 		thresholds,
 		doneLimit: Math.max(0, Math.round(c.get<number>('backlog.doneLimit', 20))),
+		agentsStartIn: c.get<string>('agents.startIn', 'terminal') === 'background' ? 'background' : 'terminal',
 	};
 }
 

@@ -11,7 +11,17 @@ import type { ConnectHubOptions } from '../core/client/connectHub';
 import { type Clock, type Timer, sleep, systemClock } from '../core/clock';
 import { BatonError } from '../core/errors';
 import { agentHealth } from '../core/rules/health';
-import type { Agent, AgentHealth, Card, HealthThresholds, Method, Params, Result, StoreHealth } from '../core/protocol';
+import type {
+	Agent,
+	AgentHealth,
+	BacklogEvent,
+	Card,
+	HealthThresholds,
+	Method,
+	Params,
+	Result,
+	StoreHealth,
+} from '../core/protocol';
 import type { ConnectionState, RpcClient } from '../core/protocol/rpc';
 import { type AgentView, agentViewsOf } from './agentHealth';
 import { type BatonConfig, effectiveThresholds, humanAgent } from './config';
@@ -63,11 +73,14 @@ export class HubConnection implements vscode.Disposable {
 	private readonly cardsEmitter = new vscode.EventEmitter<CardsChange>();
 	private readonly agentsEmitter = new vscode.EventEmitter<void>();
 	private readonly stateEmitter = new vscode.EventEmitter<HubState>();
+	private readonly eventEmitter = new vscode.EventEmitter<BacklogEvent>();
 	/** Cards were added, changed, removed or reloaded. */
 	readonly onDidChangeCards = this.cardsEmitter.event;
 	/** The agent list changed, or an agent's derived health or stalled flag did. */
 	readonly onDidChangeAgents = this.agentsEmitter.event;
 	readonly onDidChangeState = this.stateEmitter.event;
+	/** Every event of the feed, after the cards took it (dispatchWatch.ts reads pauses and runs from it). */
+	readonly onDidReceiveEvent = this.eventEmitter.event;
 
 	constructor(
 		private readonly extensionPath: string,
@@ -241,6 +254,7 @@ export class HubConnection implements vscode.Disposable {
 		this.cardsEmitter.dispose();
 		this.agentsEmitter.dispose();
 		this.stateEmitter.dispose();
+		this.eventEmitter.dispose();
 	}
 
 	private connectOptions(): ConnectHubOptions {
@@ -294,7 +308,10 @@ export class HubConnection implements vscode.Disposable {
 			this.hubThresholds = hello.thresholds;
 		}
 		this.unsubscribe.push(
-			client.onEvent(e => this.live.onEvent(e)),
+			client.onEvent(e => {
+				this.live.onEvent(e);
+				this.eventEmitter.fire(e);
+			}),
 			// The log was compacted past what this window saw while away (issue 14 §2): load it again.
 			client.onResync(() => void this.live.resync(client, this.config.doneLimit)),
 			client.onAgents(agents => this.setAgents(agents)),

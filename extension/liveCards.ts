@@ -5,6 +5,7 @@
  * never connects, retries or subscribes: the connection hands it the client and the events.
  */
 import type { LogOutputChannel } from 'vscode';
+import { isCardless } from '../core/rules/dispatched';
 import { loadLiveCards } from '../core/rules/donePages';
 import type { BacklogEvent, Card, Params, Result } from '../core/protocol';
 import type { RpcClient } from '../core/protocol/rpc';
@@ -31,6 +32,9 @@ export class LiveCards {
 
 	/** An event of the feed: applied at once, or held while a resync reloads the snapshot. */
 	onEvent(e: BacklogEvent): void {
+		if (isCardless(e)) {
+			return; // a pause or a run: no card changed (dispatchWatch.ts reads those)
+		}
 		if (this.held === undefined) {
 			this.apply(e);
 		} else {

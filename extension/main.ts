@@ -21,6 +21,10 @@ import { FleetAlerts } from './fleetAlerts';
 import { HeldFileDecorations } from './heldFileDecorations';
 import { ReviewDesk } from './reviewDesk';
 import { AgentStatusBar, ReviewStatusBar } from './statusBar';
+import { AgentRuns } from './agentRuns';
+import { DispatchWatch } from './dispatchWatch';
+import { SeatOutputs } from './seatOutput';
+import { SeatStatusBar } from './seatStatusBar';
 import { WorkspaceProjects } from './workspaceProjects';
 
 /**
@@ -42,6 +46,12 @@ export interface BatonApi {
 	desk: ReviewDesk;
 	/** The workspace's projects and the All projects switch (issue 13 §1). */
 	projects: WorkspaceProjects;
+	/** Runs and pauses (issue 30). */
+	dispatch: DispatchWatch;
+	/** "3/4 seats" (issue 30). */
+	seatBar: SeatStatusBar;
+	/** Each seat's live output (issue 30). */
+	seatOutputs: SeatOutputs;
 	/** Files inside live claims' scopes: Explorer decorations and the edit warning (issue 13 §3). */
 	heldFiles: HeldFileDecorations;
 	mcp: McpRegistration;
@@ -62,7 +72,8 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	const hub = new HubConnection(context.extensionPath, log, config);
 
 	const projects = new WorkspaceProjects(context.workspaceState);
-	const backlog = new BacklogTreeProvider(hub, projects);
+	const dispatch = new DispatchWatch(hub);
+	const backlog = new BacklogTreeProvider(hub, projects, dispatch);
 	const backlogView = vscode.window.createTreeView(viewIds.backlog, {
 		treeDataProvider: backlog,
 		showCollapseAll: true,
@@ -74,6 +85,9 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	const reviewBar = new ReviewStatusBar(hub, projects);
 	const heldFiles = new HeldFileDecorations(hub, projects);
 	const desk = new ReviewDesk(hub);
+	const seatBar = new SeatStatusBar(hub, dispatch);
+	const seatOutputs = new SeatOutputs(hub, dispatch);
+	const agentRuns = new AgentRuns(context.extensionPath, () => hub.settings);
 
 	const boardHost: BoardHost = {
 		extensionUri: context.extensionUri,
@@ -110,6 +124,10 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 		log,
 		hub,
 		projects,
+		dispatch,
+		seatBar,
+		seatOutputs,
+		agentRuns,
 		heldFiles,
 		backlog,
 		backlogView,
@@ -142,6 +160,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 				return Promise.resolve();
 			},
 			configureMcp: (target, confirm) => configureMcp(target, context.extensionPath, hub.settings, confirm, log),
+			dispatch: { watch: dispatch, outputs: seatOutputs, runs: agentRuns },
 		}),
 		vscode.workspace.onDidChangeConfiguration(e => {
 			if (e.affectsConfiguration('baton')) {
@@ -171,6 +190,9 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 		reviewBar,
 		desk,
 		projects,
+		dispatch,
+		seatBar,
+		seatOutputs,
 		heldFiles,
 		mcp,
 		activationMs,

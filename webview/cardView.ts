@@ -1,12 +1,14 @@
 /**
  * One card's element in a column: built once per recycled DOM node and refilled from a card on every
  * change (id, priority, phase, flags, title, holder or reviewer, lease, note, a done card's result,
- * progress), with an aria-label that says the same. Everything user-supplied goes in through
+ * progress; a dispatched card's seat, elapsed time and last output line, an assignee chip, a paused
+ * flag: issue 30), with an aria-label that says the same. Everything user-supplied goes in through
  * textContent, never HTML, except the result: markdown, sanitised by markdown.ts; styles through CSSOM (the CSP allows no inline style attributes). It must not keep state of its own
  * beyond the node's parts, nor decide a card's rules (the markers come from BoardState, i.e. core).
  */
 import type { Card } from '../core/protocol';
 import { formatDuration } from '../core/duration';
+import { pauseOf, pauseText, runningText } from '../core/rules/dispatched';
 import { formatRemaining } from './format';
 import { renderMarkdownSummary } from './markdown';
 import { scopeChip, waitingOnScope } from './scopeView';
@@ -37,6 +39,8 @@ interface CardParts {
 	result: HTMLElement;
 	bar: HTMLElement;
 	progress: HTMLElement;
+	/** A dispatched agent's last output line (all of them in its tooltip). */
+	output: HTMLElement;
 }
 
 const parts = new WeakMap<HTMLElement, CardParts>();
@@ -66,9 +70,25 @@ export function createCardElement(): HTMLElement {
 	progress.setAttribute('aria-hidden', 'true');
 	const bar = el('div', 'card-progress-bar');
 	progress.append(bar);
-	card.append(top, title, meta, progress);
+	const output = el('div', 'card-output');
+	card.append(top, title, meta, output, progress);
 	card.style.height = `${rowHeight - 8}px`;
-	parts.set(card, { id, prio, phase, flags, title, ownerWrap, ownerDot, owner, lease, note, result, bar, progress });
+	parts.set(card, {
+		id,
+		prio,
+		phase,
+		flags,
+		title,
+		ownerWrap,
+		ownerDot,
+		owner,
+		lease,
+		note,
+		result,
+		bar,
+		progress,
+		output,
+	});
 	return card;
 }
 
@@ -128,13 +148,31 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		addFlag(p.flags, 'input', 'needs input', 'An agent asked a question: open the card to reply');
 		labels.push('needs your input: an agent asked a question');
 	}
+	const d = card.status === 'claimed' ? card.dispatch : undefined;
+	const lines = d?.output ?? [];
+	p.output.textContent = lines.at(-1) ?? '';
+	p.output.title = lines.join('\n');
+	p.output.hidden = lines.length === 0;
+	node.classList.toggle('card--dispatched', lines.length > 0);
+	if (card.assignee && card.status !== 'done') {
+		const kind = card.assignee.startsWith('kind:');
+		const who = kind ? card.assignee.slice(5) : card.assignee;
+		const words = `assigned to ${kind ? `any ${who} agent` : who}`;
+		addFlag(p.flags, 'assignee', `→ ${who}`, `${words}: only it may claim this card`);
+		labels.push(words);
+	}
+	const pause = card.status === 'ready' ? pauseOf(card, state.pauses) : undefined;
+	if (pause !== undefined) {
+		addFlag(p.flags, 'paused', 'paused', pauseText(pause));
+		labels.push(pauseText(pause));
+	}
 	if (card.status === 'claimed' && card.claimOwner !== null) {
 		const a = agentLabel(state, card.claimOwner, ctx.nowMs);
-		owner = a.name;
+		owner = d ? d.kind : a.name;
 		health = a.health;
 		lease = card.leaseExpiresAt === null ? '' : formatRemaining(Date.parse(card.leaseExpiresAt) - ctx.nowMs);
-		note = card.progressNote ?? '';
-		labels.push(`held by ${a.name}`, lease);
+		note = d ? runningText(d, ctx.nowMs) : (card.progressNote ?? '');
+		labels.push(`held by ${a.name}`, lease, d ? note : '', lines.at(-1) ?? '');
 	} else if (card.status === 'review') {
 		({ owner, health, lease, note } = reviewParts(card, ctx, p.flags, labels));
 	} else if (card.status === 'blocked') {

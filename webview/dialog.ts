@@ -32,7 +32,12 @@ function dialogShell(
 
 function button(label: string, value: string, primary: boolean): HTMLButtonElement {
 	const b = document.createElement('button');
-	b.type = 'submit';
+	// Only the confirming button submits: Enter in a field submits with the form's first submit button,
+	// which would otherwise be Cancel (it comes first).
+	b.type = primary ? 'submit' : 'button';
+	if (!primary) {
+		b.addEventListener('click', () => b.closest('dialog')?.close(value));
+	}
 	b.value = value;
 	b.textContent = label;
 	b.className = primary ? 'btn btn-primary' : 'btn';
@@ -62,12 +67,16 @@ export function confirmDialog(title: string, message: string, confirmLabel: stri
 	return answer;
 }
 
-/** Asks for one line of text (e.g. a block reason); resolves undefined when cancelled or empty. */
+/**
+ * Asks for one line of text (e.g. a block reason); resolves undefined when cancelled or empty, or ''
+ * for an empty `optional` answer (a pause's reason).
+ */
 export function askText(
 	title: string,
 	label: string,
 	confirmLabel: string,
 	maxLength: number,
+	optional = false,
 ): Promise<string | undefined> {
 	const { dialog, form, actions } = dialogShell(title, '');
 	const field = document.createElement('label');
@@ -75,7 +84,7 @@ export function askText(
 	field.textContent = label;
 	const input = document.createElement('input');
 	input.type = 'text';
-	input.required = true;
+	input.required = !optional;
 	input.maxLength = maxLength;
 	input.className = 'input';
 	input.name = 'answer';
@@ -83,9 +92,11 @@ export function askText(
 	form.append(field);
 	actions.append(button('Cancel', 'cancel', false), button(confirmLabel, 'ok', true));
 	form.append(actions);
-	// Cancel must close even though the input is required.
-	(actions.firstElementChild as HTMLButtonElement).formNoValidate = true;
-	const answer = run(dialog, () => (input.value.trim() === '' ? undefined : input.value.trim()), undefined);
+	const answer = run(
+		dialog,
+		() => (input.value.trim() === '' && !optional ? undefined : input.value.trim()),
+		undefined,
+	);
 	input.focus();
 	return answer;
 }

@@ -3,15 +3,16 @@
  * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents,
  * subscribes to the event feed and wires state, rendering, toolbar, banners, the state before the
  * first snapshot (firstLoad.ts) and of an empty backlog (emptyBoard.ts), drag and drop, keyboard and
- * focus (focus.ts), detail pane and requests (actions.ts) together; the first connection and the ping
- * are boardConnect.ts's. Only the boot and the wiring live here: no request logic, no rules, no
+ * focus (focus.ts), detail pane and requests (actions.ts) and the pauses (pauseBar.ts) together; the
+ * first connection and the ping are boardConnect.ts's. Only the boot and the wiring live here: no request logic, no rules, no
  * element building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol/index.ts defines its schemas.
 import './jitless';
 
-import type { BacklogEvent } from '../core/protocol';
+import type { BacklogEvent, Pause } from '../core/protocol';
 import { RpcClient } from '../core/protocol/rpc';
+import { isCardless } from '../core/rules/dispatched';
 import { BoardActions } from './actions';
 import { connectFirst, pingWhileOpen } from './boardConnect';
 import { BoardLoad, liveStatuses } from './boardLoad';
@@ -23,6 +24,7 @@ import { DragController, type DropTarget } from './dnd';
 import { BoardFocus } from './focus';
 import { boardAgentId, randomHex } from './identity';
 import { attachKeyboard, keyHelp } from './keyboard';
+import { PauseBar } from './pauseBar';
 import { ProjectPicker } from './projects';
 import { BoardView } from './render';
 import { DoneColumn } from './doneColumn';
@@ -84,7 +86,10 @@ const firstLoad = new FirstLoad({
 	controls: [phaseSelect, projectPicker.select, view.columns.blocked.filterSelect, toolbar.newButton],
 	updateSummary: () => updateSummary(),
 });
+const pauseBar = new PauseBar(() => client, showError, showPauses);
+toolbar.newButton.after(pauseBar.button);
 app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
+banners.error.after(pauseBar.root);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
@@ -251,6 +256,12 @@ function updateSummary(): void {
 }
 
 function onEvent(event: BacklogEvent): void {
+	if (event.type === 'paused' || event.type === 'resumed') {
+		void pauseBar.load();
+	}
+	if (isCardless(event)) {
+		return; // a pause or a run: no card changed
+	}
 	if (boardLoad.buffer(event)) {
 		return;
 	}
@@ -319,15 +330,24 @@ filterInput.addEventListener('input', () => {
 phaseSelect.addEventListener('change', applyFilter);
 blockedSelect?.addEventListener('change', applyFilter);
 
-// Countdowns, agent health and stalled/expired markers move with the clock; only rendered rows are touched.
-window.setInterval(() => {
+/** The pauses changed: the ready cards they hold back show it. */
+function showPauses(pauses: readonly Pause[]): void {
+	state.pauses = pauses;
+	refreshRows();
+}
+
+/** Re-fills the rendered rows (agents, pauses, the clock changed what they show) and the summary. */
+function refreshRows(): void {
 	if (boardLoad.loaded) {
 		for (const col of columnIds) {
 			view.columns[col].refreshAll();
 		}
 		updateSummary();
 	}
-}, 1000);
+}
+
+// Countdowns, agent health and stalled/expired markers move with the clock; only rendered rows are touched.
+window.setInterval(refreshRows, 1000);
 
 // ---------------------------------------------------------------- boot
 
@@ -338,12 +358,7 @@ async function boot(): Promise<void> {
 	client.onEvent(onEvent);
 	client.onAgents(agents => {
 		state.setAgents(agents);
-		if (boardLoad.loaded) {
-			for (const col of columnIds) {
-				view.columns[col].refreshAll();
-			}
-			updateSummary();
-		}
+		refreshRows();
 	});
 	client.onHello(h => {
 		state.actor = h.actor;
@@ -370,6 +385,7 @@ async function boot(): Promise<void> {
 	// (boardLoad.ts); the live pages after it merge with the events applied meanwhile.
 	await client.subscribe(hello.seq);
 	performance.mark('baton:subscribed');
+	void pauseBar.load();
 	// The log was compacted past what this board saw while it was away (issue 14 §2): load it again.
 	client.onResync(() => {
 		boardLoad.load().catch(showError);

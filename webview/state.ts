@@ -16,6 +16,7 @@ import {
 	type BacklogEvent,
 	type Card,
 	type HealthThresholds,
+	type Pause,
 	defaultHealthThresholds,
 } from '../core/protocol';
 import { type CardMarkers, cardMarkers } from './cardMarkers';
@@ -38,6 +39,8 @@ export class BoardState {
 	/** Cards whose agent asked a question nobody answered yet (`needsInput`), as the hub last said. */
 	private readonly asking = new Set<string>();
 	readonly agents = new Map<string, Agent>();
+	/** The pauses of the line (pause/list, pauseBar.ts): a ready card they cover shows paused. */
+	pauses: readonly Pause[] = [];
 	thresholds: HealthThresholds = defaultHealthThresholds;
 	/** The actor id the hub records for this board's connection (from HelloOk). */
 	actor: string | undefined;

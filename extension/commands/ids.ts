@@ -41,6 +41,12 @@ export const commandIds = {
 	showAllProjects: 'baton.showAllProjects',
 	showWorkspaceProjects: 'baton.showWorkspaceProjects',
 	loadMoreDone: 'baton.loadMoreDone',
+	startAgents: 'baton.startAgents',
+	stopAgents: 'baton.stopAgents',
+	pause: 'baton.pause',
+	resume: 'baton.resume',
+	assignCard: 'baton.assignCard',
+	showSeatOutput: 'baton.showSeatOutput',
 } as const;
 
 /** View ids and context keys, next to the command ids (STYLE 2.6). */

@@ -8,13 +8,15 @@
 import type * as vscode from 'vscode';
 import { registerCardEditCommands } from './cardEdits';
 import { registerClaimCycleCommands } from './claimCycle';
+import { registerPauseCommands } from './pauses';
+import { registerRunCommands } from './runs';
 import { type CommandContext, makeCommandKit } from './kit';
 import { registerMcpCommands } from './mcp';
 import { registerReviewCommands } from './review';
 import { registerViewCommands } from './views';
 
 export { commandIds, contextKeys, viewIds } from './ids';
-export { type CardCommandOptions, type CommandContext, cardIdOf } from './kit';
+export { type CardCommandOptions, type CommandContext, type DispatchParts, cardIdOf } from './kit';
 
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 	const kit = makeCommandKit(ctx);
@@ -24,5 +26,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
 		...registerViewCommands(kit),
 		...registerMcpCommands(kit),
 		...registerReviewCommands(kit),
+		...registerRunCommands(kit),
+		...registerPauseCommands(kit),
 	];
 }

@@ -13,6 +13,9 @@ import type { BacklogNode, BacklogTreeProvider } from '../backlogTree';
 import { cardSummary, compareByPriority } from '../cardText';
 import type { HubConnection } from '../hubConnection';
 import type { McpTarget } from '../mcpConfig';
+import type { AgentRuns } from '../agentRuns';
+import type { DispatchWatch } from '../dispatchWatch';
+import type { SeatOutputs } from '../seatOutput';
 import type { WorkspaceProjects } from '../workspaceProjects';
 
 /** Options a caller (a test, a keybinding) may pass instead of answering prompts. */
@@ -25,6 +28,13 @@ export interface CardCommandOptions {
 	confirm?: boolean;
 }
 
+/** What the dispatch commands need (issue 30): runs and pauses, seats' output, starting `baton run`. */
+export interface DispatchParts {
+	watch: DispatchWatch;
+	outputs: SeatOutputs;
+	runs: AgentRuns;
+}
+
 export interface CommandContext {
 	hub: HubConnection;
 	backlog: BacklogTreeProvider;
@@ -35,6 +45,8 @@ export interface CommandContext {
 	openBoard(cardId?: string): Promise<void>;
 	openBoardInEditor(cardId?: string): Promise<void>;
 	configureMcp(target: McpTarget, confirm: boolean): Promise<string | undefined>;
+	/** Runs, pauses, seats' output and starting `baton run` (issue 30). */
+	dispatch: DispatchParts;
 }
 
 /** A card id from whatever a command was invoked with: id, tree node, agent node, {cardId}. */

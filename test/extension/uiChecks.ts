@@ -24,6 +24,8 @@ export interface UiCheckRequest {
 	 * and press Enter.
 	 */
 	palette?: { command: string; pick: string; input?: { prompt: string; text: string } };
+	/** Click the status bar item showing `item`, then choose the quick-pick item `pick` it opens. */
+	statusBarPick?: { item: string; pick: string };
 	/** Focus this card on the board and press these keys (before the screenshot). */
 	boardKeys?: { cardId: string; keys: string[]; expectColumn: string };
 	/** An Explorer row (file name, already revealed) whose decoration to report. */
@@ -154,6 +156,19 @@ async function focusReport(page: Page): Promise<string> {
  * shows or closes before the item can be typed (a CI run once saw it gone, focus taken by a late
  * webview): a dismissed pick does nothing, so running the command again is safe.
  */
+/** Clicks a status bar item and chooses an item of the quick pick it opens; returns that item's text. */
+async function pickFromStatusBar(page: Page, itemText: string, pick: string): Promise<string> {
+	const item = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
+	return step(`click "${itemText}" in the status bar and choose "${pick}"`, async () => {
+		await page.locator('.statusbar-item', { hasText: itemText }).first().click();
+		await item.waitFor({ state: 'visible', timeout: 8_000 });
+		const text = (await item.innerText()).replace(/\s+/g, ' ').trim();
+		await item.click();
+		await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5_000 });
+		return text;
+	});
+}
+
 async function runFromPalette(
 	page: Page,
 	command: string,
@@ -275,6 +290,9 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 	let pickedItem: string | undefined;
 	if (request.palette !== undefined) {
 		pickedItem = await runFromPalette(page, request.palette.command, request.palette.pick, request.palette.input);
+	}
+	if (request.statusBarPick !== undefined) {
+		pickedItem = await pickFromStatusBar(page, request.statusBarPick.item, request.statusBarPick.pick);
 	}
 	const rowsFound: string[] = [];
 	for (const title of request.rows) {

@@ -12,6 +12,7 @@ import './review.test';
 import './workspaceReview.test';
 import './hubConnection.test';
 import './scopes.test';
+import './dispatch.test';
 import './ui.test';
 
 export async function run(): Promise<void> {
