@@ -6,7 +6,9 @@
  * beyond the node's parts, nor decide a card's rules (the markers come from BoardState, i.e. core).
  */
 import type { Card } from '../core/protocol';
+import type { EpicRollups } from '../core/protocol/epicRollups';
 import { formatDuration } from '../core/duration';
+import { fillTags } from './epics';
 import { formatRemaining } from './format';
 import { renderMarkdownSummary } from './markdown';
 import { scopeChip, waitingOnScope } from './scopeView';
@@ -40,6 +42,8 @@ interface CardParts {
 }
 
 const parts = new WeakMap<HTMLElement, CardParts>();
+/** Each card's tag line: epic progress, its epic, labels (epics.ts). */
+const tagLines = new WeakMap<HTMLElement, HTMLElement>();
 
 export function createCardElement(): HTMLElement {
 	const card = el('div', 'card');
@@ -66,9 +70,11 @@ export function createCardElement(): HTMLElement {
 	progress.setAttribute('aria-hidden', 'true');
 	const bar = el('div', 'card-progress-bar');
 	progress.append(bar);
-	card.append(top, title, meta, progress);
+	const tags = el('div', 'card-tags');
+	card.append(top, title, tags, meta, progress);
 	card.style.height = `${rowHeight - 8}px`;
 	parts.set(card, { id, prio, phase, flags, title, ownerWrap, ownerDot, owner, lease, note, result, bar, progress });
+	tagLines.set(card, tags);
 	return card;
 }
 
@@ -83,6 +89,8 @@ export interface RenderContext {
 	nowMs: number;
 	/** Card id that currently holds the board's single tab stop. */
 	tabStopId: string | undefined;
+	/** Epics' roll-ups (issue 31). */
+	rollups?: EpicRollups;
 }
 
 function agentLabel(state: BoardState, owner: string, nowMs: number): { name: string; health: string } {
@@ -199,7 +207,9 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	if (resultText !== '') {
 		labels.push(`result: ${resultText}`);
 	}
-	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : null;
+	const tags = fillTags(tagLines.get(node) ?? el('div', ''), card, state, ctx.rollups);
+	labels.push(...tags.words);
+	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : (tags.percent ?? null);
 	p.progress.hidden = progress === null;
 	p.bar.style.width = `${progress ?? 0}%`;
 	if (progress !== null && card.status === 'claimed') {

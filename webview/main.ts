@@ -11,6 +11,7 @@
 import './jitless';
 
 import type { BacklogEvent } from '../core/protocol';
+import { EpicRollups } from '../core/protocol/epicRollups';
 import { RpcClient } from '../core/protocol/rpc';
 import { BoardActions } from './actions';
 import { connectFirst, pingWhileOpen } from './boardConnect';
@@ -30,8 +31,9 @@ import { EmptyBoard } from './emptyBoard';
 import { FirstLoad } from './firstLoad';
 import { projectsSeen } from './scopeView';
 import { type Change, emptyChange, mergeChange } from './change';
-import { blockedFilters } from './filter';
+import { blockedFilters, isFiltering } from './filter';
 import { BoardState } from './state';
+import { TagFilter } from './tagFilter';
 import { Toolbar } from './toolbar';
 import { type HostApi, VsCodeHost, browserConnector, getHostApi, hubSocketUrl } from './transport';
 import { el } from './dom';
@@ -52,7 +54,8 @@ app.id = 'app';
 const toolbar = new Toolbar();
 const { filterInput, phaseSelect } = toolbar;
 const projectPicker = new ProjectPicker(host, applyFilter);
-phaseSelect.after(projectPicker.select);
+const tagFilter = new TagFilter(host, applyFilter);
+phaseSelect.after(projectPicker.select, tagFilter.epicSelect, tagFilter.labelSelect);
 projectPicker.update([], 0, 0); // "All projects" (hidden without projects) until the cards say more
 const banners = new Banners(host);
 const showError = (e: unknown): void => banners.showError(e);
@@ -64,7 +67,11 @@ const boardFocus = new BoardFocus(state, view);
 const layout = el('main', 'layout');
 const detail = new DetailPane({
 	state,
-	getCard: cardId => client.request('card/get', { cardId }),
+	getCard: async cardId => {
+		const got = await client.request('card/get', { cardId });
+		rollups.put(cardId, got.children ?? null);
+		return got;
+	},
 	diff: (cardId, paths) => client.request('card/diff', { cardId, ...(paths === undefined ? {} : { paths }) }),
 	link: (cardId, dependsOn) => actions.link(cardId, dependsOn, true),
 	unlink: (cardId, dependsOn) => actions.link(cardId, dependsOn, false),
@@ -85,10 +92,11 @@ const firstLoad = new FirstLoad({
 	updateSummary: () => updateSummary(),
 });
 app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
+projectPicker.empty.after(tagFilter.empty);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
-	return { state, nowMs: Date.now(), tabStopId: boardFocus.tabStopId };
+	return { state, nowMs: Date.now(), tabStopId: boardFocus.tabStopId, rollups };
 }
 
 // ---------------------------------------------------------------- transport and client
@@ -115,6 +123,11 @@ const client = new RpcClient({
 	// crypto.randomUUID exists only in secure contexts; getRandomValues works everywhere.
 	randomId: () => randomHex(16),
 });
+// Epics' "3 / 5 done" (issue 31): the hub's roll-ups, fetched as epics show and when their children change.
+const rollups = new EpicRollups(
+	async cardId => (await client.request('card/get', { cardId })).children ?? null,
+	() => columnIds.forEach(col => view.columns[col].refreshAll()),
+);
 const actions = new BoardActions({
 	client,
 	state,
@@ -217,10 +230,7 @@ function renderAll(): void {
 	done.update();
 }
 
-function isFiltered(): boolean {
-	const f = state.filter;
-	return f.text.trim() !== '' || f.phase !== '' || (f.projects ?? []).length > 0 || f.blocked !== 'all';
-}
+const isFiltered = (): boolean => isFiltering(state.filter);
 
 /** The live columns' counts and "loading…" hints while their remaining pages load. */
 function updateLiveHeads(): void {
@@ -243,6 +253,7 @@ function updatePhases(choices = true): void {
 	}
 	const shown = columnIds.reduce((n, col) => n + state.column(col).length, 0);
 	projectPicker.update(seenProjects, state.size, shown);
+	tagFilter.update(state, shown);
 }
 
 function updateSummary(): void {
@@ -256,6 +267,7 @@ function onEvent(event: BacklogEvent): void {
 	}
 	pendingSeqs.push(event.seq);
 	done.totals.apply(event, state.getReal(event.cardId), boardLoad.complete);
+	rollups.cardChanged(event.cardId, event.data.card ?? undefined);
 	queue(state.applyEvent(event));
 	detail.eventArrived(event);
 }
@@ -306,7 +318,7 @@ const blockedSelect = view.columns.blocked.filterSelect;
 function applyFilter(): void {
 	const blocked = blockedFilters.find(f => f === blockedSelect?.value) ?? 'all';
 	const projects = projectPicker.selected;
-	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked, projects }));
+	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked, projects, ...tagFilter.value }));
 	hostApi?.setState({ filter: state.filter });
 	if (boardLoad.loaded) {
 		void done.pager.reset(state.filter);
@@ -351,6 +363,7 @@ async function boot(): Promise<void> {
 		document.body.dataset.actor = h.actor;
 	});
 	const saved = hostApi?.getState() as { filter?: { text?: unknown; phase?: unknown; blocked?: unknown } } | undefined;
+	tagFilter.restore(saved?.filter);
 	if (typeof saved?.filter?.text === 'string' && typeof saved.filter.phase === 'string') {
 		filterInput.value = saved.filter.text;
 		const blocked = blockedFilters.find(f => f === saved.filter?.blocked) ?? 'all';
@@ -360,7 +373,7 @@ async function boot(): Promise<void> {
 		state.setFilter({ text: saved.filter.text, phase: saved.filter.phase, blocked });
 	}
 	// The browser tab's remembered project (VS Code's host says its own with view/projects).
-	state.setFilter({ ...state.filter, projects: projectPicker.selected });
+	state.setFilter({ ...state.filter, projects: projectPicker.selected, ...tagFilter.value });
 	const hello = await connectFirst(client, e => {
 		firstLoad.connection('offline');
 		showError(e);
@@ -372,6 +385,7 @@ async function boot(): Promise<void> {
 	performance.mark('baton:subscribed');
 	// The log was compacted past what this board saw while it was away (issue 14 §2): load it again.
 	client.onResync(() => {
+		rollups.clear();
 		boardLoad.load().catch(showError);
 	});
 	// Drawn with the first page of each column; the rest of the live pages follow (baton:live-complete).
