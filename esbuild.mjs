@@ -26,7 +26,7 @@ const watch = process.argv.includes('--watch');
  * 6.6 KB), the workspace diff in VS Code (workspaceChanges.ts, 1.9 KB) and the workspace schemas both
  * load (CardWorkspace, project settings, card/diff, 3.3 KB) brought them to 542.8 and 560.7 KB.
  */
-const budgetBytes = { 'dist/extension.js': 568 * 1024, 'dist/webview/board.js': 558 * 1024 };
+const budgetBytes = { 'dist/extension.js': 572 * 1024, 'dist/webview/board.js': 558 * 1024 };
 
 const common = {
 	bundle: true,

@@ -1,6 +1,7 @@
 /**
  * The Backlog tree (issue item 2): cards grouped by status, sorted by priority, with per-state icons,
- * context values for the menus, markdown tooltips (cardTooltip.ts) and a phase/text filter. Updates come from the
+ * context values for the menus, markdown tooltips (cardTooltip.ts) and a phase/text filter; within a
+ * group, children nest under their epic, which shows "3 / 5 done" (treeNesting.ts, issue 31). Updates come from the
  * connection's event feed; group and card items keep stable ids, so a refresh never collapses what
  * the user expanded. Reads the cached state only: no request per render.
  */
@@ -8,12 +9,14 @@ import * as vscode from 'vscode';
 import { isWaiting } from '../core/rules/claimable';
 import { compareRecent } from '../core/rules/donePages';
 import type { Card } from '../core/protocol';
+import { EpicRollups } from '../core/protocol/epicRollups';
 import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';
 import { cardIcon } from './cardIcon';
-import { cardTooltip } from './cardTooltip';
+import { cardTooltip, md } from './cardTooltip';
 import { cardSummary, compareByPriority } from './cardText';
 import type { HubConnection } from './hubConnection';
+import { type Nesting, epicWords, linksMarkdown, nestCards, treeProgress } from './treeNesting';
 import type { WorkspaceProjects } from './workspaceProjects';
 
 export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'review' | 'failed' | 'blocked' | 'done';
@@ -109,21 +112,41 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	private readonly disposables: vscode.Disposable[] = [];
 	private readonly countdown: ReturnType<typeof setInterval>;
 	private claimed: LiveScopes | undefined;
+	/** Each group's nesting and the cards that are parents, until the cards, filter or projects change. */
+	private readonly nests = new Map<GroupKey, Nesting>();
+	private parents: Set<string> | undefined;
+	private readonly rollups: EpicRollups;
 
 	constructor(
 		private readonly hub: HubConnection,
 		/** The workspace's projects and the All projects switch; absent: every card shows. */
 		private readonly projects?: WorkspaceProjects,
 	) {
+		this.rollups = new EpicRollups(
+			async cardId => (await hub.request('card/get', { cardId })).children ?? null,
+			() => this.scheduleRefresh(),
+		);
 		this.disposables.push(
-			hub.onDidChangeCards(() => {
+			hub.onDidChangeCards(change => {
 				this.claimed = undefined;
+				if (change.reset) {
+					this.rollups.clear();
+				}
+				for (const id of change.ids) {
+					this.rollups.cardChanged(id, hub.cards.get(id));
+				}
+				this.forgetNesting();
 				this.scheduleRefresh();
 			}),
 			hub.onDidChangeState(() => this.scheduleRefresh()),
 		);
 		if (projects !== undefined) {
-			this.disposables.push(projects.onDidChange(() => this.changeEmitter.fire(undefined)));
+			this.disposables.push(
+				projects.onDidChange(() => {
+					this.forgetNesting();
+					this.changeEmitter.fire(undefined);
+				}),
+			);
 		}
 		// Lease countdowns and stalled flags move with the clock, not with events.
 		this.countdown = setInterval(() => {
@@ -149,6 +172,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			clean.text = filter.text.trim();
 		}
 		this.filterValue = clean;
+		this.forgetNesting();
 		void vscode.commands.executeCommand('setContext', 'baton.backlogFiltered', Object.keys(clean).length > 0);
 		this.changeEmitter.fire(undefined);
 	}
@@ -212,10 +236,18 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			}
 			return groups.map(g => groupNodes.get(g.key)).filter((g): g is GroupNode => g !== undefined);
 		}
+		if (element.kind === 'card') {
+			const nested = this.nesting(element.group).children.get(element.card.id) ?? [];
+			return nested.map(card => ({ kind: 'card', card, group: element.group }));
+		}
 		if (element.kind !== 'group') {
 			return [];
 		}
-		const rows: BacklogNode[] = this.cardsIn(element.key).map(card => ({ kind: 'card', card, group: element.key }));
+		const rows: BacklogNode[] = this.nesting(element.key).roots.map(card => ({
+			kind: 'card',
+			card,
+			group: element.key,
+		}));
 		if (element.key === 'done' && this.hub.done.more && this.hub.settings.doneLimit > 0) {
 			rows.push(moreNode);
 		}
@@ -223,6 +255,10 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	}
 
 	getParent(element: BacklogNode): BacklogNode | undefined {
+		const parent = element.kind === 'card' ? this.nesting(element.group).parentOf.get(element.card.id) : undefined;
+		if (parent !== undefined && element.kind === 'card') {
+			return { kind: 'card', card: parent, group: element.group };
+		}
 		return element.kind === 'card'
 			? groupNodes.get(element.group)
 			: element.kind === 'more'
@@ -276,12 +312,20 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			return item;
 		}
 		const card = element.card;
-		const item = new vscode.TreeItem(card.title, vscode.TreeItemCollapsibleState.None);
+		const nest = this.nesting(element.group);
+		const item = new vscode.TreeItem(
+			card.title,
+			nest.children.has(card.id) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+		);
 		item.id = `card:${card.id}`;
 		const thresholds = this.hub.thresholds;
 		const holder = this.hub.healthOf(card.claimOwner, now);
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
-		item.description = cardSummary(card, now, thresholds, holder) + (wait ? ` · ${scopeWaitText(wait)}` : '');
+		const epic = epicWords(this.progressOf(card), card, nest.parentOf.has(card.id));
+		item.description =
+			cardSummary(card, now, thresholds, holder) +
+			(wait ? ` · ${scopeWaitText(wait)}` : '') +
+			(epic ? ` · ${epic}` : '');
 		item.iconPath = cardIcon(card, groupOf(card), now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
 		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };
@@ -296,17 +340,41 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const card = this.hub.cards.get(element.card.id) ?? element.card;
 		const now = Date.now();
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
-		item.tooltip = cardTooltip(card, groupOf(card), now, this.hub.cards, wait);
+		const tip = cardTooltip(card, groupOf(card), now, this.hub.cards, wait);
+		const parentTitle = card.parent == null ? undefined : this.hub.cards.get(card.parent)?.title;
+		tip.appendMarkdown(linksMarkdown(card, this.progressOf(card), parentTitle, md));
+		item.tooltip = tip;
 		return item;
 	}
 
 	dispose(): void {
+		this.rollups.dispose();
 		clearInterval(this.countdown);
 		clearTimeout(this.pending);
 		for (const d of this.disposables) {
 			d.dispose();
 		}
 		this.changeEmitter.dispose();
+	}
+
+	private nesting(group: GroupKey): Nesting {
+		let nest = this.nests.get(group);
+		if (nest === undefined) {
+			nest = nestCards(this.cardsIn(group));
+			this.nests.set(group, nest);
+		}
+		return nest;
+	}
+
+	private forgetNesting(): void {
+		this.nests.clear();
+		this.parents = undefined;
+	}
+
+	/** An epic's progress (hub's roll-up, asked for on first use), or undefined for a card with no children. */
+	private progressOf(card: Card): ReturnType<typeof treeProgress> {
+		this.parents ??= new Set([...this.hub.cards.values()].flatMap(c => (c.parent == null ? [] : [c.parent])));
+		return treeProgress(card.id, card, this.parents.has(card.id), this.hub.cards.values(), this.rollups);
 	}
 
 	/** The live scopes of the claimed cards, read once per refresh for the "waits on files held by …" test. */
