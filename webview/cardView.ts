@@ -211,6 +211,8 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	labels.push(...tags.words);
 	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : (tags.percent ?? null);
 	p.progress.hidden = progress === null;
+	// A tag line beside a meta line leaves the title one line (board.css): the row height is fixed.
+	node.classList.toggle('card--tight', tags.words.length > 0 && (owner + note !== '' || result !== null));
 	p.bar.style.width = `${progress ?? 0}%`;
 	if (progress !== null && card.status === 'claimed') {
 		labels.push(`${progress}% done`);
