@@ -3,7 +3,7 @@
  * bar and a child its epic's id and bar, both following live when a child completes; label chips; the
  * epic and label choices filter the columns (by keyboard too), say so when they hide every card, and
  * survive a redraw and a reload; the detail pane shows the epic, the children's roll-up and the links
- * that do not block.
+ * that do not block (related, duplicates, and discovered-from set by an agent's create during a claim).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -143,6 +143,24 @@ describe('board: epics and labels (Chromium, real hub)', () => {
 			'3 / 5 done · 2 ready',
 			'the roll-up of card/get',
 		);
+
+		// A card an agent creates while it holds SHOP-5: discovered from it, in its epic; then a duplicate.
+		const agent = await board.agent('claude-code-1');
+		await agent.request('card/claim', { cardId: 'SHOP-5' });
+		const { cards } = await agent.request('card/create', { cards: [{ title: 'Receipt totals are off by a cent' }] });
+		const found = cards[0]?.id ?? '';
+		await admin.request('card/link', { cardId: found, duplicates: ['SHOP-6'] });
+		await cardIn(page, 'ready', found).click();
+		await page.waitForFunction(
+			id =>
+				document.querySelector('.detail .detail-id')?.textContent === id &&
+				document.querySelector('.detail .links') !== null,
+			found,
+		);
+		const foundText = (await page.locator('.detail .links').textContent()) ?? '';
+		assert.match(foundText, /Part of\s*SHOP-1/);
+		assert.match(foundText, /Duplicates\s*SHOP-6/);
+		assert.match(foundText, /Discovered from\s*SHOP-5/);
 		assert.deepEqual(seen.errors, []);
 	});
 });
