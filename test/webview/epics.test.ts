@@ -11,6 +11,7 @@ import { EpicRollups, type Rollup } from '../../core/protocol/epicRollups';
 import { epicWords, nestCards } from '../../extension/treeNesting';
 import { epicProgress } from '../../webview/epics';
 import { isFiltering } from '../../webview/filter';
+import { doneQuery } from '../../webview/paging';
 import { BoardState } from '../../webview/state';
 import { makeCard, makeEvent } from './fixtures';
 
@@ -58,6 +59,17 @@ describe('board: epics and labels in BoardState', () => {
 		s.setFilter({ text: '', phase: '' });
 		assert.equal(isFiltering(s.filter), false);
 		assert.equal(shown().length, 4);
+	});
+
+	it('sends the epic and the label with Done’s page queries, so older done children are found', () => {
+		assert.deepEqual(doneQuery({ text: '', phase: '', epic: 'E1', label: 'ui' }), {
+			status: 'done',
+			order: 'recent',
+			limit: 200,
+			parent: 'E1',
+			label: 'ui',
+		});
+		assert.equal('parent' in doneQuery({ text: '', phase: '', epic: '' }), false);
 	});
 });
 
