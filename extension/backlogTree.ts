@@ -16,7 +16,7 @@ import { cardIcon } from './cardIcon';
 import { cardTooltip, md } from './cardTooltip';
 import { cardSummary, compareByPriority } from './cardText';
 import type { HubConnection } from './hubConnection';
-import { type Nesting, epicWords, linksMarkdown, nestCards, treeProgress } from './treeNesting';
+import { type Nesting, countChildren, epicWords, linksMarkdown, nestCards, treeProgress } from './treeNesting';
 import type { WorkspaceProjects } from './workspaceProjects';
 
 export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'review' | 'failed' | 'blocked' | 'done';
@@ -112,9 +112,9 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	private readonly disposables: vscode.Disposable[] = [];
 	private readonly countdown: ReturnType<typeof setInterval>;
 	private claimed: LiveScopes | undefined;
-	/** Each group's nesting and the cards that are parents, until the cards, filter or projects change. */
+	/** Each group's nesting and each parent's children counted, until the cards, filter or projects change. */
 	private readonly nests = new Map<GroupKey, Nesting>();
-	private parents: Set<string> | undefined;
+	private children: ReturnType<typeof countChildren> | undefined;
 	private readonly rollups: EpicRollups;
 
 	constructor(
@@ -368,13 +368,13 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 
 	private forgetNesting(): void {
 		this.nests.clear();
-		this.parents = undefined;
+		this.children = undefined;
 	}
 
 	/** An epic's progress (hub's roll-up, asked for on first use), or undefined for a card with no children. */
 	private progressOf(card: Card): ReturnType<typeof treeProgress> {
-		this.parents ??= new Set([...this.hub.cards.values()].flatMap(c => (c.parent == null ? [] : [c.parent])));
-		return treeProgress(card.id, card, this.parents.has(card.id), this.hub.cards.values(), this.rollups);
+		this.children ??= countChildren(this.hub.cards.values());
+		return treeProgress(card, this.children.get(card.id), this.rollups);
 	}
 
 	/** The live scopes of the claimed cards, read once per refresh for the "waits on files held by …" test. */

@@ -53,34 +53,33 @@ export function nestCards(cards: readonly Card[]): Nesting {
 	return { roots, children, parentOf };
 }
 
+/** Each parent's children among `cards` (which hold Done only by pages): one pass for a whole refresh. */
+export function countChildren(cards: Iterable<Card>): Map<string, Rollup> {
+	const counts = new Map<string, Rollup>();
+	for (const c of cards) {
+		if (c.parent != null) {
+			const r = counts.get(c.parent) ?? { total: 0, done: 0 };
+			r.total++;
+			r.done += c.status === 'done' ? 1 : 0;
+			counts.set(c.parent, r);
+		}
+	}
+	return counts;
+}
+
 /**
- * The progress of epic `id` for the tree: the hub's roll-up once fetched (asked for on first use),
- * until then its children among `cards` (which hold Done only by pages); undefined for no epic.
- * `isParent`: some card here names it as parent.
+ * The progress of `card` for the tree: the hub's roll-up once fetched (asked for on first use), until
+ * then `local` (countChildren's); undefined for a card that is no epic.
  */
-export function treeProgress(
-	id: string,
-	card: Card,
-	isParent: boolean,
-	cards: Iterable<Card>,
-	rollups: EpicRollups,
-): Rollup | undefined {
-	if (!isParent && card.autoClose !== true) {
+export function treeProgress(card: Card, local: Rollup | undefined, rollups: EpicRollups): Rollup | undefined {
+	if (local === undefined && card.autoClose !== true) {
 		return undefined;
 	}
-	const hub = rollups.get(id);
+	const hub = rollups.get(card.id);
 	if (hub != null) {
 		return hub.total > 0 ? hub : undefined;
 	}
-	let total = 0;
-	let done = 0;
-	for (const c of cards) {
-		if (c.parent === id) {
-			total++;
-			done += c.status === 'done' ? 1 : 0;
-		}
-	}
-	return total > 0 ? { total, done } : undefined;
+	return local;
 }
 
 /** The description's epic words: "3 / 5 done" for an epic, "in SHOP-1" for a child shown apart from it. */

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { EpicRollups, type Rollup } from '../../core/protocol/epicRollups';
-import { epicWords, nestCards } from '../../extension/treeNesting';
+import { countChildren, epicWords, nestCards, treeProgress } from '../../extension/treeNesting';
 import { epicProgress } from '../../webview/epics';
 import { isFiltering } from '../../webview/filter';
 import { doneQuery } from '../../webview/paging';
@@ -167,5 +167,27 @@ describe('Backlog tree nesting', () => {
 		assert.equal(epicWords({ total: 5, done: 3 }, makeCard({ id: 'E1' }), false), '3 / 5 done');
 		assert.equal(epicWords(undefined, makeCard({ id: 'X', parent: 'E9' }), false), 'in E9');
 		assert.equal(epicWords(undefined, makeCard({ id: 'A', parent: 'E1' }), true), '');
+	});
+
+	it('counts the children at hand in one pass until the hub’s roll-up arrives, then shows the hub’s', async () => {
+		const cards = [
+			makeCard({ id: 'E1' }),
+			makeCard({ id: 'A', parent: 'E1', status: 'done' }),
+			makeCard({ id: 'B', parent: 'E1' }),
+			makeCard({ id: 'C' }),
+		];
+		const local = countChildren(cards);
+		assert.deepEqual([...local.keys()], ['E1']);
+		const rollups = new EpicRollups(
+			() => Promise.resolve({ total: 4, done: 3 }),
+			() => undefined,
+		);
+		const [e1, c] = [cards[0], cards[3]];
+		assert.ok(e1 && c);
+		assert.deepEqual(treeProgress(e1, local.get('E1'), rollups), { total: 2, done: 1 });
+		assert.equal(treeProgress(c, local.get('C'), rollups), undefined, 'no epic, no request');
+		await settle();
+		assert.deepEqual(treeProgress(e1, local.get('E1'), rollups), { total: 4, done: 3 }, 'older done children count');
+		rollups.dispose();
 	});
 });
