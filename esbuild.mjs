@@ -32,9 +32,12 @@ const watch = process.argv.includes('--watch');
  * chip, the shared words in core/rules/dispatched.ts: 3.5 KB) to 555.4 KB; in the extension Start/Stop
  * Agents, Pause/Resume, Assign Card, the seats status bar and the per-seat output channels
  * (commands/runs.ts and pauses.ts 9.2 KB, seatOutput.ts, agentRuns.ts, seatStatusBar.ts,
- * dispatchWatch.ts: 20.4 KB) to 592.1 KB.
+ * dispatchWatch.ts: 20.4 KB) to 592.1 KB. Issue 31's faces then raised the board's to 572 KB: the epic
+ * chip and progress, label chips, the epic and label filters and the detail's links (epics.ts,
+ * tagFilter.ts, detailLinks.ts, cardIndex.ts and the shared roll-up cache core/protocol/epicRollups.ts:
+ * 9.7 KB) brought it to 578.5 KB; the tree's nesting (treeNesting.ts, 4.5 KB) the extension to 611.6 KB.
  */
-const budgetBytes = { 'dist/extension.js': 600 * 1024, 'dist/webview/board.js': 560 * 1024 };
+const budgetBytes = { 'dist/extension.js': 600 * 1024, 'dist/webview/board.js': 572 * 1024 };
 
 const common = {
 	bundle: true,

@@ -1,7 +1,8 @@
 /**
  * The Backlog tree (issue item 2): cards grouped by status, sorted by priority, with per-state icons,
  * context values for the menus, markdown tooltips (cardTooltip.ts) and a phase/text filter; the pauses
- * on top (issue 30: what is paused, by whom and why; Resume from the row's menu). Updates come from the
+ * on top (issue 30: what is paused, by whom and why; Resume from the row's menu); within a group,
+ * children nest under their epic, which shows "3 / 5 done" (treeNesting.ts, issue 31). Updates come from the
  * connection's event feed; group and card items keep stable ids, so a refresh never collapses what
  * the user expanded. Reads the cached state only: no request per render.
  */
@@ -10,13 +11,15 @@ import { isWaiting } from '../core/rules/claimable';
 import { compareRecent } from '../core/rules/donePages';
 import { pauseOf, pauseTarget, pauseText } from '../core/rules/dispatched';
 import type { Card, Pause } from '../core/protocol';
+import { EpicRollups } from '../core/protocol/epicRollups';
 import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';
 import { cardIcon } from './cardIcon';
-import { cardTooltip } from './cardTooltip';
+import { cardTooltip, md } from './cardTooltip';
 import { cardSummary, compareByPriority } from './cardText';
 import type { DispatchWatch } from './dispatchWatch';
 import type { HubConnection } from './hubConnection';
+import { type Nesting, countChildren, epicWords, linksMarkdown, nestCards, treeProgress } from './treeNesting';
 import type { WorkspaceProjects } from './workspaceProjects';
 
 export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'review' | 'failed' | 'blocked' | 'done';
@@ -118,6 +121,10 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	private readonly disposables: vscode.Disposable[] = [];
 	private readonly countdown: ReturnType<typeof setInterval>;
 	private claimed: LiveScopes | undefined;
+	/** Each group's nesting and each parent's children counted, until the cards, filter or projects change. */
+	private readonly nests = new Map<GroupKey, Nesting>();
+	private children: ReturnType<typeof countChildren> | undefined;
+	private readonly rollups: EpicRollups;
 
 	constructor(
 		private readonly hub: HubConnection,
@@ -126,15 +133,31 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		/** Pauses (issue 30); absent: none shown. */
 		private readonly dispatch?: DispatchWatch,
 	) {
+		this.rollups = new EpicRollups(
+			async cardId => (await hub.request('card/get', { cardId })).children ?? null,
+			() => this.scheduleRefresh(),
+		);
 		this.disposables.push(
-			hub.onDidChangeCards(() => {
+			hub.onDidChangeCards(change => {
 				this.claimed = undefined;
+				if (change.reset) {
+					this.rollups.clear();
+				}
+				for (const id of change.ids) {
+					this.rollups.cardChanged(id, hub.cards.get(id));
+				}
+				this.forgetNesting();
 				this.scheduleRefresh();
 			}),
 			hub.onDidChangeState(() => this.scheduleRefresh()),
 		);
 		if (projects !== undefined) {
-			this.disposables.push(projects.onDidChange(() => this.changeEmitter.fire(undefined)));
+			this.disposables.push(
+				projects.onDidChange(() => {
+					this.forgetNesting();
+					this.changeEmitter.fire(undefined);
+				}),
+			);
 		}
 		if (dispatch !== undefined) {
 			this.disposables.push(dispatch.onDidChange(() => this.scheduleRefresh()));
@@ -163,6 +186,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			clean.text = filter.text.trim();
 		}
 		this.filterValue = clean;
+		this.forgetNesting();
 		void vscode.commands.executeCommand('setContext', 'baton.backlogFiltered', Object.keys(clean).length > 0);
 		this.changeEmitter.fire(undefined);
 	}
@@ -227,10 +251,18 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			const pauses: BacklogNode[] = (this.dispatch?.pauses ?? []).map(pause => ({ kind: 'pause', pause }));
 			return [...pauses, ...groups.map(g => groupNodes.get(g.key)).filter((g): g is GroupNode => g !== undefined)];
 		}
+		if (element.kind === 'card') {
+			const nested = this.nesting(element.group).children.get(element.card.id) ?? [];
+			return nested.map(card => ({ kind: 'card', card, group: element.group }));
+		}
 		if (element.kind !== 'group') {
 			return [];
 		}
-		const rows: BacklogNode[] = this.cardsIn(element.key).map(card => ({ kind: 'card', card, group: element.key }));
+		const rows: BacklogNode[] = this.nesting(element.key).roots.map(card => ({
+			kind: 'card',
+			card,
+			group: element.key,
+		}));
 		if (element.key === 'done' && this.hub.done.more && this.hub.settings.doneLimit > 0) {
 			rows.push(moreNode);
 		}
@@ -238,6 +270,10 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	}
 
 	getParent(element: BacklogNode): BacklogNode | undefined {
+		const parent = element.kind === 'card' ? this.nesting(element.group).parentOf.get(element.card.id) : undefined;
+		if (parent !== undefined && element.kind === 'card') {
+			return { kind: 'card', card: parent, group: element.group };
+		}
 		return element.kind === 'card'
 			? groupNodes.get(element.group)
 			: element.kind === 'more'
@@ -301,13 +337,21 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			return item;
 		}
 		const card = element.card;
-		const item = new vscode.TreeItem(card.title, vscode.TreeItemCollapsibleState.None);
+		const nest = this.nesting(element.group);
+		const item = new vscode.TreeItem(
+			card.title,
+			nest.children.has(card.id) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
+		);
 		item.id = `card:${card.id}`;
 		const thresholds = this.hub.thresholds;
 		const holder = this.hub.healthOf(card.claimOwner, now);
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
 		const pause = card.status === 'ready' ? pauseOf(card, this.dispatch?.pauses ?? []) : undefined;
-		item.description = cardSummary(card, now, thresholds, holder, pause) + (wait ? ` · ${scopeWaitText(wait)}` : '');
+		const epic = epicWords(this.progressOf(card), card, nest.parentOf.has(card.id));
+		item.description =
+			cardSummary(card, now, thresholds, holder, pause) +
+			(wait ? ` · ${scopeWaitText(wait)}` : '') +
+			(epic ? ` · ${epic}` : '');
 		item.iconPath = cardIcon(card, groupOf(card), now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
 		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };
@@ -322,17 +366,41 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const card = this.hub.cards.get(element.card.id) ?? element.card;
 		const now = Date.now();
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
-		item.tooltip = cardTooltip(card, groupOf(card), now, this.hub.cards, wait);
+		const tip = cardTooltip(card, groupOf(card), now, this.hub.cards, wait);
+		const parentTitle = card.parent == null ? undefined : this.hub.cards.get(card.parent)?.title;
+		tip.appendMarkdown(linksMarkdown(card, this.progressOf(card), parentTitle, md));
+		item.tooltip = tip;
 		return item;
 	}
 
 	dispose(): void {
+		this.rollups.dispose();
 		clearInterval(this.countdown);
 		clearTimeout(this.pending);
 		for (const d of this.disposables) {
 			d.dispose();
 		}
 		this.changeEmitter.dispose();
+	}
+
+	private nesting(group: GroupKey): Nesting {
+		let nest = this.nests.get(group);
+		if (nest === undefined) {
+			nest = nestCards(this.cardsIn(group));
+			this.nests.set(group, nest);
+		}
+		return nest;
+	}
+
+	private forgetNesting(): void {
+		this.nests.clear();
+		this.children = undefined;
+	}
+
+	/** An epic's progress (hub's roll-up, asked for on first use), or undefined for a card with no children. */
+	private progressOf(card: Card): ReturnType<typeof treeProgress> {
+		this.children ??= countChildren(this.hub.cards.values());
+		return treeProgress(card, this.children.get(card.id), this.rollups);
 	}
 
 	/** The live scopes of the claimed cards, read once per refresh for the "waits on files held by …" test. */

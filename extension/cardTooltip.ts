@@ -99,6 +99,6 @@ export function cardTooltip(
 }
 
 /** Escapes text for a MarkdownString so card text is shown, never interpreted. */
-function md(text: string): string {
+export function md(text: string): string {
 	return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&');
 }

@@ -7,8 +7,10 @@
  * beyond the node's parts, nor decide a card's rules (the markers come from BoardState, i.e. core).
  */
 import type { Card } from '../core/protocol';
+import type { EpicRollups } from '../core/protocol/epicRollups';
 import { formatDuration } from '../core/duration';
 import { pauseOf, pauseText, runningText } from '../core/rules/dispatched';
+import { fillTags } from './epics';
 import { formatRemaining } from './format';
 import { renderMarkdownSummary } from './markdown';
 import { scopeChip, waitingOnScope } from './scopeView';
@@ -44,6 +46,8 @@ interface CardParts {
 }
 
 const parts = new WeakMap<HTMLElement, CardParts>();
+/** Each card's tag line: epic progress, its epic, labels (epics.ts). */
+const tagLines = new WeakMap<HTMLElement, HTMLElement>();
 
 export function createCardElement(): HTMLElement {
 	const card = el('div', 'card');
@@ -71,7 +75,8 @@ export function createCardElement(): HTMLElement {
 	const bar = el('div', 'card-progress-bar');
 	progress.append(bar);
 	const output = el('div', 'card-output');
-	card.append(top, title, meta, output, progress);
+	const tags = el('div', 'card-tags');
+	card.append(top, title, tags, meta, output, progress);
 	card.style.height = `${rowHeight - 8}px`;
 	parts.set(card, {
 		id,
@@ -89,6 +94,7 @@ export function createCardElement(): HTMLElement {
 		progress,
 		output,
 	});
+	tagLines.set(card, tags);
 	return card;
 }
 
@@ -103,6 +109,8 @@ export interface RenderContext {
 	nowMs: number;
 	/** Card id that currently holds the board's single tab stop. */
 	tabStopId: string | undefined;
+	/** Epics' roll-ups (issue 31). */
+	rollups?: EpicRollups;
 }
 
 function agentLabel(state: BoardState, owner: string, nowMs: number): { name: string; health: string } {
@@ -237,8 +245,21 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	if (resultText !== '') {
 		labels.push(`result: ${resultText}`);
 	}
-	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : null;
+	const tagLine = tagLines.get(node) ?? el('div', '');
+	const tags = fillTags(tagLine, card, state, ctx.rollups);
+	labels.push(...tags.words);
+	// A running agent's output line takes the tag line's place (the row height is fixed); the words stay
+	// in the aria-label and the tooltip.
+	if (!p.output.hidden) {
+		tagLine.hidden = true;
+	}
+	const progress = card.status === 'claimed' ? card.progress : card.status === 'done' ? 100 : (tags.percent ?? null);
 	p.progress.hidden = progress === null;
+	// A tag line beside a meta line leaves the title one line (board.css): the row height is fixed.
+	node.classList.toggle(
+		'card--tight',
+		!tagLine.hidden && tags.words.length > 0 && (owner + note !== '' || result !== null),
+	);
 	p.bar.style.width = `${progress ?? 0}%`;
 	if (progress !== null && card.status === 'claimed') {
 		labels.push(`${progress}% done`);

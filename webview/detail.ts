@@ -11,6 +11,7 @@ import type { BacklogEvent, Card, CardRef, Message, Result } from '../core/proto
 import { type ColumnId, columnIds, columnOf, columnTitles, refWord } from './columns';
 import { Conversation } from './conversation';
 import { DiffSection, type DiffHost } from './detailDiff';
+import { linksSection } from './detailLinks';
 import { attemptsSection, historySection, section } from './detailLog';
 import { resultSection, reviewBox, reviewFacts } from './detailReview';
 import { formatRemaining } from './format';
@@ -129,7 +130,8 @@ export class DetailPane {
 		const related =
 			id === this.openId ||
 			this.last?.dependencies.some(d => d.id === id) === true ||
-			this.last?.dependents.some(d => d.id === id) === true;
+			this.last?.dependents.some(d => d.id === id) === true ||
+			this.host.state.get(id)?.parent === this.openId;
 		if (!related) {
 			return;
 		}
@@ -238,6 +240,10 @@ export class DetailPane {
 		}
 		c.append(acc.root);
 		c.append(this.renderDependencies(card));
+		const links = linksSection(card, this.last?.card.id === id ? this.last : undefined, to => this.open(to));
+		if (links !== undefined) {
+			c.append(links);
+		}
 
 		const dependents = section('Dependents');
 		const deps = this.last?.dependents ?? [];

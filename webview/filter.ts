@@ -1,5 +1,5 @@
 /**
- * The board's filter (text, phase, blocked kind, projects) and whether a card passes it. Pure: no
+ * The board's filter (text, phase, blocked kind, projects, epic, label) and whether a card passes it. Pure: no
  * state, no DOM. The Done column's paging boundary is not a filter: BoardState applies it.
  */
 import type { Card } from '../core/protocol';
@@ -13,6 +13,10 @@ export interface Filter {
 	blocked?: BlockedFilter;
 	/** Projects to show (issue 13); cards without a project always show; empty or absent: every project. */
 	projects?: readonly string[];
+	/** An epic's id (issue 31): the epic and its children; '' or absent: every card. */
+	epic?: string;
+	/** One label (issue 31); '' or absent: every card. */
+	label?: string;
 }
 
 export type BlockedFilter = 'all' | 'failed' | 'parked';
@@ -27,6 +31,12 @@ export function matchesFilter(card: Card, filter: Required<Filter>, needle: stri
 	if (projects.length > 0 && card.project != null && !projects.includes(card.project)) {
 		return false;
 	}
+	if (filter.label !== '' && card.labels?.includes(filter.label) !== true) {
+		return false;
+	}
+	if (filter.epic !== '' && card.id !== filter.epic && card.parent !== filter.epic) {
+		return false;
+	}
 	const blocked = filter.blocked;
 	if (card.status === 'blocked' && blocked !== 'all' && (card.failed === true) !== (blocked === 'failed')) {
 		return false;
@@ -35,4 +45,16 @@ export function matchesFilter(card: Card, filter: Required<Filter>, needle: stri
 		return true;
 	}
 	return card.id.toLowerCase().includes(needle) || card.title.toLowerCase().includes(needle);
+}
+
+/** Whether the filter hides anything (the columns then say "No cards match the filter"). */
+export function isFiltering(f: Filter): boolean {
+	return (
+		f.text.trim() !== '' ||
+		f.phase !== '' ||
+		(f.projects ?? []).length > 0 ||
+		(f.blocked ?? 'all') !== 'all' ||
+		(f.epic ?? '') !== '' ||
+		(f.label ?? '') !== ''
+	);
 }

@@ -11,6 +11,7 @@
 import './jitless';
 
 import type { BacklogEvent, Pause } from '../core/protocol';
+import { EpicRollups } from '../core/protocol/epicRollups';
 import { RpcClient } from '../core/protocol/rpc';
 import { isCardless } from '../core/rules/dispatched';
 import { BoardActions } from './actions';
@@ -32,8 +33,9 @@ import { EmptyBoard } from './emptyBoard';
 import { FirstLoad } from './firstLoad';
 import { projectsSeen } from './scopeView';
 import { type Change, emptyChange, mergeChange } from './change';
-import { blockedFilters } from './filter';
+import { blockedFilters, isFiltering } from './filter';
 import { BoardState } from './state';
+import { TagFilter } from './tagFilter';
 import { Toolbar } from './toolbar';
 import { type HostApi, VsCodeHost, browserConnector, getHostApi, hubSocketUrl } from './transport';
 import { el } from './dom';
@@ -54,7 +56,8 @@ app.id = 'app';
 const toolbar = new Toolbar();
 const { filterInput, phaseSelect } = toolbar;
 const projectPicker = new ProjectPicker(host, applyFilter);
-phaseSelect.after(projectPicker.select);
+const tagFilter = new TagFilter(host, applyFilter);
+phaseSelect.after(projectPicker.select, tagFilter.epicSelect, tagFilter.labelSelect);
 projectPicker.update([], 0, 0); // "All projects" (hidden without projects) until the cards say more
 const banners = new Banners(host);
 const showError = (e: unknown): void => banners.showError(e);
@@ -66,7 +69,11 @@ const boardFocus = new BoardFocus(state, view);
 const layout = el('main', 'layout');
 const detail = new DetailPane({
 	state,
-	getCard: cardId => client.request('card/get', { cardId }),
+	getCard: async cardId => {
+		const got = await client.request('card/get', { cardId });
+		rollups.put(cardId, got.children ?? null);
+		return got;
+	},
 	diff: (cardId, paths) => client.request('card/diff', { cardId, ...(paths === undefined ? {} : { paths }) }),
 	link: (cardId, dependsOn) => actions.link(cardId, dependsOn, true),
 	unlink: (cardId, dependsOn) => actions.link(cardId, dependsOn, false),
@@ -90,10 +97,11 @@ const pauseBar = new PauseBar(() => client, showError, showPauses);
 toolbar.newButton.after(pauseBar.button);
 app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
 banners.error.after(pauseBar.root);
+projectPicker.empty.after(tagFilter.empty);
 app.removeAttribute('aria-busy');
 
 function renderContext(): RenderContext {
-	return { state, nowMs: Date.now(), tabStopId: boardFocus.tabStopId };
+	return { state, nowMs: Date.now(), tabStopId: boardFocus.tabStopId, rollups };
 }
 
 // ---------------------------------------------------------------- transport and client
@@ -120,6 +128,11 @@ const client = new RpcClient({
 	// crypto.randomUUID exists only in secure contexts; getRandomValues works everywhere.
 	randomId: () => randomHex(16),
 });
+// Epics' "3 / 5 done" (issue 31): the hub's roll-ups, fetched as epics show and when their children change.
+const rollups = new EpicRollups(
+	async cardId => (await client.request('card/get', { cardId })).children ?? null,
+	() => columnIds.forEach(col => view.columns[col].refreshAll()),
+);
 const actions = new BoardActions({
 	client,
 	state,
@@ -222,10 +235,7 @@ function renderAll(): void {
 	done.update();
 }
 
-function isFiltered(): boolean {
-	const f = state.filter;
-	return f.text.trim() !== '' || f.phase !== '' || (f.projects ?? []).length > 0 || f.blocked !== 'all';
-}
+const isFiltered = (): boolean => isFiltering(state.filter);
 
 /** The live columns' counts and "loading…" hints while their remaining pages load. */
 function updateLiveHeads(): void {
@@ -248,6 +258,7 @@ function updatePhases(choices = true): void {
 	}
 	const shown = columnIds.reduce((n, col) => n + state.column(col).length, 0);
 	projectPicker.update(seenProjects, state.size, shown);
+	tagFilter.update(state, shown);
 }
 
 function updateSummary(): void {
@@ -267,6 +278,7 @@ function onEvent(event: BacklogEvent): void {
 	}
 	pendingSeqs.push(event.seq);
 	done.totals.apply(event, state.getReal(event.cardId), boardLoad.complete);
+	rollups.cardChanged(event.cardId, event.data.card ?? undefined);
 	queue(state.applyEvent(event));
 	detail.eventArrived(event);
 }
@@ -317,7 +329,7 @@ const blockedSelect = view.columns.blocked.filterSelect;
 function applyFilter(): void {
 	const blocked = blockedFilters.find(f => f === blockedSelect?.value) ?? 'all';
 	const projects = projectPicker.selected;
-	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked, projects }));
+	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked, projects, ...tagFilter.value }));
 	hostApi?.setState({ filter: state.filter });
 	if (boardLoad.loaded) {
 		void done.pager.reset(state.filter);
@@ -366,6 +378,7 @@ async function boot(): Promise<void> {
 		document.body.dataset.actor = h.actor;
 	});
 	const saved = hostApi?.getState() as { filter?: { text?: unknown; phase?: unknown; blocked?: unknown } } | undefined;
+	tagFilter.restore(saved?.filter);
 	if (typeof saved?.filter?.text === 'string' && typeof saved.filter.phase === 'string') {
 		filterInput.value = saved.filter.text;
 		const blocked = blockedFilters.find(f => f === saved.filter?.blocked) ?? 'all';
@@ -375,7 +388,7 @@ async function boot(): Promise<void> {
 		state.setFilter({ text: saved.filter.text, phase: saved.filter.phase, blocked });
 	}
 	// The browser tab's remembered project (VS Code's host says its own with view/projects).
-	state.setFilter({ ...state.filter, projects: projectPicker.selected });
+	state.setFilter({ ...state.filter, projects: projectPicker.selected, ...tagFilter.value });
 	const hello = await connectFirst(client, e => {
 		firstLoad.connection('offline');
 		showError(e);
@@ -388,6 +401,7 @@ async function boot(): Promise<void> {
 	void pauseBar.load();
 	// The log was compacted past what this board saw while it was away (issue 14 §2): load it again.
 	client.onResync(() => {
+		rollups.clear();
 		boardLoad.load().catch(showError);
 	});
 	// Drawn with the first page of each column; the rest of the live pages follow (baton:live-complete).

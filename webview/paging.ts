@@ -25,6 +25,9 @@ export function doneQuery(filter: Filter): Params<'card/list'> {
 		limit: donePageSize,
 		...(text === '' ? {} : { text: text.slice(0, 200) }),
 		...(filter.phase === '' ? {} : { phase: filter.phase }),
+		// An epic's children and a label (issue 31): the epic itself shows when loaded (it is no child).
+		...(filter.epic === undefined || filter.epic === '' ? {} : { parent: filter.epic }),
+		...(filter.label === undefined || filter.label === '' ? {} : { label: filter.label }),
 		// The hub's project filter keeps cards with no project, as the board's does; several projects
 		// are filtered here instead.
 		...(projects.length === 1 && projects[0] !== undefined ? { project: projects[0] } : {}),

@@ -232,7 +232,7 @@ export class ColumnView {
 		this.list.style.height = `${cards.length * this.rowH}px`;
 		const filter = this.ctx().state.filter;
 		const blockedOnly = this.id === 'blocked' && filter.blocked !== undefined && filter.blocked !== 'all';
-		const filtered = filter.text !== '' || filter.phase !== '';
+		const filtered = filter.text !== '' || filter.phase !== '' || !!filter.epic || !!filter.label;
 		this.emptyEl.textContent =
 			cards.length > 0
 				? ''

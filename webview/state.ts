@@ -23,6 +23,7 @@ import { type CardMarkers, cardMarkers } from './cardMarkers';
 import { type Change, emptyChange, mergeChange } from './change';
 import { type ColumnLists, insertIntoList, mergeIntoLists, refillLists, removeFromList } from './columnLists';
 import { type ColumnId, columnOf, columnOrder } from './columns';
+import { CardIndex } from './cardIndex';
 import { type Filter, matchesFilter } from './filter';
 
 export type { CardMarkers } from './cardMarkers';
@@ -45,7 +46,9 @@ export class BoardState {
 	/** The actor id the hub records for this board's connection (from HelloOk). */
 	actor: string | undefined;
 	lastSeq = 0;
-	private filterValue: Required<Filter> = { text: '', phase: '', blocked: 'all', projects: [] };
+	private filterValue: Required<Filter> = { text: '', phase: '', blocked: 'all', projects: [], epic: '', label: '' };
+	/** Children by parent and labels in use (issue 31), kept as cards come and go. */
+	readonly index = new CardIndex();
 	/** Bumped whenever a card the hub reported changes: derived lists (projects, live claims) cache on it. */
 	version = 0;
 	private filterNeedle = '';
@@ -115,8 +118,10 @@ export class BoardState {
 		this.phaseCounts.clear();
 		this.asking.clear();
 		this.deleted.clear();
+		this.index.clear();
 		for (const card of cards) {
 			this.real.set(card.id, card);
+			this.index.set(card.id, card);
 			this.countPhase(card.phase, 1);
 			this.trackAsking(card.id, card.needsInput === true);
 		}
@@ -200,6 +205,7 @@ export class BoardState {
 			change.phases ||= card.phase !== null && !this.phaseCounts.has(card.phase);
 			this.countPhase(card.phase, 1);
 			this.real.set(card.id, card);
+			this.index.set(card.id, card);
 			this.trackAsking(card.id, card.needsInput === true);
 			if (this.matches(card)) {
 				const col = columnOf(card.status);
@@ -280,6 +286,8 @@ export class BoardState {
 			phase: filter.phase,
 			blocked: filter.blocked ?? 'all',
 			projects: filter.projects ?? [],
+			epic: filter.epic ?? '',
+			label: filter.label ?? '',
 		};
 		this.filterNeedle = filter.text.trim().toLowerCase();
 		return this.rebuildLists();
@@ -330,6 +338,7 @@ export class BoardState {
 			change.phases = true;
 		}
 		this.real.set(next.id, next);
+		this.index.set(next.id, next);
 		this.trackAsking(next.id, next.needsInput === true);
 		this.moveShown(shownBefore, this.get(next.id) ?? next, change);
 	}
@@ -342,6 +351,7 @@ export class BoardState {
 			change.phases = true;
 		}
 		this.real.delete(id);
+		this.index.set(id, undefined);
 		this.deleted.add(id);
 		this.cardSeq.delete(id);
 		this.trackAsking(id, false);

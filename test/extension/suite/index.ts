@@ -6,6 +6,7 @@ import { runAll } from './harness';
 import './activation.test';
 import './pure.test';
 import './backlogTree.test';
+import './epics.test';
 import './commands.test';
 import './statusBar.test';
 import './review.test';
