@@ -14,7 +14,7 @@ import type { BacklogEvent, Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { type HubProcess, alive, client, removeDataDir, startHub, tempDataDir, waitFor } from '../helpers/hub';
 import { ensureBuilt, runBaton } from '../helpers/mcp';
-import { fakeCommand, maxConcurrent, startRun } from '../helpers/runSupervisor';
+import { fakeCommand, maxConcurrent, runAgent, startRun } from '../helpers/runSupervisor';
 
 interface World {
 	dataDir: string;
@@ -85,7 +85,7 @@ describe('baton run', { timeout: 240_000 }, () => {
 			const cases: [string[], RegExp][] = [
 				[['--seats', '0', '--command', fakeCommand], /--seats must be a whole number of at least 1/],
 				[['--command', `${fakeCommand} {bogus}`], /unknown placeholder \{bogus\}.*\{mcpConfig\}/],
-				[['--command', 'no-such-agent-program-xyz {prompt}'], /"no-such-agent-program-xyz" is not on PATH/],
+				[['--command', 'no-such-agent-program-xyz {prompt}'], /no-such-agent-program-xyz is not on PATH/],
 				[['--agent', 'nope'], /Unknown agent "nope"/],
 				[[], /Say which agent to start/],
 			];
@@ -114,7 +114,7 @@ describe('baton run', { timeout: 240_000 }, () => {
 		it('never holds more cards than seats, completes through the agents and drains on Ctrl-C', async () => {
 			const cards = await create(
 				w.api,
-				['complete 1s a', 'complete 1s b', 'complete 1s c', 'complete 1s d', 'complete 1s e'],
+				['complete 1000ms a', 'complete 1000ms b', 'complete 1000ms c', 'complete 1000ms d', 'complete 1000ms e'],
 				{
 					phase: 'seats',
 				},
@@ -144,7 +144,7 @@ describe('baton run', { timeout: 240_000 }, () => {
 			const after = await card(w.api, c.id);
 			assert.equal(after.status, 'blocked');
 			assert.match(after.blockedReason ?? '', /agent exited with code 3 before completing/);
-			assert.match(after.blockedReason ?? '', /Error: boom/);
+			assert.match(after.blockedReason ?? '', /fake-agent: crashing now \(exit 3\)/);
 			assert.equal(after.dispatch ?? null, null);
 			run.proc.kill('SIGINT');
 			assert.equal((await run.exited).code, 0);
@@ -153,16 +153,12 @@ describe('baton run', { timeout: 240_000 }, () => {
 		it('stops an agent past --max-seconds with TERM then KILL and fails the card naming the budget', async () => {
 			const [c] = await create(w.api, ['hang forever'], { phase: 'hang' });
 			assert.ok(c);
-			const run = startRun(w.dataDir, [
-				'--phase',
-				'hang',
-				'--name',
-				'hang',
-				'--max-seconds',
-				'3',
-				'--stop-grace-seconds',
-				'1',
-			]);
+			const run = startRun(
+				w.dataDir,
+				['--phase', 'hang', '--name', 'hang', '--max-seconds', '3', '--stop-grace-seconds', '1'],
+				{},
+				runAgent,
+			);
 			const started = await run.waitFor(e => e.event === 'started' && e.cardId === c.id, 30_000, 'the start');
 			const exited = await run.waitFor(e => e.event === 'exited' && e.cardId === c.id, 30_000, 'the budget');
 			assert.equal(exited.reason, 'timeout');
@@ -176,7 +172,7 @@ describe('baton run', { timeout: 240_000 }, () => {
 		});
 
 		it('releases a rate-limited card without using an attempt and cools the kind down', async () => {
-			const [limited, next] = await create(w.api, ['rate limited', 'complete after the cool-down'], {
+			const [limited, next] = await create(w.api, ['ratelimit now', 'complete after the cool-down'], {
 				phase: 'rate',
 				maxAttempts: 3,
 			});
@@ -233,7 +229,7 @@ describe('baton run', { timeout: 240_000 }, () => {
 			// (an agent whose session was open would have its claim released by the hub at once).
 			const env = { FAKE_AGENT_LOG: agentLog, FAKE_AGENT_LATE: dying.id };
 			const args = ['--phase', 'adopt', '--name', 'adopt', '--seats', '2'];
-			const first = startRun(w.dataDir, args, env);
+			const first = startRun(w.dataDir, args, env, runAgent);
 			const pids = new Map<string, number>();
 			for (const c of busy) {
 				const started = await first.waitFor(e => e.event === 'started' && e.cardId === c.id, 30_000, `${c.id} started`);
@@ -255,7 +251,7 @@ describe('baton run', { timeout: 240_000 }, () => {
 			process.kill(-dyingPid, 'SIGKILL');
 			await waitFor(() => !alive(dyingPid), 10_000, 'the agent gone');
 			assert.equal((await card(w.api, dying.id)).status, 'claimed');
-			const second = startRun(w.dataDir, args, env);
+			const second = startRun(w.dataDir, args, env, runAgent);
 			const adopted = await second.waitFor(e => e.event === 'adopted', 30_000, 'the adoption');
 			assert.equal(adopted.cardId, kept.id);
 			assert.equal(adopted.pid, pids.get(kept.id));
@@ -273,6 +269,10 @@ describe('baton run', { timeout: 240_000 }, () => {
 			const starts = readFileSync(agentLog, 'utf8').trim().split('\n');
 			assert.deepEqual(starts.map(l => l.split(' ')[1]).sort(), busy.map(c => c.id).sort());
 			assert.equal(second.events.filter(e => e.event === 'started').length, 0);
+			for (const c of busy) {
+				const log = readFileSync(join(w.dataDir, 'runs', 'adopt', `${c.id}.log`), 'utf8');
+				assert.equal(log.split('\n').filter(l => l.startsWith('--- ')).length, 1, `${c.id}: one attempt in its log`);
+			}
 			// The adopted agent's exit (not our child: code unknown) still fails its card.
 			process.kill(-(pids.get(kept.id) ?? 0), 'SIGKILL');
 			const ended = await second.waitFor(e => e.event === 'exited' && e.cardId === kept.id, 30_000, 'the adopted exit');
@@ -283,7 +283,7 @@ describe('baton run', { timeout: 240_000 }, () => {
 		});
 
 		it('pause --stop stops the covered agents and releases their cards without using an attempt', async () => {
-			const [c] = await create(w.api, ['busy until paused'], { phase: 'stop', maxAttempts: 3 });
+			const [c] = await create(w.api, ['hang until paused'], { phase: 'stop', maxAttempts: 3 });
 			assert.ok(c);
 			const run = startRun(w.dataDir, ['--phase', 'stop', '--name', 'stop', '--stop-grace-seconds', '2']);
 			const started = await run.waitFor(e => e.event === 'started' && e.cardId === c.id, 30_000, 'the start');
