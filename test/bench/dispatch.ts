@@ -134,7 +134,9 @@ async function main(): Promise<void> {
 				`${running} agents printing 1 line/s, ${Math.round(wall / 1000)} s window`,
 			),
 		);
+		// Two Ctrl-Cs: drain, then stop (apart: the kernel merges a signal that is still pending).
 		busy.proc.kill('SIGINT');
+		await new Promise(r => setTimeout(r, 300));
 		busy.proc.kill('SIGINT');
 		await new Promise(r => busy.proc.once('exit', r));
 		reporter.note(`load average (1 min) at the end: ${loadavg()[0]?.toFixed(2) ?? '?'} on a shared 2-core machine`);
