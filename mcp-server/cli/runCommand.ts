@@ -188,7 +188,13 @@ export const runCommand: Command = {
 			},
 		});
 		const display = new Display(
-			{ write: text => process.stdout.write(text), columns: process.stdout.columns },
+			{
+				write: text => process.stdout.write(text),
+				// Read at each draw: the terminal may have been resized.
+				get columns() {
+					return process.stdout.columns;
+				},
+			},
 			ctx.json ? 'json' : process.stdout.isTTY ? 'table' : 'lines',
 		);
 		const supervisor = new Supervisor(

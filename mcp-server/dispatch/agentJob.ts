@@ -292,15 +292,16 @@ export class AgentJob {
 	}
 
 	private async endClaim(exit: AgentExit, lines: string[]): Promise<JobEnd> {
-		const { card } = await this.conn.request('card/get', { cardId: this.card.id });
+		const { card, attempts } = await this.conn.request('card/get', { cardId: this.card.id });
 		this.card = card;
 		const code = exit.code;
 		if (!this.holds(card)) {
 			// The agent ended its claim itself (complete, fail, release), or someone reclaimed it.
+			const outcome = attempts.find(a => a.epoch === this.epoch)?.outcome;
 			const reason: ExitReason =
-				card.status === 'done' || card.status === 'review'
+				outcome === 'completed' || card.status === 'done' || card.status === 'review'
 					? 'completed'
-					: card.claimOwner === null && card.status !== 'claimed' && this.cause === undefined
+					: outcome === 'failed'
 						? 'failed'
 						: (this.cause ?? 'exited');
 			return { reason, code };

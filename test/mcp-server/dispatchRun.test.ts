@@ -284,6 +284,38 @@ describe('baton run', { timeout: 240_000 }, () => {
 			assert.equal((await second.exited).code, 0);
 		});
 
+		it('registers the run and obeys run/stop: drain lets agents finish, stop stops them', async () => {
+			const cards = await create(w.api, ['hang a', 'hang b'], { phase: 'runstop', maxAttempts: 3 });
+			const run = startRun(w.dataDir, ['--phase', 'runstop', '--name', 'runstop', '--stop-grace-seconds', '2']);
+			for (const c of cards) {
+				await run.waitFor(e => e.event === 'started' && e.cardId === c.id, 30_000, `${c.id} started`);
+			}
+			const listed = (await w.api.request('run/list', {})).runs.find(r => r.name === 'runstop');
+			assert.ok(listed);
+			assert.equal(listed.seats, 2);
+			assert.equal(listed.inUse, 2);
+			assert.deepEqual(listed.kinds, ['fake']);
+			await w.api.request('run/stop', { name: 'runstop' });
+			await run.waitFor(e => e.event === 'draining', 10_000, 'the drain');
+			await new Promise(resolve => setTimeout(resolve, 1000));
+			for (const c of cards) {
+				assert.equal((await card(w.api, c.id)).status, 'claimed', 'a drain lets running agents go on');
+			}
+			await w.api.request('run/stop', { name: 'runstop', stop: true });
+			for (const c of cards) {
+				const exited = await run.waitFor(e => e.event === 'exited' && e.cardId === c.id, 30_000, `${c.id} stopped`);
+				assert.equal(exited.reason, 'stopped');
+				const after = await card(w.api, c.id);
+				assert.equal(after.status, 'ready');
+				assert.equal(after.attempts, 0);
+			}
+			assert.deepEqual(await run.exited, { code: 0, signal: null });
+			assert.equal((await w.api.request('run/list', {})).runs.find(r => r.name === 'runstop'), undefined);
+			for (const c of cards) {
+				await w.api.request('card/delete', { cardId: c.id });
+			}
+		});
+
 		it('pause --stop stops the covered agents and releases their cards without using an attempt', async () => {
 			const [c] = await create(w.api, ['hang until paused'], { phase: 'stop', maxAttempts: 3 });
 			assert.ok(c);
