@@ -25,8 +25,11 @@ const watch = process.argv.includes('--watch');
  * because it reads git's binary, mode and rename headers; the Changes section and its patch view
  * 6.6 KB), the workspace diff in VS Code (workspaceChanges.ts, 1.9 KB) and the workspace schemas both
  * load (CardWorkspace, project settings, card/diff, 3.3 KB) brought them to 542.8 and 560.7 KB.
+ * Issue 30 raised the extension's to 576 KB and the board's to 556 KB: the dispatch schemas every face
+ * reads (core/protocol/dispatch.ts: agent kinds, assignees, a card's dispatch record, pauses, runs and
+ * the new methods' params) brought them to 571.5 and 551.9 KB before any face of dispatch was written.
  */
-const budgetBytes = { 'dist/extension.js': 568 * 1024, 'dist/webview/board.js': 548 * 1024 };
+const budgetBytes = { 'dist/extension.js': 576 * 1024, 'dist/webview/board.js': 556 * 1024 };
 
 const common = {
 	bundle: true,

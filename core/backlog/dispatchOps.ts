@@ -42,11 +42,7 @@ export async function lineSettings(q: Queryable): Promise<{ maxHeld: number | nu
  * since it was created or its last deferral ended, as the claim orders (claimableSql.ts
  * effectivePrioritySql); nothing when aging is off or the card is not ready.
  */
-export async function agedPriority(
-	q: Queryable,
-	card: Card,
-	now: Date,
-): Promise<{ effectivePriority?: number }> {
+export async function agedPriority(q: Queryable, card: Card, now: Date): Promise<{ effectivePriority?: number }> {
 	if (card.status !== 'ready') {
 		return {};
 	}
@@ -260,6 +256,15 @@ export class DispatchOps {
 			const events = fresh ? [{ cardId: runEventId, type: 'run_updated' as const, data: { card: null, run } }] : [];
 			return { result: { run }, events };
 		});
+	}
+
+	/** Seats in use by agent kind: claimed cards with a dispatch record (/metrics; the partial index). */
+	async seatsInUse(): Promise<{ kind: string; n: number }[]> {
+		const rows = await this.uow.db.query<{ kind: string; n: unknown }>(
+			`SELECT dispatch->>'kind' AS kind, count(*) AS n FROM cards WHERE dispatch IS NOT NULL AND status = 'claimed'
+			 GROUP BY 1 ORDER BY 1`,
+		);
+		return rows.map(r => ({ kind: r.kind, n: num(r.n) }));
 	}
 
 	async list(): Promise<Result<'run/list'>> {

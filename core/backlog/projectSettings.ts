@@ -59,7 +59,10 @@ function fromRow(project: string, row: SettingsRow | undefined): ProjectSettings
 		wipDays: row.wip_days,
 		roots: { ...roots },
 		...(row.seats === null ? {} : { seats: row.seats }),
-		...(Object.keys(kindSeats).length === 0 ? {} : { kindSeats: { ...kindSeats } }),
+		// By kind name: jsonb keeps its keys in its own order (shorter first).
+		...(Object.keys(kindSeats).length === 0
+			? {}
+			: { kindSeats: Object.fromEntries(Object.entries(kindSeats).sort(([a], [b]) => (a < b ? -1 : 1))) }),
 	};
 }
 

@@ -227,7 +227,7 @@ const showCommand: Command = {
 		const hub = await ctx.hub();
 		const r = await hub.request('card/get', { cardId: arg(ctx, 0) });
 		show(ctx, r, () => {
-			const parts = [describeCard(r.card, r.dependencies)];
+			const parts = [describeCard(r.card, r.dependencies, Date.now(), r.effectivePriority)];
 			const refs = (label: string, list: typeof r.dependencies): void => {
 				if (list.length > 0) {
 					parts.push('', `${label}:`, ...list.map(d => `  ${d.id}  ${refWord(d)}  ${truncate(d.title, 60)}`));

@@ -159,13 +159,24 @@ export function workspaceChanges(ws: CardWorkspace): string | null {
 }
 
 /** A card for `show`; `dependencies` (card/get's) name what a waiting card waits on. */
-export function describeCard(card: Card, dependencies?: readonly CardRef[], now: number = Date.now()): string {
+export function describeCard(
+	card: Card,
+	dependencies?: readonly CardRef[],
+	now: number = Date.now(),
+	/** card/get's effectivePriority (issue 30: aging on, the card ready). */
+	effectivePriority?: number,
+): string {
 	const unmet = dependencies === undefined ? undefined : unmetDependencies(dependencies).map(d => d.id);
 	const rows: [string, string][] = [
 		['id', card.id],
 		['title', card.title],
 		['status', card.status === 'review' ? 'in review' : `${stateWord(card, now)}${heldBack(card, now, unmet)}`],
-		['priority', String(card.priority)],
+		[
+			'priority',
+			effectivePriority === undefined || effectivePriority === card.priority
+				? String(card.priority)
+				: `${card.priority} (effective ${effectivePriority} after waiting: aging)`,
+		],
 	];
 	const optional: [string, string | null][] = [
 		['phase', card.phase],
@@ -180,7 +191,14 @@ export function describeCard(card: Card, dependencies?: readonly CardRef[], now:
 		['discovered from', card.discoveredFrom ?? null],
 		['dependsOn', card.dependsOn.length > 0 ? card.dependsOn.join(', ') : null],
 		['requires', card.requires.length > 0 ? card.requires.join(', ') : null],
+		['assigned to', card.assignee ?? null],
 		['owner', card.claimOwner],
+		[
+			'dispatched',
+			card.dispatch == null
+				? null
+				: `seat ${card.dispatch.seat} of run ${card.dispatch.run} on ${card.dispatch.host} (${card.dispatch.kind}${card.dispatch.pid === undefined ? '' : `, pid ${card.dispatch.pid}`}) since ${card.dispatch.startedAt}`,
+		],
 		['epoch', card.claimOwner === null ? null : String(card.claimEpoch)],
 		['lease until', card.leaseExpiresAt],
 		[

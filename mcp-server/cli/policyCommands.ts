@@ -76,6 +76,12 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 	progressEventsPerCard: { flag: 'keep-progress' },
 	progressEventDays: { flag: 'progress-days' },
 	agentRetentionDays: { flag: 'agent-days' },
+	maxHeld: { nullWord: 'off', description: 'Refuse a claim by an agent already holding N cards; "off" = no limit' },
+	agingHours: {
+		value: 'H',
+		nullWord: 'off',
+		description: 'A ready card\'s effective priority rises by one per H hours waited; "off" (the default)',
+	},
 	idPrefix: {
 		value: 'LETTERS',
 		description:
@@ -152,6 +158,8 @@ const settings: Command = {
 				`progress log    the newest ${plural(r.progressEventsPerCard, 'progress event')} per card, none older than ${plural(r.progressEventDays, 'day')}`,
 				`ended agents    forgotten after ${plural(r.agentRetentionDays, 'day')} (baton agents --all shows them until then)`,
 				`id prefix       ${r.idPrefix}- for new cards without a project${idProject === undefined ? '' : `; ${idPrefix ?? ''}- for ${idProject}`}`,
+				`max held        ${r.maxHeld === null ? 'no limit' : `${plural(r.maxHeld, 'card')} per agent`}`,
+				`aging           ${r.agingHours === null ? 'off' : `priority +1 per ${r.agingHours} h a ready card waits`}`,
 				...(await workingWorkspaceLines(ctx)),
 			].join('\n'),
 		);

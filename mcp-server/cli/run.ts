@@ -15,6 +15,7 @@ import type { RpcClient } from '../../core/protocol/rpc';
 import { adminCommands } from './adminCommands';
 import { cardCommands } from './cardCommands';
 import { dataCommands } from './dataCommands';
+import { dispatchCommands } from './dispatchCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
 import { commitGuardCommand } from './commitGuard';
@@ -37,6 +38,7 @@ export const commands: readonly Command[] = [
 	...cardCommands,
 	...steeringCommands,
 	...policyCommands,
+	...dispatchCommands,
 	...adminCommands,
 	...dataCommands,
 	...hookCommands,

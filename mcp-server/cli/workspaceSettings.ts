@@ -32,7 +32,28 @@ export const workspaceFlags = cliFlags({
 		value: 'ID',
 		description: "The project whose workspaces these flags set (default: this folder's)",
 	},
+	kindSeats: {
+		type: 'string',
+		value: 'K=N,…',
+		description: 'Seats per agent kind in the project, e.g. claude=2,codex=1 ("off" removes them)',
+	},
 });
+
+/** `claude=2,codex=1` as kind -> seats; "off" is none. A usage error names what is wrong. */
+export function parseKindSeats(text: string): Record<string, number> {
+	if (text.trim() === 'off') {
+		return {};
+	}
+	const out: Record<string, number> = {};
+	for (const part of text.split(',')) {
+		const m = /^\s*([a-z][a-z0-9_-]{0,31})\s*=\s*(\d{1,4})\s*$/.exec(part);
+		if (m === null) {
+			throw new UsageError(`--kind-seats "${part.trim()}": use kind=N, e.g. claude=2,codex=1.`);
+		}
+		out[m[1] ?? ''] = Number(m[2]);
+	}
+	return out;
+}
 export const workspaceFieldFlags = paramFlags(ProjectSettingsUpdateParams, {
 	base: {
 		value: 'BRANCH',
@@ -55,6 +76,10 @@ export const workspaceFieldFlags = paramFlags(ProjectSettingsUpdateParams, {
 		description: 'Time limit of the setup command; default 600',
 	},
 	wipDays: { flag: 'wip-days', description: 'Keep WIP snapshots of released work this many days; default 30' },
+	seats: {
+		nullWord: 'off',
+		description: 'Dispatched agents (baton run) holding the project\'s cards at once; "off" = no limit',
+	},
 });
 
 function onOff(flag: string, value: string | undefined): boolean | undefined {
@@ -71,7 +96,7 @@ function onOff(flag: string, value: string | undefined): boolean | undefined {
 export function readWorkspaceFlags(
 	values: CommandContext['values'],
 ): { project: string | undefined; patch: Omit<Params<'project/settings/update'>, 'project'> } | undefined {
-	const { worktrees, push, project: projectFlag } = workspaceFlags.read(values);
+	const { worktrees, push, project: projectFlag, kindSeats } = workspaceFlags.read(values);
 	const fields = workspaceFieldFlags.read(values);
 	const project = projectFlag === undefined ? undefined : checkProject(projectFlag, '--project');
 	const on = onOff('worktrees', worktrees);
@@ -80,6 +105,7 @@ export function readWorkspaceFlags(
 		...fields,
 		...(on === undefined ? {} : { worktrees: on }),
 		...(pushOn === undefined ? {} : { push: pushOn }),
+		...(kindSeats === undefined ? {} : { kindSeats: parseKindSeats(kindSeats) }),
 	};
 	// --project alone shows that project's workspace settings.
 	return Object.keys(patch).length === 0 && project === undefined ? undefined : { project, patch };
@@ -147,6 +173,12 @@ export function workspaceLines(s: ProjectSettings, recorded?: string): string[] 
 			`landing         ${s.land === 'none' ? 'none: approve lands nothing (use a pull request)' : `${s.land} into the base on approve`}; push ${s.push ? 'on' : 'off'}`,
 			`worktree setup  ${s.setup === undefined ? 'none' : `${s.setup} (time limit ${s.setupTimeoutSeconds} s)`}`,
 			`WIP snapshots   kept ${plural(s.wipDays, 'day')}`,
+		);
+	}
+	const kinds = Object.entries(s.kindSeats ?? {}).map(([k, n]) => `${k} ${n}`);
+	if (s.seats !== undefined || kinds.length > 0) {
+		lines.push(
+			`seats           ${s.seats === undefined ? 'no limit' : `${s.seats} dispatched agents`} for ${s.project}${kinds.length === 0 ? '' : `; per kind: ${kinds.join(', ')}`}`,
 		);
 	}
 	if (recorded !== undefined) {

@@ -129,6 +129,7 @@ export class Hub {
 			stats: () => backlog.stats({ actor: 'hub:metrics' }),
 			countsByProject: () => backlog.countsByProject(),
 			countsByLabel: () => backlog.countsByLabel(),
+			seatsInUse: () => backlog.dispatch.seatsInUse(),
 			storeHealth: () => this.guard.health,
 			onScrapeError: e => log.warn(`/metrics could not read the store: ${errorText(e)}`),
 		});

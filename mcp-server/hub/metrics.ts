@@ -9,7 +9,14 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { LabelCount, ProjectCount } from '../../core/backlog/counts';
-import type { AgentHealth, BacklogEvent, CardStatus, StatsResult, StoreHealth } from '../../core/protocol';
+import {
+	type AgentHealth,
+	type BacklogEvent,
+	type CardStatus,
+	type StatsResult,
+	type StoreHealth,
+	AgentExitReason,
+} from '../../core/protocol';
 
 /** Seconds; the hub's requests take a few milliseconds, a slow store or a long scan up to seconds. */
 export const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
@@ -25,6 +32,8 @@ export interface HubMetricsOptions {
 	countsByProject: () => Promise<ProjectCount[]>;
 	/** Open cards per label (issue 31): a count by label only, never a series per card. */
 	countsByLabel?: () => Promise<LabelCount[]>;
+	/** Issue 30: claimed cards held by dispatched agents, by agent kind. */
+	seatsInUse?: () => Promise<{ kind: string; n: number }[]>;
 	/** The store guard's view (a full disk or an unreachable PostgreSQL). */
 	storeHealth: () => StoreHealth;
 	/** Called when the scrape's read fails (the hub logs it). */
@@ -48,6 +57,8 @@ export class HubMetrics {
 	private readonly agents: Gauge<'health'>;
 	private readonly lastSeq: Gauge;
 	private readonly storeUp: Gauge;
+	private readonly agentExits: Counter<'reason'>;
+	private readonly seats: Gauge<'kind'>;
 
 	constructor(private readonly options: HubMetricsOptions) {
 		const registers = [this.registry];
@@ -138,6 +149,21 @@ export class HubMetrics {
 			help: 'The last seq of the event log (grows by one per event).',
 			registers,
 		});
+		this.agentExits = new Counter({
+			name: 'baton_agent_exits_total',
+			help: 'Dispatched agents (baton run) whose process ended, recorded in commits of this hub, by reason.',
+			labelNames: ['reason'],
+			registers,
+		});
+		for (const reason of AgentExitReason.options) {
+			this.agentExits.inc({ reason }, 0);
+		}
+		this.seats = new Gauge({
+			name: 'baton_seats_in_use',
+			help: 'Cards held by dispatched agents (baton run) now, by agent kind; read at scrape time.',
+			labelNames: ['kind'],
+			registers,
+		});
 		this.storeUp = new Gauge({
 			name: 'baton_store_up',
 			help: '1 when the scrape read the store and the store takes writes, else 0.',
@@ -169,6 +195,11 @@ export class HubMetrics {
 				case 'changes_requested':
 					this.reviews.inc({ outcome: event.type });
 					break;
+				case 'agent_exited': {
+					const exit = event.data.exit as { reason?: unknown } | undefined;
+					this.agentExits.inc({ reason: typeof exit?.reason === 'string' ? exit.reason : 'unknown' });
+					break;
+				}
 				default:
 					break;
 			}
@@ -195,13 +226,20 @@ export class HubMetrics {
 		this.cards.reset();
 		this.agents.reset();
 		this.labeled.reset();
+		this.seats.reset();
 		let read = false;
 		try {
-			const [s, byProject, byLabel] = await Promise.all([
+			const [s, byProject, byLabel, seats] = await Promise.all([
 				this.options.stats(),
 				this.options.countsByProject(),
 				this.options.countsByLabel?.() ?? [],
+				this.options.seatsInUse?.() ?? [],
 			]);
+			// The sum is always there (kind="" when none is in use), so a dashboard never loses the series.
+			this.seats.set({ kind: '' }, 0);
+			for (const { kind, n } of seats) {
+				this.seats.set({ kind }, n);
+			}
 			for (const { label, n } of byLabel) {
 				this.labeled.set({ label }, n);
 			}
