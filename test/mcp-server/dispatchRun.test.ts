@@ -85,7 +85,10 @@ describe('baton run', { timeout: 240_000 }, () => {
 			const cases: [string[], RegExp][] = [
 				[['--seats', '0', '--command', fakeCommand], /--seats must be a whole number of at least 1/],
 				[['--command', `${fakeCommand} {bogus}`], /unknown placeholder \{bogus\}.*\{mcpConfig\}/],
-				[['--command', 'no-such-agent-program-xyz {prompt}'], /"no-such-agent-program-xyz" is not on PATH/],
+				[
+					['--command', 'no-such-agent-program-xyz {prompt}'],
+					/The agent program no-such-agent-program-xyz is not on PATH/,
+				],
 				[['--agent', 'nope'], /Unknown agent "nope"/],
 				[[], /Say which agent to start/],
 			];
