@@ -76,7 +76,7 @@ function maxHeldFromLog(events: readonly BacklogEvent[]): number {
 	return max;
 }
 
-describe('baton run', { timeout: 240_000 }, () => {
+describe('baton run', { timeout: 600_000 }, () => {
 	before(() => ensureBuilt());
 
 	it('refuses bad input with one clear error, exit 2, and starts nothing', async () => {
