@@ -310,7 +310,10 @@ describe('baton run', { timeout: 600_000 }, () => {
 				assert.equal(after.attempts, 0);
 			}
 			assert.deepEqual(await run.exited, { code: 0, signal: null });
-			assert.equal((await w.api.request('run/list', {})).runs.find(r => r.name === 'runstop'), undefined);
+			assert.equal(
+				(await w.api.request('run/list', {})).runs.find(r => r.name === 'runstop'),
+				undefined,
+			);
 			for (const c of cards) {
 				await w.api.request('card/delete', { cardId: c.id });
 			}
