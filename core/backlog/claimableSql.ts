@@ -55,12 +55,15 @@ export function lineOpenSql(actor: string, kind: string, alias = ''): string {
 	return `${unpausedSql(kind, alias)} AND ${assignedToSql(actor, kind, alias)}`;
 }
 
-/** No pause covers the card of `alias` for a claimer of `kind` (part of lineOpenSql). */
+/**
+ * No pause covers the card of `alias` for a claimer of `kind` (part of lineOpenSql). With no pause at
+ * all this is one InitPlan that an empty table answers, and nothing else runs (no check per card).
+ */
 export function unpausedSql(kind: string, alias = ''): string {
-	return `NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = ${kind}::text))
-			AND (NOT EXISTS (SELECT 1 FROM pauses) OR NOT EXISTS (SELECT 1 FROM pauses pz WHERE
+	return `(NOT EXISTS (SELECT 1 FROM pauses) OR (NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = ${kind}::text))
+			AND NOT EXISTS (SELECT 1 FROM pauses pz WHERE
 				(pz.scope = 'card' AND pz.target = ${col(alias, 'id')}) OR (pz.scope = 'project' AND pz.target = ${col(alias, 'project')})
-				OR (pz.scope = 'phase' AND pz.target = ${col(alias, 'phase')})))`;
+				OR (pz.scope = 'phase' AND pz.target = ${col(alias, 'phase')}))))`;
 }
 
 /** The card of `alias` is assigned to nobody, to `actor` or to its `kind` (part of lineOpenSql). */
@@ -72,13 +75,12 @@ export function assignedToSql(actor: string, kind: string, alias = ''): string {
 /**
  * The hot claims' extra guard (issue 30): they take a card only while aging is off (the general path
  * orders by effective priority) and the claimer holds fewer cards than maxHeld (the general path says
- * why it does not). Both are one InitPlan on the settings table: nothing per card.
+ * why it does not). One InitPlan on the settings table: nothing per card.
  */
 export function hotGuardSql(actor: string): string {
-	return `NOT EXISTS (SELECT 1 FROM settings WHERE key = 'agingHours' AND json_typeof(value) = 'number')
-			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key = 'maxHeld' AND json_typeof(mh.value) = 'number'
-				AND (SELECT count(*) FROM cards held WHERE held.claim_owner = ${actor}::text AND held.status = 'claimed')
-					>= (mh.value #>> '{}')::int)`;
+	return `NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number'
+			AND (mh.key = 'agingHours' OR (SELECT count(*) FROM cards held WHERE held.claim_owner = ${actor}::text AND held.status = 'claimed')
+				>= (mh.value #>> '{}')::int))`;
 }
 
 /** Where a card's wait for aging starts: its creation, or the end of its last deferral (a retry's backoff). */

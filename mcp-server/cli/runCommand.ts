@@ -13,10 +13,11 @@ import { resolveDataDir } from '../../core/paths';
 import { Capability, Phase } from '../../core/protocol';
 import { agentTemplate, builtInAgents, checkTemplate, splitTemplate } from '../dispatch/agents';
 import { Display } from '../dispatch/liveTable';
+import { batonMcpCommand } from '../dispatch/mcpConfigFile';
 import { Supervisor } from '../dispatch/supervisor';
 import type { Command, CommandContext } from './command';
 import { cliFlags } from './flags';
-import { batonScript, openHub } from './hubClient';
+import { openHub } from './hubClient';
 import { UsageError } from './output';
 import { explicitProject, workingProject } from './project';
 
@@ -187,7 +188,13 @@ export const runCommand: Command = {
 			},
 		});
 		const display = new Display(
-			{ write: text => process.stdout.write(text), columns: process.stdout.columns },
+			{
+				write: text => process.stdout.write(text),
+				// Read at each draw: the terminal may have been resized.
+				get columns() {
+					return process.stdout.columns;
+				},
+			},
 			ctx.json ? 'json' : process.stdout.isTTY ? 'table' : 'lines',
 		);
 		const supervisor = new Supervisor(
@@ -206,7 +213,7 @@ export const runCommand: Command = {
 				stopGraceMs: checked.stopGraceSeconds * 1000,
 				root,
 				cwd: process.cwd(),
-				batonMcp: { command: process.execPath, args: [batonScript(), 'mcp'] },
+				batonMcp: batonMcpCommand(),
 				baseEnv: agentBaseEnv(process.env),
 			},
 			main,

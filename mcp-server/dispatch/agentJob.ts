@@ -15,6 +15,7 @@ import { createLogger, errorText } from '../../core/log';
 import type { Card, ClaimResult } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { buildLaunch, promptText, writeMcpConfig } from './agents';
+import { agentMcpServer } from './mcpConfigFile';
 import { LogTail, logPath, openLogForAgent } from './outputLog';
 import { removeSeatFiles, seatFilePath, writeSeatRecord, type SeatRecord } from './seatFile';
 import type { SeatIdentity } from './seat';
@@ -116,13 +117,14 @@ export class AgentJob {
 			path,
 			`${new Date(startedAt).toISOString()} seat ${seat}, ${identity.agent}, attempt epoch ${epoch}`,
 		);
-		const seatEnv: Record<string, string> = {
-			BATON_CARD_ID: card.id,
-			BATON_AGENT: identity.agent,
-			BATON_SESSION: identity.session,
-			BATON_AGENT_KIND: ctx.kind,
-			BATON_DATA_DIR: ctx.dataDir,
-		};
+		const server = agentMcpServer(ctx.batonMcp, {
+			cardId: card.id,
+			agent: identity.agent,
+			session: identity.session,
+			kind: ctx.kind,
+			dataDir: ctx.dataDir,
+			project: card.project ?? null,
+		});
 		const record: SeatRecord = {
 			cardId: card.id,
 			epoch,
@@ -136,7 +138,7 @@ export class AgentJob {
 		// Before the agent exists: a supervisor killed from here on can still act as the card's holder.
 		writeSeatRecord(seatFilePath(ctx.dataDir, ctx.run, card.id), record);
 		const mcpConfigPath = join(dir, `${card.id}.mcp.json`);
-		writeMcpConfig(mcpConfigPath, { ...ctx.batonMcp, env: seatEnv });
+		writeMcpConfig(mcpConfigPath, server);
 		const prompt = promptText(card, { handoff: s.claim.handoff, workspace });
 		const promptFile = join(dir, `${card.id}.prompt.md`);
 		writeFileSync(promptFile, prompt, { mode: 0o600 });
@@ -148,7 +150,8 @@ export class AgentJob {
 			mcpConfigPath,
 			promptFile,
 			prompt,
-			env: { ...ctx.baseEnv, ...seatEnv },
+			env: { ...ctx.baseEnv, ...server.env },
+			mcpServer: server,
 		});
 		const proc = await spawnAgent({ ...launch, logFd: fd });
 		const job = new AgentJob(
@@ -289,15 +292,16 @@ export class AgentJob {
 	}
 
 	private async endClaim(exit: AgentExit, lines: string[]): Promise<JobEnd> {
-		const { card } = await this.conn.request('card/get', { cardId: this.card.id });
+		const { card, attempts } = await this.conn.request('card/get', { cardId: this.card.id });
 		this.card = card;
 		const code = exit.code;
 		if (!this.holds(card)) {
 			// The agent ended its claim itself (complete, fail, release), or someone reclaimed it.
+			const outcome = attempts.find(a => a.epoch === this.epoch)?.outcome;
 			const reason: ExitReason =
-				card.status === 'done' || card.status === 'review'
+				outcome === 'completed' || card.status === 'done' || card.status === 'review'
 					? 'completed'
-					: card.claimOwner === null && card.status !== 'claimed' && this.cause === undefined
+					: outcome === 'failed'
 						? 'failed'
 						: (this.cause ?? 'exited');
 			return { reason, code };

@@ -104,7 +104,9 @@ export class Display {
 		if (this.mode !== 'table') {
 			return;
 		}
-		const text = renderTable(rows, status, now, this.screen.columns ?? 120);
+		// A pseudo-terminal may report 0 columns: then assume a usual width.
+		const columns = this.screen.columns !== undefined && this.screen.columns >= 40 ? this.screen.columns : 120;
+		const text = renderTable(rows, status, now, columns);
 		this.clear();
 		this.screen.write(`${text}\n`);
 		this.drawnLines = text.split('\n').length;

@@ -20,31 +20,10 @@ import { AgentJob, type JobContext, type JobEnd } from './agentJob';
 import type { Display, RunStatus, SeatRow } from './liveTable';
 import { Seat, type SeatConnector } from './seat';
 import { removeSeatFiles } from './seatFile';
+import { type PauseLike, type RunConfig, type RunLike, covers } from './runConfig';
 import { KindHealth, streakReason } from './streaks';
 
 const log = createLogger('run');
-
-export interface RunConfig {
-	dataDir: string;
-	name: string;
-	seats: number;
-	kind: string;
-	agent: string | undefined;
-	command: string | undefined;
-	/** The claim's project: an id, '*' (any) or null (cards with none). */
-	project: string | null;
-	phase: string | undefined;
-	capabilities: string[];
-	maxSeconds: number | undefined;
-	cooldownSeconds: number;
-	stopGraceMs: number;
-	/** The git checkout the run serves (claims' `root`, the agents' folder without workspaces). */
-	root: string | undefined;
-	/** Where agents run when the card has no workspace and there is no checkout. */
-	cwd: string;
-	batonMcp: { command: string; args: string[] };
-	baseEnv: Record<string, string>;
-}
 
 /** Card changes that never make a card claimable: no claim attempt for them. */
 const quietEvents = new Set(['heartbeat', 'delivered', 'commented', 'reserved', 'dispatch_updated', 'agent_exited']);
@@ -446,35 +425,5 @@ export class Supervisor {
 			coolingUntil: this.health.coolingUntil(this.config.kind, Date.now()),
 		};
 		this.display.draw(rows, status);
-	}
-}
-
-interface PauseLike {
-	scope: string;
-	target: string | null;
-	stop?: boolean;
-}
-
-interface RunLike {
-	name: string;
-	host?: string;
-	stopping?: 'drain' | 'stop' | null;
-}
-
-/** Whether a pause covers a dispatched card of `kind`. */
-export function covers(pause: PauseLike, card: Card, kind: string): boolean {
-	switch (pause.scope) {
-		case 'all':
-			return true;
-		case 'project':
-			return card.project === pause.target;
-		case 'phase':
-			return card.phase === pause.target;
-		case 'card':
-			return card.id === pause.target;
-		case 'kind':
-			return kind === pause.target;
-		default:
-			return false;
 	}
 }

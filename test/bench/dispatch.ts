@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 
 import type { RpcClient } from '../../core/protocol/rpc';
@@ -19,7 +19,9 @@ const quick = process.argv.includes('--quick');
 const samples = quick ? 5 : 20;
 const cpuWindowMs = quick ? 10_000 : 30_000;
 const busySeats = 8;
-const fakeAgent = join(__dirname, '..', 'fixtures', 'runAgent.mjs');
+/** helper `agents`'s fake agent (completes after ~50 ms) and the supervisor's own (`busy`: a line a second). */
+const fakeAgent = join(__dirname, '..', 'fixtures', 'fakeAgent.mjs');
+const runAgent = join(__dirname, '..', 'fixtures', 'runAgent.mjs');
 
 interface RunEvent {
 	event: string;
@@ -28,12 +30,13 @@ interface RunEvent {
 	[k: string]: unknown;
 }
 
-function startRun(dataDir: string, args: string[]) {
-	const proc = spawn(
-		process.execPath,
-		[batonJs, 'run', '--json', '--kind', 'fake', '--command', `${process.execPath} ${fakeAgent} {mcpConfig}`, ...args],
-		{ env: { ...process.env, BATON_DATA_DIR: dataDir }, cwd: tmpdir(), stdio: ['ignore', 'pipe', 'pipe'] },
-	);
+function startRun(dataDir: string, args: string[], agent: string) {
+	const command = `${process.execPath} ${agent} {mcpConfig}`;
+	const proc = spawn(process.execPath, [batonJs, 'run', '--json', '--kind', 'fake', '--command', command, ...args], {
+		env: { ...process.env, BATON_DATA_DIR: dataDir },
+		cwd: join(dataDir, '..'),
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	const events: RunEvent[] = [];
 	let partial = '';
 	let stderr = '';
@@ -83,7 +86,7 @@ async function main(): Promise<void> {
 	const api = await connect(dataDir);
 	try {
 		// (1) claimable → agent process started, one free seat, one card at a time.
-		const latency = startRun(dataDir, ['--seats', '1', '--phase', 'latency', '--name', 'latency']);
+		const latency = startRun(dataDir, ['--seats', '1', '--phase', 'latency', '--name', 'latency'], fakeAgent);
 		await latency.waitFor(e => e.event === 'running', 30_000, 'the run');
 		const ms: number[] = [];
 		for (let i = 0; i < samples; i++) {
@@ -105,7 +108,7 @@ async function main(): Promise<void> {
 		);
 
 		// (2) the supervisor's CPU with 8 busy seats.
-		const busy = startRun(dataDir, ['--seats', String(busySeats), '--phase', 'busy', '--name', 'busy']);
+		const busy = startRun(dataDir, ['--seats', String(busySeats), '--phase', 'busy', '--name', 'busy'], runAgent);
 		await busy.waitFor(e => e.event === 'running', 30_000, 'the run');
 		for (let i = 0; i < busySeats; i++) {
 			await create(api, `busy ${i}`, 'busy');
@@ -131,7 +134,9 @@ async function main(): Promise<void> {
 				`${running} agents printing 1 line/s, ${Math.round(wall / 1000)} s window`,
 			),
 		);
+		// Two Ctrl-Cs: drain, then stop (apart: the kernel merges a signal that is still pending).
 		busy.proc.kill('SIGINT');
+		await new Promise(r => setTimeout(r, 300));
 		busy.proc.kill('SIGINT');
 		await new Promise(r => busy.proc.once('exit', r));
 		reporter.note(`load average (1 min) at the end: ${loadavg()[0]?.toFixed(2) ?? '?'} on a shared 2-core machine`);

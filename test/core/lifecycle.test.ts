@@ -183,6 +183,8 @@ for (const kind of storeKinds) {
 					progressEventDays: 90,
 					agentRetentionDays: 7,
 					idPrefix: 'CARD',
+					maxHeld: null,
+					agingHours: null,
 				});
 				assert.deepEqual(await b.settings(), settings);
 				await b.create(alice, {

@@ -4,13 +4,24 @@
  * from test/fixtures started through --command. Starts nothing besides what a test asks for.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { batonJs, childEnv, neutralCwd, repoRoot } from './mcp';
+import { batonJs, childEnv, repoRoot } from './mcp';
 
-export const fakeAgent = join(repoRoot, 'test', 'fixtures', 'runAgent.mjs');
-/** The --command of the fake agent (node by its absolute path: checked to exist before the run). */
-export const fakeCommand = `${process.execPath} ${fakeAgent} {mcpConfig}`;
+/** helper `agents`'s fake agent CLI (complete, crash, hang, noexit, ratelimit, fail by the card's title). */
+export const fakeAgent = join(repoRoot, 'test', 'fixtures', 'fakeAgent.mjs');
+/**
+ * The supervisor's own fake agent, for what fakeAgent.mjs does not do: a hang that ignores TERM (the
+ * KILL after the grace), a slow start (an agent that dies before its MCP session opens), a line of
+ * output a second (`busy`), and FAKE_AGENT_LOG's record of every start.
+ */
+export const runAgent = join(repoRoot, 'test', 'fixtures', 'runAgent.mjs');
+/** The --command of a fake agent (node by its absolute path: checked to exist before the run). */
+export function agentCommand(script = fakeAgent): string {
+	return `${process.execPath} ${script} {mcpConfig}`;
+}
+export const fakeCommand = agentCommand();
 
 export interface RunEvent {
 	event: string;
@@ -27,16 +38,24 @@ export interface RunningSupervisor {
 	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startRun(dataDir: string, args: string[], env: Record<string, string> = {}): RunningSupervisor {
-	const proc = spawn(
-		process.execPath,
-		[batonJs, 'run', '--json', '--kind', 'fake', '--command', fakeCommand, ...args],
-		{
-			env: childEnv(dataDir, env),
-			cwd: neutralCwd,
-			stdio: ['ignore', 'pipe', 'pipe'],
-		},
-	);
+/**
+ * `baton run --json --kind fake --command <agent> ...args` on the data dir, started in `<dataDir>/../work`
+ * (outside any repository, so the agents work there and write their files there).
+ */
+export function startRun(
+	dataDir: string,
+	args: string[],
+	env: Record<string, string> = {},
+	agent = fakeAgent,
+): RunningSupervisor {
+	const cwd = join(dataDir, '..', 'work');
+	mkdirSync(cwd, { recursive: true });
+	const command = agentCommand(agent);
+	const proc = spawn(process.execPath, [batonJs, 'run', '--json', '--kind', 'fake', '--command', command, ...args], {
+		env: childEnv(dataDir, env),
+		cwd,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	const events: RunEvent[] = [];
 	const waiters: (() => void)[] = [];
 	let stderr = '';

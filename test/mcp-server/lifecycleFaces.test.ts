@@ -107,6 +107,8 @@ describe('lifecycle through the CLI and MCP', () => {
 			progressEventDays: 90,
 			agentRetentionDays: 7,
 			idPrefix: 'CARD',
+			maxHeld: null,
+			agingHours: null,
 		});
 		const bad = await baton(['settings', '--backoff-seconds', 'soon']);
 		assert.equal(bad.code, 2);

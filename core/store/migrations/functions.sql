@@ -156,15 +156,14 @@ BEGIN
 			AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
 			AND c.requires <@ caps AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
 			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
-			AND NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = agent_kind))
-			AND (NOT EXISTS (SELECT 1 FROM pauses) OR NOT EXISTS (SELECT 1 FROM pauses pz WHERE
-				(pz.scope = 'card' AND pz.target = c.id) OR (pz.scope = 'project' AND pz.target = c.project)
-				OR (pz.scope = 'phase' AND pz.target = c.phase)))
+			AND (NOT EXISTS (SELECT 1 FROM pauses) OR (NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = agent_kind))
+				AND NOT EXISTS (SELECT 1 FROM pauses pz WHERE
+					(pz.scope = 'card' AND pz.target = c.id) OR (pz.scope = 'project' AND pz.target = c.project)
+					OR (pz.scope = 'phase' AND pz.target = c.phase))))
 			AND (c.assignee IS NULL OR c.assignee = who OR c.assignee = 'kind:' || agent_kind)
-			AND NOT EXISTS (SELECT 1 FROM settings WHERE key = 'agingHours' AND json_typeof(value) = 'number')
-			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key = 'maxHeld' AND json_typeof(mh.value) = 'number'
-				AND (SELECT count(*) FROM cards held WHERE held.claim_owner = who AND held.status = 'claimed')
-					>= (mh.value #>> '{}')::int)
+			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number'
+				AND (mh.key = 'agingHours' OR (SELECT count(*) FROM cards held WHERE held.claim_owner = who AND held.status = 'claimed')
+					>= (mh.value #>> '{}')::int))
 		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	ELSE
 		SELECT c.id INTO picked FROM cards c
@@ -173,15 +172,14 @@ BEGIN
 			AND c.requires <@ caps AND c.phase = want_phase
 			AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
 			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
-			AND NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = agent_kind))
-			AND (NOT EXISTS (SELECT 1 FROM pauses) OR NOT EXISTS (SELECT 1 FROM pauses pz WHERE
-				(pz.scope = 'card' AND pz.target = c.id) OR (pz.scope = 'project' AND pz.target = c.project)
-				OR (pz.scope = 'phase' AND pz.target = c.phase)))
+			AND (NOT EXISTS (SELECT 1 FROM pauses) OR (NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = agent_kind))
+				AND NOT EXISTS (SELECT 1 FROM pauses pz WHERE
+					(pz.scope = 'card' AND pz.target = c.id) OR (pz.scope = 'project' AND pz.target = c.project)
+					OR (pz.scope = 'phase' AND pz.target = c.phase))))
 			AND (c.assignee IS NULL OR c.assignee = who OR c.assignee = 'kind:' || agent_kind)
-			AND NOT EXISTS (SELECT 1 FROM settings WHERE key = 'agingHours' AND json_typeof(value) = 'number')
-			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key = 'maxHeld' AND json_typeof(mh.value) = 'number'
-				AND (SELECT count(*) FROM cards held WHERE held.claim_owner = who AND held.status = 'claimed')
-					>= (mh.value #>> '{}')::int)
+			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number'
+				AND (mh.key = 'agingHours' OR (SELECT count(*) FROM cards held WHERE held.claim_owner = who AND held.status = 'claimed')
+					>= (mh.value #>> '{}')::int))
 		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	END IF;
 	IF picked IS NOT NULL THEN

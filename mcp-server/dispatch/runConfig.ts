@@ -1,0 +1,57 @@
+/**
+ * What a `baton run` is configured with (the checked flags, cli/runCommand.ts) and which running agents
+ * a pause covers. Types and one pure function: it starts, asks and reads nothing.
+ */
+import type { Card } from '../../core/protocol';
+
+export interface RunConfig {
+	dataDir: string;
+	name: string;
+	seats: number;
+	kind: string;
+	agent: string | undefined;
+	command: string | undefined;
+	/** The claim's project: an id, '*' (any) or null (cards with none). */
+	project: string | null;
+	phase: string | undefined;
+	capabilities: string[];
+	maxSeconds: number | undefined;
+	cooldownSeconds: number;
+	stopGraceMs: number;
+	/** The git checkout the run serves (claims' `root`, the agents' folder without workspaces). */
+	root: string | undefined;
+	/** Where agents run when the card has no workspace and there is no checkout. */
+	cwd: string;
+	batonMcp: { command: string; args: string[] };
+	baseEnv: Record<string, string>;
+}
+
+export interface PauseLike {
+	scope: string;
+	target: string | null;
+	stop?: boolean;
+}
+
+export interface RunLike {
+	name: string;
+	host?: string;
+	stopping?: 'drain' | 'stop' | null;
+}
+
+/** Whether a pause covers a dispatched card of `kind`. */
+export function covers(pause: PauseLike, card: Card, kind: string): boolean {
+	switch (pause.scope) {
+		case 'all':
+			return true;
+		case 'project':
+			return card.project === pause.target;
+		case 'phase':
+			return card.phase === pause.target;
+		case 'card':
+			return card.id === pause.target;
+		case 'kind':
+			return kind === pause.target;
+		default:
+			return false;
+	}
+}
