@@ -6,24 +6,17 @@
  */
 import { leaseOf } from '../rules/lease';
 import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
-import { type UnclaimableCounts, checkClaimable, describeNothingClaimable } from '../rules/claim';
+import { type UnclaimableCounts, describeNothingClaimable } from '../rules/claim';
 import { BatonError } from '../errors';
 import type { Queryable } from '../store/db';
-import { act, cardState, loadCard, loadCardRow } from './cardActions';
+import { act, cardState, loadCard } from './cardActions';
+import { claimById } from './claimById';
 import { checkMaxHeld, lineSettings, recordDispatch, seatsFull } from './dispatchOps';
-import { checkLineOpen, claimerKind, pausedNothingClaimable } from './pauses';
+import { claimerKind, pausedNothingClaimable } from './pauses';
 import { claimableSql, deferredSql, heldByTreeSql, ofProjectSql, waitingSql } from './claimableSql';
 import { nowClaimable, withHandoff } from './reviews';
-import {
-	type ScopeWaits,
-	checkProject,
-	checkScopeFree,
-	describeScopeWaits,
-	pickClaimable,
-	preparePick,
-	projectParam,
-} from './scopes';
-import { afterChildDone, checkCloseParent, openChildCount, treeHold } from './tree';
+import { type ScopeWaits, describeScopeWaits, pickClaimable, preparePick, projectParam } from './scopes';
+import { afterChildDone, checkCloseParent, openChildCount } from './tree';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
 
@@ -109,58 +102,7 @@ export class ClaimCycle {
 		return this.uow.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
 			const dispatch = p.dispatch;
 			if (p.cardId !== undefined) {
-				if (this.uow.db.mode === 'postgres') {
-					// Issue 30: wait for a pause/set in flight, so the pause check below reads it (pauses.ts).
-					await tx.query('LOCK TABLE cards IN ROW EXCLUSIVE MODE');
-				}
-				const { card: before, claimSession } = await loadCardRow(tx, p.cardId, true);
-				if (
-					before.status === 'claimed' &&
-					before.claimOwner === ctx.actor &&
-					ctx.session !== undefined &&
-					claimSession === ctx.session &&
-					before.leaseExpiresAt !== null &&
-					Date.parse(before.leaseExpiresAt) > now.getTime()
-				) {
-					// Resume (issue 30): the session that holds the card claims it again (a dispatched agent's
-					// first claim): the same card and lease, no event, the epoch unchanged.
-					return { result: { card: before, lease: leaseOf(cardState(before)) }, events: [] };
-				}
-				const unmetIds =
-					before.unmetDeps > 0
-						? (
-								await tx.query<{ id: string }>(
-									`SELECT e.dep_id AS id FROM edges e LEFT JOIN cards d ON d.id = e.dep_id
-									 WHERE e.card_id = $1 AND d.status IS DISTINCT FROM 'done' ORDER BY e.dep_id LIMIT 10`,
-									[p.cardId],
-								)
-							).map(r => r.id)
-						: [];
-				checkClaimable(cardState(before), ctx.actor, caps, now, unmetIds);
-				const held = await treeHold(tx, p.cardId, now);
-				if (held !== undefined) {
-					throw held;
-				}
-				checkProject(before, p.project);
-				await checkLineOpen(tx, before, ctx.actor, kind);
-				await checkMaxHeld(tx, ctx.actor, (await lineSettings(tx)).maxHeld);
-				const full = dispatch === undefined ? undefined : await seatsFull(tx, before.project ?? null, dispatch);
-				if (full !== undefined) {
-					throw new BatonError('invalid_transition', `Card ${p.cardId} cannot be claimed now: ${full}.`, {
-						cardId: p.cardId,
-					});
-				}
-				await checkScopeFree(tx, before);
-				const claimed = await act(
-					tx,
-					p.cardId,
-					{ type: 'claim', actor: ctx.actor, ttlSeconds: ttl, session: ctx.session },
-					now,
-				);
-				const card =
-					dispatch === undefined ? claimed.card : await recordDispatch(tx, p.cardId, dispatch, ctx.host, now);
-				const events = claimed.events.map(e => (e.type === 'claimed' ? { ...e, data: { ...e.data, card } } : e));
-				return { result: { card, lease: leaseOf(cardState(card)) }, events };
+				return claimById(tx, this.uow.db.mode, ctx, { ...p, cardId: p.cardId }, { caps, ttl, kind, now });
 			}
 			const line = await lineSettings(tx);
 			const held = await checkMaxHeld(tx, ctx.actor, line.maxHeld).then(

@@ -102,6 +102,9 @@ export class Transfer {
 				duplicates: c.duplicates ?? [],
 				discovered_from: c.discoveredFrom ?? null,
 				base: c.base ?? null,
+				// Issue 30: who may claim it, and the seat holding it while claimed (lossless, as the claim is).
+				assignee: c.assignee ?? null,
+				dispatch: c.dispatch ?? null,
 			}));
 			const inserted = await tx.query<{ id: string }>(
 				`INSERT INTO cards SELECT * FROM jsonb_populate_recordset(NULL::cards, $1::jsonb)

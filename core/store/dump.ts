@@ -27,6 +27,9 @@ export const dumpTables = [
 	// Readable ids (issue 31): a restored store goes on numbering where the backup stopped.
 	{ name: 'id_counters', key: ['prefix'] },
 	{ name: 'id_prefixes', key: ['project'] },
+	// The pauses of the line (issue 30): a restored backlog is paused where the backup's was. The
+	// supervisors' runs are live processes, not history: left out.
+	{ name: 'pauses', key: ['scope', 'target'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];

@@ -12,7 +12,9 @@ import { beforeEach, describe, it } from 'node:test';
 import type { Backlog, OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
 import type { BacklogEvent, Card } from '../../core/protocol';
-import { backlogForSuite, storeKinds } from '../helpers/backlog';
+import { readDump } from '../../core/store/dump';
+import type { Db } from '../../core/store/db';
+import { backlogForSuite, openTestBacklog, storeKinds } from '../helpers/backlog';
 import { refused } from '../helpers/refused';
 
 const human: OpContext = { actor: 'cli:alice' };
@@ -187,13 +189,13 @@ for (const store of storeKinds) {
 		});
 
 		it("a dispatched claim records its seat, keeps the project's seat limits and is cleared when the claim ends", async () => {
-			const ids = await cards(4, { project: 'seats' });
+			const [c0 = '', c1 = '', c2 = ''] = await cards(4, { project: 'seats' });
 			await b.updateProjectSettings(human, { project: 'seats', seats: 2, kindSeats: { codex: 1 } });
 			const { events, stop } = recording();
 			const first = await b.claim({ ...claude, host: 'box' }, { dispatch: seat(1) });
 			stop();
-			assert.equal(first.card?.id, ids[0]);
-			assert.deepEqual(first.card?.dispatch, {
+			assert.equal(first.card?.id, c0);
+			assert.deepEqual(first.card.dispatch, {
 				run: 'default',
 				seat: 1,
 				kind: 'claude',
@@ -203,7 +205,7 @@ for (const store of storeKinds) {
 			const claimedEvent = events.find(e => e.type === 'claimed');
 			assert.equal(claimedEvent?.data.card?.dispatch?.seat, 1, 'the claimed event carries the record');
 			const second = await b.claim(codex, { dispatch: seat(2, 'codex') });
-			assert.equal(second.card?.id, ids[1]);
+			assert.equal(second.card?.id, c1);
 			const third = await b.claim(
 				{ ...codex, actor: 'codex-2', session: 'session-codex-2-000000' },
 				{
@@ -213,19 +215,19 @@ for (const store of storeKinds) {
 			assert.equal(third.card, null);
 			assert.match(third.reason ?? '', /project seats has 2 of 2 seats in use/);
 			await refused(
-				b.claim({ ...codex, actor: 'codex-3' }, { cardId: ids[2], dispatch: seat(3, 'codex') }),
+				b.claim({ ...codex, actor: 'codex-3' }, { cardId: c2, dispatch: seat(3, 'codex') }),
 				'invalid_transition',
 				/project seats has 2 of 2 seats in use/,
 			);
 			// Ending a claim frees its seat and clears the record.
-			const released = await b.release(codex, { cardId: ids[1], refundAttempt: true });
+			const released = await b.release(codex, { cardId: c1, refundAttempt: true });
 			assert.equal(released.card.dispatch, null);
 			assert.equal(released.card.attempts, 0, 'the attempt is given back');
 			const kindFull = await b.updateProjectSettings(human, { project: 'seats', kindSeats: { codex: 0 } });
 			assert.deepEqual(kindFull.kindSeats, { codex: 0 });
 			const refusedKind = await b.claim(codex, { dispatch: seat(2, 'codex') });
 			assert.match(refusedKind.reason ?? '', /project seats has 0 of 0 codex seats in use/);
-			const done = await b.complete(claude, { cardId: ids[0], result: 'ok' });
+			const done = await b.complete(claude, { cardId: c0, result: 'ok' });
 			assert.equal(done.card.dispatch, null);
 			const failed = await b.claim(claude, { dispatch: seat(1) });
 			assert.ok(failed.card?.dispatch);
@@ -277,6 +279,24 @@ for (const store of storeKinds) {
 			clock.advance(400);
 			await b.reclaim(human, {});
 			assert.equal((await get(id)).dispatch, null);
+		});
+
+		it('an export keeps the assignee and an import restores it; a dump keeps the pauses', async () => {
+			const [id = ''] = await cards(1);
+			await b.dispatch.assign(human, { cardId: id, assignee: 'kind:codex' });
+			const exported = (await b.exportCards({})).cards.filter(c => c.id === id);
+			assert.equal(exported[0]?.assignee, 'kind:codex');
+			const other = await openTestBacklog(store);
+			try {
+				await other.backlog.importCards(human, { cards: exported });
+				assert.equal((await other.backlog.get(human, { cardId: id })).card.assignee, 'kind:codex');
+			} finally {
+				await other.cleanup();
+			}
+			await b.pauses.set(human, { scope: 'phase', target: 'later', reason: 'kept' });
+			const rows = await readDump((b as unknown as { db: Db }).db);
+			assert.equal(rows.pauses.length, 1);
+			assert.match(rows.pauses[0] ?? '', /"reason":"kept"/);
 		});
 
 		it('runs register, list with seats in use, stop and end', async () => {

@@ -148,7 +148,15 @@ describe('a dispatched agent session', () => {
 			assert.equal(mine.card.id, cardId);
 			assert.equal(mine.lease.epoch, epoch, 'the same lease: resumed, not claimed again');
 			await agent.json('heartbeat', { cardId, progress: 50 });
-			await agent.json('complete', { cardId, result: 'done by the agent' });
+			// Another card is ready, yet a dispatched agent's complete {next} takes none: its seat does.
+			await json(['create', 'Next in line', '--priority', '90']);
+			const done = await agent.json<{ next?: { card: unknown; reason?: string } }>('complete', {
+				cardId,
+				result: 'done by the agent',
+				next: true,
+			});
+			assert.equal(done.next?.card, null);
+			assert.match(done.next.reason ?? '', /supervisor dispatches the next/);
 		} finally {
 			await agent.close();
 		}

@@ -149,6 +149,7 @@ describe('a backup that does not read back whole', () => {
 				project_settings: [],
 				id_counters: [],
 				id_prefixes: [],
+				pauses: [],
 			} as DumpRows;
 			rows.settings.push('{"key":"review","value":"none"}');
 			const path = join(dir, 'baton-x.jsonl.gz');

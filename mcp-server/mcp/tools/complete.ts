@@ -48,13 +48,16 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 				);
 			}
 			const epoch = ctx.epochFor(args.cardId, args.epoch);
+			// An agent Baton's supervisor started (BATON_CARD_ID, issue 30) does one card: its seat takes
+			// the next, under the seat limits, so `next` claims nothing here and says so.
+			const chain = next === true && ctx.dispatchedCard === undefined;
 			const capabilities = ctx.capabilities.length > 0 ? [...ctx.capabilities] : undefined;
 			const result = await ctx.request(
 				'card/complete',
 				{
 					...rest,
 					...(epoch === undefined ? {} : { epoch }),
-					...(next === true
+					...(chain
 						? {
 								next: {
 									project: ctx.project,
@@ -68,13 +71,23 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 						: {}),
 				},
 				// The next card's worktree may be made first (hubClient.ts workspaceAllowanceMs).
-				next === true && ctx.root !== undefined ? { timeoutMs: 15_000 + workspaceAllowanceMs } : undefined,
+				chain && ctx.root !== undefined ? { timeoutMs: 15_000 + workspaceAllowanceMs } : undefined,
 			);
 			ctx.forgetLease(args.cardId);
 			// Team mode: whether the branch reached origin (a failed push leaves the completion standing).
 			const push = result.push === undefined ? {} : { push: result.push };
 			if (result.next === undefined) {
-				return { card: compactCard(result.card), unblocked: result.unblocked, ...push };
+				const oneCard =
+					next === true && !chain
+						? {
+								next: {
+									card: null,
+									lease: null,
+									reason: 'Baton started this agent for one card; its supervisor dispatches the next. Exit now.',
+								},
+							}
+						: {};
+				return { card: compactCard(result.card), unblocked: result.unblocked, ...push, ...oneCard };
 			}
 			const claimed = result.next;
 			if (claimed.card !== null && claimed.lease !== null) {
