@@ -205,7 +205,11 @@ describe('a hub still opening its store', () => {
 			// far, and the client then rightly says it did not start. The client's own spawn loses the election.
 			opening = spawn(spawnHub.command, spawnHub.args, { env: spawnHub.env, stdio: 'ignore', detached: true });
 			const ownerSocket = hubPaths(dataDir).ownerSocket;
-			await waitFor(async () => (await probeOwner(ownerSocket, 200)).state === 'alive', 30_000, 'the hub to hold the dir');
+			await waitFor(
+				async () => (await probeOwner(ownerSocket, 200)).state === 'alive',
+				30_000,
+				'the hub to hold the dir',
+			);
 			let started = Date.now();
 			// Too long even for a hub that is opening: the error names the owner and where to look.
 			await assert.rejects(
@@ -227,7 +231,7 @@ describe('a hub still opening its store', () => {
 			await hub.request('hub/stop', {});
 		} finally {
 			hub?.close();
-			if (opening !== undefined && opening.exitCode === null && opening.signalCode === null) {
+			if (opening?.exitCode === null && opening.signalCode === null) {
 				const exited = once(opening, 'exit');
 				opening.kill('SIGTERM');
 				await exited;
