@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 
 import { Backlog } from '../../core/backlog';
@@ -156,9 +156,16 @@ describe('PGlite store', () => {
 		}
 	});
 
-	it('reads prepared statements’ rows from the wire exactly as PGlite’s own query does', async () => {
-		const { db } = await openPglite({});
-		try {
+	describe('prepared statements over the wire (one in-memory store: each test its own tables and names)', () => {
+		let db: Db;
+		before(async () => {
+			db = (await openPglite({})).db;
+		});
+		after(async () => {
+			await db.close();
+		});
+
+		it('reads prepared statements’ rows from the wire exactly as PGlite’s own query does', async () => {
 			// Every type the hot statements return, nulls, several rows, and a reply far larger than
 			// PGlite's receive buffer (it arrives in several chunks).
 			const sql = `SELECT n::int AS n, n::bigint * 3000000000 AS big, NULL::text AS nothing, n % 2 = 0 AS even,
@@ -183,14 +190,9 @@ describe('PGlite store', () => {
 				{ list: [], doc: null, at: null, flag: true, n: null },
 			]);
 			await assert.rejects(db.query(echo, [['nul\u0000'], null, null, null, null], 'test_wire_params'), /NUL/);
-		} finally {
-			await db.close();
-		}
-	});
+		});
 
-	it('throws PGlite’s DatabaseError, with its SQLSTATE, from a failing prepared statement', async () => {
-		const { db } = await openPglite({});
-		try {
+		it('throws PGlite’s DatabaseError, with its SQLSTATE, from a failing prepared statement', async () => {
 			await db.query('CREATE TABLE wire_u (x int PRIMARY KEY)');
 			await db.query('INSERT INTO wire_u VALUES ($1)', [1], 'test_wire_unique');
 			await assert.rejects(db.query('INSERT INTO wire_u VALUES ($1)', [1], 'test_wire_unique'), (e: unknown) => {
@@ -205,14 +207,9 @@ describe('PGlite store', () => {
 			await assert.rejects(db.query(later, [], 'test_wire_later'), (e: unknown) => sqlState(e) === '42P01');
 			await db.query('CREATE TABLE wire_later (x int)');
 			assert.deepEqual(await db.query(later, [], 'test_wire_later'), [{ n: 0 }]);
-		} finally {
-			await db.close();
-		}
-	});
+		});
 
-	it('runs a prepared statement only after an open transaction ends, never inside it', async () => {
-		const { db } = await openPglite({});
-		try {
+		it('runs a prepared statement only after an open transaction ends, never inside it', async () => {
 			await db.query('CREATE TABLE wire_v (x int)');
 			const count = 'SELECT count(*)::int AS n FROM wire_v';
 			await db.query(count, [], 'test_wire_v');
@@ -233,9 +230,7 @@ describe('PGlite store', () => {
 			await tx;
 			assert.equal(rolledBack, true);
 			assert.deepEqual(await seenDuring, [{ n: 0 }]);
-		} finally {
-			await db.close();
-		}
+		});
 	});
 });
 

@@ -12,6 +12,7 @@ import { type HubPaths, hubPaths } from '../../core/paths';
 import { type AgentInfo, type ClientKind, protocolVersion } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { dropSchema, testDatabaseUrl } from './backlog';
+import { testV8Flags } from './v8Flags';
 
 export const repoRoot = resolve(__dirname, '../..');
 /** The bundle under test; BATON_TEST_BATON_JS points at another build (then nothing is rebuilt). */
@@ -55,14 +56,14 @@ export function removeDataDir(dataDir: string): void {
 	rmSync(resolve(dataDir, '..'), { recursive: true, force: true });
 }
 
-/** The environment for a hub: PGlite mode unless the caller passes DATABASE_URL. */
+/** The environment for a hub: PGlite mode unless the caller passes DATABASE_URL; the tests' V8 flags. */
 export function hubEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 	const env: NodeJS.ProcessEnv = { ...process.env };
 	delete env.DATABASE_URL;
 	delete env.BATON_PG_SCHEMA;
 	delete env.BATON_DATA_DIR;
 	delete env.PGLITE_DATA_DIR;
-	return { ...env, ...extra };
+	return { ...env, BATON_V8_FLAGS: testV8Flags, ...extra };
 }
 
 export interface HubProcess {

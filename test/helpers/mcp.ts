@@ -13,6 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 import { agentEnvMarkers } from '../../mcp-server/cli/insideAgent';
+import { testV8Flags } from './v8Flags';
 
 export const repoRoot = resolve(import.meta.dirname, '..', '..');
 export const batonJs = join(repoRoot, 'dist', 'baton.js');
@@ -54,8 +55,8 @@ export function tempDataDir(): string {
 }
 
 /**
- * The environment of a child: this data dir, PGlite (no DATABASE_URL), no inherited agent or project,
- * and none of the markers of a coding agent (insideAgent.ts), which a test run started from inside one
+ * The environment of a child: this data dir, PGlite (no DATABASE_URL), the tests' V8 flags (v8Flags.ts),
+ * no inherited agent or project, and none of the markers of a coding agent (insideAgent.ts), which a test run started from inside one
  * would otherwise hand to every `baton approve` it runs.
  */
 export function childEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -72,7 +73,7 @@ export function childEnv(dataDir: string, extra: Record<string, string> = {}): R
 			env[k] = v;
 		}
 	}
-	return { ...env, BATON_DATA_DIR: dataDir, ...extra };
+	return { ...env, BATON_DATA_DIR: dataDir, BATON_V8_FLAGS: testV8Flags, ...extra };
 }
 
 export interface Agent {

@@ -6,6 +6,7 @@
  * Throughout, the hub stays up, its peak RSS stays under 1 GB, another client's `card/stats` answers
  * within 1 s, and every card it was acknowledged is there afterwards. The non-readers are cut off
  * with a reason in the hub's log; subscribers that resume reading are resynced, then live again.
+ * @serial another client's card/stats within 1 s while the hub is flooded: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

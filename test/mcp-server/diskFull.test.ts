@@ -6,6 +6,7 @@
  * with `unavailable` answers; a store stuck in a synchronous spin is ended by the watchdog. Mounting
  * a tmpfs needs root: CI runs as root, and there a test that cannot mount one fails with the reason
  * instead of skipping; a developer's run as another user skips these, saying why.
+ * @serial writes resume within 10 s of space coming back; a stuck hub ends within 20 s: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

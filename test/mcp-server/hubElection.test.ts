@@ -2,6 +2,7 @@
  * Election and failover through real processes (RELIABILITY 9, 10, 14): clients that find no hub
  * spawn `baton hub` detached; racing spawns end with one hub; kill -9 under load elects exactly one
  * successor and every acknowledged write is there exactly once.
+ * @serial one hub elected among 8 starting clients and after each kill -9, within the clients' timeouts: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -2,6 +2,7 @@
  * Storage ownership and election against real hub processes (RELIABILITY 1, 3, 11, 12, 13, 15, 16):
  * the kernel's socket binding decides who owns a data dir; leftovers of a kill -9 never block the
  * next start; a stopped hub is waited for, never replaced.
+ * @serial a second hub refused within 2 s; a stopped hub left alone for 3 s: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

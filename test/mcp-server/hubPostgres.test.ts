@@ -4,14 +4,20 @@
  * hub's clients through LISTEN/NOTIFY quickly (the latency is printed). The relay announces a hub's
  * commits after they commit, coalesced, never dropping the last one, and ignores its own NOTIFYs.
  * A client waits past its start timeout for a hub that owns its data dir but is still migrating.
+ * @serial an event relayed from one hub to the other within 200 ms, and it cuts every client connection
+ * to the test database: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import pg from 'pg';
 import { connectHub } from '../../core/client/connectHub';
+import { probeOwner } from '../../core/client/ownerProbe';
 import { BatonError } from '../../core/errors';
 import type { BacklogEvent } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
+import { hubPaths } from '../../core/paths';
 import { migrationLockKey } from '../../core/store/migrate';
 import { NotifyRelay } from '../../mcp-server/hub/notifyRelay';
 import { runBaton } from '../helpers/mcp';
@@ -191,8 +197,19 @@ describe('a hub still opening its store', () => {
 			env: hubEnv({ DATABASE_URL: databaseUrl, BATON_PG_SCHEMA: slowSchema }),
 		};
 		let hub: RpcClient | undefined;
+		let opening: ReturnType<typeof spawn> | undefined;
 		try {
 			await locker.query('SELECT pg_advisory_lock($1)', [migrationLockKey]);
+			// The hub holds the data dir (its owner socket answers) before the client's wait is measured: on a
+			// busy machine a hub the client spawns can take longer than the 500 ms start timeout to get that
+			// far, and the client then rightly says it did not start. The client's own spawn loses the election.
+			opening = spawn(spawnHub.command, spawnHub.args, { env: spawnHub.env, stdio: 'ignore', detached: true });
+			const ownerSocket = hubPaths(dataDir).ownerSocket;
+			await waitFor(
+				async () => (await probeOwner(ownerSocket, 200)).state === 'alive',
+				30_000,
+				'the hub to hold the dir',
+			);
 			let started = Date.now();
 			// Too long even for a hub that is opening: the error names the owner and where to look.
 			await assert.rejects(
@@ -214,6 +231,11 @@ describe('a hub still opening its store', () => {
 			await hub.request('hub/stop', {});
 		} finally {
 			hub?.close();
+			if (opening?.exitCode === null && opening.signalCode === null) {
+				const exited = once(opening, 'exit');
+				opening.kill('SIGTERM');
+				await exited;
+			}
 			await locker.end();
 			removeDataDir(dataDir);
 			const admin = new pg.Client({ connectionString: databaseUrl });

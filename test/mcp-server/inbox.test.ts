@@ -6,6 +6,7 @@
  * messages never come back; a question is answered into a waiting `heartbeat {waitSeconds}`; what
  * was not acknowledged is pushed again at the agent's next hello. Then the same with two hubs on one
  * PostgreSQL, the human on one and the agent on the other.
+ * @serial a waiting call returns within 1 s of the answer, a wait of 1 s ends between 0.95 and 3 s: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

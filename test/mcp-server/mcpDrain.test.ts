@@ -3,6 +3,7 @@
  * random DAG while the test kills one agent mid-card and later kill -9s the hub. Checked from the
  * event log afterwards: every card completed exactly once, never held by two agents at once, never
  * claimed before its dependencies were done, seqs continuous, every acknowledged complete present.
+ * @serial a killed agent's card released within 2 s: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

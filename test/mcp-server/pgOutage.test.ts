@@ -8,6 +8,7 @@
  * acknowledged create, claim and complete is in the store; no card was claimed while another agent
  * held it; every subscriber got every committed event exactly once; and after the restart a waiting
  * claim on hub B is woken by a create on hub A through LISTEN/NOTIFY.
+ * @serial wakes within 1 s and the relay back within 5 s of PostgreSQL returning: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -6,6 +6,7 @@
  * log afterwards: at no event do two live claims of one project overlap (decided by core/scope.ts's
  * plain pairwise scopesOverlap, not the pruned index the hub uses), claimed and its end alternate per
  * card (0 double claims), and every card ends done.
+ * @first 16 agent processes on each store: among the longest files of the MCP suite.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';

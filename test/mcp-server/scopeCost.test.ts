@@ -3,6 +3,7 @@
  * × 100 then braces, 237 characters) is refused at create with the limit named, in well under 5 s,
  * and nothing is stored; two cards with the costliest scopes the limits let in are claimed one after
  * the other by id, and another client's `card/stats` answers within 1 s throughout.
+ * @serial card/stats within 1 s while the costliest scopes are refused and claimed: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

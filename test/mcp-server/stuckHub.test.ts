@@ -3,6 +3,7 @@
  * command fails within seconds naming the pid, that the process is alive but stopped, and
  * `baton hub stop --force`, which ends it; the next command starts a fresh hub with every card
  * acknowledged before. A process burning CPU is reported busy, with its CPU share.
+ * @serial it keeps a core busy on purpose (a spinning process) and answers within 25 s: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

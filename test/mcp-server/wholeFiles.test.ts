@@ -4,6 +4,7 @@
  * backups stay; a backup that does not read back whole is removed; a card/create whose WAL would not
  * fit is refused as `disk_full` while the hub stays up and loses nothing; and `baton restore`/`import`
  * refuse rows that break the protocol before applying anything.
+ * @first among the longest files of the MCP suite.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -8,6 +8,7 @@
  * before the card changes, and a lease that runs out or a person's reclaim as soon as the hub sees it;
  * and that team mode pushes to a bare origin, a failed push being reported without losing the completion.
  * Project settings go through the protocol (`project/settings/update`), as `baton settings` sends them.
+ * @serial a lease's snapshot within 30 s of its 5 s lease running out: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';

@@ -18,6 +18,7 @@ import { BatonError } from '../../core/errors';
 import { initMarker, readyMarker } from '../../core/store/dataDir';
 import { tempDir } from '../helpers/backlog';
 import { amcheckIndexes } from '../helpers/hub';
+import { testNodeArgs } from '../helpers/v8Flags';
 
 const writer = join(__dirname, 'crashWriter.ts');
 
@@ -30,7 +31,7 @@ interface Run {
 }
 
 function start(dir: string, run: number, ackedFile: string, onAck: (id: string) => void): Run {
-	const child = spawn(process.execPath, ['--import', 'tsx', writer, dir, String(run), ackedFile], {
+	const child = spawn(process.execPath, [...testNodeArgs, '--import', 'tsx', writer, dir, String(run), ackedFile], {
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	const lines: string[] = [];
