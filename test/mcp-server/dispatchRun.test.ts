@@ -4,6 +4,8 @@
  * failure of a card whose agent exits without completing, the --max-seconds budget (TERM, then KILL),
  * the rate-limit release and cool-down, the failure streak pausing the kind, restart adoption after
  * kill -9, pause --stop, and that bad input starts nothing.
+ *
+ * @first: the longest file of the suite (real agents waited out); the others fill the other core beside it.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
