@@ -269,7 +269,14 @@ export class DetailPane {
 		const add = (k: string, v: string): void => {
 			dl.append(el('dt', '', k), el('dd', '', v));
 		};
-		add('Priority', String(card.priority));
+		// Aging (issue 30): a waiting card's place in the claim order, from card/get.
+		const effective = this.last?.card.id === card.id ? this.last.effectivePriority : undefined;
+		add(
+			'Priority',
+			effective === undefined || effective === card.priority
+				? String(card.priority)
+				: `${card.priority}, ${effective} with aging (+${effective - card.priority} for waiting)`,
+		);
 		add('Phase', card.phase ?? '—');
 		if (card.status === 'claimed') {
 			const owner = card.claimOwner ?? '—';

@@ -4,7 +4,8 @@
  * `dispatch/update`, as `baton run` does) shows "running in seat 2, 4 min" and its last output line,
  * which follows the feed; an assigned card shows its assignee chip; a pause set elsewhere shows as a
  * banner with who and why, marks the ready cards it holds back and is resumed from the board by
- * keyboard; the board's own Pause button asks first, then pauses everything under the board's name.
+ * keyboard; a waiting card's detail shows its effective priority while cards age; the board's own
+ * Pause button asks first, then pauses everything under the board's name.
  * The page's clock runs 4 minutes ahead of the hub's, so the seat's elapsed time reads "4 min".
  */
 import assert from 'node:assert/strict';
@@ -102,6 +103,21 @@ describe('board: dispatched cards, assignees and pauses (Chromium, real hub)', (
 		assert.equal(await chip.textContent(), '→ codex');
 		assert.match((await chip.getAttribute('title')) ?? '', /assigned to any codex agent/);
 		assert.equal(await cardIn(page, 'ready', 'RDY-1').locator('.flag-assignee').count(), 0);
+	});
+
+	it('shows a waiting card’s effective priority in its detail while the backlog ages cards', async () => {
+		// One step per 1.8 s of waiting: ASG-1 has waited longer than that by now.
+		await admin.request('settings/update', { agingHours: 0.0005 });
+		await new Promise(r => setTimeout(r, 2000));
+		await cardIn(page, 'ready', 'ASG-1').click();
+		await page.waitForFunction(() => document.querySelector('.detail .facts')?.textContent.includes('with aging'));
+		const facts = (await page.locator('.detail .facts').textContent()) ?? '';
+		const m = /Priority2, (\d+) with aging \(\+(\d+) for waiting\)/.exec(facts);
+		assert.ok(m !== null, facts);
+		assert.equal(Number(m[1]) - 2, Number(m[2]));
+		assert.ok(Number(m[2]) >= 1);
+		await admin.request('settings/update', { agingHours: null });
+		await page.keyboard.press('Escape');
 	});
 
 	it('shows a pause set elsewhere with who and why, and resumes it by keyboard', async () => {
