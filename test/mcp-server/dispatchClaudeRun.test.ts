@@ -23,6 +23,7 @@ let hub: HubProcess;
 let admin: RpcClient;
 let run: BatonRun | undefined;
 let claudeBin: string;
+let claudeHome: string | undefined;
 
 before(async () => {
 	ensureBuilt();
@@ -42,6 +43,9 @@ after(async () => {
 	await hub.stop();
 	await cleanupDataDir(dataDir);
 	rmSync(base, { recursive: true, force: true });
+	if (claudeHome !== undefined) {
+		rmSync(claudeHome, { recursive: true, force: true });
+	}
 });
 
 /** The supervisor's environment: the test's, without any model credentials, and Claude's offline one. */
@@ -50,6 +54,7 @@ function supervisorEnv(): Record<string, string> {
 		Object.entries(childEnv(dataDir)).filter(([k]) => !/^(ANTHROPIC_|CLAUDE_|AWS_BEARER|CLAUDECODE)/.test(k)),
 	);
 	const offline = offlineClaudeEnv(`${claudeBin}:${process.env.PATH ?? ''}`);
+	claudeHome = offline.HOME;
 	return { ...env, ...offline };
 }
 
