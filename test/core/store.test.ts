@@ -389,12 +389,13 @@ for (const kind of storeKinds) {
 				const readsByClaimIndexes = (key: string, plan: unknown): void => {
 					const scans = cardScans(plan);
 					assert.ok(scans.length > 0, `${key}: no scan of cards in ${JSON.stringify(plan)}`);
+					// A claim's max-held guard (issue 30) counts the claimer's held cards through the index of
+					// claimed cards; it is an InitPlan that runs only while the maxHeld setting exists.
+					const allowed = /^(claim|completeNext|baton_hand_over)/.test(key)
+						? /^Index (Only )?Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx|cards_lease_idx)$/
+						: /^Index Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx)$/;
 					for (const scan of scans) {
-						assert.match(
-							scan,
-							/^Index Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx)$/,
-							`${key} reads cards by ${scan}`,
-						);
+						assert.match(scan, allowed, `${key} reads cards by ${scan}`);
 					}
 				};
 				for (const [key, text] of texts) {
