@@ -2,8 +2,9 @@
  * A supervisor that starts again (after a stop, a crash or kill -9) finds its running agents' cards by
  * their claims (issue 30): every claimed card whose `dispatch` names this run and this host. An agent
  * still alive (its pid's environment names the card) is adopted and watched; one that died while the
- * supervisor was down has its card failed with that reason; a card with no pid (the supervisor died
- * between claim and start) is left to its lease. It never starts an agent, so none of these cards gets
+ * supervisor was down has its card failed with that reason; a card whose agent never started (the
+ * supervisor died between claim and start) is released; one it cannot act for (no seat record) is
+ * left to its lease, its seat taken until then (supervisor.ts). It never starts an agent, so none of these cards gets
  * a second one. Must not: act on a card of another run or host, or on a claim whose epoch is not the
  * one its seat record names.
  */
@@ -24,8 +25,10 @@ export interface Adoption {
 	adopted: AgentJob[];
 	/** Cards failed because their agent died while the supervisor was down. */
 	failed: string[];
-	/** Cards left to their lease (no pid was recorded, or no seat record to act with). */
-	leftToLease: string[];
+	/** Cards released because no agent was ever started for them (the supervisor died in between). */
+	released: string[];
+	/** Cards left to their lease (no seat record to act with): their seats stay taken until they end. */
+	leftToLease: { cardId: string; seat: number; epoch: number }[];
 }
 
 /** This run's claimed cards on this host, every page. */
@@ -52,20 +55,18 @@ export async function adoptRunning(
 	connect: SeatConnector,
 	host: string,
 ): Promise<Adoption> {
-	const result: Adoption = { adopted: [], failed: [], leftToLease: [] };
+	const result: Adoption = { adopted: [], failed: [], released: [], leftToLease: [] };
+	const leave = (card: Card): void => {
+		result.leftToLease.push({ cardId: card.id, seat: card.dispatch?.seat ?? 0, epoch: card.claimEpoch });
+	};
 	for (const card of await runCards(main, ctx.run, host)) {
 		const record = readSeatRecord(seatFilePath(ctx.dataDir, ctx.run, card.id));
 		if (record?.epoch !== card.claimEpoch || record.agent !== card.claimOwner) {
 			ctx.emit({ event: 'left', cardId: card.id, why: 'no seat record for this claim: left to its lease' });
-			result.leftToLease.push(card.id);
+			leave(card);
 			continue;
 		}
 		const pid = card.dispatch?.pid ?? findAgentPid(card.id, record.session);
-		if (pid === undefined) {
-			ctx.emit({ event: 'left', cardId: card.id, why: 'no agent was started: left to its lease' });
-			result.leftToLease.push(card.id);
-			continue;
-		}
 		const info = {
 			id: record.agent,
 			name: record.agent,
@@ -79,7 +80,28 @@ export async function adoptRunning(
 			conn = await connect(info, record.session);
 		} catch (e) {
 			log.error(`cannot act for ${card.id}: ${errorText(e)}`);
-			result.leftToLease.push(card.id);
+			leave(card);
+			continue;
+		}
+		if (pid === undefined) {
+			// The supervisor died between the claim and the start: no agent ever ran, so the card goes back
+			// to the pool now (no attempt used) instead of holding a seat until its lease runs out.
+			try {
+				await conn.request('card/release', {
+					cardId: card.id,
+					epoch: record.epoch,
+					reason: 'its supervisor stopped before starting its agent',
+					refundAttempt: true,
+				});
+				removeSeatFiles(ctx.dataDir, ctx.run, card.id);
+				result.released.push(card.id);
+				ctx.emit({ event: 'left', cardId: card.id, why: 'no agent was started: released' });
+			} catch (e) {
+				log.error(`releasing ${card.id} failed: ${errorText(e)}`);
+				leave(card);
+			} finally {
+				conn.close();
+			}
 			continue;
 		}
 		if (isAgentOf(pid, card.id)) {
@@ -112,7 +134,7 @@ export async function adoptRunning(
 			});
 		} catch (e) {
 			log.error(`failing ${card.id} after its agent died failed: ${errorText(e)}`);
-			result.leftToLease.push(card.id);
+			leave(card);
 		} finally {
 			conn.close();
 		}

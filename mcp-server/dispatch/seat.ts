@@ -33,6 +33,12 @@ export class Seat {
 	job: AgentJob | undefined;
 	/** Set while a claim or a start is in flight: the seat counts as taken. */
 	claiming = false;
+	/**
+	 * A card of this run that a previous supervisor left claimed with no agent this one can watch (no
+	 * seat record, or one it could not act on): the seat stays taken until that claim ends, by its lease
+	 * or otherwise, so a restart never has more cards held than seats (the chaos proof found 11 on 8).
+	 */
+	lingering: { cardId: string; epoch: number } | undefined;
 	private identity: SeatIdentity | undefined;
 	private conn: Promise<RpcClient> | undefined;
 
@@ -44,7 +50,7 @@ export class Seat {
 	) {}
 
 	get free(): boolean {
-		return this.job === undefined && !this.claiming;
+		return this.job === undefined && !this.claiming && this.lingering === undefined;
 	}
 
 	/** This seat's next identity and its open connection (made once, kept until a card uses it). */

@@ -86,6 +86,9 @@ export class Supervisor {
 		for (const job of adoption.adopted) {
 			this.place(job);
 		}
+		for (const left of adoption.leftToLease) {
+			this.linger(left);
+		}
 		this.display.event({
 			event: 'running',
 			run: this.config.name,
@@ -93,6 +96,7 @@ export class Supervisor {
 			kind: this.config.kind,
 			adopted: adoption.adopted.length,
 			failed: adoption.failed.length,
+			released: adoption.released.length,
 			leftToLease: adoption.leftToLease.length,
 		});
 		for (const seat of this.seats) {
@@ -150,12 +154,32 @@ export class Supervisor {
 		void job.done.then(end => this.jobEnded(seat, job, end));
 	}
 
+	/** A card left claimed by an earlier supervisor keeps its seat (or an extra one) until its claim ends. */
+	private linger(left: { cardId: string; seat: number; epoch: number }): void {
+		let seat = this.seats.find(s => s.n === left.seat && s.free);
+		if (seat === undefined) {
+			seat = new Seat(left.seat, this.config.kind, this.config.name, this.connect);
+			this.extra.push(seat);
+		}
+		seat.lingering = { cardId: left.cardId, epoch: left.epoch };
+	}
+
 	private onEvent(e: BacklogEvent): void {
 		const card = e.data.card;
 		if (card !== null) {
 			for (const job of this.jobs()) {
 				if (job.card.id === card.id) {
 					job.cardChanged(card);
+				}
+			}
+			for (const seat of [...this.seats, ...this.extra]) {
+				const l = seat.lingering;
+				if (l?.cardId === card.id && (card.status !== 'claimed' || card.claimEpoch !== l.epoch)) {
+					seat.lingering = undefined;
+					const extra = this.extra.indexOf(seat);
+					if (extra >= 0) {
+						this.extra.splice(extra, 1);
+					}
 				}
 			}
 		}

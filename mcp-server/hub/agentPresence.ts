@@ -23,6 +23,12 @@ export interface AgentPresenceOptions {
 	broadcast: (frame: object) => void;
 	/** Whether any such connection is open: without one, no notice is built at all. */
 	hasWatchers: () => boolean;
+	/**
+	 * Runs before an ended session's claims are released (wipKeeper.ts: snapshots their worktrees, as
+	 * release and fail do), so a claim that follows the release at once (a dispatched seat refilling)
+	 * restores the agent's work instead of racing the snapshot. Never throws.
+	 */
+	beforeRelease?: (agentId: string) => Promise<void>;
 }
 
 const noticeMinMs = 250;
@@ -77,8 +83,10 @@ export class AgentPresence {
 			!this.options.stopping() &&
 			this.options.guard.smallWritesOk
 		) {
-			this.options.backlog
-				.releaseAgent({ actor: agentId }, agentId, 'agent session disconnected', session)
+			(this.options.beforeRelease?.(agentId) ?? Promise.resolve())
+				.then(() =>
+					this.options.backlog.releaseAgent({ actor: agentId }, agentId, 'agent session disconnected', session),
+				)
 				.catch((e: unknown) => log.error(`releasing ${agentId}'s session's claims failed: ${errorText(e)}`));
 		}
 		if (set?.size === 0) {
@@ -96,6 +104,7 @@ export class AgentPresence {
 		try {
 			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
 			if (release) {
+				await this.options.beforeRelease?.(agentId);
 				await this.options.backlog.releaseAgent({ actor: agentId }, agentId, 'agent disconnected');
 			}
 			// It may have come back meanwhile (a reconnect): then it has not ended.

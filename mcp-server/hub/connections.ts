@@ -51,6 +51,8 @@ export interface Connection {
 export interface ConnectionsOptions {
 	backlog: Backlog;
 	guard: StoreGuard;
+	/** Before an ended MCP session's claims are released (AgentPresenceOptions.beforeRelease). */
+	beforeRelease?: (agentId: string) => Promise<void>;
 	token: string;
 	thresholds: HealthThresholds;
 	/** Folder of the built board assets. */
@@ -93,6 +95,7 @@ export class Connections {
 			backlog: options.backlog,
 			guard: options.guard,
 			stopping: options.stopping,
+			...(options.beforeRelease === undefined ? {} : { beforeRelease: options.beforeRelease }),
 			broadcast: frame => this.broadcast(frame, showsAgents),
 			hasWatchers: () => {
 				for (const conn of this.all) {

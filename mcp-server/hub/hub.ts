@@ -147,6 +147,7 @@ export class Hub {
 		this.connections = new Connections({
 			backlog,
 			guard: this.guard,
+			beforeRelease: agentId => this.wip.beforeAgentEnds(agentId),
 			token: options.token,
 			thresholds: options.thresholds,
 			webviewDir: options.webviewDir,

@@ -189,6 +189,19 @@ export class WipKeeper {
 	}
 
 	/**
+	 * An agent's session ended (its MCP process died): snapshots the worktree of every card it holds
+	 * before the hub releases them, as release and fail do (issue 30's chaos proof found a crashed
+	 * agent's edits lost when a dispatched seat claimed the card again before the after-event snapshot).
+	 * Never throws.
+	 */
+	async beforeAgentEnds(agentId: string): Promise<void> {
+		const held = [...this.known].filter(([, k]) => k.status === 'claimed' && k.claimOwner === agentId);
+		for (const [cardId, k] of held) {
+			await this.snapshot(cardId, k.workspace, k.claimEpoch, 'release');
+		}
+	}
+
+	/**
 	 * Complete: commits the agent's uncommitted work and stores the branch's counts before the card moves
 	 * on (a refused commit refuses the completion), runs `complete`, then pushes in team mode. A push that
 	 * fails is recorded on the card and in the result; the completion stands.
