@@ -139,7 +139,18 @@ export class AgentJob {
 		writeSeatRecord(seatFilePath(ctx.dataDir, ctx.run, card.id), record);
 		const mcpConfigPath = join(dir, `${card.id}.mcp.json`);
 		writeMcpConfig(mcpConfigPath, server);
-		const prompt = promptText(card, { handoff: s.claim.handoff, workspace });
+		// The card's messages and earlier attempts belong in the prompt (issue 30): one card/get on the
+		// seat's own connection. Without them (the hub did not answer) the agent still has `show`.
+		const detail = await s.conn.request('card/get', { cardId: card.id }).catch((e: unknown) => {
+			log.warn(`${card.id}: reading its messages for the prompt failed: ${errorText(e)}`);
+			return undefined;
+		});
+		const prompt = promptText(card, {
+			handoff: s.claim.handoff,
+			workspace,
+			messages: detail?.messages,
+			attempts: detail?.attempts,
+		});
 		const promptFile = join(dir, `${card.id}.prompt.md`);
 		writeFileSync(promptFile, prompt, { mode: 0o600 });
 		const launch = buildLaunch({

@@ -18,6 +18,8 @@ import { type HubProcess, alive, client, removeDataDir, startHub, tempDataDir, w
 import { ensureBuilt, runBaton } from '../helpers/mcp';
 import { fakeCommand, maxConcurrent, runAgent, startRun } from '../helpers/runSupervisor';
 
+const printPrompt = join(import.meta.dirname, '..', 'fixtures', 'printPrompt.mjs');
+
 interface World {
 	dataDir: string;
 	hub: HubProcess;
@@ -150,6 +152,20 @@ describe('baton run', { timeout: 600_000 }, () => {
 			assert.equal(after.dispatch ?? null, null);
 			run.proc.kill('SIGINT');
 			assert.equal((await run.exited).code, 0);
+		});
+
+		it('gives the agent a prompt with the card and its messages', async () => {
+			const [c] = await create(w.api, ['Port the tokenizer'], { phase: 'prompt', body: 'Use the v2 grammar.' });
+			assert.ok(c);
+			await w.api.request('card/comment', { cardId: c.id, text: 'Keep the old API as a shim, please.' });
+			const run = startRun(w.dataDir, ['--phase', 'prompt', '--name', 'prompt'], {}, printPrompt);
+			await run.waitFor(e => e.event === 'exited' && e.cardId === c.id, 60_000, 'the agent');
+			run.proc.kill('SIGINT');
+			assert.equal((await run.exited).code, 0);
+			const log = readFileSync(join(w.dataDir, 'runs', 'prompt', `${c.id}.log`), 'utf8');
+			assert.match(log, /Port the tokenizer/);
+			assert.match(log, /Use the v2 grammar\./);
+			assert.match(log, /Keep the old API as a shim, please\./);
 		});
 
 		it('stops an agent past --max-seconds with TERM then KILL and fails the card naming the budget', async () => {
