@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { batonJs, connect, cpuMsOf, requireBuild, startHub } from './hubProcess';
 import { Reporter, median, percentile, row } from './report';
+import { onJsonLines } from '../helpers/jsonLines';
 
 const quick = process.argv.includes('--quick');
 const samples = quick ? 5 : 20;
@@ -38,18 +39,8 @@ function startRun(dataDir: string, args: string[], agent: string) {
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	const events: RunEvent[] = [];
-	let partial = '';
 	let stderr = '';
-	proc.stdout.setEncoding('utf8');
-	proc.stdout.on('data', (chunk: string) => {
-		const lines = (partial + chunk).split('\n');
-		partial = lines.pop() ?? '';
-		for (const line of lines) {
-			if (line.trim() !== '') {
-				events.push(JSON.parse(line) as RunEvent);
-			}
-		}
-	});
+	onJsonLines(proc.stdout, e => events.push(e as RunEvent));
 	proc.stderr.setEncoding('utf8');
 	proc.stderr.on('data', (c: string) => (stderr = (stderr + c).slice(-4000)));
 	const waitFor = async (match: (e: RunEvent) => boolean, timeoutMs: number, what: string): Promise<RunEvent> => {

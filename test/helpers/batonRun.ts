@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 
 import { batonJs, childEnv, isAlive } from './mcp';
+import { onJsonLines } from './jsonLines';
 
 export interface RunLine {
 	event: string;
@@ -40,29 +41,24 @@ export function startBatonRun(options: {
 	const lines: RunLine[] = [];
 	const wake: (() => void)[] = [];
 	let stderr = '';
-	let partial = '';
-	proc.stdout.setEncoding('utf8');
-	proc.stdout.on('data', (chunk: string) => {
-		const parts = (partial + chunk).split('\n');
-		partial = parts.pop() ?? '';
-		for (const part of parts) {
-			if (part.trim() === '') {
-				continue;
+	onJsonLines(
+		proc.stdout,
+		value => {
+			const line = value as RunLine;
+			lines.push(line);
+			if ((line.event === 'started' || line.event === 'adopted') && typeof line.pid === 'number') {
+				reportedAgentPids.add(line.pid);
 			}
-			try {
-				const line = JSON.parse(part) as RunLine;
-				lines.push(line);
-				if ((line.event === 'started' || line.event === 'adopted') && typeof line.pid === 'number') {
-					reportedAgentPids.add(line.pid);
+		},
+		{
+			afterChunk: () => {
+				for (const w of wake.splice(0)) {
+					w();
 				}
-			} catch {
-				stderr += `[stdout, not JSON] ${part}\n`;
-			}
-		}
-		for (const w of wake.splice(0)) {
-			w();
-		}
-	});
+			},
+			onNotJson: part => (stderr += `[stdout, not JSON] ${part}\n`),
+		},
+	);
 	proc.stderr.setEncoding('utf8');
 	proc.stderr.on('data', (chunk: string) => (stderr += chunk));
 	let done = false;

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { batonJs, childEnv, repoRoot } from './mcp';
+import { onJsonLines } from './jsonLines';
 
 /** helper `agents`'s fake agent CLI (complete, crash, hang, noexit, ratelimit, fail by the card's title). */
 export const fakeAgent = join(repoRoot, 'test', 'fixtures', 'fakeAgent.mjs');
@@ -59,19 +60,12 @@ export function startRun(
 	const events: RunEvent[] = [];
 	const waiters: (() => void)[] = [];
 	let stderr = '';
-	let partial = '';
-	proc.stdout.setEncoding('utf8');
-	proc.stdout.on('data', (chunk: string) => {
-		const lines = (partial + chunk).split('\n');
-		partial = lines.pop() ?? '';
-		for (const line of lines) {
-			if (line.trim() !== '') {
-				events.push(JSON.parse(line) as RunEvent);
+	onJsonLines(proc.stdout, e => events.push(e as RunEvent), {
+		afterChunk: () => {
+			for (const w of waiters.splice(0)) {
+				w();
 			}
-		}
-		for (const w of waiters.splice(0)) {
-			w();
-		}
+		},
 	});
 	proc.stderr.setEncoding('utf8');
 	proc.stderr.on('data', (chunk: string) => {
