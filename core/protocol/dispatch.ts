@@ -113,6 +113,7 @@ export const AgentExitReason = z.enum([
 	'failed',
 	'exited',
 	'timeout',
+	'hung',
 	'rate_limited',
 	'stopped',
 	'start_failed',

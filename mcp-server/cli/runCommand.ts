@@ -37,6 +37,11 @@ const runFlags = cliFlags({
 	phase: { type: 'string', value: 'X', description: 'Only cards in this phase' },
 	capabilities: { type: 'string', value: 'a,b', description: 'Capabilities the agents have' },
 	maxSeconds: { type: 'string', value: 'N', description: 'Stop an agent after N s and fail its card' },
+	idleSeconds: {
+		type: 'string',
+		value: 'N',
+		description: 'Stop an agent silent for N s (no output, no heartbeat) and fail its card (default 900; 0: never)',
+	},
 	cooldownSeconds: { type: 'string', value: 'N', description: 'Pause a rate-limited kind this long (default 300)' },
 	stopGraceSeconds: {
 		type: 'string',
@@ -45,6 +50,13 @@ const runFlags = cliFlags({
 	},
 	name: { type: 'string', value: 'RUN', description: 'Name of this run (default "default")' },
 });
+
+/**
+ * An agent that prints nothing and makes no call on its card for this long is taken for hung. Claude
+ * Code's `-p` prints only its final answer, so output alone cannot tell: the prompt asks every agent to
+ * heartbeat at least every few minutes, and 15 minutes of neither is well past that.
+ */
+const defaultIdleSeconds = 900;
 
 const runNamePattern = /^[a-z0-9][a-z0-9._-]{0,39}$/;
 const kindPattern = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -77,6 +89,7 @@ export interface CheckedRun {
 	kind: string;
 	name: string;
 	maxSeconds: number | undefined;
+	idleSeconds: number;
 	cooldownSeconds: number;
 	stopGraceSeconds: number;
 	phase: string | undefined;
@@ -138,6 +151,7 @@ export function checkRunFlags(ctx: Pick<CommandContext, 'values'>, env: NodeJS.P
 		kind,
 		name,
 		maxSeconds: count('max-seconds', flags.maxSeconds, undefined, 1),
+		idleSeconds: count('idle-seconds', flags.idleSeconds, defaultIdleSeconds, 0) ?? defaultIdleSeconds,
 		cooldownSeconds: count('cooldown-seconds', flags.cooldownSeconds, 300, 0) ?? 300,
 		stopGraceSeconds: count('stop-grace-seconds', flags.stopGraceSeconds, 10, 0) ?? 10,
 		phase: phase?.data,
@@ -209,6 +223,7 @@ export const runCommand: Command = {
 				phase: checked.phase,
 				capabilities: checked.capabilities,
 				maxSeconds: checked.maxSeconds,
+				idleSeconds: checked.idleSeconds,
 				cooldownSeconds: checked.cooldownSeconds,
 				stopGraceMs: checked.stopGraceSeconds * 1000,
 				root,

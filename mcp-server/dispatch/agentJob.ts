@@ -2,7 +2,8 @@
  * One dispatched card's agent, from its start (or its adoption after a restart) to the end of its
  * claim (issue 30): writes the agent's MCP config and prompt, starts the program in the card's
  * workspace, records its pid and log, follows its output (rate-limit words, the last lines), keeps the
- * seat's lease alive, enforces --max-seconds, and when the process exits ends a claim the agent left
+ * seat's lease alive, enforces --max-seconds, stops an agent that hangs (no output and no call
+ * reported on its card for --idle-seconds), and when the process exits ends a claim the agent left
  * held: failed with the exit code and the last lines, or released without using an attempt (rate
  * limit, stop). Speaks only on its seat's connection, i.e. as the card's holder (agent A, session S).
  * Must not: complete a card, act on a claim that is no longer this agent's epoch, or throw at the
@@ -12,11 +13,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { createLogger, errorText } from '../../core/log';
-import type { Card, ClaimResult } from '../../core/protocol';
+import type { BacklogEvent, Card, ClaimResult } from '../../core/protocol';
+import type { AgentExitReason } from '../../core/protocol/dispatch';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { buildLaunch, promptText, writeMcpConfig } from './agents';
 import { agentMcpServer } from './mcpConfigFile';
-import { LogTail, logPath, openLogForAgent } from './outputLog';
+import { cut, LogTail, logPath, openLogForAgent, withLines } from './outputLog';
 import { removeSeatFiles, seatFilePath, writeSeatRecord, type SeatRecord } from './seatFile';
 import type { SeatIdentity } from './seat';
 import { type AgentExit, type AgentProcess, spawnAgent } from './spawnAgent';
@@ -24,7 +26,10 @@ import { isRateLimitLine } from './streaks';
 
 const log = createLogger('run').child('job');
 
-/** How often the output is read, the lease kept alive, and the card's output lines published. */
+/**
+ * How often the output is read (and the silence checked), the lease kept alive, and the card's output
+ * lines published.
+ */
 const tailMs = 500;
 const pingMs = 10_000;
 const publishMs = 5_000;
@@ -32,9 +37,12 @@ const publishMs = 5_000;
 const lingerMs = 30_000;
 
 /** Why the supervisor ends an agent itself. */
-export type StopCause = 'rate_limited' | 'timeout' | 'stopped';
+export type StopCause = 'rate_limited' | 'timeout' | 'hung' | 'stopped';
 /** How a dispatched agent ended (dispatch/exited's reasons). */
-export type ExitReason = 'completed' | 'failed' | 'exited' | 'timeout' | 'rate_limited' | 'stopped' | 'start_failed';
+export type ExitReason = AgentExitReason;
+
+/** Events on its card that only the holding agent's own calls make: signs that it is alive. */
+const lifeSigns = new Set(['heartbeat', 'reserved', 'commented', 'delivered']);
 
 export interface JobEnd {
 	reason: ExitReason;
@@ -55,6 +63,8 @@ export interface JobContext {
 	/** The environment agents inherit (before the BATON_* of their seat). */
 	baseEnv: Record<string, string>;
 	maxSeconds: number | undefined;
+	/** Stop an agent after this long without output or a life sign on its card; 0: never. */
+	idleSeconds: number;
 	stopGraceMs: number;
 	/** Something the table and --json show. */
 	emit(event: Record<string, unknown>): void;
@@ -79,6 +89,9 @@ export class AgentJob {
 	private causeLine: string | undefined;
 	private readonly timers: NodeJS.Timeout[] = [];
 	private lingerTimer: NodeJS.Timeout | undefined;
+	/** When the agent last printed something or made a call seen on its card (Date.now()). */
+	private lastSign: number;
+	private checking = false;
 	private published = '';
 	private lastPublish = 0;
 	readonly done: Promise<JobEnd>;
@@ -96,8 +109,15 @@ export class AgentJob {
 		readonly adopted: boolean,
 	) {
 		this.startedAt = startedAt;
+		// An adopted agent gets a whole idle period from its adoption: its past is not known.
+		this.lastSign = adopted ? Date.now() : startedAt;
 		this.progress = card.progressNote ?? undefined;
-		this.timers.push(setInterval(() => this.follow(), tailMs));
+		this.timers.push(
+			setInterval(() => {
+				this.follow();
+				this.checkIdle();
+			}, tailMs),
+		);
 		this.timers.push(setInterval(() => this.ping(), pingMs));
 		if (ctx.maxSeconds !== undefined) {
 			const left = Math.max(0, startedAt + ctx.maxSeconds * 1000 - Date.now());
@@ -210,9 +230,15 @@ export class AgentJob {
 		void this.proc.stop(this.ctx.stopGraceMs);
 	}
 
-	/** The card changed (an event): a claim that is no longer this agent's lets a lingering agent go. */
-	cardChanged(card: Card): void {
+	/**
+	 * The card changed (an event): a claim that is no longer this agent's lets a lingering agent go; a
+	 * call of the agent's own (heartbeat, reserve, comment, an inbox read) shows that it is alive.
+	 */
+	cardChanged(card: Card, event?: Pick<BacklogEvent, 'type' | 'actor'>): void {
 		this.card = card;
+		if (event !== undefined && lifeSigns.has(event.type) && event.actor === this.identity.agent) {
+			this.lastSign = Date.now();
+		}
 		if (card.progressNote !== null && card.progressNote !== '') {
 			this.progress = card.progressNote;
 		}
@@ -229,6 +255,7 @@ export class AgentJob {
 	private follow(): string[] {
 		const fresh = this.tail.poll();
 		if (fresh.length > 0) {
+			this.lastSign = Date.now();
 			this.lastLine = fresh.at(-1);
 			const limited = fresh.find(isRateLimitLine);
 			if (limited !== undefined) {
@@ -243,6 +270,34 @@ export class AgentJob {
 			}
 		}
 		return fresh;
+	}
+
+	/**
+	 * An agent silent for --idle-seconds (no output, no call seen on its card) is taken for hung. A
+	 * heartbeat that changes nothing makes no event, only the card's progressAt: read once before
+	 * stopping, so a quiet agent that does heartbeat keeps going.
+	 */
+	private checkIdle(): void {
+		const idleMs = this.ctx.idleSeconds * 1000;
+		if (idleMs === 0 || this.cause !== undefined || this.checking || Date.now() - this.lastSign < idleMs) {
+			return;
+		}
+		this.checking = true;
+		this.conn
+			.request('card/get', { cardId: this.card.id })
+			.then(({ card }) => {
+				const beat = card.progressAt === null ? 0 : Date.parse(card.progressAt);
+				this.lastSign = Math.max(this.lastSign, beat);
+				if (this.holds(card) && Date.now() - this.lastSign >= idleMs) {
+					this.stop('hung');
+				}
+			})
+			.catch((e: unknown) =>
+				log.warn(`seat ${this.seat}: reading ${this.card.id} for its silence failed: ${errorText(e)}`),
+			)
+			.finally(() => {
+				this.checking = false;
+			});
 	}
 
 	private ping(): void {
@@ -329,6 +384,14 @@ export class AgentJob {
 				await this.conn.request('card/release', { cardId: id, epoch, reason: cut(cardReason), refundAttempt: true });
 				return { reason: this.cause, code, cardReason };
 			}
+			case 'hung': {
+				const cardReason = withLines(
+					`agent stopped as hung: no output and no heartbeat for ${this.ctx.idleSeconds} s (the --idle-seconds limit)`,
+					lines,
+				);
+				await this.conn.request('card/fail', { cardId: id, epoch, reason: cardReason });
+				return { reason: 'hung', code, cardReason };
+			}
 			case 'timeout': {
 				const cardReason = withLines(
 					`agent stopped after ${Math.round((Date.now() - this.startedAt) / 1000)} s: the --max-seconds ${this.ctx.maxSeconds ?? 0} budget`,
@@ -349,22 +412,4 @@ export class AgentJob {
 			}
 		}
 	}
-}
-
-/** A reason with the agent's last output lines, within the protocol's 1000 characters. */
-export function withLines(head: string, lines: readonly string[]): string {
-	if (lines.length === 0) {
-		return cut(`${head}; it printed nothing`);
-	}
-	let kept = [...lines];
-	let text = `${head}; last output:\n${kept.join('\n')}`;
-	while (text.length > 1000 && kept.length > 1) {
-		kept = kept.slice(1);
-		text = `${head}; last output:\n${kept.join('\n')}`;
-	}
-	return cut(text);
-}
-
-function cut(text: string): string {
-	return text.length > 1000 ? `${text.slice(0, 999)}…` : text;
 }

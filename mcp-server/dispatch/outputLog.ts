@@ -113,3 +113,21 @@ export function fileSize(path: string): number {
 		return 0;
 	}
 }
+
+/** A reason with the agent's last output lines, within the protocol's 1000 characters. */
+export function withLines(head: string, lines: readonly string[]): string {
+	if (lines.length === 0) {
+		return cut(`${head}; it printed nothing`);
+	}
+	let kept = [...lines];
+	let text = `${head}; last output:\n${kept.join('\n')}`;
+	while (text.length > 1000 && kept.length > 1) {
+		kept = kept.slice(1);
+		text = `${head}; last output:\n${kept.join('\n')}`;
+	}
+	return cut(text);
+}
+
+export function cut(text: string): string {
+	return text.length > 1000 ? `${text.slice(0, 999)}…` : text;
+}

@@ -16,6 +16,8 @@ export interface RunConfig {
 	phase: string | undefined;
 	capabilities: string[];
 	maxSeconds: number | undefined;
+	/** Stop an agent silent this long (no output, no call on its card) and fail its card; 0: never. */
+	idleSeconds: number;
 	cooldownSeconds: number;
 	stopGraceMs: number;
 	/** The git checkout the run serves (claims' `root`, the agents' folder without workspaces). */

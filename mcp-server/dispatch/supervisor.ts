@@ -72,6 +72,7 @@ export class Supervisor {
 			batonMcp: config.batonMcp,
 			baseEnv: config.baseEnv,
 			maxSeconds: config.maxSeconds,
+			idleSeconds: config.idleSeconds,
 			stopGraceMs: config.stopGraceMs,
 			emit: e => this.display.event(e),
 		};
@@ -169,7 +170,7 @@ export class Supervisor {
 		if (card !== null) {
 			for (const job of this.jobs()) {
 				if (job.card.id === card.id) {
-					job.cardChanged(card);
+					job.cardChanged(card, e);
 				}
 			}
 			for (const seat of [...this.seats, ...this.extra]) {
@@ -366,7 +367,7 @@ export class Supervisor {
 		// this seat may claim again.
 		if (end.reason === 'completed') {
 			this.health.succeeded(this.config.kind);
-		} else if (end.reason === 'exited' || end.reason === 'timeout') {
+		} else if (end.reason === 'exited' || end.reason === 'timeout' || end.reason === 'hung') {
 			await this.countFailure(job.card.id, end.cardReason ?? end.reason);
 		} else if (end.reason === 'rate_limited') {
 			const until = this.health.coolDown(this.config.kind, Date.now());

@@ -8,10 +8,9 @@ import { appendFileSync, closeSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { withLines } from '../../mcp-server/dispatch/agentJob';
 import { checkTemplate, splitTemplate } from '../../mcp-server/dispatch/agents';
 import { renderTable } from '../../mcp-server/dispatch/liveTable';
-import { LogTail, cleanLine, openLogForAgent } from '../../mcp-server/dispatch/outputLog';
+import { LogTail, cleanLine, openLogForAgent, withLines } from '../../mcp-server/dispatch/outputLog';
 import { isAgentOf, spawnAgent, watchAdopted } from '../../mcp-server/dispatch/spawnAgent';
 import { KindHealth, isRateLimitLine, streakReason } from '../../mcp-server/dispatch/streaks';
 

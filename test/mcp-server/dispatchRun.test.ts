@@ -189,6 +189,48 @@ describe('baton run', { timeout: 600_000 }, () => {
 			assert.equal((await run.exited).code, 0);
 		});
 
+		it('stops an agent silent for --idle-seconds as hung and fails its card', async () => {
+			const [c] = await create(w.api, ['hang silently'], { phase: 'silent' });
+			assert.ok(c);
+			const run = startRun(
+				w.dataDir,
+				['--phase', 'silent', '--name', 'silent', '--idle-seconds', '3', '--stop-grace-seconds', '1'],
+				{},
+				runAgent,
+			);
+			const started = await run.waitFor(e => e.event === 'started' && e.cardId === c.id, 30_000, 'the start');
+			const exited = await run.waitFor(e => e.event === 'exited' && e.cardId === c.id, 30_000, 'the silence');
+			assert.equal(exited.reason, 'hung');
+			assert.equal(alive(started.pid as number), false);
+			const after = await card(w.api, c.id);
+			assert.match(after.blockedReason ?? '', /agent stopped as hung: no output and no heartbeat for 3 s/);
+			run.proc.kill('SIGINT');
+			assert.equal((await run.exited).code, 0);
+		});
+
+		it('keeps a quiet agent that heartbeats: a heartbeat that changes nothing still counts', async () => {
+			// fakeAgent's `hang` prints nothing after "hanging" and heartbeats every 2 s with the same note,
+			// which makes no event: only the card's progressAt moves. It ends by the budget, not as hung.
+			const [c] = await create(w.api, ['hang but heartbeat'], { phase: 'quiet' });
+			assert.ok(c);
+			const run = startRun(w.dataDir, [
+				'--phase',
+				'quiet',
+				'--name',
+				'quiet',
+				'--idle-seconds',
+				'8',
+				'--max-seconds',
+				'20',
+				'--stop-grace-seconds',
+				'1',
+			]);
+			const exited = await run.waitFor(e => e.event === 'exited' && e.cardId === c.id, 60_000, 'the budget');
+			assert.equal(exited.reason, 'timeout', (await card(w.api, c.id)).blockedReason ?? '');
+			run.proc.kill('SIGINT');
+			assert.equal((await run.exited).code, 0);
+		});
+
 		it('releases a rate-limited card without using an attempt and cools the kind down', async () => {
 			const [limited, next] = await create(w.api, ['ratelimit now', 'complete after the cool-down'], {
 				phase: 'rate',
