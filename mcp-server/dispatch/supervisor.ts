@@ -90,6 +90,7 @@ export class Supervisor {
 		for (const left of adoption.leftToLease) {
 			this.linger(left);
 		}
+		await this.stopPausedAdoptees();
 		this.display.event({
 			event: 'running',
 			run: this.config.name,
@@ -192,6 +193,21 @@ export class Supervisor {
 		}
 		if (!quietEvents.has(e.type) && this.mode === 'running' && this.inUse() < this.config.seats) {
 			void this.fill();
+		}
+	}
+
+	/** A pause with --stop set while this supervisor was down covers the agents it just adopted too. */
+	private async stopPausedAdoptees(): Promise<void> {
+		if (this.jobs().length === 0) {
+			return;
+		}
+		try {
+			const { pauses } = await this.main.request('pause/list', {});
+			for (const pause of pauses) {
+				this.onPause(pause, undefined);
+			}
+		} catch (e) {
+			log.warn(`pause/list failed: ${errorText(e)}; a pause --stop set meanwhile stops no adopted agent`);
 		}
 	}
 

@@ -404,5 +404,30 @@ describe('baton run', { timeout: 600_000 }, () => {
 			assert.equal((await run.exited).code, 0);
 			await w.api.request('pause/clear', { scope: 'phase', target: 'stop' });
 		});
+
+		it('a pause --stop set while the supervisor was down stops the agents it adopts', async () => {
+			const [c] = await create(w.api, ['busy while down'], { phase: 'downstop', maxAttempts: 3 });
+			assert.ok(c);
+			const args = ['--phase', 'downstop', '--name', 'downstop', '--stop-grace-seconds', '2'];
+			const first = startRun(w.dataDir, args, {}, runAgent);
+			const started = await first.waitFor(e => e.event === 'started' && e.cardId === c.id, 30_000, 'the start');
+			await waitFor(async () => (await card(w.api, c.id)).progressNote === 'step 1', 20_000, 'the agent working');
+			first.proc.kill('SIGKILL');
+			await first.exited;
+			const { cards: covered } = await w.api.request('pause/set', { scope: 'phase', target: 'downstop', stop: true });
+			assert.deepEqual(covered, [c.id]);
+			assert.equal(alive(started.pid as number), true, 'nobody stopped it yet: its supervisor is down');
+			const second = startRun(w.dataDir, args, {}, runAgent);
+			await second.waitFor(e => e.event === 'adopted' && e.cardId === c.id, 30_000, 'the adoption');
+			const exited = await second.waitFor(e => e.event === 'exited' && e.cardId === c.id, 30_000, 'the stop');
+			assert.equal(exited.reason, 'stopped');
+			await waitFor(() => !alive(started.pid as number), 10_000, 'the agent gone');
+			const after = await card(w.api, c.id);
+			assert.equal(after.status, 'ready');
+			assert.equal(after.attempts, 0);
+			second.proc.kill('SIGINT');
+			assert.equal((await second.exited).code, 0);
+			await w.api.request('pause/clear', { scope: 'phase', target: 'downstop' });
+		});
 	});
 });
