@@ -1,9 +1,10 @@
 /**
  * `node scripts/testSuite.mjs <folder>… [--concurrency=N]`: runs the folders' `*.test.ts` files with
  * node:test, two at a time (or N). A file whose opening doc comment carries an `@serial` line runs
- * afterwards, alone: its liveness bounds (an answer within 1 s while the hub is flooded, a snapshot
- * within 30 s of a lease running out) are what it proves, and a second test file on the other core
- * would stretch them. A file marked `@first` (one that takes far longer than the rest) starts first, so
+ * afterwards, alone: its liveness bounds (an answer within 1 s while the hub is flooded, a release
+ * within 2 s of an agent's death) are what it proves, and a second test file on the other core would
+ * stretch them. Bounds many times what the event takes (a 30 s wait for a snapshot after a 5 s lease)
+ * do not need it. A file marked `@first` (one that takes far longer than the rest) starts first, so
  * the others fill the other core beside it instead of leaving it to run alone at the end. Every test
  * process runs with `--liftoff-only` (PGlite's WASM compiled once, by V8's baseline compiler:
  * test/helpers/v8Flags.ts). Exits with the first failing run's code. Must not choose, skip or reorder

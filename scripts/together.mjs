@@ -2,9 +2,11 @@
  * `node scripts/together.mjs a b …`: runs the npm scripts a, b, … at the same time and exits with the
  * first failure's code (0 when all pass). The first script's output streams as it comes; the others'
  * is held and printed whole when each ends, so no two suites' lines interleave. `npm test` uses it to
- * run the static check (one tsc, ESLint and Prettier process) beside the unit suite (one node process):
- * each keeps one of this machine's two cores busy instead of waiting for the other. It must not be used
- * for suites with liveness bounds that a second busy core would stretch.
+ * run the static check (tsc, ESLint and Prettier, one at a time) and the proofs (one writer or a few
+ * claimers at a time) beside the unit suite (two files at a time): none of the three has a liveness
+ * bound, and together they keep both of this machine's cores busy where each alone leaves one idle
+ * part of the time. It must not be used for suites with liveness bounds that a second busy core would
+ * stretch (the MCP suite's @serial files, the board's and VS Code's "within 500 ms / 1 s" cases).
  */
 import { spawn } from 'node:child_process';
 

@@ -239,10 +239,34 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 	}
 }
 
-/** Stops the data dir's hub (if one runs), waits for it to exit, and removes the dir. */
+/** Whether `pid` is a `baton hub --data-dir dataDir` (its command line, from /proc), not a reused pid. */
+function isHubOf(pid: number, dataDir: string): boolean {
+	try {
+		const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+		const at = args.indexOf('--data-dir');
+		return args.includes('hub') && at !== -1 && resolve(args[at + 1] ?? '') === resolve(dataDir);
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Stops the data dir's hub (if one runs), waits for it to exit, and removes the dir. A hub this data
+ * dir's hub.json names, whose command line says so, gets SIGTERM (the hub's own clean stop, as
+ * helpers/hub.ts's stop sends) instead of a `baton hub stop` child: one bundle start less per data dir.
+ * Any other hub (none in hub.json, another command line) is asked by `baton hub stop`, as before.
+ */
 export async function cleanupDataDir(dataDir: string): Promise<void> {
 	const pid = hubPid(dataDir);
-	await runBaton(['hub', 'stop', '--json'], { dataDir, timeoutMs: 15_000 }).catch(() => undefined);
+	if (pid !== undefined && isHubOf(pid, dataDir)) {
+		try {
+			process.kill(pid, 'SIGTERM');
+		} catch {
+			// It ended between the look and the signal.
+		}
+	} else {
+		await runBaton(['hub', 'stop', '--json'], { dataDir, timeoutMs: 15_000 }).catch(() => undefined);
+	}
 	if (pid !== undefined) {
 		await waitFor(() => !isAlive(pid), 10_000, `hub ${pid} to exit`).catch(() => {
 			process.kill(pid, 'SIGKILL');

@@ -3,6 +3,10 @@
  * stdin refuse devices and FIFOs at once (stat().size is 0 for them, so these read without end or hung
  * for ever before), a Backlog.md task that a symlink leads out of the project is skipped and listed,
  * never read into a card; each bad input is one clear error in under 5 s and nothing is imported.
+ * The CLI runs in process (runCliHere) where a file is named by path: the refusal, its words, exit
+ * code and time are the CLI's own. It runs as a child (runBaton) where the child is the point: stdin
+ * (a device or a pipe), a FIFO (a regression would block the reading process in open(), which only a
+ * child's timeout can end), and export, which writes to process.stdout itself.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -19,6 +23,7 @@ import {
 	ensureBuilt,
 	neutralCwd,
 	runBaton,
+	runCliHere,
 	tempDataDir,
 } from '../helpers/mcp';
 
@@ -59,7 +64,7 @@ describe('files a user names are read with a bound', () => {
 		dataDir = tempDataDir();
 		scratch = mkdtempSync('/tmp/bt-bounded-');
 		// A running hub, so the timings below are the CLI's alone.
-		const r = await runBaton(['stats'], { dataDir });
+		const r = await runCliHere(['stats'], { dataDir });
 		assert.equal(r.code, 0, r.stderr);
 	});
 	after(async () => {
@@ -68,7 +73,7 @@ describe('files a user names are read with a bound', () => {
 	});
 
 	const cardCount = async (): Promise<number> => {
-		const r = await runBaton(['stats', '--json'], { dataDir });
+		const r = await runCliHere(['stats', '--json'], { dataDir });
 		return (JSON.parse(r.stdout) as { total: number }).total;
 	};
 
@@ -91,7 +96,7 @@ describe('files a user names are read with a bound', () => {
 		mkdirSync(join(project, 'backlog', 'tasks'), { recursive: true });
 		symlinkSync('/dev/zero', join(project, 'backlog', 'tasks', 'task-1 - z.md'));
 		const started = Date.now();
-		const r = await runBaton(['import', '--from', 'backlog-md', project], { dataDir });
+		const r = await runCliHere(['import', '--from', 'backlog-md', project], { dataDir });
 		assert.equal(r.code, 0, r.stderr);
 		assert.ok(Date.now() - started < 5_000, `answered after ${Date.now() - started} ms`);
 		assert.match(r.stdout, /Skipped: .*task-1 - z\.md \(task-1 - z\.md\): a symlink out of .*backlog; not followed/);
@@ -103,7 +108,7 @@ describe('files a user names are read with a bound', () => {
 		const secret = join(scratch, 'secret.md');
 		writeFileSync(secret, '---\nid: task-9\ntitle: Leaked\nstatus: To Do\n---\nTOKEN=hunter2\n');
 		symlinkSync(secret, join(project, 'backlog', 'tasks', 'task-9 - leaked.md'));
-		const r = await runBaton(['import', '--from', 'backlog-md', project, '--json'], { dataDir });
+		const r = await runCliHere(['import', '--from', 'backlog-md', project, '--json'], { dataDir });
 		assert.equal(r.code, 0, r.stderr);
 		const answer = JSON.parse(r.stdout) as { cards: number; skips: { where: string; reason: string }[] };
 		assert.equal(answer.cards, 6, 'the six real tasks');
@@ -133,14 +138,14 @@ describe('files a user names are read with a bound', () => {
 		const zero = join(scratch, 'zero.jsonl');
 		symlinkSync('/dev/zero', zero);
 		await refusedFast(
-			() => runBaton(['import', '--from', 'beads', zero], { dataDir }),
+			() => runCliHere(['import', '--from', 'beads', zero], { dataDir }),
 			/^baton import: The import file .*zero\.jsonl is a character device/,
 		);
 		const folder = join(scratch, 'beads-out');
 		mkdirSync(join(folder, '.beads'), { recursive: true });
 		symlinkSync(join(fixtures, 'beads', 'issues.jsonl'), join(folder, '.beads', 'issues.jsonl'));
 		await refusedFast(
-			() => runBaton(['import', '--from', 'beads', folder], { dataDir }),
+			() => runCliHere(['import', '--from', 'beads', folder], { dataDir }),
 			/^baton import: .*issues\.jsonl is a symlink out of .*beads-out; Baton does not follow it\. Name the file itself/,
 		);
 	});
@@ -148,7 +153,7 @@ describe('files a user names are read with a bound', () => {
 	it('refuses /dev/zero as a secret file', async () => {
 		for (const verb of ['test', 'add']) {
 			await refusedFast(
-				() => runBaton(['hooks', verb, 'http://127.0.0.1:9/hook', '--secret-file', '/dev/zero'], { dataDir }),
+				() => runCliHere(['hooks', verb, 'http://127.0.0.1:9/hook', '--secret-file', '/dev/zero'], { dataDir }),
 				new RegExp(
 					`^baton hooks ${verb}: The secret file /dev/zero is a character device, not a regular file; Baton reads only regular files there\\.$`,
 				),
@@ -158,11 +163,11 @@ describe('files a user names are read with a bound', () => {
 
 	it('refuses devices as plan, body, export and backup files, and on stdin', async () => {
 		await refusedFast(
-			() => runBaton(['create', '--file', '/dev/zero'], { dataDir }),
+			() => runCliHere(['create', '--file', '/dev/zero'], { dataDir }),
 			/^baton create: The plan file \/dev\/zero is a character device/,
 		);
 		await refusedFast(
-			() => runBaton(['create', 'T', '--body-file', '/dev/zero'], { dataDir }),
+			() => runCliHere(['create', 'T', '--body-file', '/dev/zero'], { dataDir }),
 			/^baton create: The body file \/dev\/zero is a character device/,
 		);
 		await refusedFast(
@@ -174,7 +179,7 @@ describe('files a user names are read with a bound', () => {
 			/^baton import: The export on stdin is a character device/,
 		);
 		await refusedFast(
-			() => runBaton(['restore', '/dev/zero'], { dataDir }),
+			() => runCliHere(['restore', '/dev/zero'], { dataDir }),
 			/^baton restore: The backup \/dev\/zero is a character device/,
 		);
 	});

@@ -1,8 +1,9 @@
 /**
- * Data-dir safety through the real CLI and a real MCP agent: a store that lost its marker keeps its
- * cards and `baton hub status` says it was checked; a data dir Baton must not touch, or one a newer
- * Baton wrote, makes the command fail at once with the hub's sentence (not a start-up timeout), and
- * the MCP agent gets a refusal that does not leak the path; both leave the store as it was.
+ * Data-dir safety through the CLI (in process: runCliHere; the hubs it starts are the bundle's) and a
+ * real MCP agent: a store that lost its marker keeps its cards and `baton hub status` says it was
+ * checked; a data dir Baton must not touch, or one a newer Baton wrote, makes the command fail at once
+ * with the hub's sentence (not a start-up timeout), and the MCP agent gets a refusal that does not
+ * leak the path; both leave the store as it was.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,15 @@ import { after, before, describe, it } from 'node:test';
 
 import { readyMarker } from '../../core/store/dataDir';
 import { openPglite } from '../../core/store/pglite';
-import { type CliResult, cleanupDataDir, ensureBuilt, runBaton, startAgent, tempDataDir, textOf } from '../helpers/mcp';
+import {
+	type CliResult,
+	cleanupDataDir,
+	ensureBuilt,
+	runCliHere,
+	startAgent,
+	tempDataDir,
+	textOf,
+} from '../helpers/mcp';
 
 const dirs: string[] = [];
 
@@ -21,8 +30,9 @@ function fresh(): string {
 	return dir;
 }
 
+/** The CLI in process (runCliHere): its words and exit codes; the hub it starts is the bundle's. */
 function baton(dataDir: string, args: string[]): Promise<CliResult> {
-	return runBaton(args, { dataDir, env: { BATON_AGENT: 'cli-human' } });
+	return runCliHere(args, { dataDir, env: { BATON_AGENT: 'cli-human' } });
 }
 
 async function ok(dataDir: string, args: string[]): Promise<string> {

@@ -1,14 +1,14 @@
 /**
- * Issue 31 through the faces: the CLI (`baton create --parent --labels`, `list --label`, `list --tree`,
- * `show`'s roll-up, `complete` refused on a parent with open children, `link --related`, bad labels)
- * and `baton mcp` driven by the real SDK client (create with labels and parent, claim {labels} and the
+ * Issue 31 through the faces: the CLI in process (runCliHere: `baton create --parent --labels`, `list
+ * --label`, `list --tree`, `show`'s roll-up, `complete` refused on a parent with open children, `link
+ * --related`, bad labels) and `baton mcp` driven by the real SDK client (create with labels and parent, claim {labels} and the
  * complete {next} that keeps them, the refusal of an epic claimed by id, discoveredFrom set by a
  * create while the agent holds a card, the roll-up in show), against one real hub.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
-import { type Agent, cleanupDataDir, ensureBuilt, runBaton, startAgent, tempDataDir, textOf } from '../helpers/mcp';
+import { type Agent, cleanupDataDir, ensureBuilt, runCliHere, startAgent, tempDataDir, textOf } from '../helpers/mcp';
 
 let dataDir: string;
 const agents: Agent[] = [];
@@ -21,8 +21,9 @@ interface CardView {
 	related?: string[];
 }
 
+/** The CLI in process (runCliHere): its words and exit codes; the bundle end to end is cliRun.test.ts's. */
 async function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-	return runBaton(args, { dataDir });
+	return runCliHere(args, { dataDir });
 }
 
 before(() => {

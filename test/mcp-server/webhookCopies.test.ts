@@ -1,10 +1,10 @@
 /**
- * Webhooks as a new user meets them (issue 28 §2, §4), through the CLI processes and a real HTTP
- * receiver. The secret is made with the guide's own shell line and every delivery is checked with the
- * guide's `verify()` snippet, extracted from docs/guide.md and run as written in a Node process. A
- * full backup restored into a copy brings the hook back paused (saying so); `baton hooks resume`
- * lets it deliver, and the copy's event at the same seq as the original's arrives under another
- * delivery id, so a receiver that de-duplicates on it keeps both.
+ * Webhooks as a new user meets them (issue 28 §2, §4), through the CLI (in process: runCliHere; the
+ * restore as a child) and a real HTTP receiver. The secret is made with the guide's own shell line and
+ * every delivery is checked with the guide's `verify()` snippet, extracted from docs/guide.md and run
+ * as written in a Node process. A full backup restored into a copy brings the hook back paused (saying
+ * so); `baton hooks resume` lets it deliver, and the copy's event at the same seq as the original's
+ * arrives under another delivery id, so a receiver that de-duplicates on it keeps both.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import type { BacklogEvent, Hook } from '../../core/protocol';
-import { cleanupDataDir, ensureBuilt, repoRoot, runBaton, tempDataDir, waitFor } from '../helpers/mcp';
+import { cleanupDataDir, ensureBuilt, repoRoot, runBaton, runCliHere, tempDataDir, waitFor } from '../helpers/mcp';
 
 interface Delivery {
 	id: string;
@@ -95,8 +95,9 @@ describe('webhooks of a restored copy, checked with the guide’s own snippet', 
 		rmSync(home, { recursive: true, force: true });
 	});
 
+	/** The CLI in process (runCliHere), its hubs the bundle's; `baton restore` runs as a child below. */
 	async function cli(dataDir: string, args: string[]): Promise<string> {
-		const r = await runBaton(args, { dataDir, timeoutMs: 60_000 });
+		const r = await runCliHere(args, { dataDir });
 		assert.equal(r.code, 0, `baton ${args.join(' ')}: ${r.stdout}${r.stderr}`);
 		return r.stdout;
 	}

@@ -1,6 +1,6 @@
 /**
  * Workspaces while working (issue 33) with real processes: the built `baton` hub, `baton mcp` agents
- * driven by the MCP SDK client, the CLI, and real git repositories. Proves that an agent killed with
+ * driven by the MCP SDK client, the CLI (in process: runCliHere), and real git repositories. Proves that an agent killed with
  * SIGKILL (its `baton mcp` and its own editing process) in the middle of its edits loses nothing: the
  * hub snapshots every edit into refs/baton/wip/<ID>/<attempt> and the next claimer's worktree has
  * 100 % of the files byte for byte (tracked modified, deleted, untracked; ignored ones not); that
@@ -8,7 +8,9 @@
  * before the card changes, and a lease that runs out or a person's reclaim as soon as the hub sees it;
  * and that team mode pushes to a bare origin, a failed push being reported without losing the completion.
  * Project settings go through the protocol (`project/settings/update`), as `baton settings` sends them.
- * @serial a lease's snapshot within 30 s of its 5 s lease running out: run alone (scripts/testSuite.mjs).
+ * Its waits (a snapshot within 30 s of a 5 s lease running out or of an agent's death, a card back in
+ * ready within 10 s) are many times what the events take, so it runs with the others two at a time
+ * (scripts/testSuite.mjs), not alone.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -22,7 +24,7 @@ import {
 	cleanupDataDir,
 	ensureBuilt,
 	isAlive,
-	runBaton,
+	runCliHere,
 	startAgent,
 	tempDataDir,
 	waitFor,
@@ -70,8 +72,9 @@ async function agent(id: string): Promise<Agent> {
 	return a;
 }
 
+/** The person's CLI, in process (runCliHere): its words and exit codes; the bundle end to end is cliRun.test.ts's. */
 async function baton(args: string[], cwd = repo.root): Promise<string> {
-	const r = await runBaton(args, { dataDir, cwd, env: { BATON_AGENT: 'person' } });
+	const r = await runCliHere(args, { dataDir, cwd, env: { BATON_AGENT: 'person' } });
 	assert.equal(r.code, 0, `baton ${args.join(' ')}: ${r.stderr}${r.stdout}`);
 	return r.stdout;
 }
