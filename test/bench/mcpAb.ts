@@ -1,7 +1,7 @@
 /**
  * A/B of `baton mcp` + hub between two builds (issue 32): MCP `create` of one card, `list` of a page of
- * 50, wall p50 through the real SDK client, CPU per call of the `baton mcp` process and of the hub from
- * /proc, and `baton mcp` resident memory (after start, after the calls). Each build gets its own hub and
+ * 50 and a claim+complete pair, wall p50 through the real SDK client, CPU per call of the `baton mcp`
+ * process and of the hub from /proc, and `baton mcp` resident memory (after start, after the calls). Each build gets its own hub and
  * data dir; the calls alternate A, B, A, B … one by one, so a busy machine slows both alike.
  * Standalone: `npm run build && node --import tsx test/bench/mcpAb.ts --base /tmp/base/dist/baton.js
  * [--rounds N] [--calls N]`; without --base it compares this build with itself.
@@ -43,6 +43,16 @@ async function open(name: string, script: string, temp: string): Promise<Side> {
 	return { name, script, hub, session, ms: new Map(), cpu: new Map(), rssStart: rssOf(session.pid!).currentMb };
 }
 
+/** A claim and the complete of what it took: one "call" of the claim+complete phase. */
+async function pair(session: Session): Promise<void> {
+	const claimed = await call(session, 'claim', {});
+	const lease = claimed.lease as { cardId: string } | null;
+	if (lease === null) {
+		throw new Error(`nothing to claim: ${JSON.stringify(claimed)}`);
+	}
+	await call(session, 'complete', { cardId: lease.cardId });
+}
+
 async function phase(
 	sides: Side[],
 	label: string,
@@ -54,7 +64,7 @@ async function phase(
 	for (let i = 0; i < n; i++) {
 		for (const s of i % 2 === 0 ? sides : [...sides].reverse()) {
 			const t = performance.now();
-			await call(s.session, tool, args(i));
+			await (tool === 'pair' ? pair(s.session) : call(s.session, tool, args(i)));
 			const ms = performance.now() - t;
 			const list = s.ms.get(label) ?? [];
 			list.push(ms);
@@ -92,12 +102,13 @@ async function main(): Promise<void> {
 				'create',
 			);
 			await phase(sides, 'list50', calls, () => ({ limit: 50 }), 'list');
+			await phase(sides, 'pair', calls / 2, () => ({}), 'pair');
 			load.push(loadavg()[0]!);
 		}
 		console.log(
 			`A = ${base}\nB = ${batonJs}\n${rounds} rounds × ${calls} calls; load ${load.map(l => l.toFixed(1)).join(' ')}`,
 		);
-		for (const label of ['create', 'list50']) {
+		for (const label of ['create', 'list50', 'pair']) {
 			for (const s of sides) {
 				const ms = s.ms.get(label)!;
 				const c = s.cpu.get(label)!;
