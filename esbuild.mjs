@@ -68,6 +68,30 @@ const zodEnglishOnly = {
 		}));
 	},
 };
+/**
+ * The MCP SDK's Server builds an Ajv instance with every format at construction (its JSON Schema
+ * validator, used only to check a client's answer to an elicitation, which Baton never asks for):
+ * ajv, ajv-formats and fast-uri are 135 KB of dist/mcp.js (minified) that every agent's process
+ * loaded, compiled and kept (issue 32). dist/mcp.js gets a validator that refuses instead; dist/program.js,
+ * whose `baton mcp` runs only when main.ts is run directly, keeps the SDK's.
+ */
+const noElicitationValidator = {
+	name: 'no-elicitation-validator',
+	setup(build) {
+		build.onResolve({ filter: /\/validation\/ajv-provider\.js$/ }, args =>
+			args.importer.includes('/@modelcontextprotocol/sdk/')
+				? { path: 'ajv-provider', namespace: 'baton-stub' }
+				: undefined,
+		);
+		build.onLoad({ filter: /.*/, namespace: 'baton-stub' }, () => ({
+			contents: `export class AjvJsonSchemaValidator {
+				getValidator() {
+					throw new Error('baton mcp validates no JSON Schema: it never asks the client for input (elicitation)');
+				}
+			}`,
+		}));
+	},
+};
 /** PGlite's Emscripten glue calls createRequire(import.meta.url), which is undefined in a CJS bundle. */
 const importMetaUrl = {
 	banner: { js: "const __batonImportMetaUrl = require('url').pathToFileURL(__filename).href;" },
@@ -97,7 +121,12 @@ const builds = [
 		target: 'node20',
 		...importMetaUrl,
 		external: ['pg-native'],
-		plugins: [zodEnglishOnly],
+		// Whitespace and comments always (identifiers kept for readable stacks), as the extension: V8 keeps
+		// each agent's bundle source in its heap, and the comments' few non-ASCII characters (≤, —) made
+		// it a two-byte string, 2.6 MB for the 1.3 MB file (issue 32).
+		minifyWhitespace: true,
+		minifySyntax: true,
+		plugins: [zodEnglishOnly, noElicitationValidator],
 	},
 	{
 		...common,

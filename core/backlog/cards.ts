@@ -40,20 +40,31 @@ import {
 	recentPageOf,
 } from './paging';
 import { withDiscovery } from './cardLinks';
+import { createOne } from './createOne';
 import { checkCreatedTree, checkEditedParent } from './treeEdits';
 import { afterChildDone, checkNoChildren, treeOf } from './tree';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { present } from './values';
 
 const historyLimit = 500;
+/** At most this many list page texts are prepared (cards.ts pageName). */
+const maxPageNames = 64;
 
 export class Cards {
+	/** List page texts prepared on PGlite, by text (pageName). */
+	private readonly pageNames = new Map<string, string>();
+
 	constructor(
 		private readonly uow: UnitOfWork,
 		private readonly thresholds: HealthThresholds,
 	) {}
 
 	async create(ctx: OpContext, p: ParsedParams<'card/create'>): Promise<Result<'card/create'>> {
+		// One card without id, key, dependencies or parent: one statement (issue 32).
+		const one = await createOne(this.uow, ctx, p);
+		if (one !== undefined) {
+			return one;
+		}
 		return this.uow.mutate(ctx, 'card/create', async (tx, now) => {
 			const inputs = p.cards;
 			// Idempotent create: a known key returns the existing card and creates nothing.
@@ -350,7 +361,11 @@ export class Cards {
 			const text = recentPageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1));
 			return withWaitsOn(
 				this.uow.db,
-				page(await this.uow.db.query<{ card: Card | null }>(text, params), limit, 'recent'),
+				page(
+					await this.uow.db.query<{ card: Card | null }>(text, params, this.pageName(text, p.text)),
+					limit,
+					'recent',
+				),
 			);
 		}
 		if (p.cursor !== undefined) {
@@ -364,11 +379,29 @@ export class Cards {
 					: `(priority < ${pr} OR (priority = ${pr} AND (created_at > ${at} OR (created_at = ${at} AND id > ${ident}))))`,
 			);
 		}
-		const rows = await this.uow.db.query<{ card: Card | null }>(
-			pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1), p.readyOnly === true),
-			params,
-		);
+		const text = pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1), p.readyOnly === true);
+		const rows = await this.uow.db.query<{ card: Card | null }>(text, params, this.pageName(text, p.text));
 		return withWaitsOn(this.uow.db, page(rows, limit));
+	}
+
+	/**
+	 * The prepared-statement name of a list page's text on PGlite (issue 32): parsing and planning the
+	 * page (baton_card inlines 46 fields) was half of a 50-card page's CPU; prepared once, each page is
+	 * Bind/Execute. The text varies only with which filters are set, so the names are few; a text
+	 * filter's pattern is a literal in the text (the planner reads it) and is never named, and past
+	 * `maxPageNames` texts the rest run unnamed. PGlite plans every statement generically
+	 * (plan_cache_mode), named or not, so naming changes no plan; PostgreSQL keeps its custom plans.
+	 */
+	private pageName(text: string, filter: string | undefined): string | undefined {
+		if (this.uow.db.mode !== 'pglite' || filter !== undefined) {
+			return undefined;
+		}
+		let name = this.pageNames.get(text);
+		if (name === undefined && this.pageNames.size < maxPageNames) {
+			name = `baton_list_${this.pageNames.size}`;
+			this.pageNames.set(text, name);
+		}
+		return name;
 	}
 
 	async stats(_ctx: OpContext, p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {

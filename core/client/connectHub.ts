@@ -10,7 +10,7 @@ import { Backoff, hubStartBackoff } from '../backoff';
 import { type Clock, sleep, systemClock } from '../clock';
 import { BatonError } from '../errors';
 import { diskFullError, freeBytes, startReserveBytes } from '../files/diskSpace';
-import { type AgentInfo, type ClientKind, type Hello, protocolVersion } from '../protocol';
+import { type AgentInfo, type ClientKind, type Hello, type Method, protocolVersion } from '../protocol';
 import { type Connector, RpcClient, type Transport } from '../protocol/rpc';
 import { createLogger } from '../log';
 import { type HubPaths, hubPaths, resolveDataDir, socketPathProblem } from '../paths';
@@ -59,6 +59,8 @@ export interface ConnectHubOptions {
 	handshakeTimeoutMs?: number;
 	/** Time and timers of the client and of the wait for a spawned hub. Default systemClock. */
 	clock?: Clock;
+	/** Methods whose results the client takes unchecked (RpcClientOptions.unchecked). */
+	unchecked?: readonly Method[];
 }
 
 /** Connects (hello done) or throws a BatonError saying what to do. Reconnects and respawns later. */
@@ -96,6 +98,7 @@ export async function connectHub(options: ConnectHubOptions): Promise<RpcClient>
 		...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
 		...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
 		...(options.clock === undefined ? {} : { clock: options.clock }),
+		...(options.unchecked === undefined ? {} : { unchecked: options.unchecked }),
 	});
 	try {
 		await client.start();

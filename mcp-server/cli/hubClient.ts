@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 
 import { connectHub } from '../../core/client/connectHub';
 import { resolveDataDir } from '../../core/paths';
-import type { AgentInfo, ClientKind } from '../../core/protocol';
+import type { AgentInfo, ClientKind, Method } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
 
 /**
@@ -30,6 +30,8 @@ export interface OpenHubOptions {
 	session?: string | undefined;
 	/** The hello's insideAgent: what says this CLI runs inside a coding agent. */
 	insideAgent?: string | undefined;
+	/** Methods whose results are taken unchecked (RpcClientOptions.unchecked). */
+	unchecked?: readonly Method[] | undefined;
 }
 
 export function openHub(options: OpenHubOptions): Promise<RpcClient> {
@@ -42,6 +44,7 @@ export function openHub(options: OpenHubOptions): Promise<RpcClient> {
 		...(options.spawn === false ? { spawnHub: false as const } : {}),
 		...(options.session === undefined ? {} : { session: options.session }),
 		...(options.insideAgent === undefined ? {} : { insideAgent: options.insideAgent }),
+		...(options.unchecked === undefined ? {} : { unchecked: options.unchecked }),
 		// A hub spawned a moment ago may still be opening PGlite when it accepts the socket; on a
 		// loaded machine that took longer than connectHub's default 5 s (measured: a flaky `baton up`).
 		handshakeTimeoutMs: 15_000,

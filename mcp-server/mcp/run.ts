@@ -195,7 +195,15 @@ export async function runMcp(argv: string[]): Promise<number> {
 				...(capabilities.length > 0 ? { capabilities } : {}),
 				...(kind === undefined ? {} : { kind }),
 			};
-			const hub = await openHub({ dataDir, client: 'mcp', agent: info, reconnect: true, session });
+			// A list page's cards go to the agent compacted, as the hub built them (RpcClientOptions.unchecked).
+			const hub = await openHub({
+				dataDir,
+				client: 'mcp',
+				agent: info,
+				reconnect: true,
+				session,
+				unchecked: ['card/list'],
+			});
 			// At once: the hub pushes the inbox left unacknowledged right after the hello.
 			ctx.listen(hub);
 			stopKeepAlive = startKeepAlive(hub);

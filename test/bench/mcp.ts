@@ -6,13 +6,13 @@
  * `npm run build && node --import tsx test/bench/mcp.ts [--quick]`.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { cardBatches } from './dataset';
-import { connect, cpuMsOf, type HubHandle, requireBuild, startHub } from './hubProcess';
+import { connect, cpuMsOf, type HubHandle, requireBuild, rssOf, startHub } from './hubProcess';
 import { batonSession, call, openSession } from './mcpSession';
-import { median, percentile, Reporter, row } from './report';
+import { median, percentile, Reporter, round, row } from './report';
 
 const quick = process.argv.includes('--quick');
 const cards = quick ? 1_000 : 5_000;
@@ -65,6 +65,13 @@ async function startToFirstResult(dataDir: string, agent: string): Promise<{ ms:
 	const cpuMs = session.pid === null ? Number.NaN : cpuMsOf(session.pid);
 	await session.close();
 	return { ms, cpuMs };
+}
+
+/** A live process's resident set and the private (anonymous) part of it, in MB (Linux /proc). */
+function memoryOf(pid: number): { rss: number; privateMb: number } {
+	const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+	const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
+	return { rss: rssOf(pid).currentMb, privateMb: kb('Anonymous') / 1024 };
 }
 
 /** Stops a hub this bench caused to be spawned (by `baton mcp`), through its own protocol. */
@@ -139,18 +146,36 @@ async function measureBacklogMd(
 	}
 }
 
-async function measureBatonCompare(temp: string): Promise<{ create: number; list: number; page50: number }> {
+interface BatonCompare {
+	create: number;
+	list: number;
+	page50: number;
+	/** CPU (user + system) per single create and per page of 50, of `baton mcp` and of the hub, in ms. */
+	cpu: { create: { mcp: number; hub: number }; page50: { mcp: number; hub: number } };
+}
+
+async function measureBatonCompare(temp: string): Promise<BatonCompare> {
 	const dataDir = join(temp, 'compare');
 	const hub = await startHub(dataDir);
 	try {
 		const session = await batonSession(dataDir, 'bench-compare');
+		const cpuNow = (): { mcp: number; hub: number } => ({
+			mcp: session.pid === null ? Number.NaN : cpuMsOf(session.pid),
+			hub: cpuMsOf(hub.pid),
+		});
+		const perCall = (from: { mcp: number; hub: number }, n: number): { mcp: number; hub: number } => {
+			const to = cpuNow();
+			return { mcp: (to.mcp - from.mcp) / n, hub: (to.hub - from.hub) / n };
+		};
 		try {
 			const createMs: number[] = [];
+			const createCpu = cpuNow();
 			for (let i = 0; i < compareCreates; i++) {
 				const t = performance.now();
 				await call(session, 'create', { title: `Compare task ${i}`, body: 'Side-by-side bench' });
 				createMs.push(performance.now() - t);
 			}
+			const create = perCall(createCpu, compareCreates);
 			const listMs: number[] = [];
 			for (let i = 0; i < compareLists; i++) {
 				const t = performance.now();
@@ -162,6 +187,7 @@ async function measureBatonCompare(temp: string): Promise<{ create: number; list
 			}
 			// A page of 50, the list's default and what an agent reads (issue 14's target).
 			const pageMs: number[] = [];
+			const pageCpu = cpuNow();
 			for (let i = 0; i < compareLists * 3; i++) {
 				const t = performance.now();
 				const out = await call(session, 'list', { limit: 50 });
@@ -170,7 +196,12 @@ async function measureBatonCompare(temp: string): Promise<{ create: number; list
 					throw new Error(`Baton list returned ${(out.cards as unknown[]).length} cards, expected 50`);
 				}
 			}
-			return { create: median(createMs), list: median(listMs), page50: median(pageMs) };
+			return {
+				create: median(createMs),
+				list: median(listMs),
+				page50: median(pageMs),
+				cpu: { create, page50: perCall(pageCpu, compareLists * 3) },
+			};
 		} finally {
 			await session.close();
 		}
@@ -198,6 +229,11 @@ async function main(): Promise<void> {
 
 		const session = await batonSession(dataDir, 'bench-mcp');
 		try {
+			// Resident memory of one agent's process (issue 32: ≤ 50 MB), after its first call and below
+			// after the claim+complete loop; private is its own memory (anonymous pages), the rest is the
+			// node binary's pages, which every agent's process shares.
+			await call(session, 'stats', {});
+			const rssStart = session.pid === null ? undefined : memoryOf(session.pid);
 			const tools = await session.client.listTools();
 			const toolsBytes = Buffer.byteLength(JSON.stringify(tools));
 			report.add(
@@ -257,6 +293,27 @@ async function main(): Promise<void> {
 				);
 			}
 			report.add(row('hub process CPU per MCP claim+complete', (cpuMsOf(hub.pid) - cpuStart.hub) / pairs, 'ms'));
+			if (session.pid !== null && rssStart !== undefined) {
+				const rssEnd = memoryOf(session.pid);
+				report.add(
+					row(
+						'baton mcp resident memory after its first call',
+						rssStart.rss,
+						'MB',
+						{ max: 50 },
+						`${round(rssStart.privateMb)} MB of it private`,
+					),
+				);
+				report.add(
+					row(
+						`baton mcp resident memory after ${pairs + warm} claim+complete pairs`,
+						rssEnd.rss,
+						'MB',
+						{ max: 50 },
+						`${round(rssEnd.privateMb)} MB of it private; peak ${round(rssOf(session.pid).peakMb)} MB`,
+					),
+				);
+			}
 		} finally {
 			await session.close();
 		}
@@ -307,6 +364,24 @@ async function main(): Promise<void> {
 		report.add(row(`Baton MCP list of ${compareCreates} p50`, ours.list, 'ms'));
 		report.add(
 			row('Baton MCP list, a page of 50 p50', ours.page50, 'ms', { max: 3 }, `${compareLists * 3} calls (issue 14)`),
+		);
+		report.add(
+			row(
+				'CPU per MCP create: baton mcp / hub',
+				ours.cpu.create.mcp,
+				'ms',
+				undefined,
+				`hub ${round(ours.cpu.create.hub)} ms; user+system from /proc`,
+			),
+		);
+		report.add(
+			row(
+				'CPU per MCP list page of 50: baton mcp / hub',
+				ours.cpu.page50.mcp,
+				'ms',
+				undefined,
+				`hub ${round(ours.cpu.page50.hub)} ms`,
+			),
 		);
 		if (ensureBacklogMd()) {
 			const theirs = await measureBacklogMd(report, temp);

@@ -175,7 +175,11 @@ class Scenario {
 					...(this.random() < 0.2 ? { review: this.random() < 0.5 ? ('human' as const) : ('agent' as const) } : {}),
 				};
 			});
-			return keyed(`create ${batch.map(c => c.id).join(' ')}`, 'planner', (b, ctx) => b.create(ctx, { cards: batch }));
+			// A single card is often left to the backlog's readable id, and made by an agent that may hold a
+			// card (discoveredFrom, and its parent): the one-statement create's cases (issue 32).
+			const cardsOut = batch.length === 1 && this.random() < 0.5 ? batch.map(({ id: _id, ...rest }) => rest) : batch;
+			const creator = this.random() < 0.3 ? (this.pick(agents) ?? 'planner') : 'planner';
+			return keyed(`create ${batch.map(c => c.id).join(' ')}`, creator, (b, ctx) => b.create(ctx, { cards: cardsOut }));
 		}
 		if (r < 0.18) {
 			const [from, to] = [this.pick(ids), this.pick(ids)];

@@ -3,7 +3,8 @@
  * backoff policy (core/backoff.ts), stays 'offline' through failed attempts (no 'connecting' flicker),
  * re-sends what was pending once back, and times requests out on its clock; an inbox notice that
  * arrives with the hello's answer reaches the first listener; a resume the hub answers `resync` (the
- * log was compacted past the client's seq) tells the listeners to reload. Nothing here sleeps.
+ * log was compacted past the client's seq) tells the listeners to reload; a method named `unchecked`
+ * takes its result as sent. Nothing here sleeps.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -78,7 +79,7 @@ class FakeHub {
 	}
 }
 
-function clientOn(options: { maxOfflineMs?: number } = {}) {
+function clientOn(options: { maxOfflineMs?: number; unchecked?: readonly 'card/list'[] } = {}) {
 	const clock = new ManualClock('2026-01-01T00:00:00.000Z');
 	const hub = new FakeHub(clock);
 	const client = new RpcClient({ connect: hub.connect, hello: { client: 'cli' }, clock, ...options });
@@ -253,6 +254,26 @@ describe('RpcClient resync', () => {
 			assert.equal(client.seq, 30);
 		} finally {
 			client.close();
+		}
+	});
+});
+
+describe('RpcClient unchecked results (issue 32)', () => {
+	it('checks a result against the protocol unless its method is unchecked, which takes it as sent', async () => {
+		const page = { cards: [], extra: 'kept only unchecked' };
+		const checked = clientOn();
+		const unchecked = clientOn({ unchecked: ['card/list'] });
+		try {
+			for (const { hub } of [checked, unchecked]) {
+				hub.answer = page;
+			}
+			assert.deepEqual(await checked.client.request('card/list', {}), { cards: [] });
+			assert.deepEqual(await unchecked.client.request('card/list', {}), page);
+			// Only the methods named: another result is still checked (and refused when it is not one).
+			await assert.rejects(unchecked.client.request('card/stats', {}), (e: unknown) => BatonError.is(e, 'internal'));
+		} finally {
+			checked.client.close();
+			unchecked.client.close();
 		}
 	});
 });
