@@ -6,7 +6,8 @@
  * backlog needs (the tree refusal, the dispatch guards, fields of the card) or put back what was
  * before (the count rows written by the row trigger instead of the statement: migration 0027), and
  * nothing here is a candidate to ship as it is. Prints, for the claim and the complete of each variant,
- * the wall time's p10 and p50 and the process's CPU per call (steadier on a busy machine). Standalone: `node --import tsx test/bench/hotPartsAb.ts [cards] [pairs per variant]`.
+ * the wall time's p10 and p50 and the process's CPU per call (steadier on a busy machine).
+ * Standalone: `node --import tsx test/bench/hotPartsAb.ts [cards] [pairs per variant] [--only 0,4]`.
  */
 import { loadavg } from 'node:os';
 
@@ -19,6 +20,9 @@ import { cardBatches } from './dataset';
 
 const cards = Number(process.argv[2] ?? 20_000);
 const pairs = Number(process.argv[3] ?? 600);
+/** `--only 0,4`: just these variants (their indexes in the list below). */
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt > 0 ? (process.argv[onlyAt + 1] ?? '').split(',').map(Number) : undefined;
 
 /** The card's fields before issues 31, 33 and 30 added theirs (functions.sql at 56002e7). */
 const liteCard = `CREATE OR REPLACE FUNCTION baton_card_lite(c cards) RETURNS json LANGUAGE sql STABLE AS $$
@@ -94,7 +98,7 @@ async function main(): Promise<void> {
 		}
 		const db = (b as unknown as { db: Db }).db;
 		await db.exec(liteCard);
-		const vs = variants();
+		const vs = variants().filter((_, i) => only === undefined || only.includes(i));
 		const claimMs = vs.map(() => [] as number[]);
 		const completeMs = vs.map(() => [] as number[]);
 		const claimCpu = vs.map(() => [] as number[]);
@@ -146,11 +150,11 @@ async function main(): Promise<void> {
 		const at = (xs: number[], q: number) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length * q)] ?? 0;
 		const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
 		console.log(
-			`PGlite, ${cards} cards, ${pairs} pairs per variant, alternating; wall p10 / p50 and CPU per call (mean), ms; load ${loadavg()[0]!.toFixed(1)}`,
+			`PGlite, ${cards} cards, ${pairs} pairs per variant, alternating; wall p10 / p50 and CPU per call p50 / mean, ms; load ${loadavg()[0]!.toFixed(1)}`,
 		);
 		vs.forEach((v, i) => {
 			const f = (wall: number[], cpu: number[]) =>
-				`${at(wall, 0.1).toFixed(3)} / ${at(wall, 0.5).toFixed(3)}  cpu ${mean(cpu).toFixed(3)}`;
+				`${at(wall, 0.1).toFixed(3)} / ${at(wall, 0.5).toFixed(3)}  cpu ${at(cpu, 0.5).toFixed(3)} / ${mean(cpu).toFixed(3)}`;
 			console.log(
 				`${v.name.padEnd(34)} claim ${f(claimMs[i]!, claimCpu[i]!)}   complete ${f(completeMs[i]!, completeCpu[i]!)}`,
 			);
