@@ -78,6 +78,8 @@ function variants(): Variant[] {
 			/counted AS \([\s\S]*?AS k\(bucket, waiting, n\)\s*\),/,
 			'',
 		);
+	// No counts at all, as before migration 0012: the mark keeps the trigger off, no rows are written.
+	const uncounted = mustReplace(sql.complete, /counted AS \([\s\S]*?AS k\(bucket, waiting, n\)\s*\),/, '');
 	const lite = (s: string): string => mustReplace(s, /baton_card\(cards\)/g, 'baton_card_lite(cards)');
 	return [
 		now,
@@ -86,6 +88,7 @@ function variants(): Variant[] {
 		{ name: 'the card as before 31/33/30', claim: lite(sql.claim), complete: lite(sql.complete) },
 		{ name: 'counts by the row trigger', claim: sql.claim, complete: byTrigger(sql.complete) },
 		{ name: 'before: all four', claim: lite(noGuard), complete: byTrigger(lite(noTree)) },
+		{ name: 'no count rows at all (before 0012)', claim: sql.claim, complete: uncounted },
 	];
 }
 
