@@ -42,6 +42,29 @@ export type HotStatements = ReturnType<typeof hotStatements>;
 const treeDependents = (id: string): string =>
 	`SELECT 1 FROM edges e JOIN cards d ON d.id = e.card_id WHERE e.dep_id = ${id} AND (d.parent IS NOT NULL OR d.open_children > 0)`;
 
+/**
+ * Issue 32: the hot complete writes its own count rows (migration 0027). A condition of its first
+ * UPDATE marks the transaction, before any row is updated, so cards_count_moved's WHEN skips this
+ * statement's rows; the statement is always a transaction of its own, so the mark ends with it.
+ */
+const countedHere = `set_config('baton.counted', 'on', true) = 'on'`;
+
+/**
+ * card_counts' delta rows for what `done` and `deps` moved, exactly the rows cards_count_moved would
+ * have written (migrations 0012, 0016): the completed card leaves the bucket 'open' (it was claimed)
+ * for 'done' with its other keys unchanged, and a dependent whose last unmet dependency this was
+ * stops waiting in its own bucket. Whatever else these statements update moves no key.
+ */
+const countRows = `counted AS (
+				INSERT INTO card_counts (bucket, waiting, needs_input, project, n)
+				SELECT k.bucket, k.waiting, m.needs_input, m.project, k.n
+				FROM (SELECT 'open' AS was, done.waiting AS was_waiting, 'done' AS now, done.waiting AS now_waiting,
+						done.needs_input, done.project FROM done
+					UNION ALL SELECT baton_count_bucket(deps.status), true, baton_count_bucket(deps.status), false,
+						deps.needs_input, deps.project FROM deps WHERE deps.unmet_deps = 0) m
+				CROSS JOIN LATERAL (VALUES (m.was, m.was_waiting, -1), (m.now, m.now_waiting, 1)) AS k(bucket, waiting, n)
+			)`;
+
 /** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
 const claimValue = `json_build_object('card', took.card, 'lease',
 	json_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
@@ -145,21 +168,22 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// A card that needs review goes to `review` instead: no row here, the general path decides; so does a
 	// child (issue 31), whose completion may free or auto-close its parent, and a card with a dependent in
 	// a tree (a child, or a parent), whose readiness this statement's snapshot would judge on the tree
-	// as it was before the completion.
+	// as it was before the completion. It writes card_counts' rows for what it moves itself (countRows).
 	const completeCtes = (session: string): string => `done AS (
 				UPDATE cards SET status = 'done', claim_owner = NULL, claim_session = NULL, claimed_at = NULL,
 					lease_expires_at = NULL, lease_ttl_seconds = NULL, reserved = '{}', dispatch = NULL, result = $4, blocked_reason = NULL,
 					defer_until = NULL, version = version + 1, updated_at = $1
 				WHERE id = $2 AND ${holds('$3', '$5', '$1', session)} AND review = 'none' AND parent IS NULL
-					AND open_children = 0 AND NOT EXISTS (${treeDependents('$2')})
-				RETURNING cards.id, baton_card(cards) AS card
+					AND open_children = 0 AND NOT EXISTS (${treeDependents('$2')}) AND ${countedHere}
+				RETURNING cards.id, baton_card(cards) AS card, cards.unmet_deps > 0 AS waiting, cards.needs_input, cards.project
 			),
 			deps AS (
 				UPDATE cards SET unmet_deps = cards.unmet_deps - 1 FROM edges e, done
 				WHERE e.dep_id = done.id AND cards.id = e.card_id
-				RETURNING cards.id, cards.unmet_deps,
+				RETURNING cards.id, cards.unmet_deps, cards.status, cards.needs_input, cards.project,
 					(${claimableSql('$1', 'cards.')}) AS claimable
 			),
+			${countRows},
 			readiness AS (
 				SELECT count(*) AS n,
 					json_agg(json_build_object('id', id, 'unmetDeps', unmet_deps) ORDER BY id) AS list,

@@ -105,7 +105,9 @@ $$;
 -- With dispatch (0026, issue 30): the claimer's agent kind; the pick restates lineOpenSql (no pause
 -- covers the card, assigned to nobody, the claimer or its kind) and hotGuardSql (aging off, fewer held
 -- than maxHeld: else it picks nothing and the caller's claim says why); every end or start of a claim
--- clears the card's dispatch record. Each statement here takes its snapshot after the first one locked
+-- clears the card's dispatch record. With counts in the statement (0027): it writes card_counts' rows
+-- for the completion and the dependents it frees itself, and marks its transaction so the row trigger
+-- does not write them again. Each statement here takes its snapshot after the first one locked
 -- `cards`, so a pause/set that committed while this call waited for that lock is seen by the pick.
 CREATE OR REPLACE FUNCTION baton_hand_over(at_time timestamptz, card text, who text, res text, ep int, req_key text,
 	caps text[], want_phase text, expiry timestamptz, ttl int, want_project text, sess text, agent_kind text)
@@ -117,7 +119,14 @@ DECLARE
 	list json;
 	picked text;
 	took_epoch int;
+	done_waiting boolean;
+	done_needs_input boolean;
+	done_project text;
+	counted text;
 BEGIN
+	-- This call writes its own count rows (migration 0027): the mark makes cards_count_moved skip the
+	-- rows it updates. It ends with the call's transaction (the hot path's statement is its own).
+	counted := set_config('baton.counted', 'on', true);
 	-- The holder's complete; the holder's conditions sit inside IS TRUE so only the primary key can
 	-- find the card (migration 0006).
 	UPDATE cards c SET status = 'done', claim_owner = NULL, claim_session = NULL, claimed_at = NULL, lease_expires_at = NULL,
@@ -127,16 +136,27 @@ BEGIN
 		AND (c.claim_session IS NULL OR c.claim_session = sess) AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none' AND c.parent IS NULL
 		AND c.open_children = 0 AND NOT EXISTS (SELECT 1 FROM edges e JOIN cards d ON d.id = e.card_id
 			WHERE e.dep_id = card AND (d.parent IS NOT NULL OR d.open_children > 0))
-	RETURNING baton_card(c) INTO done_card;
+	RETURNING baton_card(c), c.unmet_deps > 0, c.needs_input, c.project INTO done_card, done_waiting, done_needs_input, done_project;
 	IF done_card IS NULL THEN
 		RETURN; -- refused: no row
 	END IF;
 	WITH deps AS (
 		UPDATE cards c SET unmet_deps = c.unmet_deps - 1 FROM edges e
 		WHERE e.dep_id = card AND c.id = e.card_id
-		RETURNING c.id, c.unmet_deps,
+		RETURNING c.id, c.unmet_deps, c.status, c.needs_input, c.project,
 			(c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
 				AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))) AS claimable
+	),
+	-- The count rows cards_count_moved would have written (hotSql.ts countRows): the card leaves 'open'
+	-- (it was claimed) for 'done', a dependent whose last unmet dependency this was stops waiting.
+	moved AS (
+		INSERT INTO card_counts (bucket, waiting, needs_input, project, n)
+		SELECT k.bucket, k.waiting, m.needs_input, m.project, k.n
+		FROM (SELECT 'open' AS was, done_waiting AS was_waiting, 'done' AS now, done_waiting AS now_waiting,
+				done_needs_input AS needs_input, done_project AS project
+			UNION ALL SELECT baton_count_bucket(d.status), true, baton_count_bucket(d.status), false, d.needs_input, d.project
+				FROM deps d WHERE d.unmet_deps = 0) m
+		CROSS JOIN LATERAL (VALUES (m.was, m.was_waiting, -1), (m.now, m.now_waiting, 1)) AS k(bucket, waiting, n)
 	)
 	SELECT count(*), json_agg(json_build_object('id', d.id, 'unmetDeps', d.unmet_deps) ORDER BY d.id),
 		coalesce(array_agg(d.id ORDER BY d.id) FILTER (WHERE d.claimable), '{}')
