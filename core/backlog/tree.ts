@@ -305,7 +305,7 @@ const refJson = `json_build_object('id', c.id, 'title', c.title, 'status', c.sta
  * JSON.parse, not as 1,000 rows of 5 fields), and the counts are tallied from that list; only an epic
  * of more than 1,000 children is counted by a second query. Issue 31: `show` of an epic of 1,000
  * children ≤ 20 ms (docs/benchmarks.md, epics); the aggregate's ORDER BY is the subquery's, so
- * PostgreSQL sorts once.
+ * PostgreSQL sorts once, and both are named statements, planned once per connection.
  */
 export async function treeOf(db: Queryable, card: Card): Promise<{ parent?: CardRef; children?: ChildrenRollup }> {
 	const [row] = await db.query<{ parent: CardRef | null; cards: CardRef[] | null }>(
@@ -314,6 +314,7 @@ export async function treeOf(db: Queryable, card: Card): Promise<{ parent?: Card
 				defer_until, -priority AS k, created_at FROM cards WHERE parent = $1
 				ORDER BY -priority, created_at, id LIMIT ${rollupList + 1}) c) AS cards`,
 		[card.id, card.parent ?? null],
+		'baton_card_tree',
 	);
 	const out: { parent?: CardRef; children?: ChildrenRollup } = {};
 	if (row?.parent != null) {
@@ -328,6 +329,7 @@ export async function treeOf(db: Queryable, card: Card): Promise<{ parent?: Card
 		const counts = await db.query<{ status: string; n: unknown }>(
 			'SELECT status, count(*) AS n FROM cards WHERE parent = $1 GROUP BY status',
 			[card.id],
+			'baton_card_tree_counts',
 		);
 		for (const r of counts) {
 			by.set(r.status, Number(r.n));
