@@ -36,11 +36,29 @@ export function sqlCatalogue(mode: 'pglite' | 'postgres'): SqlCatalogue {
 export type HotStatements = ReturnType<typeof hotStatements>;
 
 /**
- * The dependents of card `id` that are in a tree (issue 31): with a parent, or with open children. A
- * completion that frees one of them is left to the general path (baton_hand_over restates it).
+ * The dependents of card `id` that are parents (issue 31: they have a child, open or done). A
+ * completion with one of them is left to the general path (baton_hand_over restates it): when the
+ * parent's last dependency is done its subtree may be freed, which `unblocked` must list, and a child
+ * whose ancestor is such a dependent would be judged by this statement's snapshot on the ancestor's
+ * wait as it was before. A dependent that is a child but no parent is judged right here: the only
+ * things the completion changes are its dependents' unmet_deps (an ancestor among them has a child,
+ * so it is caught above) and its own parent's open_children, which no child's claimability reads
+ * (a child never depends on its ancestor or descendant: the backlog refuses that cycle).
  */
 const treeDependents = (id: string): string =>
-	`SELECT 1 FROM edges e JOIN cards d ON d.id = e.card_id WHERE e.dep_id = ${id} AND (d.parent IS NOT NULL OR d.open_children > 0)`;
+	`SELECT 1 FROM edges e WHERE e.dep_id = ${id} AND EXISTS (SELECT 1 FROM cards k WHERE k.parent = e.card_id)`;
+
+/**
+ * The card being completed (`cards`) has no parent, or is not its parent's last open child (issue 31):
+ * then its completion can neither free nor auto-close the parent, and migration 0023's trigger
+ * (open_children - 1) is all the tree needs, so the one-statement complete may take it; the last open
+ * child goes to the general path (tree.ts afterChildDone). `lock` (PostgreSQL) locks the parent's row
+ * first: a lock waited for re-reads the row at its newest version, so of two children of one parent
+ * completing at once on two connections the second sees the first done and takes the general path.
+ * baton_hand_over restates it.
+ */
+const notLastChild = (lock: boolean): string =>
+	`(parent IS NULL OR EXISTS (SELECT 1 FROM cards up WHERE up.id = cards.parent AND up.open_children > 1${lock ? ' FOR NO KEY UPDATE' : ''}))`;
 
 /**
  * Issue 32: the hot complete writes its own count rows (migration 0027). A condition of its first
@@ -166,14 +184,14 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's),
 	// and `session` the placeholder of the caller's session (complete: $7, complete {next}: $12).
 	// A card that needs review goes to `review` instead: no row here, the general path decides; so does a
-	// child (issue 31), whose completion may free or auto-close its parent, and a card with a dependent in
-	// a tree (a child, or a parent), whose readiness this statement's snapshot would judge on the tree
-	// as it was before the completion. It writes card_counts' rows for what it moves itself (countRows).
+	// parent's last open child (issue 31), whose completion may free or auto-close its parent, and a card
+	// with a dependent that is a parent (treeDependents), whose subtree the completion may free. It
+	// writes card_counts' rows for what it moves itself (countRows).
 	const completeCtes = (session: string): string => `done AS (
 				UPDATE cards SET status = 'done', claim_owner = NULL, claim_session = NULL, claimed_at = NULL,
 					lease_expires_at = NULL, lease_ttl_seconds = NULL, reserved = '{}', dispatch = NULL, result = $4, blocked_reason = NULL,
 					defer_until = NULL, version = version + 1, updated_at = $1
-				WHERE id = $2 AND ${holds('$3', '$5', '$1', session)} AND review = 'none' AND parent IS NULL
+				WHERE id = $2 AND ${holds('$3', '$5', '$1', session)} AND review = 'none' AND ${notLastChild(lockPick)}
 					AND open_children = 0 AND NOT EXISTS (${treeDependents('$2')}) AND ${countedHere}
 				RETURNING cards.id, baton_card(cards) AS card, cards.unmet_deps > 0 AS waiting, cards.needs_input, cards.project
 			),

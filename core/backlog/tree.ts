@@ -295,39 +295,60 @@ export async function checkNoChildren(tx: Queryable, cardId: string): Promise<vo
 	}
 }
 
-/** card/get's parent ref and children roll-up (undefined when it has none). */
+/** A card ref as card/get gives it (protocol CardRef), built in SQL from the row `c`. */
+const refJson = `json_build_object('id', c.id, 'title', c.title, 'status', c.status, 'unmetDeps', c.unmet_deps,
+	'deferUntil', baton_ts(c.defer_until))`;
+
+/**
+ * card/get's parent ref and children roll-up (undefined when it has none). One statement reads the
+ * parent and the children in claim order, the list as one json value (1,000 refs decoded by
+ * JSON.parse, not as 1,000 rows of 5 fields), and the counts are tallied from that list; only an epic
+ * of more than 1,000 children is counted by a second query. Issue 31: `show` of an epic of 1,000
+ * children ≤ 20 ms (docs/benchmarks.md, epics); the aggregate's ORDER BY is the subquery's, so
+ * PostgreSQL sorts once, and both are named statements, planned once per connection.
+ */
 export async function treeOf(db: Queryable, card: Card): Promise<{ parent?: CardRef; children?: ChildrenRollup }> {
-	const ref = `c.id, c.title, c.status, c.unmet_deps AS "unmetDeps", baton_ts(c.defer_until) AS "deferUntil"`;
-	const [parentRows, counts, list] = await Promise.all([
-		card.parent == null
-			? Promise.resolve([])
-			: db.query<CardRef>(`SELECT ${ref} FROM cards c WHERE c.id = $1`, [card.parent]),
-		db.query<{ status: string; n: unknown }>(
+	const [row] = await db.query<{ parent: CardRef | null; cards: CardRef[] | null }>(
+		`SELECT (SELECT ${refJson} FROM cards c WHERE c.id = $2) AS parent,
+			(SELECT json_agg(${refJson} ORDER BY c.k, c.created_at, c.id) FROM (SELECT id, title, status, unmet_deps,
+				defer_until, -priority AS k, created_at FROM cards WHERE parent = $1
+				ORDER BY -priority, created_at, id LIMIT ${rollupList + 1}) c) AS cards`,
+		[card.id, card.parent ?? null],
+		'baton_card_tree',
+	);
+	const out: { parent?: CardRef; children?: ChildrenRollup } = {};
+	if (row?.parent != null) {
+		out.parent = row.parent;
+	}
+	const listed = row?.cards ?? [];
+	if (listed.length === 0) {
+		return out;
+	}
+	const by = new Map<string, number>();
+	if (listed.length > rollupList) {
+		const counts = await db.query<{ status: string; n: unknown }>(
 			'SELECT status, count(*) AS n FROM cards WHERE parent = $1 GROUP BY status',
 			[card.id],
-		),
-		db.query<CardRef>(
-			`SELECT ${ref} FROM cards c WHERE c.parent = $1 ORDER BY (-c.priority), c.created_at, c.id LIMIT ${rollupList}`,
-			[card.id],
-		),
-	]);
-	const out: { parent?: CardRef; children?: ChildrenRollup } = {};
-	if (parentRows[0] !== undefined) {
-		out.parent = parentRows[0];
+			'baton_card_tree_counts',
+		);
+		for (const r of counts) {
+			by.set(r.status, Number(r.n));
+		}
+	} else {
+		for (const c of listed) {
+			by.set(c.status, (by.get(c.status) ?? 0) + 1);
+		}
 	}
-	if (counts.length > 0) {
-		const by = new Map(counts.map(r => [r.status, Number(r.n)]));
-		const n = (s: string): number => by.get(s) ?? 0;
-		out.children = {
-			total: [...by.values()].reduce((a, b) => a + b, 0),
-			done: n('done'),
-			review: n('review'),
-			blocked: n('blocked'),
-			claimed: n('claimed'),
-			ready: n('ready'),
-			cards: list,
-		};
-	}
+	const n = (s: string): number => by.get(s) ?? 0;
+	out.children = {
+		total: [...by.values()].reduce((a, b) => a + b, 0),
+		done: n('done'),
+		review: n('review'),
+		blocked: n('blocked'),
+		claimed: n('claimed'),
+		ready: n('ready'),
+		cards: listed.slice(0, rollupList),
+	};
 	return out;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The benchmark backlog, the same in every bench and every run: priorities 0–3, 30 % of the cards
- * depending on 1–3 earlier cards (so the DAG is acyclic by construction), ids `c0`, `c1`, ….
+ * depending on 1–3 earlier cards (so the DAG is acyclic by construction), ids `c0`, `c1`, …; and
+ * `withParents`, the same cards where 30 % are children of 1,000 epics (issue 31).
  */
 import type { CreateCardInput } from '../../core/protocol';
 import { prng } from '../helpers/prng';
@@ -37,4 +38,54 @@ export function* cardBatches(size: number, seed = 42): Generator<CreateCardInput
 	for (let i = 0; i < size; i += buildBatch) {
 		yield makeCards(i, Math.min(size, i + buildBatch), random);
 	}
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The same backlog with parents (issue 31, test/bench/epics.ts): 30 % of the cards children of 1,000 epics.
+
+/** Per batch of 1,000: the last card a top epic, the nine before it its sub-epics, 291 children of those. */
+export const subEpicsPerBatch = 9;
+export const childrenPerBatch = Math.round(buildBatch * 0.3) - subEpicsPerBatch;
+
+/** The highest index a card's dependencies name (−1 without any). */
+function maxDep(card: CreateCardInput): number {
+	return Math.max(-1, ...(card.dependsOn ?? []).map(d => Number(d.slice(1))));
+}
+
+/**
+ * The same batch with parents. Every "waits on" edge then points from a later card to an earlier one
+ * (a dependency is earlier, an epic is later than its children, and a child is later than every
+ * dependency of its ancestors), so no cycle can form and the backlog's cycle check passes.
+ */
+export function withParents(batch: CreateCardInput[], from: number, random: () => number): CreateCardInput[] {
+	const cards = batch.map(c => ({ ...c }));
+	const n = cards.length;
+	if (n < buildBatch) {
+		return cards;
+	}
+	const top = cards[n - 1]!;
+	const subs = cards.slice(n - 1 - subEpicsPerBatch, n - 1);
+	const at = (i: number): number => from + i; // a card's index in the whole data set
+	for (const [k, sub] of subs.entries()) {
+		if (at(n - 1 - subEpicsPerBatch + k) > maxDep(top)) {
+			sub.parent = top.id;
+		}
+	}
+	const leaves = Array.from({ length: n - 1 - subEpicsPerBatch }, (_, i) => i);
+	for (let i = leaves.length - 1; i > 0; i--) {
+		const j = Math.floor(random() * (i + 1));
+		[leaves[i], leaves[j]] = [leaves[j]!, leaves[i]!];
+	}
+	for (const i of leaves.slice(0, childrenPerBatch)) {
+		const start = Math.floor(random() * subs.length);
+		for (let t = 0; t < subs.length; t++) {
+			const sub = subs[(start + t) % subs.length]!;
+			const ancestorsDeps = Math.max(maxDep(sub), sub.parent === undefined ? -1 : maxDep(top));
+			if (at(i) > ancestorsDeps) {
+				cards[i]!.parent = sub.id;
+				break;
+			}
+		}
+	}
+	return cards;
 }

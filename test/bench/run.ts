@@ -27,6 +27,7 @@ const benchNames = [
 	'mcp',
 	'inbox',
 	'scopes',
+	'epics',
 	'workspaces',
 	'eventLog',
 	'ecosystem',

@@ -4,13 +4,16 @@
  * dependency, and the reason names the path; card/get rolls the children up; list filters by parent;
  * auto-close completes (or sends to review) a parent when its last child is done; closing a parent
  * by hand with open children is refused unless forced; bad parents and cycles through parents, or
- * parents and dependencies, are refused with one clear error and change nothing.
+ * parents and dependencies, are refused with one clear error and change nothing. A child that is not
+ * its parent's last open child completes in one statement, and two last children completing at once
+ * on two backlogs (PostgreSQL) still close their parent.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import type { Backlog, OpContext } from '../../core/backlog';
+import { Backlog, type BacklogOptions, type OpContext } from '../../core/backlog';
 import type { BacklogEvent } from '../../core/protocol';
+import type { Db } from '../../core/store/db';
 import { backlogForSuite, storeKinds } from '../helpers/backlog';
 import { refused } from '../helpers/refused';
 
@@ -18,12 +21,31 @@ const human: OpContext = { actor: 'vscode:alice' };
 const agent: OpContext = { actor: 'claude-code-1' };
 let counter = 0;
 
+/** Counts the transactions a backlog opens (the general path runs in one; the hot statements in none). */
+function countTransactions(b: Backlog): { n: number; stop(): void } {
+	const uow = (b as unknown as { uow: { db: Db } }).uow;
+	const db = uow.db;
+	const counter = { n: 0, stop: () => (uow.db = db) };
+	uow.db = new Proxy(db, {
+		get(t, prop) {
+			const value: unknown = Reflect.get(t, prop, t);
+			if (prop === 'transaction') {
+				counter.n++;
+			}
+			return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(t) : value;
+		},
+	});
+	return counter;
+}
+
 for (const kind of storeKinds) {
 	describe(`parents and children on ${kind}`, () => {
 		let b: Backlog;
 		const committed: BacklogEvent[] = [];
+		let options: BacklogOptions;
 		backlogForSuite(kind, {}, t => {
 			b = t.backlog;
+			options = t.options;
 			b.onCommitted(events => committed.push(...events));
 		});
 		/** Each test in its own phase, so claims only see its cards. */
@@ -111,6 +133,28 @@ for (const kind of storeKinds) {
 			assert.equal(child.children, undefined);
 		});
 
+		it('counts every child of an epic of more than 1,000 and lists the first 1,000 in claim order', async () => {
+			const ph = phase();
+			await b.create(human, { cards: [{ id: `${ph}-E`, title: 'epic', phase: ph }] });
+			const kids = Array.from({ length: 1001 }, (_, i) => ({
+				id: `${ph}-${i}`,
+				title: `kid ${i}`,
+				phase: ph,
+				parent: `${ph}-E`,
+				priority: i === 1000 ? 1 : 0,
+			}));
+			await b.create(human, { cards: kids.slice(0, 1000) });
+			await b.create(human, { cards: kids.slice(1000) });
+			const one = await b.claim(agent, { cardId: `${ph}-7` });
+			await b.complete(agent, { cardId: `${ph}-7`, epoch: one.lease?.epoch });
+			const { cards, ...counts } = (await b.get(human, { cardId: `${ph}-E` })).children ?? { cards: [] };
+			assert.deepEqual(counts, { total: 1001, done: 1, review: 0, blocked: 0, claimed: 0, ready: 1000 });
+			assert.equal(cards.length, 1000);
+			// Claim order: the higher priority first, then creation, then id.
+			assert.equal(cards[0]?.id, `${ph}-1000`);
+			assert.deepEqual(cards[1], { id: `${ph}-0`, title: 'kid 0', status: 'ready', unmetDeps: 0, deferUntil: null });
+		});
+
 		it('auto-closes a parent when its last child is done, and goes to review when it has review', async () => {
 			const ph = phase();
 			await b.create(human, {
@@ -174,6 +218,69 @@ for (const kind of storeKinds) {
 			assert.equal((await b.get(human, { cardId: `${ph}-E` })).card.status, 'done');
 			const closed = committed.find(e => e.cardId === `${ph}-E` && e.type === 'completed');
 			assert.equal(closed?.data.autoClosed, true);
+		});
+
+		it("completes a child in one statement unless it is its parent's last open child", async () => {
+			const ph = phase();
+			const ids = [1, 2, 3].map(i => `${ph}-${i}`);
+			await b.create(human, {
+				cards: [
+					{ id: `${ph}-E`, title: 'epic', phase: ph, autoClose: true },
+					...ids.map(id => ({ id, title: id, phase: ph, parent: `${ph}-E` })),
+				],
+			});
+			const transactions = countTransactions(b);
+			try {
+				for (const [i, id] of ids.entries()) {
+					const c = await b.claim(agent, { cardId: id });
+					const before = transactions.n;
+					const done = await b.complete(agent, { cardId: id, epoch: c.lease?.epoch });
+					assert.equal(done.card.status, 'done');
+					assert.equal(transactions.n - before, i < ids.length - 1 ? 0 : 1, `completing ${id}`);
+					assert.equal((await b.get(human, { cardId: `${ph}-E` })).children?.done, i + 1);
+				}
+			} finally {
+				transactions.stop();
+			}
+			assert.equal((await b.get(human, { cardId: `${ph}-E` })).card.status, 'done');
+			const closed = committed.filter(e => e.cardId === `${ph}-E` && e.type === 'completed');
+			assert.equal(closed.length, 1);
+			assert.equal(closed[0]?.data.autoClosed, true);
+		});
+
+		it('closes a parent whose last two children complete at the same moment, on two backlogs', async () => {
+			// PostgreSQL: two hubs' connections; each complete locks the parent's row before it counts.
+			const other = kind === 'postgres' ? await Backlog.open(options) : b;
+			try {
+				for (let round = 0; round < 10; round++) {
+					const ph = phase();
+					await b.create(human, {
+						cards: [
+							{ id: `${ph}-E`, title: 'epic', phase: ph, autoClose: true },
+							{ id: `${ph}-1`, title: 'one', phase: ph, parent: `${ph}-E` },
+							{ id: `${ph}-2`, title: 'two', phase: ph, parent: `${ph}-E` },
+						],
+					});
+					const second: OpContext = { actor: 'codex-2' };
+					const one = await b.claim(agent, { cardId: `${ph}-1` });
+					const two = await other.claim(second, { cardId: `${ph}-2` });
+					const done = await Promise.all([
+						b.complete(agent, { cardId: `${ph}-1`, epoch: one.lease?.epoch }),
+						other.complete(second, { cardId: `${ph}-2`, epoch: two.lease?.epoch }),
+					]);
+					assert.deepEqual(
+						done.map(d => d.card.status),
+						['done', 'done'],
+					);
+					const epic = await b.get(human, { cardId: `${ph}-E` });
+					assert.equal(epic.card.status, 'done', `round ${round}: the epic was not auto-closed`);
+					assert.equal(epic.children?.done, 2);
+				}
+			} finally {
+				if (other !== b) {
+					await other.close();
+				}
+			}
 		});
 
 		it('refuses closing a parent with open children unless forced, and says what it leaves open', async () => {

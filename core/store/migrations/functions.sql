@@ -99,9 +99,10 @@ $$;
 -- the wanted project (or none) without a scope (0011); every claim starts with no reservations (0018).
 --
 -- With the session (migration 0019): the holder's complete checks it and the next claim stores it.
--- With parents (0023): only a card without a parent or open children, and none of whose dependents is
--- in a tree, completes here (such a completion may free or auto-close a parent, or free a subtree: the
--- caller's general path does that, hotSql.ts treeDependents), and the pick restates claimableSql.ts.
+-- With parents (0023): only a card without open children, that is no parent's last open child (its
+-- parent's row locked first, hotSql.ts notLastChild), and none of whose dependents is a parent,
+-- completes here (such a completion may free or auto-close a parent, or free a subtree: the caller's
+-- general path does that, hotSql.ts treeDependents), and the pick restates claimableSql.ts.
 -- With dispatch (0026, issue 30): the claimer's agent kind; the pick restates lineOpenSql (no pause
 -- covers the card, assigned to nobody, the claimer or its kind) and hotGuardSql (aging off, fewer held
 -- than maxHeld: else it picks nothing and the caller's claim says why); every end or start of a claim
@@ -133,9 +134,10 @@ BEGIN
 		lease_ttl_seconds = NULL, reserved = '{}', dispatch = NULL, result = res, blocked_reason = NULL, defer_until = NULL,
 		version = c.version + 1, updated_at = at_time
 	WHERE c.id = card AND (c.status = 'claimed' AND c.claim_owner = who AND (ep IS NULL OR c.claim_epoch = ep)
-		AND (c.claim_session IS NULL OR c.claim_session = sess) AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none' AND c.parent IS NULL
-		AND c.open_children = 0 AND NOT EXISTS (SELECT 1 FROM edges e JOIN cards d ON d.id = e.card_id
-			WHERE e.dep_id = card AND (d.parent IS NOT NULL OR d.open_children > 0))
+		AND (c.claim_session IS NULL OR c.claim_session = sess) AND c.lease_expires_at > at_time) IS TRUE AND c.review = 'none'
+		AND (c.parent IS NULL OR EXISTS (SELECT 1 FROM cards up WHERE up.id = c.parent AND up.open_children > 1 FOR NO KEY UPDATE))
+		AND c.open_children = 0
+		AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.dep_id = card AND EXISTS (SELECT 1 FROM cards k WHERE k.parent = e.card_id))
 	RETURNING baton_card(c), c.unmet_deps > 0, c.needs_input, c.project INTO done_card, done_waiting, done_needs_input, done_project;
 	IF done_card IS NULL THEN
 		RETURN; -- refused: no row
