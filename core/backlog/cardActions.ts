@@ -72,6 +72,7 @@ export async function loadCardRow(
 	const rows = await q.query<{ card: Card; claim_session: string | null }>(
 		`SELECT baton_card(cards) AS card, claim_session FROM cards WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
 		[cardId],
+		lock ? 'baton_card_row_locked' : 'baton_card_row',
 	);
 	const row = rows[0];
 	if (row === undefined) {

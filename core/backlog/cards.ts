@@ -264,11 +264,13 @@ export class Cards {
 					coalesce(c.unmet_deps, 0) AS "unmetDeps", baton_ts(c.defer_until) AS "deferUntil"
 				 FROM edges e LEFT JOIN cards c ON c.id = e.dep_id WHERE e.card_id = $1 ORDER BY e.dep_id`,
 				[p.cardId],
+				'baton_card_dependencies',
 			),
 			this.uow.db.query<CardRef>(
 				`SELECT c.id, c.title, c.status, c.unmet_deps AS "unmetDeps", baton_ts(c.defer_until) AS "deferUntil"
 				 FROM edges e JOIN cards c ON c.id = e.card_id WHERE e.dep_id = $1 ORDER BY c.id`,
 				[p.cardId],
+				'baton_card_dependents',
 			),
 			cardEvents(this.uow.db, p.cardId, historyLimit),
 			cardMessages(this.uow.db, p.cardId),

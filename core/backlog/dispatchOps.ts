@@ -29,6 +29,8 @@ export const runEventId = 'baton:run';
 export async function lineSettings(q: Queryable): Promise<{ maxHeld: number | null; agingHours: number | null }> {
 	const rows = await q.query<{ key: string; value: unknown }>(
 		`SELECT key, value FROM settings WHERE key IN ('maxHeld', 'agingHours')`,
+		[],
+		'baton_line_settings',
 	);
 	const get = (key: string): number | null => {
 		const v = rows.find(r => r.key === key)?.value;

@@ -44,6 +44,7 @@ export async function cardEvents(q: Queryable, cardId: string, limit: number): P
 		`SELECT * FROM (SELECT seq, baton_ts(at) AS at, card_id, actor, type, data FROM events
 			 WHERE card_id = $1 ORDER BY seq DESC LIMIT $2) recent ORDER BY seq`,
 		[cardId, limit],
+		'baton_card_events',
 	);
 	return rows.map(toEvent);
 }

@@ -123,7 +123,11 @@ export async function cardsWithUndelivered(q: Queryable): Promise<string[]> {
 
 /** A card's messages, oldest first (newest last). */
 export async function cardMessages(q: Queryable, cardId: string): Promise<Message[]> {
-	return q.query<Message>(`SELECT ${messageRead('m')} FROM messages m WHERE m.card_id = $1 ORDER BY m.id`, [cardId]);
+	return q.query<Message>(
+		`SELECT ${messageRead('m')} FROM messages m WHERE m.card_id = $1 ORDER BY m.id`,
+		[cardId],
+		'baton_card_messages',
+	);
 }
 
 /**
