@@ -89,8 +89,10 @@ interface Filed {
  * `remove` change one claim's scope without rebuilding the rest.
  */
 export class LiveScopes {
-	private readonly projects = new Map<string | null, ProjectScopes>();
-	private readonly filed = new Map<string, Filed>();
+	private projects = new Map<string | null, ProjectScopes>();
+	private filed = new Map<string, Filed>();
+	/** Scopes taken out since the index was last built: their emptied lead nodes stay until a rebuild. */
+	private removed = 0;
 
 	constructor(held: Iterable<HeldScope> = []) {
 		for (const h of held) {
@@ -151,6 +153,18 @@ export class LiveScopes {
 			return;
 		}
 		this.filed.delete(cardId);
+		if (++this.removed > 1024 && this.removed > 4 * this.filed.size) {
+			// A hub keeps this set for days: rebuild it now and then, so the lead nodes of scopes long
+			// gone do not pile up (about 0.1 ms for 200 claims, once per thousand ended claims).
+			const held = [...this.filed.values()].map(x => x.held);
+			this.projects = new Map();
+			this.filed = new Map();
+			this.removed = 0;
+			for (const h of held) {
+				this.add(h);
+			}
+			return;
+		}
 		const p = f.project;
 		if (f.costly) {
 			p.costly.splice(p.costly.indexOf(f.held), 1);

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { Backlog, type OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
 import type { BacklogEvent, Card } from '../../core/protocol';
-import { liveScope, scopesOverlap } from '../../core/scope/conflicts';
+import { type HeldScope, LiveScopes, liveScope, scopesOverlap } from '../../core/scope/conflicts';
 import { readScope } from '../../core/scope/read';
 import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
 import { prng } from '../helpers/prng';
@@ -38,6 +38,54 @@ const ends: Record<string, End> = {
 	},
 	block: (b, _c, card) => b.block(human, { cardId: card.id, reason: 'parked' }),
 };
+
+describe('LiveScopes kept up by add and remove', () => {
+	it('answers as a set built afresh from the claims left, through thousands of changes and its rebuilds', () => {
+		const random = prng(3);
+		const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
+		const entryOf = (): string =>
+			pick([
+				() => `src/m${Math.floor(random() * 30)}/**`,
+				() => `src/m${Math.floor(random() * 30)}/*.ts`,
+				() => `lib/m${Math.floor(random() * 30)}.ts`,
+				() => `lock:l${Math.floor(random() * 10)}`,
+				() => '**/*.md',
+				() => `{src,lib}/m${Math.floor(random() * 30)}/x.ts`,
+			])();
+		const kept = new LiveScopes();
+		const held = new Map<string, HeldScope>();
+		for (let step = 0; step < 4000; step++) {
+			const cardId = `K-${Math.floor(random() * 60)}`;
+			if (random() < 0.5) {
+				const h: HeldScope = {
+					cardId,
+					holder: 'a',
+					title: cardId,
+					project: pick([null, 'p', 'q']),
+					entries: Array.from({ length: 1 + Math.floor(random() * 4) }, entryOf),
+				};
+				kept.add(h);
+				held.set(cardId, h);
+			} else {
+				kept.remove(cardId);
+				held.delete(cardId);
+			}
+			if (step % 50 === 0) {
+				const fresh = new LiveScopes(held.values());
+				for (let q = 0; q < 20; q++) {
+					const project = pick([null, 'p', 'q']);
+					const entries = Array.from({ length: 1 + Math.floor(random() * 3) }, entryOf);
+					assert.deepEqual(
+						kept.conflict(project, entries) === undefined,
+						fresh.conflict(project, entries) === undefined,
+						`step ${step}: ${entries.join(' ')}`,
+					);
+				}
+				assert.equal(kept.size, held.size);
+			}
+		}
+	});
+});
 
 for (const kind of storeKinds) {
 	describe(`live scopes kept between claims on ${kind}`, () => {
