@@ -83,7 +83,7 @@ export class ClaimCycle {
 		const plain = p.cardId === undefined && passOver.length === 0 && labels === undefined && p.dispatch === undefined;
 		// PGlite, once a claim took a scoped card: the scoped claim first (scopedClaim.ts), since the hot
 		// claim takes no card with a scope and would only cost a statement.
-		const scopedFirst = plain && this.scopedFirst;
+		const scopedFirst = plain && p.phase === undefined && this.scopedFirst;
 		if (plain && !scopedFirst) {
 			const fast = await this.uow.fast(ctx, async (now, key) => {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
