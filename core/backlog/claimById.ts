@@ -15,7 +15,8 @@ import { checkMaxHeld, lineSettings, recordDispatch, seatsFull } from './dispatc
 import { checkLineOpen } from './pauses';
 import { checkProject, checkScopeFree } from './scopes';
 import { treeHold } from './tree';
-import type { Mutation, OpContext } from './unitOfWork';
+import { liveScopeCache } from './liveScopeCache';
+import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 
 /** What the claim cycle worked out for this claim: capabilities, lease length, the claimer's kind, now. */
 export interface ClaimSetting {
@@ -27,13 +28,13 @@ export interface ClaimSetting {
 
 export async function claimById(
 	tx: Queryable,
-	mode: 'pglite' | 'postgres',
+	uow: UnitOfWork,
 	ctx: OpContext,
 	p: ParsedParams<'card/claim'> & { cardId: string },
 	{ caps, ttl, kind, now }: ClaimSetting,
 ): Promise<Mutation<Result<'card/claim'>>> {
 	const dispatch = p.dispatch;
-	if (mode === 'postgres') {
+	if (uow.db.mode === 'postgres') {
 		// Issue 30: wait for a pause/set in flight, so the pause check below reads it (pauses.ts).
 		await tx.query('LOCK TABLE cards IN ROW EXCLUSIVE MODE');
 	}
@@ -74,7 +75,7 @@ export async function claimById(
 			cardId: p.cardId,
 		});
 	}
-	await checkScopeFree(tx, before);
+	await checkScopeFree(tx, before, liveScopeCache(uow));
 	const claimed = await act(
 		tx,
 		p.cardId,

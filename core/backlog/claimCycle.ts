@@ -16,6 +16,8 @@ import { claimerKind, pausedNothingClaimable } from './pauses';
 import { claimableSql, deferredSql, heldByTreeSql, ofProjectSql, waitingSql } from './claimableSql';
 import { nowClaimable, withHandoff } from './reviews';
 import { type ScopeWaits, describeScopeWaits, pickClaimable, preparePick, projectParam } from './scopes';
+import { claimScoped } from './scopedClaim';
+import { liveScopeCache } from './liveScopeCache';
 import { afterChildDone, checkCloseParent, openChildCount } from './tree';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import { num, present } from './values';
@@ -35,6 +37,9 @@ export interface ClaimOptions {
 }
 
 export class ClaimCycle {
+	/** The last plain claim took a card with a scope (PGlite's scoped claim runs first then). */
+	private scopedFirst = false;
+
 	constructor(
 		private readonly uow: UnitOfWork,
 		private readonly defaultTtl: number,
@@ -75,7 +80,11 @@ export class ClaimCycle {
 		const labels = p.labels !== undefined && p.labels.length > 0 ? p.labels : undefined;
 		// A supervisor's claim (dispatch, issue 30) takes the general path: its seat limits are checked in
 		// the transaction and its record written with the claim.
-		if (p.cardId === undefined && passOver.length === 0 && labels === undefined && p.dispatch === undefined) {
+		const plain = p.cardId === undefined && passOver.length === 0 && labels === undefined && p.dispatch === undefined;
+		// PGlite, once a claim took a scoped card: the scoped claim first (scopedClaim.ts), since the hot
+		// claim takes no card with a scope and would only cost a statement.
+		const scopedFirst = plain && p.phase === undefined && this.scopedFirst;
+		if (plain && !scopedFirst) {
 			const fast = await this.uow.fast(ctx, async (now, key) => {
 				const rows = await this.uow.hot<{ card: Card; seq: unknown }>(p.phase === undefined ? 'claim' : 'claimPhase', [
 					...claimParams(now),
@@ -98,11 +107,18 @@ export class ClaimCycle {
 				return fast;
 			}
 		}
+		if (plain && p.phase === undefined) {
+			const scoped = await claimScoped(this.uow, ctx, { claimParams, project: projectParam(p.project), kind });
+			this.scopedFirst = scoped?.scoped === true;
+			if (scoped !== undefined) {
+				return scoped.result;
+			}
+		}
 		await preparePick(this.uow.db, this.uow.catalogue.sql);
 		return this.uow.mutate(ctx, 'card/claim', async (tx, now): Promise<Mutation<Result<'card/claim'>>> => {
 			const dispatch = p.dispatch;
 			if (p.cardId !== undefined) {
-				return claimById(tx, this.uow.db.mode, ctx, { ...p, cardId: p.cardId }, { caps, ttl, kind, now });
+				return claimById(tx, this.uow, ctx, { ...p, cardId: p.cardId }, { caps, ttl, kind, now });
 			}
 			const line = await lineSettings(tx);
 			const held = await checkMaxHeld(tx, ctx.actor, line.maxHeld).then(
@@ -128,6 +144,7 @@ export class ClaimCycle {
 					labels,
 					kind,
 					agingHours: line.agingHours,
+					cache: liveScopeCache(this.uow),
 					...(dispatch === undefined ? {} : { accept: c => seatsFull(tx, c.project, dispatch) }),
 				});
 			const first = passOver.length > 0 ? await pick(passOver) : undefined;

@@ -307,6 +307,28 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				${lockPick ? 'FOR UPDATE SKIP LOCKED' : ''})
 			${take('$1', '$4', '$5', '$6', '$8')} RETURNING baton_card(cards) AS card`,
 		/**
+		 * PGlite's scoped claim (scopedClaim.ts, issue 32): claim card $7, which TypeScript checked against
+		 * the live scopes as of event seq $11, in one statement with its event and request key, but only
+		 * while that seq is still the newest (nothing changed since; else nothing, and the general path
+		 * runs). $1–$6 as claim, $8 session, $9 the claimer's kind, $10 request key. The hot claims'
+		 * guard (aging off, under maxHeld) holds here too.
+		 */
+		claimScoped: `WITH pick AS (SELECT id FROM cards WHERE id = $7
+				AND (${pickWhere('$1', '$2', '$4', '$9')} AND ($3::text IS NULL OR phase = $3) AND ${hotGuardSql('$4')}) IS TRUE
+				AND (SELECT coalesce(max(seq), 0) FROM events) = $11::bigint),
+			took AS (${take('$1', '$4', '$5', '$6', '$8')} RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
+			ev AS (
+				INSERT INTO events (seq, at, card_id, actor, type, data)
+				SELECT ${nextSeq}, $1, took.id, $4, 'claimed', json_build_object('card', took.card, 'epoch', took.claim_epoch)
+				FROM took RETURNING seq
+			),
+			log AS (
+				INSERT INTO request_log (key, method, result, at)
+				SELECT $10, 'card/claim', json_build_object('value', ${claimValue}), $1
+				FROM took WHERE $10::text IS NOT NULL
+			)
+			SELECT took.card, ev.seq FROM took, ev`,
+		/**
 		 * $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key, $8 project,
 		 * $9 session, $10 the claimer's agent kind (issue 30; null = none).
 		 */

@@ -15,6 +15,7 @@ import type { Db, Queryable } from '../store/db';
 import type { HotStatements } from './hotSql';
 import { cardState, loadCardRow } from './cardActions';
 import { claimableSql, ofProjectSql } from './claimableSql';
+import { type LiveScopeCache, liveScopeCache, liveSetSql } from './liveScopeCache';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 /** The advisory lock every grant of a scope takes (transaction-scoped): "btsc". */
@@ -58,12 +59,21 @@ export async function preparePick(db: Db, sql: PickStatements): Promise<void> {
 		{ name: 'baton_claim_candidates_labeled_after', text: sql.claimCandidatesLabeledAfter },
 		{ name: 'baton_claim_by_id', text: sql.claimById },
 		{ name: 'baton_live_scopes', text: liveScopesSql },
+		...(db.mode === 'pglite' ? [{ name: 'baton_live_set', text: liveSetSql }] : []),
 	]);
 	preparedIn.add(db);
 }
 
-/** Takes the scope lock for the rest of the transaction, then reads the live scopes as they are now. */
-export async function lockLiveScopes(tx: Queryable): Promise<LiveScopes> {
+/**
+ * The live scopes as they are now, for a grant in this transaction. PostgreSQL: takes the scope lock
+ * for the rest of the transaction, then reads them. PGlite (`cache`): runs one transaction at a time,
+ * so the lock is moot, and the set kept between claims is brought up to the store's newest event
+ * (liveScopeCache.ts); call it before the transaction appends an event.
+ */
+export async function lockLiveScopes(tx: Queryable, cache?: LiveScopeCache): Promise<LiveScopes> {
+	if (cache !== undefined) {
+		return cache.current(tx);
+	}
 	await tx.query('SELECT pg_advisory_xact_lock($1)', [scopeLockKey]);
 	const [row] = await tx.query<{ held: string }>(liveScopesSql, [], 'baton_live_scopes');
 	const held = JSON.parse(row?.held ?? '[]') as [string, string, string, string | null, string[]][];
@@ -105,6 +115,8 @@ export interface PickOptions {
 	 * sentence says why not, and the candidate is passed over.
 	 */
 	accept?: (candidate: { id: string; project: string | null }) => Promise<string | undefined>;
+	/** PGlite: the live scopes kept between claims (liveScopeCache.ts). */
+	cache?: LiveScopeCache | undefined;
 }
 
 interface Candidate {
@@ -182,9 +194,10 @@ export async function pickClaimable(
 				);
 		for (const row of rows) {
 			if (row.scope !== '') {
-				live ??= await lockLiveScopes(tx);
+				live ??= await lockLiveScopes(tx, o.cache);
 				const conflict = live.conflict(row.project, splitEntries(row.scope));
 				if (conflict !== undefined) {
+					o.cache?.keptBack(row.id, conflict.cardId);
 					waits.count++;
 					waits.first ??= conflict;
 					holders.add(conflict.cardId);
@@ -250,12 +263,12 @@ export function describeScopeWaits(w: ScopeWaits): string | undefined {
 }
 
 /** A refusal for a card claimed by id whose scope overlaps a live claim: names the holder and both globs. */
-export async function checkScopeFree(tx: Queryable, card: Card): Promise<void> {
+export async function checkScopeFree(tx: Queryable, card: Card, cache?: LiveScopeCache): Promise<void> {
 	const scope = card.scope ?? [];
 	if (scope.length === 0) {
 		return;
 	}
-	const conflict = (await lockLiveScopes(tx)).conflict(card.project ?? null, scope, card.id);
+	const conflict = (await lockLiveScopes(tx, cache)).conflict(card.project ?? null, scope, card.id);
 	if (conflict !== undefined) {
 		throw new BatonError(
 			'conflict',
@@ -326,7 +339,7 @@ export class Scopes {
 					{ cardId: p.cardId, status: before.status },
 				);
 			}
-			const live = await lockLiveScopes(tx);
+			const live = await lockLiveScopes(tx, liveScopeCache(this.uow));
 			const have = new Set([...(before.scope ?? []), ...(before.reserved ?? [])]);
 			const granted: string[] = [];
 			const refused: ReserveRefusal[] = [];
