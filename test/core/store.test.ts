@@ -391,9 +391,13 @@ for (const kind of storeKinds) {
 					assert.ok(scans.length > 0, `${key}: no scan of cards in ${JSON.stringify(plan)}`);
 					// A claim's max-held guard (issue 30) counts the claimer's held cards through the index of
 					// claimed cards; it is an InitPlan that runs only while the maxHeld setting exists.
+					// A complete asks whether a dependent of the card is a parent (issue 31's treeDependents):
+					// cards_parent_idx, one probe per dependent.
 					const allowed = /^(claim|completeNext|baton_hand_over)/.test(key)
-						? /^Index (Only )?Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx|cards_lease_idx)$/
-						: /^Index Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx)$/;
+						? /^Index (Only )?Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx|cards_lease_idx|cards_parent_idx)$/
+						: /^complete/.test(key)
+							? /^Index (Only )?Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx|cards_parent_idx)$/
+							: /^Index Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx)$/;
 					for (const scan of scans) {
 						assert.match(scan, allowed, `${key} reads cards by ${scan}`);
 					}
