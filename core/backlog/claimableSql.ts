@@ -11,20 +11,20 @@ const col = (alias: string, name: string): string => `${alias}${name}`;
 
 /**
  * Ready, every dependency done, not deferred at `now` (a placeholder or expression), no open child and
- * no ancestor waiting on a dependency (issue 31: baton_ancestor_waits walks up from the parent, so only
- * a child pays for it).
+ * no ancestor waiting on a dependency (issue 31: `tree_waits`, kept by migration 0028's triggers; the
+ * claim indexes leave out both kinds of held card).
  */
 export function claimableSql(now: string, alias = ''): string {
 	return `${col(alias, 'status')} = 'ready' AND ${col(alias, 'unmet_deps')} = 0 AND ${col(alias, 'open_children')} = 0
 			AND (${col(alias, 'defer_until')} IS NULL OR ${col(alias, 'defer_until')} <= ${now})
-			AND (${col(alias, 'parent')} IS NULL OR NOT baton_ancestor_waits(${col(alias, 'parent')}))`;
+			AND NOT ${col(alias, 'tree_waits')}`;
 }
 
 /** Ready, dependencies done, but held back by the tree: open children, or an ancestor that waits (issue 31). */
 export function heldByTreeSql(alias = ''): string {
 	return `${col(alias, 'status')} = 'ready' AND ${col(alias, 'unmet_deps')} = 0
 			AND (${col(alias, 'open_children')} > 0
-				OR (${col(alias, 'parent')} IS NOT NULL AND baton_ancestor_waits(${col(alias, 'parent')})))`;
+				OR ${col(alias, 'tree_waits')})`;
 }
 
 /** Ready but waiting on a dependency that is not done (said before deferred, as claimable.ts does). */

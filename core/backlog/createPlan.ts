@@ -140,6 +140,7 @@ export function cardRecords(
 			parent: c.parent ?? null,
 			auto_close: c.autoClose ?? false,
 			open_children: 0,
+			tree_waits: false,
 			related: [],
 			duplicates: [],
 			discovered_from: c.discoveredFrom ?? null,

@@ -98,6 +98,8 @@ export class Transfer {
 				auto_close: c.autoClose ?? false,
 				// Counted by migration 0023's triggers as the children arrive.
 				open_children: 0,
+				// Set by migration 0028's triggers as the cards and their parents arrive.
+				tree_waits: false,
 				related: c.related ?? [],
 				duplicates: c.duplicates ?? [],
 				discovered_from: c.discoveredFrom ?? null,

@@ -3,8 +3,8 @@
  * exists, is not the card itself, is of the same project, and closes no cycle through parents or
  * through parents and dependencies together), the words of a claim refused by the tree, a parent's
  * roll-up, the refusal to close a parent with open children, and auto-close. "Claimable" itself is
- * not decided here: claimableSql.ts holds it (open_children, kept by migration 0023's triggers, and
- * baton_ancestor_waits); this module only reads and explains.
+ * not decided here: claimableSql.ts holds it (open_children and tree_waits, kept by migrations 0023's
+ * and 0028's triggers); this module only reads and explains.
  */
 import { describeCycle, findAnyCycle } from '../rules/dag';
 import { BatonError } from '../errors';

@@ -125,15 +125,17 @@ export const cards = pgTable(
 		assignee: text(),
 		/** The dispatched agent holding it (protocol CardDispatch); null when no supervisor's seat does. */
 		dispatch: jsonb(),
+		/** Some ancestor waits on a dependency, kept by triggers (migration 0028); out of the claim indexes. */
+		treeWaits: boolean().notNull().default(false),
 	},
 	t => [
 		// Keyed by -priority so only the claim's own queries can use it (migration 0006).
 		index('cards_claim_idx')
 			.on(sql`(-priority)`, t.createdAt, t.id)
-			.where(sql`status = 'ready' AND unmet_deps = 0 AND open_children = 0`),
+			.where(sql`status = 'ready' AND unmet_deps = 0 AND open_children = 0 AND NOT tree_waits`),
 		index('cards_claim_phase_idx')
 			.on(t.phase, sql`(-priority)`, t.createdAt, t.id)
-			.where(sql`status = 'ready' AND unmet_deps = 0 AND open_children = 0 AND phase IS NOT NULL`),
+			.where(sql`status = 'ready' AND unmet_deps = 0 AND open_children = 0 AND NOT tree_waits AND phase IS NOT NULL`),
 		// PostgreSQL's DESC is NULLS FIRST; drizzle's desc() alone would write NULLS LAST.
 		index('cards_order_idx').on(t.priority.desc().nullsFirst(), t.createdAt, t.id),
 		index('cards_blocked_idx')

@@ -57,7 +57,8 @@ CREATE OR REPLACE FUNCTION baton_card(c cards) RETURNS json LANGUAGE sql STABLE 
 		ELSE (left(baton_card_fields(c)::text, -1) || ', "workspace" : ' || c.workspace::text || '}')::json END
 $$;
 -- Whether an ancestor of a card (starting at its parent `p`) waits on a dependency (issue 31): a child
--- waits while any ancestor does. Part of "claimable now" (core/backlog/claimableSql.ts). Walks up by
+-- waits while any ancestor does. "Claimable now" reads the stored answer, cards.tree_waits (migration
+-- 0028); this walk is the rule written out, for checks of that column (tests, benches). Walks up by
 -- primary key, one cached plan per step; parents never form a cycle (the backlog refuses one), and the
 -- depth bound only guards against a store edited by hand.
 CREATE OR REPLACE FUNCTION baton_ancestor_waits(p text) RETURNS boolean LANGUAGE plpgsql STABLE AS $$
@@ -147,7 +148,7 @@ BEGIN
 		WHERE e.dep_id = card AND c.id = e.card_id
 		RETURNING c.id, c.unmet_deps, c.status, c.needs_input, c.project,
 			(c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-				AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))) AS claimable
+				AND NOT c.tree_waits) AS claimable
 	),
 	-- The count rows cards_count_moved would have written (hotSql.ts countRows): the card leaves 'open'
 	-- (it was claimed) for 'done', a dependent whose last unmet dependency this was stops waiting.
@@ -175,7 +176,7 @@ BEGIN
 	IF want_phase IS NULL THEN
 		SELECT c.id INTO picked FROM cards c
 		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-			AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
+			AND NOT c.tree_waits
 			AND c.requires <@ caps AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
 			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
 			AND (NOT EXISTS (SELECT 1 FROM pauses) OR (NOT EXISTS (SELECT 1 FROM pauses WHERE scope = 'all' OR (scope = 'kind' AND target = agent_kind))
@@ -190,7 +191,7 @@ BEGIN
 	ELSE
 		SELECT c.id INTO picked FROM cards c
 		WHERE c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-			AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
+			AND NOT c.tree_waits
 			AND c.requires <@ caps AND c.phase = want_phase
 			AND (want_project = '*' OR c.project IS NULL OR c.project = want_project)
 			AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = card)
@@ -256,13 +257,13 @@ BEGIN
 	IF want_phase IS NULL THEN
 		RETURN QUERY SELECT c.id FROM cards c
 			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-				AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
+				AND NOT c.tree_waits
 				AND c.requires <@ caps AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = completed_id)
 			ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	ELSE
 		RETURN QUERY SELECT c.id FROM cards c
 			WHERE c.status = 'ready' AND c.unmet_deps = 0 AND c.open_children = 0 AND (c.defer_until IS NULL OR c.defer_until <= at_time)
-				AND (c.parent IS NULL OR NOT baton_ancestor_waits(c.parent))
+				AND NOT c.tree_waits
 				AND c.requires <@ caps AND c.phase = want_phase
 				AND c.id NOT IN (SELECT e.card_id FROM edges e WHERE e.dep_id = completed_id)
 			ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
