@@ -395,7 +395,7 @@ for (const kind of storeKinds) {
 					// cards_parent_idx, one probe per dependent.
 					const allowed = /^(claim|completeNext|baton_hand_over)/.test(key)
 						? /^Index (Only )?Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx|cards_lease_idx|cards_parent_idx)$/
-						: /^complete/.test(key)
+						: key.startsWith('complete')
 							? /^Index (Only )?Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx|cards_parent_idx)$/
 							: /^Index Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx)$/;
 					for (const scan of scans) {
