@@ -341,10 +341,11 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 }
 
 /**
- * Test builds only: `BATON_TEST_STORE_FAULT=panic-after:N` makes the N-th write transaction after
- * open fail as PGlite reports a PANIC and closes the instance under it, so every later call fails
- * like a dead backend; `hang-after:N` makes it spin synchronously forever, as PGlite did on a full
- * disk. The hub's fault handling and watchdog are proved with these (test/mcp-server/diskFull.test.ts).
+ * Test builds only: `BATON_TEST_STORE_FAULT=panic-after:N` makes the N-th write after open (a write
+ * transaction, or a one-statement write: the hot claim, complete or single-card create) fail as PGlite
+ * reports a PANIC and closes the instance under it, so every later call fails like a dead backend;
+ * `hang-after:N` makes it spin synchronously forever, as PGlite did on a full disk. The hub's fault
+ * handling and watchdog are proved with these (test/mcp-server/diskFull.test.ts).
  */
 function withInjectedFault(db: Db, pglite: PGlite): Db {
 	const spec = /^(panic|hang)-after:(\d+)$/.exec(process.env.BATON_TEST_STORE_FAULT ?? '');
@@ -353,23 +354,26 @@ function withInjectedFault(db: Db, pglite: PGlite): Db {
 	}
 	const kind = spec[1];
 	let left = Number(spec[2]);
+	const fail = async (): Promise<never> => {
+		if (kind === 'hang') {
+			for (;;) {
+				// A synchronous spin: nothing on this thread runs again.
+			}
+		}
+		await pglite.close();
+		const panic = Object.assign(new Error('could not write to file "pg_wal/xlogtemp": Input/output error'), {
+			severity: 'PANIC',
+			code: '58030',
+		});
+		throw panic;
+	};
 	return {
 		...db,
-		transaction: async fn => {
-			if (--left >= 0) {
-				return db.transaction(fn);
-			}
-			if (kind === 'hang') {
-				for (;;) {
-					// A synchronous spin: nothing on this thread runs again.
-				}
-			}
-			await pglite.close();
-			const panic = Object.assign(new Error('could not write to file "pg_wal/xlogtemp": Input/output error'), {
-				severity: 'PANIC',
-				code: '58030',
-			});
-			throw panic;
-		},
+		transaction: async fn => (--left >= 0 ? db.transaction(fn) : fail()),
+		query: async (text, params, name) =>
+			!oneStatementWrite.test(text) || --left >= 0 ? db.query(text, params, name) : fail(),
 	};
 }
+
+/** A statement that writes by itself, outside a transaction of ours (the fault's count, above). */
+const oneStatementWrite = /^\s*WITH\b[\s\S]*\b(INSERT|UPDATE|DELETE)\b/i;
