@@ -22,6 +22,7 @@ import { cut, LogTail, logPath, openLogForAgent, withLines } from './outputLog';
 import { removeSeatFiles, seatFilePath, writeSeatRecord, type SeatRecord } from './seatFile';
 import type { SeatIdentity } from './seat';
 import { type AgentExit, type AgentProcess, spawnAgent } from './spawnAgent';
+import { Silence } from './silence';
 import { isRateLimitLine } from './streaks';
 
 const log = createLogger('run').child('job');
@@ -40,9 +41,6 @@ const lingerMs = 30_000;
 export type StopCause = 'rate_limited' | 'timeout' | 'hung' | 'stopped';
 /** How a dispatched agent ended (dispatch/exited's reasons). */
 export type ExitReason = AgentExitReason;
-
-/** Events on its card that only the holding agent's own calls make: signs that it is alive. */
-const lifeSigns = new Set(['heartbeat', 'reserved', 'commented', 'delivered']);
 
 export interface JobEnd {
 	reason: ExitReason;
@@ -89,9 +87,7 @@ export class AgentJob {
 	private causeLine: string | undefined;
 	private readonly timers: NodeJS.Timeout[] = [];
 	private lingerTimer: NodeJS.Timeout | undefined;
-	/** When the agent last printed something or made a call seen on its card (Date.now()). */
-	private lastSign: number;
-	private checking = false;
+	private readonly silence: Silence;
 	private published = '';
 	private lastPublish = 0;
 	readonly done: Promise<JobEnd>;
@@ -110,7 +106,7 @@ export class AgentJob {
 	) {
 		this.startedAt = startedAt;
 		// An adopted agent gets a whole idle period from its adoption: its past is not known.
-		this.lastSign = adopted ? Date.now() : startedAt;
+		this.silence = new Silence(ctx.idleSeconds, adopted ? Date.now() : startedAt);
 		this.progress = card.progressNote ?? undefined;
 		this.timers.push(
 			setInterval(() => {
@@ -236,8 +232,8 @@ export class AgentJob {
 	 */
 	cardChanged(card: Card, event?: Pick<BacklogEvent, 'type' | 'actor'>): void {
 		this.card = card;
-		if (event !== undefined && lifeSigns.has(event.type) && event.actor === this.identity.agent) {
-			this.lastSign = Date.now();
+		if (event !== undefined) {
+			this.silence.event(event, this.identity.agent);
 		}
 		if (card.progressNote !== null && card.progressNote !== '') {
 			this.progress = card.progressNote;
@@ -255,7 +251,7 @@ export class AgentJob {
 	private follow(): string[] {
 		const fresh = this.tail.poll();
 		if (fresh.length > 0) {
-			this.lastSign = Date.now();
+			this.silence.output();
 			this.lastLine = fresh.at(-1);
 			const limited = fresh.find(isRateLimitLine);
 			if (limited !== undefined) {
@@ -272,32 +268,17 @@ export class AgentJob {
 		return fresh;
 	}
 
-	/**
-	 * An agent silent for --idle-seconds (no output, no call seen on its card) is taken for hung. A
-	 * heartbeat that changes nothing makes no event, only the card's progressAt: read once before
-	 * stopping, so a quiet agent that does heartbeat keeps going.
-	 */
+	/** An agent silent for --idle-seconds (silence.ts) is taken for hung. */
 	private checkIdle(): void {
-		const idleMs = this.ctx.idleSeconds * 1000;
-		if (idleMs === 0 || this.cause !== undefined || this.checking || Date.now() - this.lastSign < idleMs) {
+		if (this.cause !== undefined) {
 			return;
 		}
-		this.checking = true;
-		this.conn
-			.request('card/get', { cardId: this.card.id })
-			.then(({ card }) => {
-				const beat = card.progressAt === null ? 0 : Date.parse(card.progressAt);
-				this.lastSign = Math.max(this.lastSign, beat);
-				if (this.holds(card) && Date.now() - this.lastSign >= idleMs) {
-					this.stop('hung');
-				}
-			})
-			.catch((e: unknown) =>
-				log.warn(`seat ${this.seat}: reading ${this.card.id} for its silence failed: ${errorText(e)}`),
-			)
-			.finally(() => {
-				this.checking = false;
-			});
+		this.silence.check(
+			async () => (await this.conn.request('card/get', { cardId: this.card.id })).card,
+			card => this.holds(card),
+			() => this.stop('hung'),
+			e => log.warn(`seat ${this.seat}: reading ${this.card.id} for its silence failed: ${errorText(e)}`),
+		);
 	}
 
 	private ping(): void {
