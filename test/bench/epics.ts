@@ -31,7 +31,7 @@ import { prng } from '../helpers/prng';
 import { buildBatch, cardBatches, childrenPerBatch, subEpicsPerBatch, withParents } from './dataset';
 import { batonJs, connect, requireBuild, startHub } from './hubProcess';
 import { batonSession, call } from './mcpSession';
-import { median, Reporter, row } from './report';
+import { median, Reporter, row, timedP50 } from './report';
 
 const quick = process.argv.includes('--quick');
 const size = quick ? 10_000 : 100_000;
@@ -215,17 +215,9 @@ async function addBigEpic(b: Backlog): Promise<void> {
 	}
 }
 
-async function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
-	for (let i = 0; i < Math.min(10, n); i++) {
-		await fn(); // warm-up: the first calls of a process pay WASM tier-up and plan caching
-	}
-	const samples: number[] = [];
-	for (let i = 0; i < n; i++) {
-		const t = performance.now();
-		await fn();
-		samples.push(performance.now() - t);
-	}
-	return median(samples);
+/** p50 of `n` timed calls after up to 10 warm-up calls. */
+function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
+	return timedP50(n, fn, Math.min(10, n));
 }
 
 async function showInProcess(report: Reporter, b: Backlog): Promise<void> {

@@ -44,6 +44,23 @@ export function median(samples: readonly number[]): number {
 	return percentile(samples, 50);
 }
 
+/**
+ * The median time of `n` calls of `fn` in ms, after `warmups` untimed calls (a process's first calls
+ * pay WASM tier-up and plan caching).
+ */
+export async function timedP50(n: number, fn: () => Promise<unknown>, warmups: number): Promise<number> {
+	for (let i = 0; i < warmups; i++) {
+		await fn();
+	}
+	const samples: number[] = [];
+	for (let i = 0; i < n; i++) {
+		const t = performance.now();
+		await fn();
+		samples.push(performance.now() - t);
+	}
+	return median(samples);
+}
+
 /** Rounds to 3 significant digits so the docs do not pretend to more precision than a noisy box has. */
 export function round(value: number): number {
 	if (!Number.isFinite(value) || value === 0) {

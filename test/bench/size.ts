@@ -12,7 +12,7 @@ import { Backlog } from '../../core/backlog';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { cardBatches } from './dataset';
 import { connect, rssOf, startHub } from './hubProcess';
-import { median, Reporter, row } from './report';
+import { Reporter, row, timedP50 } from './report';
 
 const quick = process.argv.includes('--quick');
 const size = quick ? 10_000 : 100_000;
@@ -27,17 +27,9 @@ const texts = {
 	everywhere: 'benchmark',
 };
 
-async function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
-	for (let i = 0; i < 3; i++) {
-		await fn(); // warm-up: the first calls of a process pay WASM tier-up
-	}
-	const samples: number[] = [];
-	for (let i = 0; i < n; i++) {
-		const t = performance.now();
-		await fn();
-		samples.push(performance.now() - t);
-	}
-	return median(samples);
+/** p50 of `n` timed calls after 3 warm-up calls. */
+function p50(n: number, fn: () => Promise<unknown>): Promise<number> {
+	return timedP50(n, fn, 3);
 }
 
 async function idleRss(report: Reporter, temp: string): Promise<void> {
