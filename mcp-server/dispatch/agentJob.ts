@@ -87,6 +87,8 @@ export class AgentJob {
 	private causeLine: string | undefined;
 	private readonly timers: NodeJS.Timeout[] = [];
 	private lingerTimer: NodeJS.Timeout | undefined;
+	/** The agent exited and its claim is being ended: the events that follow arm no timer. */
+	private ending = false;
 	private readonly silence: Silence;
 	private published = '';
 	private lastPublish = 0;
@@ -238,7 +240,9 @@ export class AgentJob {
 		if (card.progressNote !== null && card.progressNote !== '') {
 			this.progress = card.progressNote;
 		}
-		if (!this.holds(card) && this.lingerTimer === undefined) {
+		// Not once ending: the supervisor's own fail or release of the card comes back as an event, and a
+		// timer armed then kept an idle `baton run` alive for 30 s after Ctrl-C.
+		if (!this.ending && !this.holds(card) && this.lingerTimer === undefined) {
 			this.lingerTimer = setTimeout(() => this.stop('stopped'), lingerMs);
 		}
 	}
@@ -294,6 +298,7 @@ export class AgentJob {
 	}
 
 	private async end(exit: AgentExit): Promise<JobEnd> {
+		this.ending = true;
 		for (const t of this.timers) {
 			clearInterval(t);
 		}

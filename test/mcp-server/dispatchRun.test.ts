@@ -150,8 +150,13 @@ describe('baton run', { timeout: 600_000 }, () => {
 			assert.match(after.blockedReason ?? '', /agent exited with code 3 before completing/);
 			assert.match(after.blockedReason ?? '', /fake-agent: crashing now \(exit 3\)/);
 			assert.equal(after.dispatch ?? null, null);
+			// Ctrl-C with no agent running ends the run at once (a timer armed by the supervisor's own
+			// fail of the card kept it alive for 30 s).
+			const interrupted = Date.now();
 			run.proc.kill('SIGINT');
 			assert.equal((await run.exited).code, 0);
+			const tookMs = Date.now() - interrupted;
+			assert.ok(tookMs < 10_000, `baton run took ${tookMs} ms to end after Ctrl-C with nothing running`);
 		});
 
 		it('gives the agent a prompt with the card and its messages', async () => {
