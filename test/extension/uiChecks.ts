@@ -26,6 +26,9 @@ export interface UiCheckRequest {
 	palette?: { command: string; pick: string; input?: { prompt: string; text: string } };
 	/** Click the status bar item showing `item`, then choose the quick-pick item `pick` it opens. */
 	statusBarPick?: { item: string; pick: string };
+	/** Wait (up to 10 s) until the status bar draws an item with this text: the extension's item is
+	 * shown in the renderer a moment after the extension host sets it. */
+	statusBarItem?: string;
 	/** Focus this card on the board and press these keys (before the screenshot). */
 	boardKeys?: { cardId: string; keys: string[]; expectColumn: string };
 	/** An Explorer row (file name, already revealed) whose decoration to report. */
@@ -251,14 +254,17 @@ async function findBacklogRow(page: Page, title: string, firstWaitMs = 10_000): 
 	if (!(await list.isVisible())) {
 		return false;
 	}
-	await list.hover();
-	await page.mouse.wheel(0, -10_000);
-	for (let i = 0; i < 30; i++) {
+	// Walk the tree from its top with the keyboard, as a user would: the list scrolls its focused row
+	// into view on every key, where a mouse wheel's scroll depends on where the pointer lands and on
+	// the list's smooth-scrolling (the row was sometimes never reached that way).
+	await list.focus();
+	await page.keyboard.press('Home');
+	for (let i = 0; i < 60; i++) {
 		if (await row.isVisible()) {
 			return true;
 		}
-		await page.mouse.wheel(0, 110);
-		await page.waitForTimeout(100);
+		await page.keyboard.press('ArrowDown');
+		await page.waitForTimeout(30);
 	}
 	return row.isVisible();
 }
@@ -303,6 +309,13 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 	const status = page.locator('.statusbar-item', { hasText: /agents?|Baton/ }).first();
 	await status.waitFor({ state: 'visible', timeout: 10_000 });
 	const statusBarText = (await status.innerText()).trim();
+	if (request.statusBarItem !== undefined) {
+		await page
+			.locator('.statusbar-item', { hasText: request.statusBarItem })
+			.first()
+			.waitFor({ state: 'visible', timeout: 10_000 })
+			.catch(() => undefined);
+	}
 	const statusBarItems = (await page.locator('.statusbar-item').allInnerTexts())
 		.map(t => t.trim())
 		.filter(t => t !== '');

@@ -80,7 +80,7 @@ describe('dispatch faces', () => {
 		assert.match(s.tooltip, new RegExp(`Run ${run} on `));
 		assert.match(s.tooltip, new RegExp(`seat 1 · under a minute — ${card} Port the tokenizer \\(claude\\)`));
 		assert.match(s.tooltip, /seat 4 — free/);
-		const ui = await uiCheck({ rows: [] });
+		const ui = await uiCheck({ rows: [], statusBarItem: '1/4 seats' });
 		console.log(`status bar items: ${JSON.stringify(ui.statusBarItems)}`);
 		assert.ok(
 			ui.statusBarItems.some(t => t.includes('1/4 seats')),

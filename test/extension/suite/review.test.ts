@@ -99,7 +99,7 @@ describe('review desk', () => {
 		assert.equal(early.card, null, 'B waits while A is in review');
 
 		await focusWorkbench();
-		const seen = await uiCheck({ rows: ['In review', titleA] });
+		const seen = await uiCheck({ rows: ['In review', titleA], statusBarItem: '1 to review' });
 		assert.deepEqual(seen.rowsFound, ['In review', titleA], 'the workbench shows A under In review');
 		assert.ok(
 			seen.statusBarItems.some(t => t.includes('1 to review')),

@@ -208,6 +208,7 @@ describe('workbench UI', () => {
 			// The board's keyboard move to In progress = a claim, relayed by the extension as the human.
 			boardKeys: { cardId: 'AUTH-3', keys: ['Control+Shift+ArrowRight'], expectColumn: 'inProgress' },
 			explorerFile: 'login.ts',
+			statusBarItem: '1 to review',
 		});
 		assert.equal(result.boardKeysMoved, true, 'the card moved to In progress on the board');
 		const stored = await waitFor('the board claim in the store', async () => {
