@@ -32,7 +32,7 @@ describe('requests larger than a frame', () => {
 		await cleanupDataDir(dataDir);
 	});
 
-	it('MCP: one too_large answer within 5 s, and the server answers the next call', async () => {
+	it('MCP: one too_large answer before any request timeout, and the server answers the next call', async () => {
 		const started = Date.now();
 		const r = await agent.call('create', { cards: plan });
 		const took = Date.now() - started;
@@ -41,7 +41,9 @@ describe('requests larger than a frame', () => {
 		assert.match(text, /too_large/);
 		assert.match(text, /card\/create request is 11\.\d MB encoded, over the 8\.0 MB a Baton message may be/);
 		assert.match(text, /Send the 200 cards in several requests of about \d+ cards each/);
-		assert.ok(took < 5_000, `answered in ${took} ms`);
+		// Refused before sending: well under the 15 s request timeout that a frame sent and dropped by the
+		// hub would wait out (parsing and checking 12 MB took 5.2 s on a loaded 2-core machine).
+		assert.ok(took < 12_000, `answered in ${took} ms`);
 		const list = await agent.json<{ cards: unknown[] }>('list', {});
 		assert.equal(list.cards.length, 0, 'nothing was created');
 		const fits = await agent.json<{ cards: unknown[] }>('create', { cards: plan.slice(0, 100) });
@@ -55,7 +57,7 @@ describe('requests larger than a frame', () => {
 		const r = await runBaton(['create', '--file', file], { dataDir });
 		assert.equal(r.code, 1, r.stdout);
 		assert.match(r.stderr, /over the 8\.0 MB a Baton message may be\. Send the 200 cards in several requests/);
-		assert.ok(Date.now() - started < 5_000);
+		assert.ok(Date.now() - started < 12_000);
 		const log = readFileSync(hubPaths(dataDir).hubLog, 'utf8');
 		assert.ok(!log.includes('Max payload size exceeded'), 'no oversized frame ever reached the hub');
 	});
