@@ -4,16 +4,28 @@
  * on top (issue 30: what is paused, by whom and why; Resume from the row's menu); within a group,
  * children nest under their epic, which shows "3 / 5 done" (treeNesting.ts, issue 31). Updates come from the
  * connection's event feed; group and card items keep stable ids, so a refresh never collapses what
- * the user expanded. Reads the cached state only: no request per render.
+ * the user expanded. Reads the cached state only: no request per render. The nodes, groups, context
+ * values and filter are backlogNodes.ts's (vscode-free).
  */
 import * as vscode from 'vscode';
-import { isWaiting } from '../core/rules/claimable';
 import { compareRecent } from '../core/rules/donePages';
 import { pauseOf, pauseTarget, pauseText } from '../core/rules/dispatched';
-import type { Card, Pause } from '../core/protocol';
+import type { Card } from '../core/protocol';
 import { EpicRollups } from '../core/protocol/epicRollups';
 import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
-import { isFailed } from './alertRules';
+import {
+	type BacklogFilter,
+	type BacklogNode,
+	type CardNode,
+	type GroupKey,
+	type GroupNode,
+	cardContextValue,
+	groupNodes,
+	groupOf,
+	groups,
+	matchesFilter,
+	moreNode,
+} from './backlogNodes';
 import { cardIcon } from './cardIcon';
 import { cardTooltip, md } from './cardTooltip';
 import { cardSummary, compareByPriority } from './cardText';
@@ -21,97 +33,6 @@ import type { DispatchWatch } from './dispatchWatch';
 import type { HubConnection } from './hubConnection';
 import { type Nesting, countChildren, epicWords, linksMarkdown, nestCards, treeProgress } from './treeNesting';
 import type { WorkspaceProjects } from './workspaceProjects';
-
-export type GroupKey = 'ready' | 'waiting' | 'claimed' | 'review' | 'failed' | 'blocked' | 'done';
-
-export interface GroupNode {
-	kind: 'group';
-	key: GroupKey;
-}
-
-export interface CardNode {
-	kind: 'card';
-	card: Card;
-	group: GroupKey;
-}
-
-/** The one row of a tree whose project filter hides every card: "No cards in … — show all projects". */
-export interface EmptyNode {
-	kind: 'empty';
-	label: string;
-}
-
-/** The last row of Done while more done cards exist than are loaded: "Load more…" (issue 14). */
-export interface MoreNode {
-	kind: 'more';
-}
-
-/** A pause on top of the tree (issue 30): "Paused: project acme/web — paused by ann: deploy freeze". */
-export interface PauseNode {
-	kind: 'pause';
-	pause: Pause;
-}
-
-export type BacklogNode = GroupNode | CardNode | EmptyNode | MoreNode | PauseNode;
-
-const moreNode: MoreNode = { kind: 'more' };
-
-export interface BacklogFilter {
-	phase?: string;
-	text?: string;
-}
-
-const groups: readonly { key: GroupKey; label: string; expanded: boolean }[] = [
-	{ key: 'ready', label: 'Ready', expanded: true },
-	{ key: 'waiting', label: 'Waiting on dependencies', expanded: false },
-	{ key: 'claimed', label: 'In progress', expanded: true },
-	{ key: 'review', label: 'In review', expanded: true },
-	{ key: 'failed', label: 'Failed — needs a look', expanded: true },
-	{ key: 'blocked', label: 'Blocked', expanded: true },
-	{ key: 'done', label: 'Done — recent', expanded: false },
-];
-
-const groupNodes = new Map<GroupKey, GroupNode>(groups.map(g => [g.key, { kind: 'group', key: g.key }]));
-
-/** Which group a card belongs to. */
-export function groupOf(card: Card): GroupKey {
-	if (card.status === 'ready') {
-		return isWaiting(card) ? 'waiting' : 'ready';
-	}
-	// A card whose attempts ran out needs triage, unlike one a human parked on purpose.
-	return isFailed(card) ? 'failed' : card.status;
-}
-
-/**
- * Context value for `when` clauses (STYLE 2.6): card.ready, card.waiting, card.claimed.mine,
- * card.review (card.review.own: this human completed it, so may not approve it), …; `.needsInput`
- * is appended while its agent waits for an answer.
- */
-export function cardContextValue(card: Card, me: string): string {
-	const group = groupOf(card);
-	const base =
-		group === 'claimed'
-			? card.claimOwner === me
-				? 'card.claimed.mine'
-				: 'card.claimed.other'
-			: group === 'review' && card.completedBy === me
-				? 'card.review.own'
-				: `card.${group}`;
-	return card.needsInput === true ? `${base}.needsInput` : base;
-}
-
-function matches(card: Card, filter: BacklogFilter): boolean {
-	if (filter.phase !== undefined && card.phase !== filter.phase) {
-		return false;
-	}
-	if (filter.text !== undefined) {
-		const t = filter.text.toLowerCase();
-		return (
-			card.id.toLowerCase().includes(t) || card.title.toLowerCase().includes(t) || card.body.toLowerCase().includes(t)
-		);
-	}
-	return true;
-}
 
 export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>, vscode.Disposable {
 	private readonly changeEmitter = new vscode.EventEmitter<BacklogNode | undefined>();
@@ -216,7 +137,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			return [];
 		}
 		const cards = [...this.hub.cards.values()].filter(
-			c => groupOf(c) === key && matches(c, this.filterValue) && (this.projects?.includes(c) ?? true),
+			c => groupOf(c) === key && matchesFilter(c, this.filterValue) && (this.projects?.includes(c) ?? true),
 		);
 		if (key === 'done') {
 			return cards.filter(c => this.hub.done.shows(c)).sort(compareRecent);

@@ -7,7 +7,7 @@ import { isDeferred } from '../core/rules/claimable';
 import { isCardStalled } from '../core/rules/health';
 import { isLeaseExpired } from '../core/rules/lease';
 import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
-import type { GroupKey } from './backlogTree';
+import type { GroupKey } from './backlogNodes';
 
 export function cardIcon(
 	card: Card,

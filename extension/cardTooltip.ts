@@ -11,7 +11,7 @@ import { formatDuration } from '../core/duration';
 import type { Card } from '../core/protocol';
 import { type ScopeConflict, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';
-import type { GroupKey } from './backlogTree';
+import type { GroupKey } from './backlogNodes';
 import { leaseText } from './cardText';
 
 /**

@@ -4,8 +4,9 @@
  * subscribes to the event feed and wires state, rendering, toolbar, banners, the state before the
  * first snapshot (firstLoad.ts) and of an empty backlog (emptyBoard.ts), drag and drop, keyboard and
  * focus (focus.ts), detail pane and requests (actions.ts) and the pauses (pauseBar.ts) together; the
- * first connection and the ping are boardConnect.ts's. Only the boot and the wiring live here: no request logic, no rules, no
- * element building beyond the layout.
+ * first connection and the ping are boardConnect.ts's, what reaches the DOM after a change is
+ * boardUpdates.ts's. Only the boot and the wiring live here: no request logic, no rules, no element
+ * building beyond the layout.
  */
 // Must stay the first import: it configures zod before core/protocol/index.ts defines its schemas.
 import './jitless';
@@ -16,10 +17,10 @@ import { RpcClient } from '../core/protocol/rpc';
 import { isCardless } from '../core/rules/dispatched';
 import { BoardActions } from './actions';
 import { connectFirst, pingWhileOpen } from './boardConnect';
-import { BoardLoad, liveStatuses } from './boardLoad';
+import { BoardLoad } from './boardLoad';
 import { Banners } from './banners';
 import type { RenderContext } from './cardView';
-import { columnIds, columnOf } from './columns';
+import { columnIds } from './columns';
 import { DetailPane } from './detail';
 import { DragController, type DropTarget } from './dnd';
 import { BoardFocus } from './focus';
@@ -32,19 +33,14 @@ import { DoneColumn } from './doneColumn';
 import { EmptyBoard } from './emptyBoard';
 import { FirstLoad } from './firstLoad';
 import { projectsSeen } from './scopeView';
-import { type Change, emptyChange, mergeChange } from './change';
-import { blockedFilters, isFiltering } from './filter';
+import type { Change } from './change';
+import { BoardUpdates } from './boardUpdates';
+import { blockedFilters } from './filter';
 import { BoardState } from './state';
 import { TagFilter } from './tagFilter';
 import { Toolbar } from './toolbar';
 import { type HostApi, VsCodeHost, browserConnector, getHostApi, hubSocketUrl } from './transport';
 import { el } from './dom';
-
-/** Emitted on document after a batch of events reached the DOM (used by tests and the benchmark). */
-export interface AppliedDetail {
-	seqs: number[];
-	appliedAt: number;
-}
 
 const host = document.body.dataset.host === 'vscode' ? 'vscode' : 'browser';
 const state = new BoardState();
@@ -91,8 +87,23 @@ const firstLoad = new FirstLoad({
 	toolbar,
 	view,
 	controls: [phaseSelect, projectPicker.select, view.columns.blocked.filterSelect, toolbar.newButton],
-	updateSummary: () => updateSummary(),
+	updateSummary: () => updates.updateSummary(),
 });
+// What reaches the DOM after a change (boardUpdates.ts); done and boardLoad are made below.
+const updates = new BoardUpdates({
+	state,
+	view,
+	focus: boardFocus,
+	detail,
+	toolbar,
+	projectPicker,
+	tagFilter,
+	emptyBoard,
+	firstLoad,
+	done: () => done,
+	boardLoad: () => boardLoad,
+});
+const queue = (change: Change): void => updates.queue(change);
 const pauseBar = new PauseBar(() => client, showError, showPauses);
 toolbar.newButton.after(pauseBar.button);
 app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
@@ -166,105 +177,16 @@ const boardLoad: BoardLoad = new BoardLoad({
 	done,
 	queue,
 	showError,
-	renderAll,
+	renderAll: () => updates.renderAll(),
 	liveChanged: () => {
-		updateLiveHeads();
+		updates.updateLiveHeads();
 		if (boardLoad.complete) {
-			updatePhases();
+			updates.updatePhases();
 		}
 	},
 });
 
 // ---------------------------------------------------------------- applying changes
-
-let pending = emptyChange();
-let pendingSeqs: number[] = [];
-let flushQueued = false;
-
-function queue(change: Change): void {
-	mergeChange(pending, change);
-	if (!flushQueued) {
-		flushQueued = true;
-		// A microtask, not a frame: an event reaches the DOM in the same task it arrived in.
-		queueMicrotask(flush);
-	}
-}
-
-function flush(): void {
-	flushQueued = false;
-	const change = pending;
-	const seqs = pendingSeqs;
-	pending = emptyChange();
-	pendingSeqs = [];
-	if (!boardLoad.loaded) {
-		return;
-	}
-	const hadFocus = boardFocus.hasFocus();
-	boardFocus.updateTabStop();
-	for (const col of change.columns) {
-		view.columns[col].setCards(state.column(col));
-	}
-	if (change.phases || change.columns.size > 0) {
-		updatePhases(change.phases);
-	}
-	for (const id of change.cards) {
-		detail.cardChanged(id);
-	}
-	updateSummary();
-	updateLiveHeads();
-	done.update();
-	if (hadFocus) {
-		boardFocus.keep();
-	}
-	if (seqs.length > 0) {
-		document.dispatchEvent(
-			new CustomEvent<AppliedDetail>('baton:applied', { detail: { seqs, appliedAt: performance.now() } }),
-		);
-	}
-}
-
-function renderAll(): void {
-	firstLoad.draw();
-	boardFocus.updateTabStop();
-	for (const col of columnIds) {
-		view.columns[col].setCards(state.column(col));
-	}
-	updatePhases();
-	updateSummary();
-	updateLiveHeads();
-	done.update();
-}
-
-const isFiltered = (): boolean => isFiltering(state.filter);
-
-/** The live columns' counts and "loading…" hints while their remaining pages load. */
-function updateLiveHeads(): void {
-	const filtered = isFiltered();
-	for (const status of liveStatuses) {
-		const { count, more } = boardLoad.pendingCount(status, filtered);
-		const column = view.columns[columnOf(status)];
-		column.setTotal(count, more);
-		column.setLoading(more);
-	}
-}
-
-/** The phase and project choices, and the empty state of a project choice that hides every card. */
-let seenProjects: string[] = [];
-/** `choices`: the phases or projects may have changed (a scan of every card: not on every event at 50k). */
-function updatePhases(choices = true): void {
-	if (choices) {
-		toolbar.updatePhases(state.phases(), state.filter.phase);
-		seenProjects = projectsSeen(state);
-	}
-	const shown = columnIds.reduce((n, col) => n + state.column(col).length, 0);
-	projectPicker.update(seenProjects, state.size, shown);
-	tagFilter.update(state, shown);
-}
-
-function updateSummary(): void {
-	toolbar.updateSummary(state, done.totals.total);
-	emptyBoard.update(boardLoad.complete && state.size === 0 && done.totals.total === 0 && !isFiltered());
-}
 
 function onEvent(event: BacklogEvent): void {
 	if (event.type === 'paused' || event.type === 'resumed') {
@@ -276,7 +198,7 @@ function onEvent(event: BacklogEvent): void {
 	if (boardLoad.buffer(event)) {
 		return;
 	}
-	pendingSeqs.push(event.seq);
+	updates.arrived(event.seq);
 	done.totals.apply(event, state.getReal(event.cardId), boardLoad.complete);
 	rollups.cardChanged(event.cardId, event.data.card ?? undefined);
 	queue(state.applyEvent(event));
@@ -354,7 +276,7 @@ function refreshRows(): void {
 		for (const col of columnIds) {
 			view.columns[col].refreshAll();
 		}
-		updateSummary();
+		updates.updateSummary();
 	}
 }
 

@@ -1,7 +1,7 @@
 /**
- * Cards themselves: create (planned by the pure createPlan.ts), edit, get with its history, list pages,
- * counts, delete. Transitions of a card's status are not here (claimCycle.ts, claimEnds.ts,
- * dependencies.ts); neither is any SQL of the hot paths beyond sending the ready page.
+ * Cards themselves: create (planned by the pure createPlan.ts), edit, get with its history, list pages
+ * (cardList.ts), counts, delete. Transitions of a card's status are not here (claimCycle.ts,
+ * claimEnds.ts, dependencies.ts); neither is any SQL of the hot paths.
  */
 import { checkBody, checkCardId, checkLabels, checkTitle } from '../protocol/cardText';
 import { BatonError } from '../errors';
@@ -10,7 +10,6 @@ import type { Queryable } from '../store/db';
 import { deriveAttempts } from './attempts';
 import { agedPriority } from './dispatchOps';
 import { loadCard } from './cardActions';
-import { claimableSql } from './claimableSql';
 import { readableIds } from './readableIds';
 import {
 	type CardInput,
@@ -24,40 +23,31 @@ import {
 	edgesOf,
 	externalDeps,
 } from './createPlan';
-import { cardStats, textCondition } from './counts';
-import { withWaitsOn } from './dependencies';
+import { cardStats } from './counts';
 import { cardEvents } from './feed';
 import { cardMessages } from './messages';
 import { checkCardScope, checkNotHeld } from './scopes';
 import { defaultReview } from './settings';
-import {
-	afterInClaimOrder,
-	afterInRecentOrder,
-	decodeCursor,
-	decodeRecentCursor,
-	page,
-	pageOf,
-	recentPageOf,
-} from './paging';
 import { withDiscovery } from './cardLinks';
 import { createOne } from './createOne';
+import { CardList } from './cardList';
 import { checkCreatedTree, checkEditedParent } from './treeEdits';
 import { afterChildDone, checkNoChildren, treeOf } from './tree';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { present } from './values';
 
 const historyLimit = 500;
-/** At most this many list page texts are prepared (cards.ts pageName). */
-const maxPageNames = 64;
 
 export class Cards {
-	/** List page texts prepared on PGlite, by text (pageName). */
-	private readonly pageNames = new Map<string, string>();
+	/** card/list's pages (cardList.ts). */
+	private readonly pages: CardList;
 
 	constructor(
 		private readonly uow: UnitOfWork,
 		private readonly thresholds: HealthThresholds,
-	) {}
+	) {
+		this.pages = new CardList(uow);
+	}
 
 	async create(ctx: OpContext, p: ParsedParams<'card/create'>): Promise<Result<'card/create'>> {
 		// One card without id, key, dependencies or parent: one statement (issue 32).
@@ -287,123 +277,8 @@ export class Cards {
 		};
 	}
 
-	async list(_ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {
-		const now = this.uow.clock.now();
-		const limit = p.limit ?? 50;
-		const onlyReady =
-			p.readyOnly === true &&
-			p.status === undefined &&
-			p.phase === undefined &&
-			p.owner === undefined &&
-			p.project === undefined &&
-			p.text === undefined &&
-			p.label === undefined &&
-			p.parent === undefined &&
-			p.order !== 'recent';
-		if (onlyReady) {
-			// The board's and agents' most common page: prepared, reading the claim index in claim order.
-			const cursor = p.cursor === undefined ? null : decodeCursor(p.cursor);
-			const rows = await this.uow.db.query<{ card: Card | null }>(
-				cursor === null ? this.uow.catalogue.sql.readyPage : this.uow.catalogue.sql.readyPageAfter,
-				cursor === null ? [now, limit + 1] : [now, limit + 1, ...cursor],
-				cursor === null ? 'baton_ready_page' : 'baton_ready_page_after',
-			);
-			return page(rows, limit);
-		}
-		const where: string[] = [];
-		const params: unknown[] = [];
-		const param = (v: unknown): string => {
-			params.push(v);
-			return `$${params.length}`;
-		};
-		const recent = p.order === 'recent';
-		if (p.status !== undefined) {
-			const statuses = Array.isArray(p.status) ? p.status : [p.status];
-			if (recent && statuses.every(s => s === 'done')) {
-				// A constant, so the generic plan can read the partial cards_done_recent_idx (0014).
-				where.push(`status = 'done'`);
-			} else if (statuses.every(s => s === 'claimed' || s === 'blocked')) {
-				// Claimed and blocked cards are few by nature (one per working agent; those waiting for a
-				// human) and have partial indexes, which only a constant lets PGlite's generic plans use
-				// (plan_cache_mode): 65 ms -> 2-3 ms at 100k cards. Ready and done cards are the bulk, which
-				// the order index serves whatever the statistics say, so they stay a parameter.
-				where.push(`status IN (${statuses.map(s => (s === 'claimed' ? "'claimed'" : "'blocked'")).join(', ')})`);
-			} else {
-				where.push(`status = ANY(${param(statuses)}::text[])`);
-			}
-		}
-		if (p.phase !== undefined) {
-			where.push(`phase = ${param(p.phase)}`);
-		}
-		if (p.owner !== undefined) {
-			where.push(`claim_owner = ${param(p.owner)}`);
-		}
-		if (p.project === null) {
-			where.push('project IS NULL');
-		} else if (p.project !== undefined && p.project !== '*') {
-			where.push(`(project IS NULL OR project = ${param(p.project)})`);
-		}
-		if (p.parent !== undefined) {
-			where.push(`parent = ${param(p.parent)}`);
-		}
-		if (p.label !== undefined) {
-			where.push(`${param(p.label)}::text = ANY(labels)`);
-		}
-		if (p.readyOnly === true) {
-			where.push(claimableSql(param(now)));
-		}
-		if (p.text !== undefined && p.text.trim() !== '') {
-			where.push(textCondition(p.text));
-		}
-		if (recent) {
-			if (p.cursor !== undefined) {
-				const [updatedAt, id] = decodeRecentCursor(p.cursor);
-				where.push(afterInRecentOrder(param(updatedAt), param(id)));
-			}
-			const text = recentPageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1));
-			return withWaitsOn(
-				this.uow.db,
-				page(
-					await this.uow.db.query<{ card: Card | null }>(text, params, this.pageName(text, p.text)),
-					limit,
-					'recent',
-				),
-			);
-		}
-		if (p.cursor !== undefined) {
-			const [priority, createdAt, id] = decodeCursor(p.cursor);
-			const pr = param(priority);
-			const at = param(createdAt);
-			const ident = param(id);
-			where.push(
-				p.readyOnly === true
-					? afterInClaimOrder(pr, at, ident)
-					: `(priority < ${pr} OR (priority = ${pr} AND (created_at > ${at} OR (created_at = ${at} AND id > ${ident}))))`,
-			);
-		}
-		const text = pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1), p.readyOnly === true);
-		const rows = await this.uow.db.query<{ card: Card | null }>(text, params, this.pageName(text, p.text));
-		return withWaitsOn(this.uow.db, page(rows, limit));
-	}
-
-	/**
-	 * The prepared-statement name of a list page's text on PGlite (issue 32): parsing and planning the
-	 * page (baton_card inlines 46 fields) was half of a 50-card page's CPU; prepared once, each page is
-	 * Bind/Execute. The text varies only with which filters are set, so the names are few; a text
-	 * filter's pattern is a literal in the text (the planner reads it) and is never named, and past
-	 * `maxPageNames` texts the rest run unnamed. PGlite plans every statement generically
-	 * (plan_cache_mode), named or not, so naming changes no plan; PostgreSQL keeps its custom plans.
-	 */
-	private pageName(text: string, filter: string | undefined): string | undefined {
-		if (this.uow.db.mode !== 'pglite' || filter !== undefined) {
-			return undefined;
-		}
-		let name = this.pageNames.get(text);
-		if (name === undefined && this.pageNames.size < maxPageNames) {
-			name = `baton_list_${this.pageNames.size}`;
-			this.pageNames.set(text, name);
-		}
-		return name;
+	list(ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {
+		return this.pages.list(ctx, p);
 	}
 
 	async stats(_ctx: OpContext, p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {

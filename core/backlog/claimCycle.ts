@@ -2,25 +2,25 @@
  * The agent's loop: claim the best card (or one by id), heartbeat it, complete it, and complete {next}
  * (the hand-over in one call). The holder's common case is one hot statement (hotSql.ts); when it
  * changes nothing the general path runs in a transaction and explains why. Decisions come from the
- * pure rules; this module holds no SQL catalogue of its own and never waits (the hub does).
+ * pure rules, and why nothing is claimable from nothingClaimable.ts; this module holds no SQL catalogue
+ * of its own and never waits (the hub does).
  */
 import { leaseOf } from '../rules/lease';
 import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
-import { type UnclaimableCounts, describeNothingClaimable } from '../rules/claim';
 import { BatonError } from '../errors';
 import type { Queryable } from '../store/db';
 import { act, cardState, loadCard } from './cardActions';
 import { claimById } from './claimById';
 import { checkMaxHeld, lineSettings, recordDispatch, seatsFull } from './dispatchOps';
 import { claimerKind, pausedNothingClaimable } from './pauses';
-import { claimableSql, deferredSql, heldByTreeSql, ofProjectSql, waitingSql } from './claimableSql';
 import { nowClaimable, withHandoff } from './reviews';
-import { type ScopeWaits, describeScopeWaits, pickClaimable, preparePick, projectParam } from './scopes';
+import { pickClaimable, preparePick, projectParam } from './scopes';
 import { claimScoped } from './scopedClaim';
 import { liveScopeCache } from './liveScopeCache';
 import { afterChildDone, checkCloseParent, openChildCount } from './tree';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
-import { num, present } from './values';
+import { nothingClaimable } from './nothingClaimable';
+import { present } from './values';
 
 /** How a claim answers when nothing is claimable. */
 export interface ClaimOptions {
@@ -154,7 +154,7 @@ export class ClaimCycle {
 				if (options.explain === false) {
 					return { result: { card: null, lease: null }, events: [] };
 				}
-				const reason = await this.nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits);
+				const reason = await nothingClaimable(tx, caps, p.phase, p.project, now, picked.waits);
 				const none = labels === undefined ? '' : `No claimable card has the label ${labels.join(' or ')}. `;
 				const seats = picked.refused.length === 0 ? '' : `${picked.refused.join('; ')}. `;
 				const paused = await pausedNothingClaimable(tx, ctx.actor, kind, caps, p.phase, p.project, now);
@@ -166,73 +166,6 @@ export class ClaimCycle {
 				events: [{ cardId: card.id, type: 'claimed', data: { card, epoch: card.claimEpoch } }],
 			};
 		});
-	}
-
-	private async nothingClaimable(
-		tx: Queryable,
-		caps: string[],
-		phase: string | undefined,
-		project: string | null | undefined,
-		now: Date,
-		waits: ScopeWaits,
-	): Promise<string> {
-		// Counts within the asked-for phase and project; cards elsewhere are only mentioned when they
-		// would be claimable (other phases) or not at all (other projects are not this agent's business).
-		const [row] = await tx.query<Record<string, unknown>>(
-			`SELECT
-				count(*) FILTER (WHERE mine AND status = 'ready') AS ready_total,
-				count(*) FILTER (WHERE mine AND ${waitingSql()}) AS waiting,
-				count(*) FILTER (WHERE mine AND ${heldByTreeSql()} AND open_children > 0) AS open_parents,
-				count(*) FILTER (WHERE mine AND ${heldByTreeSql()} AND open_children = 0) AS held_by_parents,
-				count(*) FILTER (WHERE mine AND ${deferredSql('$1')}) AS deferred,
-				count(*) FILTER (WHERE mine AND ${claimableSql('$1')} AND NOT requires <@ $2::text[]) AS need_caps,
-				count(*) FILTER (WHERE NOT mine AND ${claimableSql('$1')} AND requires <@ $2::text[]) AS other_phase,
-				count(*) FILTER (WHERE mine AND status = 'claimed') AS claimed,
-				count(*) FILTER (WHERE mine AND status = 'blocked') AS blocked
-			 FROM (SELECT *, ($3::text IS NULL OR phase = $3) AS mine FROM cards WHERE ${ofProjectSql('$4')}) c`,
-			[now, caps, phase ?? null, projectParam(project)],
-		);
-		const r = present(row);
-		const needCaps = num(r.need_caps);
-		const missing =
-			needCaps > 0
-				? (
-						await tx.query<{ cap: string }>(
-							`SELECT DISTINCT cap FROM cards, unnest(requires) AS cap
-							 WHERE ${claimableSql('$3')} AND ($2::text IS NULL OR phase = $2) AND ${ofProjectSql('$4')}
-								AND NOT cap = ANY($1::text[]) ORDER BY cap LIMIT 5`,
-							[caps, phase ?? null, now, projectParam(project)],
-						)
-					).map(x => x.cap)
-				: [];
-		// Claimable cards of other projects are named, with how to take them: an agent (or a CLI run
-		// outside any repository) that sees none of its own should not read "nothing left to do".
-		const others =
-			projectParam(project) === '*'
-				? []
-				: await tx.query<{ project: string; n: unknown }>(
-						`SELECT project, count(*) AS n FROM cards
-						 WHERE ${claimableSql('$1')} AND requires <@ $2::text[] AND ($3::text IS NULL OR phase = $3)
-							AND project IS NOT NULL AND project IS DISTINCT FROM $4::text
-						 GROUP BY project ORDER BY count(*) DESC, project`,
-						[now, caps, phase ?? null, project ?? null],
-					);
-		const counts: UnclaimableCounts = {
-			project,
-			otherProjects: others.map(o => ({ project: o.project, count: num(o.n) })),
-			readyTotal: num(r.ready_total),
-			waiting: num(r.waiting),
-			openParents: num(r.open_parents),
-			heldByParents: num(r.held_by_parents),
-			deferred: num(r.deferred),
-			claimed: num(r.claimed),
-			blocked: num(r.blocked),
-			needCapabilities: needCaps,
-			missingCapabilities: missing,
-			otherPhase: num(r.other_phase),
-			scopeWaits: describeScopeWaits(waits),
-		};
-		return describeNothingClaimable(counts);
 	}
 
 	async heartbeat(ctx: OpContext, p: ParsedParams<'card/heartbeat'>): Promise<Result<'card/heartbeat'>> {

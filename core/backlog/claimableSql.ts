@@ -1,7 +1,7 @@
 /**
  * The SQL side of core/rules/claimable.ts: the one text of "claimable now", "waiting", "deferred" and "of
  * the claimer's project" that every statement needing it uses (hotSql.ts's picks, hand-over and ready
- * page, claimCycle.ts's reasons, cards.ts's readyOnly list, counts.ts's stats, scopes.ts's scope-wait count). The texts keep the
+ * page, nothingClaimable.ts's reasons, cardList.ts's readyOnly list, counts.ts's stats, scopes.ts's scope-wait count). The texts keep the
  * shapes the partial indexes match (cards_claim_idx: `status = 'ready' AND unmet_deps = 0`). Text
  * only: it runs nothing. The stored function baton_hand_over (migrations/functions.sql) restates them, as stored functions must.
  */

@@ -2,7 +2,7 @@
  * The SQL catalogue of the hot paths: the claim, the holder's complete (and complete {next}), the
  * holder's heartbeat and the ready page, each one prepared statement, in the form each store runs them
  * (docs/architecture.md, "Hot paths are one statement"). Text only: it runs nothing and decides nothing;
- * the unit of work sends these (cards.ts the ready page) and the claim cycle reads their rows.
+ * the unit of work sends these (cardList.ts the ready page) and the claim cycle reads their rows.
  */
 import { claimableSql, effectivePrioritySql, hotGuardSql, lineOpenSql, ofProjectSql } from './claimableSql';
 import { afterInClaimOrder, claimOrder, pageOf } from './paging';

@@ -9,7 +9,8 @@
 import * as vscode from 'vscode';
 import { BatonError } from '../../core/errors';
 import type { Card } from '../../core/protocol';
-import type { BacklogNode, BacklogTreeProvider } from '../backlogTree';
+import type { BacklogNode } from '../backlogNodes';
+import type { BacklogTreeProvider } from '../backlogTree';
 import { cardSummary, compareByPriority } from '../cardText';
 import type { HubConnection } from '../hubConnection';
 import type { McpTarget } from '../mcpConfig';

@@ -14,12 +14,12 @@ import { hostname } from 'node:os';
 import { createLogger, errorText } from '../../core/log';
 import type { BacklogEvent, Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
-import { workspaceAllowanceMs } from '../cli/hubClient';
 import { adoptRunning } from './adoption';
 import { AgentJob, type JobContext, type JobEnd } from './agentJob';
-import type { Display, RunStatus, SeatRow } from './liveTable';
-import { Seat, type SeatConnector } from './seat';
-import { removeSeatFiles } from './seatFile';
+import type { Display, RunStatus } from './liveTable';
+import type { Seat, SeatConnector } from './seat';
+import { claimForSeat, endRun, pauseKind, registerRun, releaseUnstarted } from './runRequests';
+import { SeatPool } from './seatPool';
 import { type PauseLike, type RunConfig, type RunLike, covers } from './runConfig';
 import { KindHealth, streakReason } from './streaks';
 
@@ -35,8 +35,7 @@ const tableMs = 1_000;
 export type RunMode = 'running' | 'draining' | 'stopping';
 
 export class Supervisor {
-	private readonly seats: Seat[] = [];
-	private readonly extra: Seat[] = [];
+	private readonly pool: SeatPool;
 	private readonly health: KindHealth;
 	private readonly host = hostname();
 	private mode: RunMode = 'running';
@@ -60,9 +59,7 @@ export class Supervisor {
 		private readonly display: Display,
 	) {
 		this.health = new KindHealth(config.cooldownSeconds * 1000);
-		for (let n = 1; n <= config.seats; n++) {
-			this.seats.push(new Seat(n, config.kind, config.name, connect));
-		}
+		this.pool = new SeatPool(config.seats, config.kind, config.name, connect);
 		this.ctx = {
 			dataDir: config.dataDir,
 			run: config.name,
@@ -85,10 +82,11 @@ export class Supervisor {
 		await this.register();
 		const adoption = await adoptRunning(this.ctx, this.main, this.connect, this.host);
 		for (const job of adoption.adopted) {
-			this.place(job);
+			const seat = this.pool.place(job);
+			void job.done.then(end => this.jobEnded(seat, job, end));
 		}
 		for (const left of adoption.leftToLease) {
-			this.linger(left);
+			this.pool.linger(left);
 		}
 		await this.stopPausedAdoptees();
 		this.display.event({
@@ -101,11 +99,7 @@ export class Supervisor {
 			released: adoption.released.length,
 			leftToLease: adoption.leftToLease.length,
 		});
-		for (const seat of this.seats) {
-			if (seat.free) {
-				seat.warm();
-			}
-		}
+		this.pool.warmFree();
 		// Only now: a claim before the adoption could start a second agent for an adopted card's seat.
 		this.accepting = true;
 		this.timers.push(setInterval(() => void this.register(), registerMs));
@@ -138,52 +132,17 @@ export class Supervisor {
 	}
 
 	inUse(): number {
-		return [...this.seats, ...this.extra].filter(s => !s.free).length;
+		return this.pool.inUse();
 	}
 
 	private jobs(): AgentJob[] {
-		return [...this.seats, ...this.extra].flatMap(s => (s.job === undefined ? [] : [s.job]));
-	}
-
-	/** An adopted job goes to its own seat when that is free, else to an extra one (never a new claim). */
-	private place(job: AgentJob): void {
-		let seat = this.seats.find(s => s.n === job.seat && s.free);
-		if (seat === undefined) {
-			seat = new Seat(job.seat, this.config.kind, this.config.name, this.connect);
-			this.extra.push(seat);
-		}
-		seat.job = job;
-		void job.done.then(end => this.jobEnded(seat, job, end));
-	}
-
-	/** A card left claimed by an earlier supervisor keeps its seat (or an extra one) until its claim ends. */
-	private linger(left: { cardId: string; seat: number; epoch: number }): void {
-		let seat = this.seats.find(s => s.n === left.seat && s.free);
-		if (seat === undefined) {
-			seat = new Seat(left.seat, this.config.kind, this.config.name, this.connect);
-			this.extra.push(seat);
-		}
-		seat.lingering = { cardId: left.cardId, epoch: left.epoch };
+		return this.pool.jobs();
 	}
 
 	private onEvent(e: BacklogEvent): void {
 		const card = e.data.card;
 		if (card !== null) {
-			for (const job of this.jobs()) {
-				if (job.card.id === card.id) {
-					job.cardChanged(card, e);
-				}
-			}
-			for (const seat of [...this.seats, ...this.extra]) {
-				const l = seat.lingering;
-				if (l?.cardId === card.id && (card.status !== 'claimed' || card.claimEpoch !== l.epoch)) {
-					seat.lingering = undefined;
-					const extra = this.extra.indexOf(seat);
-					if (extra >= 0) {
-						this.extra.splice(extra, 1);
-					}
-				}
-			}
+			this.pool.cardChanged(card, e);
 		}
 		const data = e.data as Record<string, unknown>;
 		if (e.type === 'paused') {
@@ -235,19 +194,7 @@ export class Supervisor {
 	}
 
 	private async register(): Promise<void> {
-		try {
-			const { run } = await this.main.request('run/register', {
-				name: this.config.name,
-				host: this.host,
-				pid: process.pid,
-				seats: this.config.seats,
-				kinds: [this.config.kind],
-				project: this.config.project === '*' ? null : this.config.project,
-			});
-			this.onRunUpdate(run);
-		} catch (e) {
-			log.warn(`run/register failed: ${errorText(e)}`);
-		}
+		await registerRun(this.main, this.config, this.host, run => this.onRunUpdate(run));
 	}
 
 	/** Claims for free seats until none is free or nothing is claimable. One pass at a time. */
@@ -264,7 +211,7 @@ export class Supervisor {
 			for (;;) {
 				this.refill = false;
 				while (this.mayClaim()) {
-					const seat = this.seats.find(s => s.free);
+					const seat = this.pool.firstFree();
 					if (seat === undefined || !(await this.claimInto(seat))) {
 						break;
 					}
@@ -304,17 +251,7 @@ export class Supervisor {
 		seat.claiming = true;
 		try {
 			const { identity, conn } = await seat.connection();
-			const result = await conn.request(
-				'card/claim',
-				{
-					project: this.config.project,
-					...(this.config.phase === undefined ? {} : { phase: this.config.phase }),
-					...(this.config.capabilities.length === 0 ? {} : { capabilities: this.config.capabilities }),
-					...(this.config.root === undefined ? {} : { root: this.config.root }),
-					dispatch: { run: this.config.name, seat: seat.n, kind: this.config.kind },
-				},
-				{ timeoutMs: 15_000 + (this.config.root === undefined ? 0 : workspaceAllowanceMs) },
-			);
+			const result = await claimForSeat(this.config, conn, seat.n);
 			if (result.card === null || result.lease === null) {
 				this.idle = result.reason;
 				return false;
@@ -356,23 +293,7 @@ export class Supervisor {
 
 	/** The program could not start: the card goes back without using an attempt; it counts for the streak. */
 	private async startFailed(seat: Seat, conn: RpcClient, card: Card, epoch: number, why: string): Promise<void> {
-		const reason = `the agent could not start: ${why}`.slice(0, 1000);
-		try {
-			await conn.request('card/release', { cardId: card.id, epoch, reason, refundAttempt: true });
-			await conn.request('dispatch/exited', {
-				cardId: card.id,
-				run: this.config.name,
-				seat: seat.n,
-				kind: this.config.kind,
-				reason: 'start_failed',
-				code: null,
-			});
-		} catch (e) {
-			log.error(`releasing ${card.id} after a failed start failed: ${errorText(e)}`);
-		} finally {
-			conn.close();
-		}
-		removeSeatFiles(this.config.dataDir, this.config.name, card.id);
+		const reason = await releaseUnstarted(this.config, conn, seat.n, card, epoch, why);
 		this.display.event({ event: 'exited', seat: seat.n, cardId: card.id, reason: 'start_failed', cardReason: reason });
 		await this.countFailure(card.id, reason);
 		seat.warm();
@@ -392,11 +313,8 @@ export class Supervisor {
 		if (seat.job === job) {
 			seat.job = undefined;
 		}
-		const extra = this.extra.indexOf(seat);
-		if (extra >= 0) {
-			this.extra.splice(extra, 1);
-		}
-		if (this.mode === 'running' && extra < 0) {
+		const extra = this.pool.dropExtra(seat);
+		if (this.mode === 'running' && !extra) {
 			seat.warm();
 			void this.fill();
 		}
@@ -409,11 +327,8 @@ export class Supervisor {
 			return;
 		}
 		const why = streakReason(this.config.kind, streak);
-		try {
-			await this.main.request('pause/set', { scope: 'kind', target: this.config.kind, reason: why });
+		if (await pauseKind(this.main, this.config.kind, why)) {
 			this.display.event({ event: 'paused', scope: 'kind', target: this.config.kind, reason: why });
-		} catch (e) {
-			log.error(`pausing kind ${this.config.kind} failed: ${errorText(e)}`);
 		}
 	}
 
@@ -435,28 +350,15 @@ export class Supervisor {
 			clearInterval(t);
 		}
 		clearTimeout(this.coolTimer);
-		for (const seat of [...this.seats, ...this.extra]) {
-			seat.close();
-		}
-		try {
-			await this.main.request('run/end', { name: this.config.name });
-		} catch (e) {
-			log.warn(`run/end failed: ${errorText(e)}`);
-		}
+		this.pool.close();
+		await endRun(this.main, this.config.name);
 		this.draw();
 		this.display.event({ event: 'ended', run: this.config.name });
 		this.finished();
 	}
 
 	private draw(): void {
-		const rows: SeatRow[] = [...this.seats, ...this.extra].map(s => ({
-			seat: s.n,
-			cardId: s.job?.card.id,
-			title: s.job?.card.title,
-			agent: s.job?.identity.agent ?? (s.claiming ? 'claiming…' : undefined),
-			startedAt: s.job?.startedAt,
-			progress: s.job?.progress ?? s.job?.lastLine,
-		}));
+		const rows = this.pool.rows();
 		const status: RunStatus = {
 			name: this.config.name,
 			seats: this.config.seats,

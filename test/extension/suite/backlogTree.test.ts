@@ -1,7 +1,7 @@
 /** The Backlog tree shows what agents do, live: a card created and claimed through the real MCP client. */
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import type { CardNode, GroupKey } from '../../../extension/backlogTree';
+import type { CardNode, GroupKey } from '../../../extension/backlogNodes';
 import { after, before, describe, it } from './harness';
 import { makeCard } from '../../helpers/cards';
 import { agentClient, api, callTool, mcpAgent, uniqueId, waitFor } from './helpers';

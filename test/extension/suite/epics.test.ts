@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
-import type { BacklogNode, CardNode, GroupKey } from '../../../extension/backlogTree';
+import type { BacklogNode, CardNode, GroupKey } from '../../../extension/backlogNodes';
 import type { RpcClient } from '../../../core/protocol/rpc';
 import { after, before, describe, it } from './harness';
 import { agentClient, api, uniqueId, waitFor } from './helpers';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { agentHealth, isAgentStalled } from '../../../core/rules/health';
 import { isLeaseExpired } from '../../../core/rules/lease';
 import type { Card } from '../../../core/protocol';
-import { cardContextValue, groupOf } from '../../../extension/backlogTree';
+import { cardContextValue, groupOf } from '../../../extension/backlogNodes';
 import { formatDuration } from '../../../core/duration';
 import { cardSummary, leaseText } from '../../../extension/cardText';
 import { mergeMcpConfig } from '../../../core/formats/mcpConfig';

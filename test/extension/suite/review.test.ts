@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { Card, Result } from '../../../core/protocol';
 import type { RpcClient } from '../../../core/protocol/rpc';
-import type { CardNode } from '../../../extension/backlogTree';
+import type { CardNode } from '../../../extension/backlogNodes';
 import type { OpenedChanges } from '../../../extension/gitChanges';
 import { after, before, describe, it } from './harness';
 import { agentClient, api, callTool, env, mcpAgent, storeCard, uiCheck, uniqueId, waitFor } from './helpers';
