@@ -3,8 +3,9 @@
  * @vscode/test-electron's runTests (see vscodeRun.ts). Needs `npm run build` first.
  * BATON_UPDATE_SCREENSHOTS=1 rewrites docs/vscode.png. BATON_TEST_GREP=text runs only the describe
  * groups whose name contains it (harness.ts), e.g. `BATON_TEST_GREP='workbench UI'` for the screenshot.
- * `--latest` (`npm run test:extension:latest`) runs suite/latest.ts (the same suite, and what needs a
- * newer VS Code than engines.vscode) in the newest code-server instead.
+ * Without flags it runs suite/index.ts, the compatibility subset, in the oldest supported VS Code
+ * (engines.vscode); `--latest` (`npm run test:extension:latest`) runs suite/latest.ts (every group, and
+ * what needs a newer VS Code than engines.vscode) in the newest code-server.
  */
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -126,3 +126,11 @@ export async function runAll(log: (line: string) => void = console.log): Promise
 	log(`# pass ${passed}\n# fail ${failed}\n# duration_ms ${summary.durationMs}`);
 	return summary;
 }
+
+/** A suite entry's run(), for VS Code's extension host: rejects when any case failed. */
+export async function run(): Promise<void> {
+	const summary = await runAll();
+	if (summary.failed > 0) {
+		throw new Error(`${summary.failed} extension test(s) failed`);
+	}
+}
