@@ -266,7 +266,15 @@ async function findBacklogRow(page: Page, title: string, firstWaitMs = 10_000): 
 		await page.keyboard.press('ArrowDown');
 		await page.waitForTimeout(30);
 	}
-	return row.isVisible();
+	if (await row.isVisible()) {
+		return true;
+	}
+	const after = await pane
+		.locator('.monaco-list-row')
+		.evaluateAll(rows => rows.map(r => `${r.getAttribute('aria-expanded') ?? '-'} ${r.textContent.slice(0, 40)}`));
+	const focused = await page.evaluate(() => document.activeElement?.className ?? 'none');
+	console.log(`ui: "${title}" still not in view after the walk (focus on ${focused}): ${JSON.stringify(after)}`);
+	return false;
 }
 
 export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<UiCheckResult> {
