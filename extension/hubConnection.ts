@@ -1,16 +1,15 @@
 /**
  * The extension's one connection to the hub (DESIGN §1): finds or spawns `baton hub` with VS Code's
  * own runtime (hubLaunch.ts), keeps a live copy of the cards (every live one, Done by pages:
- * liveCards.ts, doneCache.ts) and agents from the event feed, reconnects by itself, and keeps the
- * human's claims alive with `agent/ping` while the window is open. Never loads PGlite:
- * the hub runs in its own process, so nothing heavy ever runs on the extension host.
+ * liveCards.ts, doneCache.ts) and agents (hubAgents.ts, which also keeps the human's claims alive with
+ * `agent/ping` while the window is open) from the event feed, and reconnects by itself. Never loads
+ * PGlite: the hub runs in its own process, so nothing heavy ever runs on the extension host.
  */
 import * as vscode from 'vscode';
 import { Backoff, firstConnectBackoff } from '../core/backoff';
 import type { ConnectHubOptions } from '../core/client/connectHub';
 import { type Clock, type Timer, sleep, systemClock } from '../core/clock';
 import { BatonError } from '../core/errors';
-import { agentHealth } from '../core/rules/health';
 import type {
 	Agent,
 	AgentHealth,
@@ -23,9 +22,10 @@ import type {
 	StoreHealth,
 } from '../core/protocol';
 import type { ConnectionState, RpcClient } from '../core/protocol/rpc';
-import { type AgentView, agentViewsOf } from './agentHealth';
-import { type BatonConfig, effectiveThresholds, humanAgent } from './config';
+import type { AgentView } from './agentHealth';
+import { type BatonConfig, humanAgent } from './config';
 import type { DoneCache } from './doneCache';
+import { HubAgents } from './hubAgents';
 import { hubConnectOptions } from './hubLaunch';
 import { type CardsChange, LiveCards } from './liveCards';
 
@@ -39,26 +39,12 @@ export type HubState = 'connecting' | 'connected' | 'offline';
  */
 const loadClient = () => import('../core/client/connectHub');
 
-/** DESIGN §2's thresholds, used until the hub's hello brings its own. */
-const designThresholds: HealthThresholds = {
-	healthySeconds: 30,
-	lateSeconds: 100,
-	staleSeconds: 300,
-	stallSeconds: 900,
-};
-
-/** How often the human's agent pings, renewing its leases (DESIGN §5: ~10 s). */
-const pingIntervalMs = 10_000;
-/** How often agent health is re-derived: a silent agent changes health with no message at all. */
-const healthTickMs = 1_000;
-
 export class HubConnection implements vscode.Disposable {
 	private client: RpcClient | undefined;
 	/** The live cards and Done's pages, kept from the snapshot and the events (liveCards.ts). */
 	private readonly live: LiveCards;
-	private agentList: Agent[] = [];
-	private agentById = new Map<string, Agent>();
-	private hubThresholds: HealthThresholds = designThresholds;
+	/** The agents, their derived health and the human's agent's ping (hubAgents.ts). */
+	private readonly agentState: HubAgents;
 	private stateValue: HubState = 'connecting';
 	private lastErrorValue: string | undefined;
 	private actor: string;
@@ -66,9 +52,7 @@ export class HubConnection implements vscode.Disposable {
 	/** Bumped by restart(): a connect loop of an older generation stops and closes what it opened. */
 	private generation = 0;
 	private attached: { promise: Promise<RpcClient>; resolve: (c: RpcClient) => void };
-	private readonly timers: Timer[] = [];
 	private readonly unsubscribe: (() => void)[] = [];
-	private healthSignature = '';
 
 	private readonly cardsEmitter = new vscode.EventEmitter<CardsChange>();
 	private readonly agentsEmitter = new vscode.EventEmitter<void>();
@@ -92,6 +76,14 @@ export class HubConnection implements vscode.Disposable {
 		this.actor = humanAgent(config).id;
 		this.attached = deferred();
 		this.live = new LiveCards(log, change => this.cardsEmitter.fire(change));
+		this.agentState = new HubAgents({
+			clock,
+			log,
+			config: () => this.config,
+			cards: () => this.live.map.values(),
+			client: () => this.client,
+			changed: () => this.agentsEmitter.fire(),
+		});
 	}
 
 	get state(): HubState {
@@ -122,7 +114,7 @@ export class HubConnection implements vscode.Disposable {
 	}
 
 	get thresholds(): HealthThresholds {
-		return effectiveThresholds(this.hubThresholds, this.config);
+		return this.agentState.thresholds;
 	}
 
 	get cards(): ReadonlyMap<string, Card> {
@@ -142,7 +134,7 @@ export class HubConnection implements vscode.Disposable {
 	}
 
 	get agents(): readonly Agent[] {
-		return this.agentList;
+		return this.agentState.agents;
 	}
 
 	/**
@@ -150,20 +142,14 @@ export class HubConnection implements vscode.Disposable {
 	 * agent: what the tree passes to the card rules, so a dead agent's card is not called stalled.
 	 */
 	healthOf(id: string | null, now = this.clock.now().getTime()): AgentHealth | undefined {
-		const agent = id === null ? undefined : this.agentById.get(id);
-		return agent === undefined ? undefined : agentHealth(agent.lastSeenAt, now, this.thresholds);
+		return this.agentState.healthOf(id, now);
 	}
 
 	/** Starts connecting in the background; activation never waits for the hub. */
 	start(): void {
 		const gen = this.generation;
 		void this.connectLoop(gen);
-		this.timers.push(
-			this.clock.setInterval(() => {
-				void this.ping();
-			}, pingIntervalMs),
-			this.clock.setInterval(() => this.checkHealth(), healthTickMs),
-		);
+		this.agentState.start();
 	}
 
 	/** Applies new settings; a new data dir, database or identity means a new connection. */
@@ -176,8 +162,7 @@ export class HubConnection implements vscode.Disposable {
 		if (reconnect) {
 			this.restart();
 		} else {
-			this.healthSignature = '';
-			this.checkHealth();
+			this.agentState.recheck();
 		}
 	}
 
@@ -187,8 +172,7 @@ export class HubConnection implements vscode.Disposable {
 		this.detach();
 		this.actor = humanAgent(this.config).id;
 		this.live.map.clear();
-		this.agentList = [];
-		this.agentById = new Map();
+		this.agentState.clear();
 		this.cardsEmitter.fire({ ids: new Set(), reset: true });
 		this.agentsEmitter.fire();
 		this.attached = deferred();
@@ -241,15 +225,13 @@ export class HubConnection implements vscode.Disposable {
 
 	/** Agents with health and stalled derived for `now` (DESIGN §2), most recently seen first. */
 	agentViews(now = this.clock.now().getTime()): AgentView[] {
-		return agentViewsOf(this.agentList, this.live.map.values(), this.thresholds, now);
+		return this.agentState.agentViews(now);
 	}
 
 	dispose(): void {
 		this.disposed = true;
 		this.generation++;
-		for (const t of this.timers) {
-			this.clock.clearTimer(t);
-		}
+		this.agentState.stop();
 		this.detach();
 		this.cardsEmitter.dispose();
 		this.agentsEmitter.dispose();
@@ -305,7 +287,7 @@ export class HubConnection implements vscode.Disposable {
 		const hello = client.hello;
 		if (hello) {
 			this.actor = hello.actor;
-			this.hubThresholds = hello.thresholds;
+			this.agentState.hubThresholds = hello.thresholds;
 		}
 		this.unsubscribe.push(
 			client.onEvent(e => {
@@ -314,7 +296,7 @@ export class HubConnection implements vscode.Disposable {
 			}),
 			// The log was compacted past what this window saw while away (issue 14 §2): load it again.
 			client.onResync(() => void this.live.resync(client, this.config.doneLimit)),
-			client.onAgents(agents => this.setAgents(agents)),
+			client.onAgents(agents => this.agentState.setAgents(agents)),
 			client.onState(s => this.onClientState(s)),
 			client.onStore(store => {
 				this.log.warn(`Baton store: ${store.state}${store.message === undefined ? '' : ` — ${store.message}`}`);
@@ -322,15 +304,15 @@ export class HubConnection implements vscode.Disposable {
 			}),
 			client.onHello(h => {
 				this.actor = h.actor;
-				this.hubThresholds = h.thresholds;
+				this.agentState.hubThresholds = h.thresholds;
 				// Agent frames carry no seq, so those missed while offline are fetched again.
-				void this.refreshAgents();
+				void this.agentState.refreshAgents();
 			}),
 		);
 		const afterSeq = hello?.seq ?? 0;
 		await this.live.load(client, this.config.doneLimit);
 		await client.subscribe(afterSeq);
-		await this.refreshAgents();
+		await this.agentState.refreshAgents();
 		this.lastErrorValue = undefined;
 		this.setState('connected');
 		this.attached.resolve(client);
@@ -364,51 +346,6 @@ export class HubConnection implements vscode.Disposable {
 		this.stateValue = state;
 		void vscode.commands.executeCommand('setContext', 'baton.hubConnected', state === 'connected');
 		this.stateEmitter.fire(state);
-	}
-
-	private setAgents(agents: Agent[]): void {
-		this.agentList = agents;
-		this.agentById = new Map(agents.map(a => [a.id, a]));
-		this.healthSignature = '';
-		this.checkHealth();
-	}
-
-	private async refreshAgents(): Promise<void> {
-		const client = this.client;
-		if (!client) {
-			return;
-		}
-		try {
-			const { agents, thresholds } = await client.request('agent/list', {});
-			this.hubThresholds = thresholds;
-			this.setAgents(agents);
-		} catch (e) {
-			this.log.warn(`Could not list agents: ${e instanceof Error ? e.message : String(e)}`);
-		}
-	}
-
-	private async ping(): Promise<void> {
-		const client = this.client;
-		if (client?.connectionState !== 'connected') {
-			return;
-		}
-		try {
-			await client.request('agent/ping', {});
-		} catch (e) {
-			// A missed ping is retried in 10 s; the lease TTL is far longer than one interval.
-			this.log.debug(`agent/ping failed: ${e instanceof Error ? e.message : String(e)}`);
-		}
-	}
-
-	/** Fires onDidChangeAgents only when some derived health or stalled flag actually changed. */
-	private checkHealth(): void {
-		const signature = this.agentViews()
-			.map(v => `${v.agent.id}:${v.health}:${v.stalled}:${v.agent.lastSeenAt}:${v.cards.length}`)
-			.join('|');
-		if (signature !== this.healthSignature) {
-			this.healthSignature = signature;
-			this.agentsEmitter.fire();
-		}
 	}
 }
 

@@ -1,8 +1,8 @@
 /**
- * The board's column lists (state.ts keeps one per column, each sorted by its column's order): a card
+ * The board's column lists (boardCards.ts keeps one per column, each sorted by its column's order): a card
  * put in or taken out by binary search, a page merged in one pass, every list refilled and sorted.
  * Each names the columns it touched in the Change. Pure list work: which cards are shown (the filter,
- * Done's boundary) is state.ts's to decide; no DOM.
+ * Done's boundary) is boardCards.ts's to decide; no DOM.
  */
 import type { Card } from '../core/protocol';
 import { type Change, emptyChange, lowerBound, mergeSorted } from './change';

@@ -1,15 +1,16 @@
 /**
  * The detail pane of one card: fields, the body and the result as sanitised markdown, the review box
  * (detailReview.ts), a workspace's changes (detailDiff.ts), the messages and the box to post one
- * (conversation.ts), acceptance criteria, dependencies and dependents (clickable), earlier attempts
- * and the history from 'card/get' (detailLog.ts), plus the legal moves, edit and dependency linking.
- * Card text goes in as text; only markdown is HTML, and only after markdown.ts sanitised it. Messages
- * follow live events.
+ * (conversation.ts), acceptance criteria, dependencies and dependents with the linking form
+ * (detailDeps.ts), earlier attempts and the history from 'card/get' (detailLog.ts), plus the legal
+ * moves and edit. Card text goes in as text; only markdown is HTML, and only after markdown.ts
+ * sanitised it. Messages follow live events.
  */
 import { BatonError } from '../core/errors';
-import type { BacklogEvent, Card, CardRef, Message, Result } from '../core/protocol';
-import { type ColumnId, columnIds, columnOf, columnTitles, refWord } from './columns';
+import type { BacklogEvent, Card, Message, Result } from '../core/protocol';
+import { type ColumnId, columnIds, columnOf, columnTitles } from './columns';
 import { Conversation } from './conversation';
+import { DependencySections, type DependencyHost } from './detailDeps';
 import { DiffSection, type DiffHost } from './detailDiff';
 import { linksSection } from './detailLinks';
 import { attemptsSection, historySection, section } from './detailLog';
@@ -22,11 +23,9 @@ import { scopeFact, waitingOnScope } from './scopeView';
 import type { BoardState } from './state';
 import { button, el } from './dom';
 
-export interface DetailHost extends DiffHost {
+export interface DetailHost extends DiffHost, DependencyHost {
 	state: BoardState;
 	getCard(id: string): Promise<Result<'card/get'>>;
-	link(cardId: string, dependsOn: string): Promise<void>;
-	unlink(cardId: string, dependsOn: string): Promise<void>;
 	move(cardId: string, to: ColumnId): void;
 	edit(card: Card): void;
 	/** Posts a message on the card (`card/comment`). */
@@ -45,12 +44,17 @@ export class DetailPane {
 	private loadToken = 0;
 	private last: Result<'card/get'> | undefined;
 	private refreshTimer: ReturnType<typeof setTimeout> | undefined;
-	private linkForm: { cardId: string; form: HTMLElement } | undefined;
 	private readonly conversation: Conversation;
 	private readonly changes: DiffSection;
+	private readonly deps: DependencySections;
 
 	constructor(private readonly host: DetailHost) {
 		this.changes = new DiffSection(host);
+		this.deps = new DependencySections(
+			host,
+			id => this.open(id),
+			id => this.cardChanged(id),
+		);
 		this.conversation = new Conversation({
 			comment: (cardId, text) => host.comment(cardId, text),
 			posted: m => this.addMessages(m.cardId, [m]),
@@ -111,7 +115,7 @@ export class DetailPane {
 		const id = this.openId;
 		this.openId = undefined;
 		this.last = undefined;
-		this.linkForm = undefined;
+		this.deps.forget();
 		this.changes.forget();
 		this.loadToken++;
 		this.root.hidden = true;
@@ -239,20 +243,13 @@ export class DetailPane {
 			acc.body.append(ul);
 		}
 		c.append(acc.root);
-		c.append(this.renderDependencies(card));
+		c.append(this.deps.dependencies(card, this.last));
 		const links = linksSection(card, this.last?.card.id === id ? this.last : undefined, to => this.open(to));
 		if (links !== undefined) {
 			c.append(links);
 		}
 
-		const dependents = section('Dependents');
-		const deps = this.last?.dependents ?? [];
-		if (deps.length === 0) {
-			dependents.body.append(el('p', 'muted', this.last === undefined ? 'Loading…' : 'No card waits on this one.'));
-		} else {
-			dependents.body.append(this.refList(deps, undefined));
-		}
-		c.append(dependents.root);
+		c.append(this.deps.dependents(this.last));
 
 		if (this.last !== undefined && this.last.attempts.length > 0) {
 			c.append(attemptsSection(this.last.attempts));
@@ -331,87 +328,5 @@ export class DetailPane {
 			bar.append(button('Reveal in tree', 'btn', () => reveal(card.id)));
 		}
 		return bar;
-	}
-
-	private renderDependencies(card: Card): HTMLElement {
-		const s = section('Dependencies');
-		const refs: CardRef[] =
-			this.last?.dependencies ??
-			card.dependsOn.map(id => {
-				const d = this.host.state.get(id);
-				return d === undefined
-					? { id, title: '', status: 'ready' }
-					: { id, title: d.title, status: d.status, unmetDeps: d.unmetDeps, deferUntil: d.deferUntil };
-			});
-		if (refs.length === 0) {
-			s.body.append(el('p', 'muted', 'No dependencies.'));
-		} else {
-			s.body.append(this.refList(refs, card.id));
-		}
-		s.body.append(this.linkFormFor(card.id));
-		return s.root;
-	}
-
-	/**
-	 * The "depends on" form, kept across re-renders of the same card: live events re-render the pane
-	 * while the human may be typing an id, which must not be lost.
-	 */
-	private linkFormFor(cardId: string): HTMLElement {
-		if (this.linkForm?.cardId === cardId) {
-			return this.linkForm.form;
-		}
-		const form = el('form', 'link-form');
-		const label = el('label', 'field-inline');
-		label.append(el('span', 'field-label', 'Depends on'));
-		const input = el('input', 'input');
-		input.name = 'dependsOn';
-		input.placeholder = 'card id';
-		input.setAttribute('aria-label', `Add a dependency to ${cardId}`);
-		label.append(input);
-		const add = el('button', 'btn', 'Link');
-		add.type = 'submit';
-		form.append(label, add);
-		form.addEventListener('submit', e => {
-			e.preventDefault();
-			const dep = input.value.trim();
-			if (dep === '') {
-				return;
-			}
-			this.host.link(cardId, dep).then(
-				() => {
-					input.value = '';
-					this.cardChanged(cardId);
-				},
-				(err: unknown) => this.host.showError(err),
-			);
-		});
-		this.linkForm = { cardId, form };
-		return form;
-	}
-
-	private refList(refs: readonly CardRef[], unlinkFrom: string | undefined): HTMLElement {
-		const ul = el('ul', 'refs');
-		for (const r of refs) {
-			const li = el('li', 'ref');
-			const open = button(r.id, 'btn-link ref-open', () => this.open(r.id));
-			open.setAttribute('aria-label', `Open ${r.id}: ${r.title}`);
-			li.append(
-				open,
-				el('span', 'ref-title', r.title),
-				el('span', `ref-status status-${r.status}`, refWord(r, Date.now())),
-			);
-			if (unlinkFrom !== undefined) {
-				const un = button('Unlink', 'btn btn-small', () => {
-					this.host.unlink(unlinkFrom, r.id).then(
-						() => this.cardChanged(unlinkFrom),
-						(err: unknown) => this.host.showError(err),
-					);
-				});
-				un.setAttribute('aria-label', `Remove dependency on ${r.id}`);
-				li.append(un);
-			}
-			ul.append(li);
-		}
-		return ul;
 	}
 }

@@ -193,7 +193,7 @@ export function planMove(card: Card, to: ColumnId, ctx: MoveContext): MovePlan {
 const minPriority = -1_000_000;
 const maxPriority = 1_000_000;
 
-/** Ready order (priority desc, then older first): same as state.ts's columnOrder.ready. */
+/** Ready order (priority desc, then older first): same as columns.ts's columnOrder.ready. */
 function before(a: { priority: number; createdAt: string; id: string }, b: Card): boolean {
 	if (a.priority !== b.priority) {
 		return a.priority > b.priority;

@@ -1,10 +1,12 @@
 /**
  * The SQL catalogue of the hot paths: the claim, the holder's complete (and complete {next}), the
  * holder's heartbeat and the ready page, each one prepared statement, in the form each store runs them
- * (docs/architecture.md, "Hot paths are one statement"). Text only: it runs nothing and decides nothing;
- * the unit of work sends these (cardList.ts the ready page) and the claim cycle reads their rows.
+ * (docs/architecture.md, "Hot paths are one statement"), built with the claim's pieces (claimSql.ts).
+ * Text only: it runs nothing and decides nothing; the unit of work sends these (cardList.ts the ready
+ * page) and the claim cycle reads their rows.
  */
-import { claimableSql, effectivePrioritySql, hotGuardSql, lineOpenSql, ofProjectSql } from './claimableSql';
+import { claimableSql, effectivePrioritySql, hotGuardSql, ofProjectSql } from './claimableSql';
+import { claimCtes, claimValue, pickWhere, take } from './claimSql';
 import { afterInClaimOrder, claimOrder, pageOf } from './paging';
 
 /** A store's statements and seq expressions (PGlite: max(seq)+1 in the statement; PostgreSQL: a sequence). */
@@ -83,10 +85,6 @@ const countRows = `counted AS (
 				CROSS JOIN LATERAL (VALUES (m.was, m.was_waiting, -1), (m.now, m.now_waiting, 1)) AS k(bucket, waiting, n)
 			)`;
 
-/** A claim's result ({card, lease}) as stored in request_log, from the `took` CTE. */
-const claimValue = `json_build_object('card', took.card, 'lease',
-	json_build_object('cardId', took.id, 'epoch', took.claim_epoch, 'expiresAt', took.card->'leaseExpiresAt'))`;
-
 /**
  * The hot statements (claim, complete, complete with next, heartbeat): each one statement that changes
  * the card(s), frees dependents, appends the events and records the request key, so each is a single
@@ -106,61 +104,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	const holds = (actor: string, epoch: string, now: string, session: string): string =>
 		`(status = 'claimed' AND claim_owner = ${actor} AND (${epoch}::int IS NULL OR claim_epoch = ${epoch})
 			AND (claim_session IS NULL OR claim_session = ${session}::text) AND lease_expires_at > ${now}) IS TRUE`;
-	// Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
-	// one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
-	// Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
-	// Issue 30: every pick also asks whether the line lets this claimer (actor, kind) take the card.
-	const pickWhere = (now: string, caps: string, actor: string, kind: string): string =>
-		`${claimableSql(now)} AND requires <@ ${caps}::text[] AND ${lineOpenSql(actor, kind)}`;
 	const ofProject = ofProjectSql;
-	const pickTail = `ORDER BY ${claimOrder} LIMIT 1${lockPick ? ' FOR UPDATE SKIP LOCKED' : ''}`;
-	const pick = (
-		now: string,
-		caps: string,
-		phase: string,
-		withPhase: boolean,
-		project: string,
-		actor: string,
-		kind: string,
-	): string =>
-		`SELECT id FROM cards WHERE ${pickWhere(now, caps, actor, kind)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
-			AND ${ofProject(project)} AND ${hotGuardSql(actor)} ${pickTail}`;
-	// $ placeholders of the claim: now, actor, lease expiry, ttl, session.
-	const take = (now: string, actor: string, expiry: string, ttl: string, session: string): string =>
-		`UPDATE cards SET status = 'claimed', claim_owner = ${actor}, claim_session = ${session}::text,
-			claimed_at = ${now}, lease_expires_at = ${expiry},
-			lease_ttl_seconds = ${ttl}, claim_epoch = claim_epoch + 1, attempts = attempts + 1, progress = NULL,
-			progress_note = NULL, progress_at = ${now}, defer_until = NULL, reserved = '{}', dispatch = NULL,
-			version = version + 1, updated_at = ${now}
-		FROM pick WHERE cards.id = pick.id`;
-	/**
-	 * pick → took (the claim) → the `claimed` event, as CTEs named pick, took and `event`, for the
-	 * placeholders given; `guard` is an extra condition on the claiming UPDATE. A picked card with a
-	 * scope is not taken: whether it overlaps a live claim is decided in TypeScript, by the general
-	 * path (claimCycle.ts), which then runs.
-	 */
-	const claimCtes = (o: {
-		now: string;
-		caps: string;
-		phase: string;
-		withPhase: boolean;
-		actor: string;
-		expiry: string;
-		ttl: string;
-		seq: string;
-		event: string;
-		project: string;
-		session: string;
-		kind: string;
-		guard?: string;
-	}): string => `pick AS (${pick(o.now, o.caps, o.phase, o.withPhase, o.project, o.actor, o.kind)}),
-			took AS (${take(o.now, o.actor, o.expiry, o.ttl, o.session)} AND cards.scope = '{}' ${o.guard ?? ''}
-				RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
-			${o.event} AS (
-				INSERT INTO events (seq, at, card_id, actor, type, data)
-				SELECT ${o.seq}, ${o.now}, took.id, ${o.actor}, 'claimed', json_build_object('card', took.card, 'epoch', took.claim_epoch)
-				FROM took RETURNING seq
-			)`;
 	const claimWith = (withPhase: boolean): string => `WITH ${claimCtes({
 		now: '$1',
 		caps: '$2',
@@ -174,6 +118,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		project: '$8',
 		session: '$9',
 		kind: '$10',
+		lockPick,
 	})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)
@@ -258,6 +203,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				session: '$12',
 				kind: '$13',
 				guard: 'AND EXISTS (SELECT 1 FROM done)',
+				lockPick,
 			})},
 			log AS (
 				INSERT INTO request_log (key, method, result, at)

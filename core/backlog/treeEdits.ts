@@ -1,12 +1,13 @@
 /**
- * The tree checks of a create and of an edit (issue 31), between cards.ts and tree.ts: which parents a
- * batch names (in the batch or in the store), the project each child will have, and the cycle check
- * with the batch's own cards and links applied. Sends no SQL of its own; decides nothing tree.ts does not.
+ * The tree checks of a create and of an edit (issue 31), between cards.ts and parentChecks.ts: which
+ * parents a batch names (in the batch or in the store), the project each child will have, and the cycle
+ * check with the batch's own cards and links applied. Sends no SQL of its own; decides nothing
+ * parentChecks.ts does not.
  */
 import type { Card } from '../protocol';
 import type { Queryable } from '../store/db';
 import type { CardInput } from './createPlan';
-import { checkParents, checkTreeCycle, hasTrees } from './tree';
+import { checkParents, checkTreeCycle, hasTrees } from './parentChecks';
 import { present } from './values';
 
 /** A create's parents: they exist (in the batch or the store), share the child's project, close no cycle. */
