@@ -175,9 +175,25 @@ export function runBaton(
  * (arguments, words, exit codes) without starting the 3 MB bundle per command: the child's environment
  * (childEnv), data dir, working directory and output, and a hub it starts is the bundle's. Commands
  * that read stdin or write to process.stdout themselves (export, backup to stdout) stay with
- * runBaton. It borrows the process's cwd, argv[1] and BATON_DATA_DIR for the call: one at a time.
+ * runBaton. For the call, process.env is the child's environment (childEnv with `env`), so what reads
+ * process.env rather than runCli's env (restore's DATABASE_URL and BATON_PG_SCHEMA, the environment
+ * of a hub the command starts) sees what the child would; it borrows the process's cwd, argv[1] and
+ * environment, and gives them back after: one call at a time, so calls made side by side (tests of a
+ * concurrent describe) take turns.
  */
-export async function runCliHere(
+export function runCliHere(
+	args: string[],
+	options: { dataDir: string; env?: Record<string, string>; cwd?: string },
+): Promise<CliResult> {
+	const run = cliHereTurn.then(() => runCliHereNow(args, options));
+	cliHereTurn = run.catch(() => undefined);
+	return run;
+}
+
+/** The runCliHere call in progress (or the last one): the next waits for it. */
+let cliHereTurn: Promise<unknown> = Promise.resolve();
+
+async function runCliHereNow(
 	args: string[],
 	options: { dataDir: string; env?: Record<string, string>; cwd?: string },
 ): Promise<CliResult> {
@@ -190,22 +206,33 @@ export async function runCliHere(
 	};
 	const cwd = process.cwd();
 	const script = process.argv[1];
-	const dataDirEnv = process.env.BATON_DATA_DIR;
+	const ownEnv = { ...process.env };
+	const env = childEnv(options.dataDir, options.env);
+	setProcessEnv(env);
 	process.chdir(options.cwd ?? neutralCwd);
 	process.argv[1] = batonJs;
-	process.env.BATON_DATA_DIR = options.dataDir;
 	try {
-		const code = await runCli(args, output, childEnv(options.dataDir, options.env));
+		const code = await runCli(args, output, env);
 		return { code, stdout, stderr };
 	} finally {
 		process.chdir(cwd);
 		if (script !== undefined) {
 			process.argv[1] = script;
 		}
-		if (dataDirEnv === undefined) {
-			delete process.env.BATON_DATA_DIR;
-		} else {
-			process.env.BATON_DATA_DIR = dataDirEnv;
+		setProcessEnv(ownEnv);
+	}
+}
+
+/** Makes process.env hold exactly `env` (in place: process.env is a special object). */
+function setProcessEnv(env: NodeJS.ProcessEnv): void {
+	for (const key of Object.keys(process.env)) {
+		if (env[key] === undefined) {
+			Reflect.deleteProperty(process.env, key);
+		}
+	}
+	for (const [key, value] of Object.entries(env)) {
+		if (value !== undefined) {
+			process.env[key] = value;
 		}
 	}
 }

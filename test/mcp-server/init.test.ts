@@ -1,5 +1,6 @@
 /**
- * `baton init` end to end: the built dist/baton.js run as a process in temp repositories. Fresh repo
+ * `baton init` in temp repositories: the built dist/baton.js run as a process for a fresh repository
+ * (the entry it writes starts this copy), the CLI in process (runCliHere) for the rest. Fresh repo
  * (git root found from a subfolder, default client), detection, other servers kept byte for byte, a
  * second run unchanged, --dry-run writes nothing, a broken file refused with nothing written anywhere,
  * the AGENTS.md / CLAUDE.md choice, the launch and env flags, usage errors. No hub is started.
@@ -11,14 +12,16 @@ import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { unifiedDiff } from '../../mcp-server/cli/textDiff';
-import { type CliResult, batonJs, ensureBuilt, runBaton } from '../helpers/mcp';
+import { type CliResult, batonJs, ensureBuilt, runBaton, runCliHere } from '../helpers/mcp';
 import { gitRepo, plainFolder } from '../helpers/gitRepos';
 
 let parent: string;
 let dataDir: string;
 
-function init(cwd: string, args: string[] = [], env?: Record<string, string>): Promise<CliResult> {
-	return runBaton(['init', ...args], { dataDir, cwd, ...(env === undefined ? {} : { env }) });
+/** `baton init ...args` in `cwd`: in process (runCliHere; calls take turns), or as the bundle's process. */
+function init(cwd: string, args: string[] = [], env?: Record<string, string>, bundle = false): Promise<CliResult> {
+	const options = { dataDir, cwd, ...(env === undefined ? {} : { env }) };
+	return bundle ? runBaton(['init', ...args], options) : runCliHere(['init', ...args], options);
 }
 
 interface InitJson {
@@ -30,8 +33,13 @@ interface InitJson {
 	notes: string[];
 }
 
-async function initJson(cwd: string, args: string[] = [], env?: Record<string, string>): Promise<InitJson> {
-	const r = await init(cwd, [...args, '--json'], env);
+async function initJson(
+	cwd: string,
+	args: string[] = [],
+	env?: Record<string, string>,
+	bundle = false,
+): Promise<InitJson> {
+	const r = await init(cwd, [...args, '--json'], env, bundle);
 	assert.equal(r.code, 0, `baton init ${args.join(' ')} exited ${r.code}: ${r.stdout} ${r.stderr}`);
 	return JSON.parse(r.stdout) as InitJson;
 }
@@ -79,7 +87,8 @@ after(() => {
 describe('baton init', { concurrency: true }, () => {
 	it('sets up a fresh repository from a subfolder, then finds nothing to change', async () => {
 		const repo = gitRepo(parent, 'fresh');
-		const first = await initJson(join(repo, 'src'));
+		// The bundle as users run it: the entry written must start this copy from its own argv.
+		const first = await initJson(join(repo, 'src'), [], undefined, true);
 		assert.equal(first.dir, repo);
 		assert.deepEqual(actions(first), { '.mcp.json': 'create', 'AGENTS.md': 'create' });
 		assert.match(first.notes.join('\n'), /No MCP client found .*configured Claude Code/);

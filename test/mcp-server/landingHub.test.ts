@@ -1,12 +1,13 @@
 /**
  * Issue 33's landing and gc proofs through a real hub (`node dist/baton.js hub` on a PostgreSQL schema)
- * and the real CLI on real git repositories: `baton approve` lands with squash, merge and rebase exactly
- * the branch's changes; a conflicting approve changes nothing in the base or any checkout, sends the
- * card back to ready with the hand-over and exits 1; a dirty checkout of the base is never overwritten
- * (exit 1, the card stays in review); the hub's maintenance runs the safe part of gc; `baton gc
- * --dry-run` lists exactly what `baton gc` then deletes, and unsnapshotted work survives it; `--force`
- * is refused inside a coding agent. The card's worktree is made with ensureWorktree and recorded with
- * setWorkspace on a second backlog of the same schema (the claim path is another module's, tested there).
+ * and the CLI (in process: runCliHere) on real git repositories: `baton approve` lands with squash,
+ * merge and rebase exactly the branch's changes; a conflicting approve changes nothing in the base or
+ * any checkout, sends the card back to ready with the hand-over and exits 1; a dirty checkout of the
+ * base is never overwritten (exit 1, the card stays in review); the hub's maintenance runs the safe
+ * part of gc; `baton gc --dry-run` lists exactly what `baton gc` then deletes, and unsnapshotted work
+ * survives it; `--force` is refused inside a coding agent. The card's worktree is made with
+ * ensureWorktree and recorded with setWorkspace on a second backlog of the same schema (the claim path
+ * is another module's, tested there).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -20,7 +21,7 @@ import type { RpcClient } from '../../core/protocol/rpc';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 import { client, type HubProcess, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
-import { ensureBuilt, runBaton, waitFor } from '../helpers/mcp';
+import { ensureBuilt, runCliHere, waitFor } from '../helpers/mcp';
 import { commitAllFiles, folderPicture, gitOut, makeRepo, writeFiles, type TestRepo } from '../helpers/workspaceRepo';
 
 const host = hostname();
@@ -42,8 +43,9 @@ function state(dir: string): string {
 	].join('\n');
 }
 
+/** The CLI in process (runCliHere) in `cwd`: its words and exit codes; the landing is the hub process's. */
 function baton(args: string[], cwd: string, env: Record<string, string> = {}) {
-	return runBaton(args, { dataDir, cwd, env: { BATON_AGENT: 'vscode:alice', ...env }, timeoutMs: 60_000 });
+	return runCliHere(args, { dataDir, cwd, env: { BATON_AGENT: 'vscode:alice', ...env } });
 }
 
 async function show(id: string): Promise<Card> {

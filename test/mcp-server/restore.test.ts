@@ -1,7 +1,8 @@
 /**
- * `baton backup` / `export --with-history` / `baton restore` through the real CLI and hub processes:
- * a restore stops the running hub, keeps the current store aside, and brings back exactly what the
- * backup held — cards, attempts, the event history, agents, settings — while later changes are gone.
+ * `baton backup` / `export --with-history` / `baton restore` through the CLI (in process: runCliHere,
+ * its own part without starting the bundle per command) and the real hub processes it starts: a
+ * restore stops the running hub process, keeps the current store aside, and brings back exactly what
+ * the backup held — cards, attempts, the event history, agents, settings — while later changes are gone.
  * A damaged file, a foreign file and a newer schema are refused with a sentence, changing nothing.
  * A cards-only export restores as its cards; a full backup is not merged by `import`.
  */
@@ -13,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { hubPaths } from '../../core/paths';
 import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
-import { cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
+import { cleanupDataDir, ensureBuilt, hubPid, isAlive, runCliHere, tempDataDir, waitFor } from '../helpers/mcp';
 
 interface Shown {
 	card: { id: string; status: string; attempts: number };
@@ -24,11 +25,12 @@ interface Shown {
 describe('baton restore', () => {
 	let dataDir: string;
 	let other: string;
+	/** The CLI in process (runCliHere): its words, exit codes and store; the hubs it starts are the bundle's. */
 	const baton = async (
 		args: string[],
 		dir = dataDir,
 	): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-		runBaton(args, { dataDir: dir, env: { BATON_AGENT: 'restorer' } });
+		runCliHere(args, { dataDir: dir, env: { BATON_AGENT: 'restorer' } });
 	const json = async <T>(args: string[], dir = dataDir): Promise<T> => {
 		const r = await baton([...args, '--json'], dir);
 		assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}${r.stdout}`);
@@ -60,6 +62,8 @@ describe('baton restore', () => {
 		const before = await json<Shown>(['show', 'R3']);
 		await json(['create', 'Made after the backup', '--id', 'LATE']);
 		assert.deepEqual(await ids(), ['LATE', 'R1', 'R2', 'R3']);
+		const hub = hubPid(dataDir);
+		assert.ok(hub !== undefined && isAlive(hub), 'a hub process runs before the restore');
 
 		const r = await json<{ cards: number; events: number; keptAside: string; hubStopped: boolean }>([
 			'restore',
@@ -68,6 +72,7 @@ describe('baton restore', () => {
 		assert.equal(r.cards, 3);
 		assert.equal(r.events, backup.events);
 		assert.equal(r.hubStopped, true);
+		await waitFor(() => !isAlive(hub), 10_000, `the hub process ${hub} to exit`);
 		assert.ok(existsSync(join(r.keptAside, 'PG_VERSION')), 'the store from before the restore is kept');
 
 		assert.deepEqual(await ids(), ['R1', 'R2', 'R3'], 'the card made after the backup is gone');
@@ -138,17 +143,17 @@ describe('baton restore', () => {
 		const env = { BATON_AGENT: 'restorer', DATABASE_URL: testDatabaseUrl, BATON_PG_SCHEMA: schema };
 		try {
 			const file = join(other, 'history.jsonl');
-			const first = await runBaton(['restore', file, '--json'], { dataDir: team, env });
+			const first = await runCliHere(['restore', file, '--json'], { dataDir: team, env });
 			assert.equal(first.code, 0, first.stderr);
 			assert.equal((JSON.parse(first.stdout) as { mode: string }).mode, 'postgres');
-			const listed = await runBaton(['list', '--all', '--json'], { dataDir: team, env });
+			const listed = await runCliHere(['list', '--all', '--json'], { dataDir: team, env });
 			const cards = (JSON.parse(listed.stdout) as { cards: { id: string }[] }).cards.map(c => c.id).sort();
 			assert.deepEqual(cards, ['R1', 'R2', 'R3', 'R4']);
-			const again = await runBaton(['restore', file], { dataDir: team, env });
+			const again = await runCliHere(['restore', file], { dataDir: team, env });
 			assert.equal(again.code, 1);
 			assert.match(again.stderr, /already holds a backlog; restore replaces nothing in PostgreSQL/);
 		} finally {
-			await runBaton(['hub', 'stop'], { dataDir: team, env });
+			await runCliHere(['hub', 'stop'], { dataDir: team, env });
 			await cleanupDataDir(team);
 			await dropSchema(schema);
 		}

@@ -1,6 +1,6 @@
 /**
- * Whole files or none (issue 27 §0), through the real CLI and hub on real small disks (tmpfs, root as
- * on CI): an export or backup that does not fit exits 1 with one line and leaves no file, and older
+ * Whole files or none (issue 27 §0), through the CLI (in process: runCliHere, its own part without
+ * starting the bundle per command) and real hub processes on real small disks (tmpfs, root as on CI): an export or backup that does not fit exits 1 with one line and leaves no file, and older
  * backups stay; a backup that does not read back whole is removed; a card/create whose WAL would not
  * fit is refused as `disk_full` while the hub stays up and loses nothing; and `baton restore`/`import`
  * refuse rows that break the protocol before applying anything.
@@ -28,7 +28,7 @@ import {
 	startHub,
 	tempDataDir,
 } from '../helpers/hub';
-import { runBaton } from '../helpers/mcp';
+import { runCliHere } from '../helpers/mcp';
 import { mountTmpfs, tmpfsSkip, unmount } from '../helpers/tmpfs';
 
 const mib = 1024 * 1024;
@@ -76,7 +76,7 @@ describe('exports and backups on a disk that is too small', { skip: tmpfsSkip },
 
 	it('a backup that does not fit exits 1 with one line, leaves no file and keeps every older backup', async () => {
 		for (let i = 0; i < 3; i++) {
-			const r = await runBaton(['backup'], { dataDir });
+			const r = await runCliHere(['backup'], { dataDir });
 			assert.equal(r.code, 0, r.stderr);
 		}
 		const good = readdirSync(backupsDir).sort();
@@ -96,7 +96,7 @@ describe('exports and backups on a disk that is too small', { skip: tmpfsSkip },
 			c.close();
 		}
 		const started = Date.now();
-		const r = await runBaton(['backup'], { dataDir });
+		const r = await runCliHere(['backup'], { dataDir });
 		assert.equal(r.code, 1, `baton backup reported success:\n${r.stdout}`);
 		assert.match(
 			oneLine(r.stderr),
@@ -122,7 +122,7 @@ describe('exports and backups on a disk that is too small', { skip: tmpfsSkip },
 				unmount(backupsDir);
 			}
 			const path = join(out, name);
-			const r = await runBaton(['export', ...args, '--out', path], { dataDir });
+			const r = await runCliHere(['export', ...args, '--out', path], { dataDir });
 			assert.equal(r.code, 1, `the export reported success:\n${r.stdout}${r.stderr}`);
 			assert.equal(
 				oneLine(r.stderr),
@@ -266,15 +266,17 @@ describe('restore and import refuse rows that break the protocol', () => {
 	before(async () => {
 		ensureBuilt();
 		dataDir = tempDataDir();
-		const created = await runBaton(['create', 'first'], { dataDir });
+		const created = await runCliHere(['create', 'first'], { dataDir });
 		assert.equal(created.code, 0, created.stderr);
-		await runBaton(['create', 'second'], { dataDir });
-		const r = await runBaton(['export', '--with-history'], { dataDir });
+		await runCliHere(['create', 'second'], { dataDir });
+		// To a file: runCliHere does not capture what export writes to process.stdout itself.
+		const file = join(dataDir, '..', 'backup.jsonl');
+		const r = await runCliHere(['export', '--with-history', '--out', file], { dataDir });
 		assert.equal(r.code, 0, r.stderr);
-		backup = r.stdout.trimEnd().split('\n');
+		backup = readFileSync(file, 'utf8').trimEnd().split('\n');
 	});
 	after(async () => {
-		await runBaton(['hub', 'stop'], { dataDir });
+		await runCliHere(['hub', 'stop'], { dataDir });
 		removeDataDir(dataDir);
 	});
 
@@ -291,7 +293,7 @@ describe('restore and import refuse rows that break the protocol', () => {
 	}
 
 	async function assertUnchanged(): Promise<void> {
-		const list = await runBaton(['list', '--json'], { dataDir });
+		const list = await runCliHere(['list', '--json'], { dataDir });
 		assert.equal(list.code, 0, list.stderr);
 		assert.deepEqual((JSON.parse(list.stdout) as { cards: { title: string }[] }).cards.map(c => c.title).sort(), [
 			'first',
@@ -305,7 +307,7 @@ describe('restore and import refuse rows that break the protocol', () => {
 			r.id = bad;
 		});
 		const started = Date.now();
-		const r = await runBaton(['restore', file], { dataDir });
+		const r = await runCliHere(['restore', file], { dataDir });
 		assert.equal(r.code, 1, r.stdout);
 		assert.equal(
 			oneLine(r.stderr),
@@ -321,7 +323,7 @@ describe('restore and import refuse rows that break the protocol', () => {
 			r.claim_owner = null;
 		});
 		writeFileSync(file, (await import('node:zlib')).gzipSync(readFileSync(file)));
-		const r = await runBaton(['restore', file], { dataDir });
+		const r = await runCliHere(['restore', file], { dataDir });
 		assert.equal(r.code, 1, r.stdout);
 		assert.match(
 			oneLine(r.stderr),
@@ -333,8 +335,9 @@ describe('restore and import refuse rows that break the protocol', () => {
 	});
 
 	it('refuses a claimed card with no owner in a cards export too', async () => {
-		const exported = await runBaton(['export'], { dataDir });
-		const lines = exported.stdout.trimEnd().split('\n');
+		const exportFile = join(dataDir, '..', 'export.jsonl');
+		await runCliHere(['export', '--out', exportFile], { dataDir });
+		const lines = readFileSync(exportFile, 'utf8').trimEnd().split('\n');
 		const card = JSON.parse(lines[1] ?? '') as Record<string, unknown>;
 		card.id = 'N1';
 		card.status = 'claimed';
@@ -342,7 +345,7 @@ describe('restore and import refuse rows that break the protocol', () => {
 		const file = join(dataDir, '..', 'cards.jsonl');
 		writeFileSync(file, `${lines[0] ?? ''}\n${JSON.stringify(card)}\n`);
 		for (const verb of ['import', 'restore']) {
-			const r = await runBaton([verb, file], { dataDir });
+			const r = await runCliHere([verb, file], { dataDir });
 			assert.equal(r.code, 1, r.stdout);
 			assert.match(
 				oneLine(r.stderr),
