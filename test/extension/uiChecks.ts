@@ -29,6 +29,8 @@ export interface UiCheckRequest {
 	/** Wait (up to 10 s) until the status bar draws an item with this text: the extension's item is
 	 * shown in the renderer a moment after the extension host sets it. */
 	statusBarItem?: string;
+	/** Wait (up to 10 s) until a notification toast with this text shows, for the same reason. */
+	notification?: string;
 	/** Focus this card on the board and press these keys (before the screenshot). */
 	boardKeys?: { cardId: string; keys: string[]; expectColumn: string };
 	/** An Explorer row (file name, already revealed) whose decoration to report. */
@@ -387,6 +389,13 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 	if (request.paneHeights !== undefined) {
 		// Off the sash, so it is not drawn highlighted.
 		await page.mouse.move(0, 0);
+	}
+	if (request.notification !== undefined) {
+		await page
+			.locator('.notification-toast', { hasText: request.notification })
+			.first()
+			.waitFor({ state: 'visible', timeout: 10_000 })
+			.catch(() => undefined);
 	}
 	const notifications = (await page.locator('.notification-toast').allInnerTexts()).map(t => t.trim());
 	let screenshot: string | undefined;

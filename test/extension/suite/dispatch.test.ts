@@ -291,7 +291,7 @@ describe('start agents (baton run, fake agent)', () => {
 			where: 'background',
 		});
 		assert.equal(r, undefined, 'the command failed (and said why)');
-		const ui = await uiCheck({ rows: [] });
+		const ui = await uiCheck({ rows: [], notification: '{bogus}' });
 		console.log(`notifications: ${JSON.stringify(ui.notifications)}`);
 		assert.ok(
 			ui.notifications.some(n => n.includes('{bogus}')),
