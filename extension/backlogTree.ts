@@ -83,11 +83,13 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		if (dispatch !== undefined) {
 			this.disposables.push(dispatch.onDidChange(() => this.scheduleRefresh()));
 		}
-		// Lease countdowns and stalled flags move with the clock, not with events.
+		// Lease countdowns and stalled flags move with the clock, not with events. A whole refresh, as every
+		// event makes: a refresh of the In progress group alone, landing while a whole one was in flight,
+		// left VS Code 1.117 showing another group's new count without its new row ("In review 1", empty).
 		this.countdown = setInterval(() => {
 			for (const card of hub.cards.values()) {
 				if (card.status === 'claimed') {
-					this.changeEmitter.fire(groupNodes.get('claimed'));
+					this.scheduleRefresh();
 					return;
 				}
 			}
