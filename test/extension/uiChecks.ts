@@ -279,6 +279,18 @@ async function findBacklogRow(page: Page, title: string, firstWaitMs = 10_000): 
 	return false;
 }
 
+/**
+ * Waits up to 10 s for an element of `selector` showing `text`: what the extension host shows reaches
+ * the renderer a moment later. Never throws; the caller reads and asserts what is drawn.
+ */
+async function drawn(page: Page, selector: string, text: string): Promise<void> {
+	await page
+		.locator(selector, { hasText: text })
+		.first()
+		.waitFor({ state: 'visible', timeout: 10_000 })
+		.catch(() => undefined);
+}
+
 export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<UiCheckResult> {
 	if (request.sidebarWidth !== undefined) {
 		await resizeSidebar(page, request.sidebarWidth);
@@ -320,11 +332,7 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 	await status.waitFor({ state: 'visible', timeout: 10_000 });
 	const statusBarText = (await status.innerText()).trim();
 	if (request.statusBarItem !== undefined) {
-		await page
-			.locator('.statusbar-item', { hasText: request.statusBarItem })
-			.first()
-			.waitFor({ state: 'visible', timeout: 10_000 })
-			.catch(() => undefined);
+		await drawn(page, '.statusbar-item', request.statusBarItem);
 	}
 	const statusBarItems = (await page.locator('.statusbar-item').allInnerTexts())
 		.map(t => t.trim())
@@ -391,11 +399,7 @@ export async function runUiCheck(page: Page, request: UiCheckRequest): Promise<U
 		await page.mouse.move(0, 0);
 	}
 	if (request.notification !== undefined) {
-		await page
-			.locator('.notification-toast', { hasText: request.notification })
-			.first()
-			.waitFor({ state: 'visible', timeout: 10_000 })
-			.catch(() => undefined);
+		await drawn(page, '.notification-toast', request.notification);
 	}
 	const notifications = (await page.locator('.notification-toast').allInnerTexts()).map(t => t.trim());
 	let screenshot: string | undefined;
