@@ -22,6 +22,8 @@ export interface StoreOptions {
 	poolSize?: number | undefined;
 	/** Folder with pglite.wasm, initdb.wasm, pglite.data, template.tar.gz and migrations/ (dist/pglite). */
 	assetsDir?: string | undefined;
+	/** PGlite's shared_buffers ('32MB'); omitted = from the store's size (store/bufferPool.ts). */
+	pgliteBufferPool?: string | undefined;
 	/** Latency mechanisms to turn off (all on by default; fastPaths.ts). Only `wire` concerns the store. */
 	fastPaths?: Partial<FastPaths> | undefined;
 }
@@ -54,6 +56,7 @@ export async function openStore(options: StoreOptions): Promise<OpenedStore> {
 	const opened = await openPglite({
 		dataDir: options.pgliteDir,
 		assetsDir: options.assetsDir,
+		bufferPool: options.pgliteBufferPool,
 		wire: options.fastPaths?.wire ?? true,
 	});
 	const notices = [...opened.notices];

@@ -23,6 +23,11 @@ export interface PgliteOptions {
 	/** Seed a new database from template.tar.gz when there is one (default true; the template script says false). */
 	useTemplate?: boolean | undefined;
 	/**
+	 * shared_buffers, as PostgreSQL writes it ('32MB'); omitted = chosen from the store's size
+	 * (bufferPool.ts). All of it is zero-filled at start, so a smaller pool opens faster.
+	 */
+	bufferPool?: string | undefined;
+	/**
 	 * Send named statements by hand over the extended protocol (pgWire.ts; default true). False runs
 	 * them through PGlite's `query()` like any other: a measurement switch
 	 * (core/backlog/fastPaths.ts).
@@ -66,11 +71,26 @@ function trigramBundle(assetsDir: string | undefined): URL {
 	return pathToFileURL(join(dir, 'pg_trgm.tar.gz'));
 }
 
+/**
+ * The template as a plain tar, unpacked once per process and path: an in-memory store is what tests
+ * and benches open many times over, and the gunzip cost 0.17–0.35 s of CPU on every open (a hub opens
+ * its store once, on disk, through unpackTemplate instead).
+ */
+const templateTars = new Map<string, Uint8Array<ArrayBuffer>>();
+
 function templateBlob(assetsDir: string | undefined): Blob | undefined {
 	const path = templatePath(assetsDir);
+	if (!existsSync(path)) {
+		return undefined;
+	}
 	// Node's native gunzip and a plain tar load faster than handing PGlite the .gz (measured 2.5 s ->
 	// 1.8–2.1 s for a first start on a busy machine).
-	return existsSync(path) ? new Blob([gunzipSync(readFileSync(path))]) : undefined;
+	let tar = templateTars.get(path);
+	if (tar === undefined) {
+		tar = new Uint8Array(gunzipSync(readFileSync(path)));
+		templateTars.set(path, tar);
+	}
+	return new Blob([tar]);
 }
 
 /**
@@ -277,7 +297,12 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 			...assets,
 			startParams: [
 				...PGlite.defaultStartParams,
-				...['-c', `shared_buffers=${bufferPoolFor(options.dataDir)}`, '-c', `max_connections=${maxConnections}`],
+				...[
+					'-c',
+					`shared_buffers=${options.bufferPool ?? bufferPoolFor(options.dataDir)}`,
+					'-c',
+					`max_connections=${maxConnections}`,
+				],
 			],
 			extensions: { pg_trgm: trigramBundle(options.assetsDir) },
 			...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),

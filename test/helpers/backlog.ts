@@ -10,6 +10,7 @@ import pg from 'pg';
 
 import { Backlog, type BacklogOptions } from '../../core/backlog';
 import type { Card } from '../../core/protocol';
+import { smallPool } from '../../core/store/bufferPool';
 
 export type StoreKind = 'pglite' | 'postgres';
 
@@ -98,7 +99,13 @@ export async function openTestBacklog(
 		};
 	}
 	const dir = onDisk === true ? tempDir() : undefined;
-	const options: BacklogOptions = { ...rest, ...(dir !== undefined ? { pgliteDir: `${dir}/pg` } : {}) };
+	// In memory a store would get the pool of a 100k-card bench (bufferPool.ts); a test's backlog is
+	// a small store, so it gets a small one's pool, which also opens faster (zero-filled at start).
+	const options: BacklogOptions = {
+		pgliteBufferPool: dir === undefined ? smallPool : undefined,
+		...rest,
+		...(dir !== undefined ? { pgliteDir: `${dir}/pg` } : {}),
+	};
 	const backlog = await Backlog.open(options);
 	return {
 		backlog,
