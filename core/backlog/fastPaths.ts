@@ -1,7 +1,7 @@
 /**
  * The switches of the backlog's latency mechanisms. Each one turns a mechanism off so the general path
  * runs instead; all are on unless a caller says otherwise. They exist to prove the mechanisms change
- * nothing but speed (test/core/fastPathDifferential.test.ts) and to measure what each one buys
+ * nothing but speed (test/proofs/fastPathDifferential.test.ts) and to measure what each one buys
  * (test/bench/fastPaths.ts, docs/benchmarks.md). They are a measurement switch, not a setting: nothing
  * here decides anything about cards, and no user is expected to turn one off.
  */

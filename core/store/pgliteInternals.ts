@@ -25,7 +25,7 @@
  * - Inside `pglite.transaction()`, `tx.exec('EXECUTE name(…)')` runs a statement this instance
  *   prepared by the extended protocol (the session's prepared statements are shared).
  * Proofs: test/core/store.test.ts (rows, parameters and errors round-trip as through `query()`; a
- * statement sent while a transaction is open waits for it), test/core/fastPathDifferential.test.ts.
+ * statement sent while a transaction is open waits for it), test/proofs/fastPathDifferential.test.ts.
  *
  * The hot statements and the one-call hand-over rely on nothing beyond the documented API: on PGlite
  * only on its having one connection, which is why their pick takes no row lock.

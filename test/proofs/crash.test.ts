@@ -6,6 +6,7 @@
  * acknowledged id must be there and no card may lack its event; at the end amcheck checks every
  * index. Killing during the very first init (template load) must leave a dir the next start recovers.
  * It starts some 25 writer processes, so it runs in `npm run test:proofs`, not in the fast unit suite.
+ * @first the longest proof: 25 writers started one after another.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';

@@ -6,7 +6,9 @@
  * readyOnly returns (through claimableSql) are exactly those the rule written out here says: ready,
  * no unmet dependency of its own or of any ancestor, not deferred, no child that is not done; and
  * the claim index's stats agree on how many.
- * @first a random plan of 2,000 cards on each store: the longest file of the unit suite.
+ * A random plan of 2,000 cards on each store is a proof, not a unit test: it runs in
+ * `npm run test:proofs`, beside the fast unit suite.
+ * @first among the longest proofs.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

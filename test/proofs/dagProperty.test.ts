@@ -5,7 +5,8 @@
  * - every card's unmetDeps is the number of its dependencies that are not done;
  * - no card is claimed while a dependency is not done;
  * - no card is done while a dependency is not done, except one a forced reopen flagged as built on it.
- * Refusals must be BatonErrors with the expected codes; anything else fails the run.
+ * Refusals must be BatonErrors with the expected codes; anything else fails the run. A proof over
+ * random sequences, so it runs in `npm run test:proofs`, beside the fast unit suite.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
