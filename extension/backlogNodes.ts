@@ -1,7 +1,7 @@
 /**
  * The Backlog tree's model without vscode (issue item 2): its node kinds, the status groups in order,
- * which group a card belongs to, the context values the menus' `when` clauses read, and the phase/text
- * filter. Pure: it builds no tree item and reads no connection; backlogTree.ts does both.
+ * which group a card belongs to, the context values the menus' `when` clauses read, and the
+ * phase/label/text filter. Pure: it builds no tree item and reads no connection; backlogTree.ts does both.
  */
 import { isWaiting } from '../core/rules/claimable';
 import type { Card, Pause } from '../core/protocol';
@@ -43,6 +43,8 @@ export const moreNode: MoreNode = { kind: 'more' };
 
 export interface BacklogFilter {
 	phase?: string;
+	/** One label (issue 31): only cards that carry it. */
+	label?: string;
 	text?: string;
 }
 
@@ -87,9 +89,12 @@ export function cardContextValue(card: Card, me: string): string {
 	return card.needsInput === true ? `${base}.needsInput` : base;
 }
 
-/** Whether a card passes the tree's phase and text filter (the text also searches the body). */
+/** Whether a card passes the tree's phase, label and text filter (the text also searches the body). */
 export function matchesFilter(card: Card, filter: BacklogFilter): boolean {
 	if (filter.phase !== undefined && card.phase !== filter.phase) {
+		return false;
+	}
+	if (filter.label !== undefined && !(card.labels ?? []).includes(filter.label)) {
 		return false;
 	}
 	if (filter.text !== undefined) {

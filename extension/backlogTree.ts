@@ -1,6 +1,6 @@
 /**
  * The Backlog tree (issue item 2): cards grouped by status, sorted by priority, with per-state icons,
- * context values for the menus, markdown tooltips (cardTooltip.ts) and a phase/text filter; the pauses
+ * context values for the menus, markdown tooltips (cardTooltip.ts) and a phase/label/text filter; the pauses
  * on top (issue 30: what is paused, by whom and why; Resume from the row's menu); within a group,
  * children nest under their epic, which shows "3 / 5 done" (treeNesting.ts, issue 31). Updates come from the
  * connection's event feed; group and card items keep stable ids, so a refresh never collapses what
@@ -105,6 +105,9 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		if (filter.phase !== undefined && filter.phase !== '') {
 			clean.phase = filter.phase;
 		}
+		if (filter.label !== undefined && filter.label !== '') {
+			clean.label = filter.label;
+		}
 		if (filter.text !== undefined && filter.text.trim() !== '') {
 			clean.text = filter.text.trim();
 		}
@@ -114,7 +117,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		this.changeEmitter.fire(undefined);
 	}
 
-	/** "github.com/acme/web · phase: api · text: login", shown as the view's description. */
+	/** "github.com/acme/web · phase: api · label: ui · “login”", shown as the view's description. */
 	describeFilter(): string {
 		const parts: string[] = [];
 		const project = this.projects?.label;
@@ -123,6 +126,9 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		}
 		if (this.filterValue.phase !== undefined) {
 			parts.push(`phase: ${this.filterValue.phase}`);
+		}
+		if (this.filterValue.label !== undefined) {
+			parts.push(`label: ${this.filterValue.label}`);
 		}
 		if (this.filterValue.text !== undefined) {
 			parts.push(`“${this.filterValue.text}”`);

@@ -1,7 +1,8 @@
 /**
  * Navigation and views: open the board (panel or editor, optionally at a card), focus the Agents view,
- * filter and reveal in the Backlog tree and load more of its Done, the All projects / workspace projects switch (issue 13 §1), copy a card id, reconnect, show the log. Reads the
- * connection's cache and moves the UI; never sends a request that changes the backlog.
+ * filter (phase, label, text) and reveal in the Backlog tree and load more of its Done, the All projects /
+ * workspace projects switch (issue 13 §1), copy a card id, reconnect, show the log. Reads the connection's
+ * cache and moves the UI; never sends a request that changes the backlog.
  */
 import * as vscode from 'vscode';
 import { BatonError } from '../../core/errors';
@@ -24,10 +25,16 @@ export function registerViewCommands(kit: CommandKit): vscode.Disposable[] {
 				const phases = [
 					...new Set([...hub.cards.values()].map(c => c.phase).filter((p): p is string => p !== null)),
 				].sort();
+				const labels = [...new Set([...hub.cards.values()].flatMap(c => c.labels ?? []))].sort();
 				const current = ctx.backlog.filter;
 				const choice = await vscode.window.showQuickPick(
 					[
 						{ label: '$(search) Filter by text…', action: 'text' as const },
+						{
+							label: '$(tag) Label…',
+							description: labels.length === 0 ? 'none yet' : '',
+							action: 'label' as const,
+						},
 						...phases.map(p => ({ label: `$(tag) ${p}`, description: 'phase', action: 'phase' as const, phase: p })),
 						{ label: '$(clear-all) Show everything', action: 'clear' as const },
 					],
@@ -40,6 +47,19 @@ export function registerViewCommands(kit: CommandKit): vscode.Disposable[] {
 					ctx.backlog.setFilter({});
 				} else if (choice.action === 'phase' && 'phase' in choice) {
 					ctx.backlog.setFilter({ ...current, phase: choice.phase });
+				} else if (choice.action === 'label') {
+					// With no label on any card the list is empty and its placeholder says so.
+					const picked = await vscode.window.showQuickPick(
+						labels.map(label => ({ label })),
+						{
+							title: 'Filter by label',
+							placeHolder: labels.length > 0 ? (current.label ?? '') : 'No card has a label yet',
+						},
+					);
+					if (!picked) {
+						return undefined;
+					}
+					ctx.backlog.setFilter({ ...current, label: picked.label });
 				} else {
 					const text = await vscode.window.showInputBox({
 						prompt: 'Show cards whose id, title or body contains',

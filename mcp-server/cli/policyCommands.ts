@@ -157,7 +157,8 @@ const settings: Command = {
 				`review          ${r.review === 'none' ? 'none: complete means done' : `${r.review}, for new cards that do not say`}`,
 				`progress log    the newest ${plural(r.progressEventsPerCard, 'progress event')} per card, none older than ${plural(r.progressEventDays, 'day')}`,
 				`ended agents    forgotten after ${plural(r.agentRetentionDays, 'day')} (baton agents --all shows them until then)`,
-				`id prefix       ${r.idPrefix}- for new cards without a project${idProject === undefined ? '' : `; ${idPrefix ?? ''}- for ${idProject}`}`,
+				// The hub stores a prefix upper-cased (core/backlog/settings.ts): print what it stored.
+				`id prefix       ${r.idPrefix}- for new cards without a project${idProject === undefined ? '' : `; ${idPrefix?.toUpperCase() ?? ''}- for ${idProject}`}`,
 				`max held        ${r.maxHeld === null ? 'no limit' : `${plural(r.maxHeld, 'card')} per agent`}`,
 				`aging           ${r.agingHours === null ? 'off' : `priority +1 per ${r.agingHours} h a ready card waits`}`,
 				...(await workingWorkspaceLines(ctx)),

@@ -89,6 +89,31 @@ describe('beads', () => {
 		assert.ok(blocked !== undefined);
 		assert.deepEqual(blocked.related, ['bd-e5']);
 		assert.doesNotMatch(blocked.body, /Related to/);
+		const receipt = b.items[4];
+		assert.ok(receipt !== undefined);
+		assert.equal(receipt.discoveredFrom, 'bd-c3');
+		assert.deepEqual(receipt.duplicates, ['bd-d4']);
+		assert.deepEqual(receipt.dependsOn, [], 'neither blocks');
+	});
+
+	it('plans links that do not block onto the cards, and a re-import of the file creates nothing', () => {
+		const plan = planImport(parseBeads(beadsText, 'issues.jsonl'), [], options);
+		const byId = new Map(plan.cards.map(c => [c.id, c]));
+		assert.equal(byId.get('bd-e5')?.discoveredFrom, 'bd-c3');
+		assert.deepEqual(byId.get('bd-e5')?.duplicates, ['bd-d4']);
+		assert.deepEqual(byId.get('bd-d4')?.related, ['bd-e5']);
+		assert.deepEqual(
+			plan.skips.map(s => s.ref),
+			['bd-f6'],
+			'no link was dropped',
+		);
+		const existing = plan.cards.map(c => ({ id: c.id, idempotencyKey: c.idempotencyKey, dependsOn: c.dependsOn }));
+		const again = planImport(parseBeads(beadsText, 'issues.jsonl'), existing, options);
+		assert.deepEqual(again.cards, []);
+		assert.deepEqual(
+			again.already.map(m => m.id),
+			plan.cards.map(c => c.id),
+		);
 	});
 
 	it('names the line of a broken JSON line, an unknown status and a bad priority', () => {

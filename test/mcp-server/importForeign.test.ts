@@ -121,6 +121,9 @@ describe('baton import --from', () => {
 		assert.equal(shown.card.parent, 'bd-a1');
 		const totals = { card: await show('bd-b2-2') };
 		assert.deepEqual(totals.card.acceptance, ['Totals match the invoice', 'Rounding is per line']);
+		// Links that do not block (issue 31): discovered-from and duplicates land on the card.
+		const receipt = await show('bd-e5');
+		assert.deepEqual([receipt.discoveredFrom, receipt.duplicates], ['bd-c3', ['bd-d4']]);
 	});
 
 	it('imports a Backlog.md project made by backlog.md', async () => {

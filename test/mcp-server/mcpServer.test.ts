@@ -130,6 +130,9 @@ describe('baton mcp tools/list', () => {
 		assert.match(text, /claim/);
 		assert.match(text, /heartbeat/);
 		assert.match(text, /complete/);
+		// Taken but left out of tools/list for its budget: the guide is where an agent learns of them.
+		assert.match(text, /autoClose: true/);
+		assert.match(text, /link \{cardId, duplicates/);
 		// Sent as the server's instructions: every agent pays for it on every turn.
 		assert.ok(text.split('\n').length <= 8, 'the guide stays a few lines');
 		assert.ok(Buffer.byteLength(text) <= 1500, `the guide is ${Buffer.byteLength(text)} bytes`);

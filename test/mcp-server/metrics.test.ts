@@ -2,7 +2,7 @@
  * `GET /metrics` (issue 15 §4, §5) against one real `baton hub` process: claims, a complete, a fail
  * and a lease expiry through the protocol (an MCP-kind connection, so its calls are timed), then the
  * exposition read by a Prometheus text-format parser: families, types, labels and counts, the card
- * gauges equal to card/stats. The guards: a missing or wrong token is 401, the scrape token opens
+ * gauges equal to card/stats, open cards by card label (one series per label, no card id). The guards: a missing or wrong token is 401, the scrape token opens
  * /metrics and nothing else (no websocket, no hello), a non-loopback Host is 403. Two hubs on one
  * PostgreSQL each count their own commits and report the same cards.
  */
@@ -86,9 +86,10 @@ describe('/metrics', () => {
 		agent = await client(dataDir, { client: 'mcp', agent: { id: 'metrics-agent' } });
 		await human.request('card/create', {
 			cards: [
-				{ id: 'M1', title: 'expires', priority: 9, project: 'github.com/acme/web' },
-				{ id: 'M2', title: 'completes', priority: 8, project: 'github.com/acme/web' },
-				{ id: 'M3', title: 'fails', priority: 7, project: 'github.com/acme/api' },
+				// Labels (issue 31): ui on two open cards and a done one, api on one open card.
+				{ id: 'M1', title: 'expires', priority: 9, project: 'github.com/acme/web', labels: ['ui'] },
+				{ id: 'M2', title: 'completes', priority: 8, project: 'github.com/acme/web', labels: ['ui'] },
+				{ id: 'M3', title: 'fails', priority: 7, project: 'github.com/acme/api', labels: ['ui', 'api'] },
 				{ id: 'M4', title: 'waits', priority: 1 },
 				{ id: 'M5', title: 'in progress', priority: 0, project: 'github.com/acme/api' },
 			],
@@ -250,6 +251,22 @@ describe('/metrics', () => {
 			assert.equal(sum, n, `sum of baton_cards{status="${status}"}`);
 		}
 		assert.equal(sample(families, 'baton_cards_claimable'), stats.claimable);
+		// Open cards by label: the done M2 is not counted; the only label is `label`, never a card id.
+		assert.equal(family(families, 'baton_open_cards_by_label').type, 'GAUGE');
+		assert.equal(sample(families, 'baton_open_cards_by_label', { label: 'ui' }), 2);
+		assert.equal(sample(families, 'baton_open_cards_by_label', { label: 'api' }), 1);
+		assert.match(text, /^baton_open_cards_by_label\{label="ui"\} 2$/m);
+		for (const m of family(families, 'baton_open_cards_by_label').metrics) {
+			assert.deepEqual(Object.keys(m.labels ?? {}), ['label']);
+		}
+		assert.doesNotMatch(
+			text
+				.split('\n')
+				.filter(l => l.startsWith('baton_open_cards_by_label'))
+				.join('\n'),
+			/M\d/,
+			'no card id in the series',
+		);
 		assert.equal(sample(families, 'baton_agents', { health: 'healthy' }), 1);
 		assert.equal(sample(families, 'baton_agents', { health: 'dead' }), 0);
 		assert.equal(sample(families, 'baton_store_up'), 1);

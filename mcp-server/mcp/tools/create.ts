@@ -43,7 +43,8 @@ const createListing = leanObject(
 		backoffSeconds: true,
 		stallReleaseSeconds: true,
 		project: true,
-		// Rare for an agent (issue 31 paid for labels and parent with them); still taken.
+		// Rare for an agent (issue 31 paid for labels and parent with them); still taken. autoClose is
+		// named in the guide (guide.ts) instead, which every session reads.
 		deferUntil: true,
 		idempotencyKey: true,
 		autoClose: true,

@@ -25,7 +25,7 @@ export function registerLinkTool(server: McpServer, ctx: ToolContext): ListedToo
 		{
 			title: 'Add dependencies',
 			description: 'Make cardId wait until the dependsOn cards are done (no cycles), or relate it. Returns {card}.',
-			// duplicates: taken, not listed (tools/list budget).
+			// duplicates: taken, not listed (tools/list budget); the guide (guide.ts) names it.
 			listing: leanObject(LinkToolParams.omit({ duplicates: true }), {
 				cardId: 'Card',
 				dependsOn: 'Id(s) it waits on',

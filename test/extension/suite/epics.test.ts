@@ -1,8 +1,9 @@
 /**
  * Issue 31 in the Backlog tree, inside a real VS Code against the real hub: children nest under their
  * epic in the same status group (collapsible), a child elsewhere names its epic, the epic's
- * description says "N / M done" and follows a child completing, and the tooltip shows the labels and
- * the links that do not block.
+ * description says "N / M done" and follows a child completing, the tooltip shows the labels and
+ * the links that do not block, and the label filter (baton.filterBacklog {label}) keeps only the cards
+ * that carry it until the filter is cleared.
  */
 import assert from 'node:assert/strict';
 import * as vscode from 'vscode';
@@ -18,6 +19,24 @@ async function row(group: GroupKey, id: string, under?: BacklogNode): Promise<Ca
 		.getChildren(parent)
 		.filter((n): n is CardNode => n.kind === 'card')
 		.find(n => n.card.id === id);
+}
+
+/** Every card row of the tree, nested ones included. */
+async function allRows(): Promise<CardNode[]> {
+	const { backlog } = await api();
+	const rows: CardNode[] = [];
+	const walk = (nodes: BacklogNode[]): void => {
+		for (const n of nodes) {
+			if (n.kind === 'card') {
+				rows.push(n);
+			}
+			if (n.kind === 'card' || n.kind === 'group') {
+				walk(backlog.getChildren(n));
+			}
+		}
+	};
+	walk(backlog.getChildren());
+	return rows;
 }
 
 describe('Backlog tree: epics (issue 31)', () => {
@@ -92,5 +111,36 @@ describe('Backlog tree: epics (issue 31)', () => {
 		const epicTip = (backlog.resolveTreeItem(backlog.getTreeItem(epicNode), epicNode).tooltip as vscode.MarkdownString)
 			.value;
 		assert.match(epicTip, /\*\*Epic:\*\* 2 \/ 3 done/);
+	});
+
+	it('filters by label: only the cards that carry it remain, shown in the description, until cleared', async () => {
+		const { backlog } = await api();
+		const filter = await vscode.commands.executeCommand('baton.filterBacklog', { label: 'backend' });
+		assert.deepEqual(filter, { label: 'backend' });
+		assert.deepEqual(backlog.filter, { label: 'backend' });
+		assert.match(backlog.describeFilter(), /label: backend/);
+		const shown = await allRows();
+		assert.ok(
+			shown.some(n => n.card.id === b),
+			'the labelled child is shown',
+		);
+		for (const n of shown) {
+			assert.ok(n.card.labels?.includes('backend'), `${n.card.id} carries the label`);
+		}
+		assert.ok(await row('ready', b), 'with its epic filtered out the child is a top row of Ready');
+		assert.equal(await row('ready', epic), undefined);
+		assert.equal(await row('ready', other), undefined);
+		assert.equal(await row('done', a), undefined, 'a done card with another label is hidden too');
+
+		await vscode.commands.executeCommand('baton.filterBacklog', { label: 'ui' });
+		assert.ok(await row('done', a), 'Done shows the ui card');
+		assert.equal(await row('ready', b), undefined);
+
+		await vscode.commands.executeCommand('baton.clearFilter');
+		assert.deepEqual(backlog.filter, {});
+		assert.doesNotMatch(backlog.describeFilter(), /label/);
+		assert.ok(await row('ready', epic), 'the epic is back');
+		assert.ok(await row('ready', other));
+		assert.ok(await row('done', a));
 	});
 });
