@@ -16,14 +16,28 @@ export const processOutput: Output = {
 	err: text => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
 };
 
+let hungUp = false;
+
+/**
+ * `baton run` on SIGHUP: its terminal is gone (and a pipe's reader may have gone with it), but it
+ * drains rather than ending, so from now on a failed write to stdout or stderr (EIO, EPIPE) is dropped.
+ */
+export function outputHungUp(): void {
+	hungUp = true;
+}
+
 /**
  * Output to a pipe whose reader has gone (`baton agents --json | head -c 300`) ends the CLI quietly
  * with the exit code it has so far (0 unless a command set another), as SIGPIPE ends other Unix
  * tools; Node ignores SIGPIPE and would otherwise die of an unhandled `write EPIPE` with a stack.
+ * After `outputHungUp()` such a write is dropped instead.
  */
 export function endQuietlyOnClosedPipe(): void {
 	for (const stream of [process.stdout, process.stderr]) {
 		stream.on('error', (e: NodeJS.ErrnoException) => {
+			if (hungUp && (e.code === 'EIO' || e.code === 'EPIPE')) {
+				return;
+			}
 			if (e.code !== 'EPIPE') {
 				throw e;
 			}

@@ -3,7 +3,8 @@
  * template and its program, the run's name, budgets) before it connects, so bad input is one clear
  * usage error with nothing started; then runs mcp-server/dispatch/supervisor.ts until it drains or
  * stops. Ctrl-C (or SIGTERM) drains: no new agents, the running ones finish; a second one stops them
- * and releases their cards. Must not: start anything before the input is checked.
+ * and releases their cards. SIGHUP (the terminal closed) drains too, and writes nothing more to the
+ * terminal. Must not: start anything before the input is checked.
  */
 import { basename } from 'node:path';
 import { hostname } from 'node:os';
@@ -18,7 +19,7 @@ import { Supervisor } from '../dispatch/supervisor';
 import type { Command, CommandContext } from './command';
 import { cliFlags } from './flags';
 import { openHub } from './hubClient';
-import { UsageError } from './output';
+import { UsageError, outputHungUp } from './output';
 import { explicitProject, workingProject } from './project';
 
 const runFlags = cliFlags({
@@ -244,8 +245,19 @@ export const runCommand: Command = {
 				supervisor.stop();
 			}
 		};
+		// The terminal closed: drain as on a first Ctrl-C (a later one still stops). Nothing more is drawn on
+		// the terminal (output bound for a file or pipe goes on), and a write to it that fails is dropped.
+		const hangUp = (): void => {
+			outputHungUp();
+			if (process.stdout.isTTY) {
+				display.hangUp();
+			}
+			presses = Math.max(presses, 1);
+			supervisor.drain();
+		};
 		process.on('SIGINT', interrupt);
 		process.on('SIGTERM', interrupt);
+		process.on('SIGHUP', hangUp);
 		try {
 			try {
 				await supervisor.start();
@@ -257,6 +269,7 @@ export const runCommand: Command = {
 		} finally {
 			process.off('SIGINT', interrupt);
 			process.off('SIGTERM', interrupt);
+			process.off('SIGHUP', hangUp);
 			main.close();
 		}
 		return 0;

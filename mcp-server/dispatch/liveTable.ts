@@ -1,8 +1,8 @@
 /**
  * What `baton run` shows (issue 30): on a terminal a live table (seat, card, agent, elapsed, last
  * progress) redrawn in place once a second with each event printed above it; with --json one JSON
- * object per line per event; otherwise (a pipe, a CI log) one plain line per event. Formatting only:
- * it starts, stops and asks nothing.
+ * object per line per event; otherwise (a pipe, a CI log) one plain line per event; after `hangUp()`
+ * (the terminal closed) nothing. Formatting only: it starts, stops and asks nothing.
  */
 import { formatDuration } from '../../core/duration';
 
@@ -77,14 +77,23 @@ export function eventText(e: Record<string, unknown>): string {
 
 export class Display {
 	private drawnLines = 0;
+	private hungUp = false;
 
 	constructor(
 		private readonly screen: Screen,
 		readonly mode: DisplayMode,
 	) {}
 
+	/** The screen is gone (SIGHUP): write nothing more; the per-card logs under runs/ keep the output. */
+	hangUp(): void {
+		this.hungUp = true;
+	}
+
 	/** An event: a JSON line, a plain line, or a line printed above the table. */
 	event(e: Record<string, unknown>): void {
+		if (this.hungUp) {
+			return;
+		}
 		const withTime = { at: new Date().toISOString(), ...e };
 		if (this.mode === 'json') {
 			this.screen.write(`${JSON.stringify(withTime)}\n`);
@@ -101,7 +110,7 @@ export class Display {
 
 	/** Redraws the table in place (table mode only). */
 	draw(rows: readonly SeatRow[], status: RunStatus, now = Date.now()): void {
-		if (this.mode !== 'table') {
+		if (this.mode !== 'table' || this.hungUp) {
 			return;
 		}
 		// A pseudo-terminal may report 0 columns: then assume a usual width.

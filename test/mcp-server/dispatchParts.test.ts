@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { checkTemplate, splitTemplate } from '../../mcp-server/dispatch/agents';
-import { renderTable } from '../../mcp-server/dispatch/liveTable';
+import { Display, renderTable } from '../../mcp-server/dispatch/liveTable';
 import { LogTail, cleanLine, openLogForAgent, withLines } from '../../mcp-server/dispatch/outputLog';
 import { isAgentOf, spawnAgent, watchAdopted } from '../../mcp-server/dispatch/spawnAgent';
 import { KindHealth, isRateLimitLine, streakReason } from '../../mcp-server/dispatch/streaks';
@@ -107,6 +107,19 @@ describe('dispatch parts', () => {
 		assert.match(lines[1] ?? '', /^SEAT\s+CARD\s+AGENT\s+ELAPSED\s+LAST PROGRESS$/);
 		assert.match(lines[2] ?? '', /^1\s+A1\s+fake-default-s1-ab12\s+1m 05s\s+step 3$/);
 		assert.match(lines[3] ?? '', /^2\s+-\s+free/);
+	});
+
+	it('writes nothing after a hangup', () => {
+		const written: string[] = [];
+		const display = new Display({ write: text => written.push(text), columns: 80 }, 'table');
+		const status = { name: 'default', seats: 1, inUse: 0, mode: 'running' } as const;
+		display.draw([{ seat: 1 }], status);
+		display.event({ event: 'running' });
+		assert.equal(written.length, 3, 'the table, its erasure, the event line');
+		display.hangUp();
+		display.event({ event: 'draining' });
+		display.draw([{ seat: 1 }], { ...status, mode: 'draining' });
+		assert.equal(written.length, 3);
 	});
 
 	it('splits templates and refuses unknown placeholders and missing programs', () => {
