@@ -17,6 +17,7 @@ export const processOutput: Output = {
 };
 
 let hungUp = false;
+let onTerminalGone: (() => void) | undefined;
 
 /**
  * `baton run` on SIGHUP: its terminal is gone (and a pipe's reader may have gone with it), but it
@@ -24,6 +25,14 @@ let hungUp = false;
  */
 export function outputHungUp(): void {
 	hungUp = true;
+}
+
+/**
+ * While `baton run` runs, a write that fails with EIO (its terminal hung up) calls `handler` as SIGHUP
+ * would: the kernel signals only the terminal's session leader, so such a write can come first.
+ */
+export function whenTerminalGone(handler: (() => void) | undefined): void {
+	onTerminalGone = handler;
 }
 
 /**
@@ -35,6 +44,10 @@ export function outputHungUp(): void {
 export function endQuietlyOnClosedPipe(): void {
 	for (const stream of [process.stdout, process.stderr]) {
 		stream.on('error', (e: NodeJS.ErrnoException) => {
+			if (e.code === 'EIO' && onTerminalGone !== undefined) {
+				onTerminalGone();
+				return;
+			}
 			if (hungUp && (e.code === 'EIO' || e.code === 'EPIPE')) {
 				return;
 			}

@@ -19,7 +19,7 @@ import { Supervisor } from '../dispatch/supervisor';
 import type { Command, CommandContext } from './command';
 import { cliFlags } from './flags';
 import { openHub } from './hubClient';
-import { UsageError, outputHungUp } from './output';
+import { UsageError, outputHungUp, whenTerminalGone } from './output';
 import { explicitProject, workingProject } from './project';
 
 const runFlags = cliFlags({
@@ -245,8 +245,9 @@ export const runCommand: Command = {
 				supervisor.stop();
 			}
 		};
-		// The terminal closed: drain as on a first Ctrl-C (a later one still stops). Nothing more is drawn on
-		// the terminal (output bound for a file or pipe goes on), and a write to it that fails is dropped.
+		// The terminal closed (SIGHUP, or a write to it failed with EIO): drain as on a first Ctrl-C (a later
+		// one still stops). Nothing more is drawn on the terminal (output bound for a file or pipe goes on),
+		// and a write to it that fails is dropped.
 		const hangUp = (): void => {
 			outputHungUp();
 			if (process.stdout.isTTY) {
@@ -258,6 +259,7 @@ export const runCommand: Command = {
 		process.on('SIGINT', interrupt);
 		process.on('SIGTERM', interrupt);
 		process.on('SIGHUP', hangUp);
+		whenTerminalGone(hangUp);
 		try {
 			try {
 				await supervisor.start();
@@ -270,6 +272,7 @@ export const runCommand: Command = {
 			process.off('SIGINT', interrupt);
 			process.off('SIGTERM', interrupt);
 			process.off('SIGHUP', hangUp);
+			whenTerminalGone(undefined);
 			main.close();
 		}
 		return 0;
