@@ -24,6 +24,7 @@ import { ManualClock } from '../../core/clock';
 import { BatonError } from '../../core/errors';
 import type { BacklogEvent, Card } from '../../core/protocol';
 import { allCards, openTestBacklog, type StoreKind, storeKinds, type TestBacklog } from '../helpers/backlog';
+import { listedClaimable, ruleClaimable } from '../helpers/claimableOracle';
 import { prng } from '../helpers/prng';
 
 /** The first is the reference. `wire` exists on PGlite only, so PostgreSQL leaves it out. */
@@ -351,42 +352,6 @@ class Scenario {
 }
 
 /**
- * Issue 31's rule, written out from the cards alone: claimable exactly when ready, no unmet dependency
- * of its own or of any ancestor, not deferred, and no child that is not done.
- */
-function oracleClaimable(cards: readonly Card[], now: Date): string[] {
-	const byId = new Map(cards.map(c => [c.id, c]));
-	const openChild = new Set(cards.filter(c => c.status !== 'done' && c.parent != null).map(c => c.parent));
-	const ancestorWaits = (c: Card): boolean => {
-		const seen = new Set<string>();
-		for (let up = c.parent ?? null; up !== null && !seen.has(up); up = byId.get(up)?.parent ?? null) {
-			seen.add(up);
-			if ((byId.get(up)?.unmetDeps ?? 0) > 0) {
-				return true;
-			}
-		}
-		return false;
-	};
-	return cards
-		.filter(
-			c =>
-				c.status === 'ready' &&
-				c.unmetDeps === 0 &&
-				(c.deferUntil === null || Date.parse(c.deferUntil) <= now.getTime()) &&
-				!openChild.has(c.id) &&
-				!ancestorWaits(c),
-		)
-		.map(c => c.id)
-		.sort();
-}
-
-/** The backlog's claimable cards (every project), as list readyOnly reads them through claimableSql. */
-async function listedClaimable(b: Backlog): Promise<string[]> {
-	const page = await b.list({ actor: 'vscode:reader' }, { readyOnly: true, limit: 1000 });
-	return page.cards.map(c => c.id).sort();
-}
-
-/**
  * What the faces print about the backlog: each card's word (core/rules/claimable.ts), list's waitsOn, and
  * stats and the ready page per project as claim sees them.
  */
@@ -451,7 +416,7 @@ for (const kind of storeKinds) {
 					if (step % 20 === 19) {
 						assert.deepEqual(
 							await listedClaimable(reference.backlog),
-							oracleClaimable(await allCards(reference.backlog), clock.now()),
+							ruleClaimable(await allCards(reference.backlog), clock.now()),
 							`seed ${seed} step ${step}: claimable is not what issue 31's rule says`,
 						);
 					}

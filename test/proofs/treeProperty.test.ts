@@ -15,49 +15,12 @@ import { describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
-import type { Card } from '../../core/protocol';
 import { allCards, backlogForSuite, storeKinds } from '../helpers/backlog';
+import { listedClaimable, ruleClaimable } from '../helpers/claimableOracle';
 import { prng } from '../helpers/prng';
 
 const human: OpContext = { actor: 'vscode:planner' };
 const cardCount = 2000;
-
-function ruleClaimable(cards: readonly Card[]): string[] {
-	const byId = new Map(cards.map(c => [c.id, c]));
-	const openParents = new Set(cards.filter(c => c.status !== 'done' && c.parent != null).map(c => c.parent));
-	const ancestorWaits = (c: Card): boolean => {
-		const seen = new Set<string>();
-		for (let up = c.parent ?? null; up !== null && !seen.has(up); up = byId.get(up)?.parent ?? null) {
-			seen.add(up);
-			if ((byId.get(up)?.unmetDeps ?? 0) > 0) {
-				return true;
-			}
-		}
-		return false;
-	};
-	return cards
-		.filter(
-			c =>
-				c.status === 'ready' &&
-				c.unmetDeps === 0 &&
-				c.deferUntil === null &&
-				!openParents.has(c.id) &&
-				!ancestorWaits(c),
-		)
-		.map(c => c.id)
-		.sort();
-}
-
-async function listedClaimable(b: Backlog): Promise<string[]> {
-	const ids: string[] = [];
-	let cursor: string | undefined;
-	do {
-		const page = await b.list(human, { readyOnly: true, limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
-		ids.push(...page.cards.map(c => c.id));
-		cursor = page.nextCursor;
-	} while (cursor !== undefined);
-	return ids.sort();
-}
 
 async function refusedOrDone(op: Promise<unknown>): Promise<boolean> {
 	try {
