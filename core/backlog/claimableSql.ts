@@ -74,13 +74,13 @@ export function assignedToSql(actor: string, kind: string, alias = ''): string {
 
 /**
  * The hot claims' extra guard (issue 30): they take a card only while aging is off (the general path
- * orders by effective priority) and the claimer holds fewer cards than maxHeld (the general path says
- * why it does not). One InitPlan on the settings table: nothing per card.
+ * orders by effective priority) and maxHeld is off. The general path counts the cards a claimer holds
+ * under a lock on the claimer (checkMaxHeld), which one statement cannot do: its snapshot is taken
+ * before any lock it waits for, so two claims of one agent through two hubs on one PostgreSQL would
+ * each count the other's card as not yet there. One InitPlan on the settings table: nothing per card.
  */
-export function hotGuardSql(actor: string): string {
-	return `NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number'
-			AND (mh.key = 'agingHours' OR (SELECT count(*) FROM cards held WHERE held.claim_owner = ${actor}::text AND held.status = 'claimed')
-				>= (mh.value #>> '{}')::int))`;
+export function hotGuardSql(): string {
+	return `NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number')`;
 }
 
 /** Where a card's wait for aging starts: its creation, or the end of its last deferral (a retry's backoff). */

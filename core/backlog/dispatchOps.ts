@@ -57,11 +57,17 @@ export async function agedPriority(q: Queryable, card: Card, now: Date): Promise
 	return { effectivePriority: card.priority + Math.floor(waited / agingHours) };
 }
 
-/** Refuses a claim by `actor` when it holds maxHeld cards already. */
+/**
+ * Refuses a claim by `actor` when it holds maxHeld cards already. Called inside the claim's
+ * transaction: it first takes a transaction lock on the actor, so two claims by one agent through two
+ * hubs on one PostgreSQL (each counting under its own snapshot) count one after the other, and the
+ * second sees the first's card. Claims by other agents never wait on it.
+ */
 export async function checkMaxHeld(q: Queryable, actor: string, maxHeld: number | null): Promise<void> {
 	if (maxHeld === null) {
 		return;
 	}
+	await q.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`baton max-held ${actor}`]);
 	const [row] = await q.query<{ n: unknown }>(
 		`SELECT count(*) AS n FROM cards WHERE claim_owner = $1 AND status = 'claimed'`,
 		[actor],

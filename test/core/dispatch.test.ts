@@ -9,12 +9,12 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 
-import type { Backlog, OpContext } from '../../core/backlog';
+import { Backlog, type OpContext } from '../../core/backlog';
 import { ManualClock } from '../../core/clock';
 import type { BacklogEvent, Card } from '../../core/protocol';
 import { readDump } from '../../core/store/dump';
 import type { Db } from '../../core/store/db';
-import { backlogForSuite, openTestBacklog, storeKinds } from '../helpers/backlog';
+import { backlogForSuite, openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlog';
 import { refused } from '../helpers/refused';
 
 const human: OpContext = { actor: 'cli:alice' };
@@ -29,8 +29,10 @@ for (const store of storeKinds) {
 	describe(`dispatch rules on ${store}`, () => {
 		let b: Backlog;
 		const clock = new ManualClock('2026-03-01T09:00:00.000Z');
+		let suite: TestBacklog;
 		backlogForSuite(store, { clock }, t => {
 			b = t.backlog;
+			suite = t;
 		});
 		const get = async (id: string): Promise<Card> => (await b.get(human, { cardId: id })).card;
 		/** Cards with fresh ids and the highest priorities so far (the first given is claimed first). */
@@ -171,6 +173,29 @@ for (const store of storeKinds) {
 			assert.equal((await b.claim(codex, {})).card?.id, two, 'another agent may');
 			await b.updateSettings(human, { maxHeld: null });
 		});
+
+		if (store === 'postgres') {
+			it('max-held holds when one agent claims through two hubs at the same moment', async () => {
+				await cards(16);
+				await b.updateSettings(human, { maxHeld: 1 });
+				const other = await Backlog.open(suite.options);
+				try {
+					for (let round = 0; round < 8; round++) {
+						const got = await Promise.all([b.claim(agent, {}), other.claim(agent, {})]);
+						const held = (await b.list(human, { status: 'claimed', limit: 1000 })).cards.filter(
+							c => c.claimOwner === agent.actor,
+						);
+						assert.equal(held.length, 1, `round ${round}: ${held.length} cards held under max-held 1`);
+						assert.equal(got.filter(r => r.card !== null).length, 1);
+						assert.match(got.find(r => r.card === null)?.reason ?? '', /already holds 1 card \(max-held 1\)/);
+						await b.release(human, { cardId: held[0]?.id ?? '', force: true });
+					}
+				} finally {
+					await other.close();
+					await b.updateSettings(human, { maxHeld: null });
+				}
+			});
+		}
 
 		it('aging orders ready cards by effective priority, shown on card/get', async () => {
 			const [old = ''] = await cards(1, { priority: 1 });

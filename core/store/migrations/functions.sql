@@ -105,8 +105,9 @@ $$;
 -- completes here (such a completion may free or auto-close a parent, or free a subtree: the caller's
 -- general path does that, hotSql.ts treeDependents), and the pick restates claimableSql.ts.
 -- With dispatch (0026, issue 30): the claimer's agent kind; the pick restates lineOpenSql (no pause
--- covers the card, assigned to nobody, the claimer or its kind) and hotGuardSql (aging off, fewer held
--- than maxHeld: else it picks nothing and the caller's claim says why); every end or start of a claim
+-- covers the card, assigned to nobody, the claimer or its kind) and hotGuardSql (aging and maxHeld off:
+-- else it picks nothing and the caller's claim takes the general path, which counts the held cards
+-- under a lock on the claimer and says why); every end or start of a claim
 -- clears the card's dispatch record. With counts in the statement (0027): it writes card_counts' rows
 -- for the completion and the dependents it frees itself, and marks its transaction so the row trigger
 -- does not write them again. Each statement here takes its snapshot after the first one locked
@@ -184,9 +185,7 @@ BEGIN
 					(pz.scope = 'card' AND pz.target = c.id) OR (pz.scope = 'project' AND pz.target = c.project)
 					OR (pz.scope = 'phase' AND pz.target = c.phase))))
 			AND (c.assignee IS NULL OR c.assignee = who OR c.assignee = 'kind:' || agent_kind)
-			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number'
-				AND (mh.key = 'agingHours' OR (SELECT count(*) FROM cards held WHERE held.claim_owner = who AND held.status = 'claimed')
-					>= (mh.value #>> '{}')::int))
+			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number')
 		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	ELSE
 		SELECT c.id INTO picked FROM cards c
@@ -200,9 +199,7 @@ BEGIN
 					(pz.scope = 'card' AND pz.target = c.id) OR (pz.scope = 'project' AND pz.target = c.project)
 					OR (pz.scope = 'phase' AND pz.target = c.phase))))
 			AND (c.assignee IS NULL OR c.assignee = who OR c.assignee = 'kind:' || agent_kind)
-			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number'
-				AND (mh.key = 'agingHours' OR (SELECT count(*) FROM cards held WHERE held.claim_owner = who AND held.status = 'claimed')
-					>= (mh.value #>> '{}')::int))
+			AND NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number')
 		ORDER BY -c.priority, c.created_at, c.id LIMIT 1 FOR UPDATE OF c SKIP LOCKED;
 	END IF;
 	IF picked IS NOT NULL THEN
