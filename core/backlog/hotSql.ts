@@ -257,7 +257,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		 * the live scopes as of event seq $11, in one statement with its event and request key, but only
 		 * while that seq is still the newest (nothing changed since; else nothing, and the general path
 		 * runs). $1–$6 as claim, $8 session, $9 the claimer's kind, $10 request key. The hot claims'
-		 * guard (aging off, under maxHeld) holds here too.
+		 * guard (aging and maxHeld off) holds here too.
 		 */
 		claimScoped: `WITH pick AS (SELECT id FROM cards WHERE id = $7
 				AND (${pickWhere('$1', '$2', '$4', '$9')} AND ($3::text IS NULL OR phase = $3) AND ${hotGuardSql()}) IS TRUE
