@@ -34,7 +34,7 @@ const pick = (
 	lockPick: boolean,
 ): string =>
 	`SELECT id FROM cards WHERE ${pickWhere(now, caps, actor, kind)} AND ${withPhase ? `phase = ${phase}::text` : `${phase}::text IS NULL`}
-			AND ${ofProjectSql(project)} AND ${hotGuardSql()} ${pickTail(lockPick)}`;
+			AND ${ofProjectSql(project)} AND ${hotGuardSql} ${pickTail(lockPick)}`;
 
 // $ placeholders of the claim: now, actor, lease expiry, ttl, session.
 export const take = (now: string, actor: string, expiry: string, ttl: string, session: string): string =>

@@ -79,9 +79,7 @@ export function assignedToSql(actor: string, kind: string, alias = ''): string {
  * before any lock it waits for, so two claims of one agent through two hubs on one PostgreSQL would
  * each count the other's card as not yet there. One InitPlan on the settings table: nothing per card.
  */
-export function hotGuardSql(): string {
-	return `NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number')`;
-}
+export const hotGuardSql = `NOT EXISTS (SELECT 1 FROM settings mh WHERE mh.key IN ('agingHours', 'maxHeld') AND json_typeof(mh.value) = 'number')`;
 
 /** Where a card's wait for aging starts: its creation, or the end of its last deferral (a retry's backoff). */
 export const agingSinceSql = (alias = ''): string =>

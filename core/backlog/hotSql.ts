@@ -260,7 +260,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		 * guard (aging and maxHeld off) holds here too.
 		 */
 		claimScoped: `WITH pick AS (SELECT id FROM cards WHERE id = $7
-				AND (${pickWhere('$1', '$2', '$4', '$9')} AND ($3::text IS NULL OR phase = $3) AND ${hotGuardSql()}) IS TRUE
+				AND (${pickWhere('$1', '$2', '$4', '$9')} AND ($3::text IS NULL OR phase = $3) AND ${hotGuardSql}) IS TRUE
 				AND (SELECT coalesce(max(seq), 0) FROM events) = $11::bigint),
 			took AS (${take('$1', '$4', '$5', '$6', '$8')} RETURNING cards.id, cards.claim_epoch, baton_card(cards) AS card),
 			ev AS (

@@ -63,7 +63,7 @@ function variants(): Variant[] {
 	const now: Variant = { name: 'as now', claim: sql.claim, complete: sql.complete };
 	const noGuard = mustReplace(
 		mustReplace(sql.claim, ` AND ${lineOpenSql('$4', '$10')}`, ' AND ($10::text IS NULL OR true)'),
-		` AND ${hotGuardSql()}`,
+		` AND ${hotGuardSql}`,
 		'',
 	);
 	const noTree = mustReplace(

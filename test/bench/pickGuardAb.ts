@@ -18,7 +18,7 @@ const rounds = 4000;
 const before = `SELECT id FROM cards WHERE ${claimableSql('$1')} AND requires <@ $2::text[] AND $3::text IS NULL
 	AND ${ofProjectSql('$4')} ORDER BY ${claimOrder} LIMIT 1`;
 const after = `SELECT id FROM cards WHERE ${claimableSql('$1')} AND requires <@ $2::text[] AND ${lineOpenSql('$5', '$6')}
-	AND $3::text IS NULL AND ${ofProjectSql('$4')} AND ${hotGuardSql()} ORDER BY ${claimOrder} LIMIT 1`;
+	AND $3::text IS NULL AND ${ofProjectSql('$4')} AND ${hotGuardSql} ORDER BY ${claimOrder} LIMIT 1`;
 
 async function main(): Promise<void> {
 	const t = await openTestBacklog(postgres ? 'postgres' : 'pglite');
