@@ -297,12 +297,10 @@ export async function openPglite(options: PgliteOptions): Promise<OpenedPglite> 
 			...assets,
 			startParams: [
 				...PGlite.defaultStartParams,
-				...[
-					'-c',
-					`shared_buffers=${options.bufferPool ?? bufferPoolFor(options.dataDir)}`,
-					'-c',
-					`max_connections=${maxConnections}`,
-				],
+				'-c',
+				`shared_buffers=${options.bufferPool ?? bufferPoolFor(options.dataDir)}`,
+				'-c',
+				`max_connections=${maxConnections}`,
 			],
 			extensions: { pg_trgm: trigramBundle(options.assetsDir) },
 			...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
