@@ -1,10 +1,12 @@
 /**
  * card/list's pages: the ready page (the board's and agents' most common one, a prepared hot
  * statement in claim order), and every other filter and order written as one page query (paging.ts)
- * with its `waitsOn`, each text prepared by name on PGlite (pageName). Must not: write, hold SQL of the
- * hot statements beyond sending the ready page, or decide readiness (claimableSql.ts does).
+ * with its `waitsOn`, each text prepared by name on PGlite (pageName). card/listRows (issue 32) runs the
+ * same filter and order and builds each card's row (protocol CardRow) instead of the whole card. Must
+ * not: write, hold SQL of the hot statements beyond sending the ready page, or decide readiness
+ * (claimableSql.ts does).
  */
-import type { Card, ParsedParams, Result } from '../protocol';
+import type { Card, CardRow, ParsedParams, Result } from '../protocol';
 import { claimableSql } from './claimableSql';
 import { textCondition } from './counts';
 import { withWaitsOn } from './dependencies';
@@ -13,14 +15,28 @@ import {
 	afterInRecentOrder,
 	decodeCursor,
 	decodeRecentCursor,
+	type ListOrder,
 	page,
 	pageOf,
 	recentPageOf,
+	recentRowPageOf,
+	rowPage,
+	rowPageOf,
 } from './paging';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 /** At most this many list page texts are prepared (pageName). */
 const maxPageNames = 64;
+
+/** A page's statement: its text, parameters and prepared name (PGlite), and the order its cursor is in. */
+interface PageQuery {
+	text: string;
+	params: unknown[];
+	name: string | undefined;
+	order: ListOrder;
+	/** The answer carries waitsOn (not on the ready page: its cards wait on nothing). */
+	waitsOn: boolean;
+}
 
 export class CardList {
 	/** List page texts prepared on PGlite, by text (pageName). */
@@ -29,6 +45,25 @@ export class CardList {
 	constructor(private readonly uow: UnitOfWork) {}
 
 	async list(_ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {
+		const q = this.query(p, false);
+		const result = page(
+			await this.uow.db.query<{ card: Card | null }>(q.text, q.params, q.name),
+			p.limit ?? 50,
+			q.order,
+		);
+		return q.waitsOn ? withWaitsOn(this.uow.db, result) : result;
+	}
+
+	/** card/listRows: list's page, each card as its row (protocol CardRow). */
+	async listRows(_ctx: OpContext, p: ParsedParams<'card/listRows'>): Promise<Result<'card/listRows'>> {
+		const q = this.query(p, true);
+		const rows = await this.uow.db.query<{ card: CardRow; at: string }>(q.text, q.params, q.name);
+		const result = rowPage(rows, p.limit ?? 50, q.order);
+		return q.waitsOn ? withWaitsOn(this.uow.db, result) : result;
+	}
+
+	/** The statement of a page of cards, or of rows. */
+	private query(p: ParsedParams<'card/list'>, rows: boolean): PageQuery {
 		const now = this.uow.clock.now();
 		const limit = p.limit ?? 50;
 		const onlyReady =
@@ -44,12 +79,15 @@ export class CardList {
 		if (onlyReady) {
 			// The board's and agents' most common page: prepared, reading the claim index in claim order.
 			const cursor = p.cursor === undefined ? null : decodeCursor(p.cursor);
-			const rows = await this.uow.db.query<{ card: Card | null }>(
-				cursor === null ? this.uow.catalogue.sql.readyPage : this.uow.catalogue.sql.readyPageAfter,
-				cursor === null ? [now, limit + 1] : [now, limit + 1, ...cursor],
-				cursor === null ? 'baton_ready_page' : 'baton_ready_page_after',
-			);
-			return page(rows, limit);
+			const sql = this.uow.catalogue.sql;
+			const [first, next] = rows ? [sql.readyRows, sql.readyRowsAfter] : [sql.readyPage, sql.readyPageAfter];
+			return {
+				text: cursor === null ? first : next,
+				params: cursor === null ? [now, limit + 1] : [now, limit + 1, ...cursor],
+				name: `baton_ready_${rows ? 'rows' : 'page'}${cursor === null ? '' : '_after'}`,
+				order: 'priority',
+				waitsOn: false,
+			};
 		}
 		const where: string[] = [];
 		const params: unknown[] = [];
@@ -101,15 +139,11 @@ export class CardList {
 				const [updatedAt, id] = decodeRecentCursor(p.cursor);
 				where.push(afterInRecentOrder(param(updatedAt), param(id)));
 			}
-			const text = recentPageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1));
-			return withWaitsOn(
-				this.uow.db,
-				page(
-					await this.uow.db.query<{ card: Card | null }>(text, params, this.pageName(text, p.text)),
-					limit,
-					'recent',
-				),
+			const text = (rows ? recentRowPageOf : recentPageOf)(
+				where.length > 0 ? where.join(' AND ') : 'true',
+				param(limit + 1),
 			);
+			return { text, params, name: this.pageName(text, p.text), order: 'recent', waitsOn: true };
 		}
 		if (p.cursor !== undefined) {
 			const [priority, createdAt, id] = decodeCursor(p.cursor);
@@ -122,9 +156,12 @@ export class CardList {
 					: `(priority < ${pr} OR (priority = ${pr} AND (created_at > ${at} OR (created_at = ${at} AND id > ${ident}))))`,
 			);
 		}
-		const text = pageOf(where.length > 0 ? where.join(' AND ') : 'true', param(limit + 1), p.readyOnly === true);
-		const rows = await this.uow.db.query<{ card: Card | null }>(text, params, this.pageName(text, p.text));
-		return withWaitsOn(this.uow.db, page(rows, limit));
+		const text = (rows ? rowPageOf : pageOf)(
+			where.length > 0 ? where.join(' AND ') : 'true',
+			param(limit + 1),
+			p.readyOnly === true,
+		);
+		return { text, params, name: this.pageName(text, p.text), order: 'priority', waitsOn: true };
 	}
 
 	/**

@@ -281,6 +281,10 @@ export class Cards {
 		return this.pages.list(ctx, p);
 	}
 
+	listRows(ctx: OpContext, p: ParsedParams<'card/listRows'>): Promise<Result<'card/listRows'>> {
+		return this.pages.listRows(ctx, p);
+	}
+
 	async stats(_ctx: OpContext, p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
 		return cardStats(this.uow.db, this.uow.clock.now(), this.thresholds, p.project);
 	}

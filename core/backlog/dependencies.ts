@@ -226,9 +226,13 @@ function linkRefusal(card: Card, unmetIds: readonly string[]): BatonError {
 
 /**
  * A list page with, for each listed card that waits, the dependencies it still waits on (not done,
- * as unmet_deps counts them): one indexed read of the page's edges, only when some card waits.
+ * as unmet_deps counts them): one indexed read of the page's edges, only when some card waits. Cards or
+ * rows (card/listRows) alike.
  */
-export async function withWaitsOn(db: Queryable, result: Result<'card/list'>): Promise<Result<'card/list'>> {
+export async function withWaitsOn<R extends Result<'card/list'> | Result<'card/listRows'>>(
+	db: Queryable,
+	result: R,
+): Promise<R> {
 	const waiting = result.cards.filter(c => c.unmetDeps > 0).map(c => c.id);
 	if (waiting.length === 0) {
 		return result;

@@ -7,7 +7,7 @@
  */
 import { claimableSql, effectivePrioritySql, hotGuardSql, ofProjectSql } from './claimableSql';
 import { claimCtes, claimValue, pickWhere, take } from './claimSql';
-import { afterInClaimOrder, claimOrder, pageOf } from './paging';
+import { afterInClaimOrder, claimOrder, pageOf, rowPageOf } from './paging';
 
 /** A store's statements and seq expressions (PGlite: max(seq)+1 in the statement; PostgreSQL: a sequence). */
 export interface SqlCatalogue {
@@ -219,6 +219,10 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		readyPage: pageOf(claimableSql('$1'), '$2', true),
 		/** The next page after ($3 priority, $4 createdAt, $5 id). */
 		readyPageAfter: pageOf(`${claimableSql('$1')} AND ${afterInClaimOrder('$3', '$4', '$5')}`, '$2', true),
+		/** The ready page's rows (card/listRows, issue 32): $1 now, $2 limit. */
+		readyRows: rowPageOf(claimableSql('$1'), '$2', true),
+		/** Their next page after ($3 priority, $4 createdAt, $5 id). */
+		readyRowsAfter: rowPageOf(`${claimableSql('$1')} AND ${afterInClaimOrder('$3', '$4', '$5')}`, '$2', true),
 		/**
 		 * The general path's candidates, in claim order (scopes.ts checks each one's scope): $1 now, $2
 		 * caps, $3 phase (null = any), $4 project, $5 ids not to pick, $6 limit; then the claimer's actor

@@ -120,6 +120,11 @@ export class Backlog extends BacklogWiring {
 		return this.cards.list(ctx, p);
 	}
 
+	/** card/list's page with each card as its row (protocol CardRow, issue 32): what `baton mcp`'s list sends. */
+	listRows(ctx: OpContext, p: ParsedParams<'card/listRows'>): Promise<Result<'card/listRows'>> {
+		return this.cards.listRows(ctx, p);
+	}
+
 	stats(ctx: OpContext, p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
 		return this.cards.stats(ctx, p);
 	}

@@ -2,7 +2,7 @@
  * Pure helpers for list pages: the page query's SQL text, the claim order, cursors and the page's byte
  * budget. No I/O: the callers send the SQL and pass the rows back in.
  */
-import type { Card, Result } from '../protocol';
+import type { Card, CardRow, Result } from '../protocol';
 import { BatonError } from '../errors';
 
 /**
@@ -72,6 +72,46 @@ export function recentPageOf(where: string, limit: string): string {
 	);
 }
 
+/**
+ * The columns a list row is built from (protocol CardRow, issue 32), and the row as JSON from them (the
+ * same expressions as baton_card_fields): 17 fields instead of 46, none of the long texts.
+ */
+const rowColumns =
+	'id, title, status, priority, phase, requires, depends_on, unmet_deps, defer_until, claim_owner, review, failed, needs_input, project, labels, parent, assignee';
+const rowJson = `json_build_object('id', p.id, 'title', p.title, 'status', p.status, 'priority', p.priority,
+		'phase', p.phase, 'requires', p.requires, 'dependsOn', p.depends_on, 'unmetDeps', p.unmet_deps,
+		'deferUntil', baton_ts(p.defer_until), 'claimOwner', p.claim_owner, 'review', p.review, 'failed', p.failed,
+		'needsInput', p.needs_input, 'project', p.project, 'labels', p.labels, 'parent', p.parent, 'assignee', p.assignee)`;
+
+/**
+ * A page of rows (card/listRows): the page query reads only the row's columns and its order's, and the
+ * JSON is built after the LIMIT, for the page's rows only; `at` is the order's timestamp for the cursor.
+ * No byte budget: a row has no long text (at most ~11 KB: 100 dependencies, 32 capabilities, 16 labels),
+ * so a page of 1,000 stays far under limits.maxResponse.
+ */
+function rowsOf(inner: string, order: string, at: string): string {
+	return `SELECT ${rowJson} AS card, baton_ts(p.${at}) AS at FROM (${inner}) p ORDER BY ${order}`;
+}
+
+/** pageOf's rows: the same filter and order. */
+export function rowPageOf(where: string, limit: string, claimable = false): string {
+	const order = claimable ? claimOrder : 'priority DESC, created_at, id';
+	return rowsOf(
+		`SELECT ${rowColumns}, created_at FROM cards WHERE ${where} ORDER BY ${order} LIMIT ${limit}`,
+		`${claimable ? '-p.priority' : 'p.priority DESC'}, p.created_at, p.id`,
+		'created_at',
+	);
+}
+
+/** recentPageOf's rows: the same filter and order. */
+export function recentRowPageOf(where: string, limit: string): string {
+	return rowsOf(
+		`SELECT ${rowColumns}, updated_at FROM cards c WHERE ${where} ORDER BY updated_at DESC, id DESC LIMIT ${limit}`,
+		'p.updated_at DESC, p.id DESC',
+		'updated_at',
+	);
+}
+
 /** The lossless export's page in id order after `after` ($1, null = from the start), at most `limit` rows. */
 export function exportPageOf(after: string, limit: string): string {
 	return withinBudget(
@@ -103,6 +143,21 @@ export function page(
 		: { cards };
 }
 
+/** One page of rows (rowPageOf, recentRowPageOf): up to `limit`, and the cursor after the last when there are more. */
+export function rowPage(
+	rows: readonly { card: CardRow; at: string }[],
+	limit: number,
+	order: ListOrder = 'priority',
+): Result<'card/listRows'> {
+	const cards = rows.slice(0, limit).map(r => r.card);
+	const last = rows[limit - 1];
+	if (rows.length <= limit || last === undefined) {
+		return { cards };
+	}
+	const key = order === 'recent' ? [last.at, last.card.id] : [last.card.priority, last.at, last.card.id];
+	return { cards, nextCursor: cursorOf(key) };
+}
+
 /** The cards of a page's rows before the first one past the byte budget, at most `limit`. */
 export function cardsWithin(rows: readonly { card: Card | null }[], limit: number): Card[] {
 	const cards: Card[] = [];
@@ -116,8 +171,11 @@ export function cardsWithin(rows: readonly { card: Card | null }[], limit: numbe
 }
 
 function encodeCursor(card: Card, order: ListOrder): string {
-	// The two orders' cursors differ in shape (3 fields and 2), so one is never read as the other.
-	const key = order === 'recent' ? [card.updatedAt, card.id] : [card.priority, card.createdAt, card.id];
+	return cursorOf(order === 'recent' ? [card.updatedAt, card.id] : [card.priority, card.createdAt, card.id]);
+}
+
+/** A cursor from its key. The two orders' keys differ in shape (3 fields and 2), so one is never read as the other. */
+function cursorOf(key: readonly (string | number)[]): string {
 	return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
 

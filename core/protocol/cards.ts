@@ -33,7 +33,7 @@ import {
 } from './scalars';
 import { BaseBranch, CardWorkspace } from './workspaces';
 import { DispatchClaim } from './dispatch';
-import { Attempt, BacklogEvent, Card, CardRef, ChildrenRollup, Lease, Message } from './domain';
+import { Attempt, BacklogEvent, Card, CardRef, CardRow, ChildrenRollup, Lease, Message } from './domain';
 
 // ---------------------------------------------------------------------------------------------------
 // Method params and results
@@ -170,6 +170,8 @@ export const ListResult = z.object({
 	/** Of the listed cards that wait on dependencies: the ones each still waits on (not done). */
 	waitsOn: z.record(z.string(), z.array(CardId)).optional(),
 });
+/** card/listRows (issue 32): the same page as card/list, each card as a CardRow. */
+export const ListRowsResult = ListResult.extend({ cards: z.array(CardRow) });
 
 export const StatsParams = z
 	.object({

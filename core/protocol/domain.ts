@@ -98,6 +98,33 @@ export const Card = z.object({
 });
 export type Card = z.infer<typeof Card>;
 
+/**
+ * A card as a list row (issue 32, `card/listRows`): what an agent picks a card by — its id, title,
+ * status and priority, what holds it back (dependencies, deferUntil, review, failed, needsInput), who
+ * holds it or may take it, and where it belongs (phase, project, labels, parent) — without its texts
+ * (body, acceptance, result, notes) and the claim's bookkeeping. `card/get` has the whole card.
+ */
+export const CardRow = Card.pick({
+	id: true,
+	title: true,
+	status: true,
+	priority: true,
+	phase: true,
+	requires: true,
+	dependsOn: true,
+	unmetDeps: true,
+	deferUntil: true,
+	claimOwner: true,
+	review: true,
+	failed: true,
+	needsInput: true,
+	project: true,
+	labels: true,
+	parent: true,
+	assignee: true,
+});
+export type CardRow = z.infer<typeof CardRow>;
+
 export const Lease = z.object({
 	cardId: CardId,
 	epoch: Epoch,

@@ -54,8 +54,8 @@ export interface RpcClientOptions {
 	randomId?: () => string;
 	/**
 	 * Methods whose results are taken as the hub sent them, not checked again against the protocol
-	 * (issue 32): `baton mcp`'s `card/list`, whose page of 50 full cards cost about a tenth of the
-	 * process's CPU to re-validate, while the hub built every card with baton_card (exactly Card's fields)
+	 * (issue 32): `baton mcp`'s `card/listRows`, whose page of 50 (then whole) cards cost about a tenth
+	 * of the process's CPU to re-validate, while the hub built every row in SQL (exactly CardRow's fields)
 	 * and the hello already proved both sides speak the same protocol version. Default: none.
 	 */
 	unchecked?: readonly Method[];

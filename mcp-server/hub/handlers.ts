@@ -62,6 +62,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/update': ({ ctx, params }) => b.update(ctx, params),
 		'card/get': ({ ctx, params }) => b.get(ctx, params),
 		'card/list': ({ ctx, params }) => b.list(ctx, params),
+		'card/listRows': ({ ctx, params }) => b.listRows(ctx, params),
 		'card/stats': ({ ctx, params }) => b.stats(ctx, params),
 		'card/claim': async ({ conn, ctx, params }) =>
 			hub.workspaces.afterClaim(ctx, params, await hub.waitingClaims.claim(conn, ctx, params)),

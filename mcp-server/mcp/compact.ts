@@ -4,7 +4,7 @@
  * Pure functions, no I/O.
  */
 import { type StateWord, refStateWord, stateWord } from '../../core/rules/claimable';
-import type { Attempt, BacklogEvent, Card, CardRef, CardWorkspace, Message } from '../../core/protocol';
+import type { Attempt, BacklogEvent, Card, CardRef, CardRow, CardWorkspace, Message } from '../../core/protocol';
 
 export type CompactCard = Partial<Card> & Pick<Card, 'id' | 'title' | 'status'>;
 
@@ -31,8 +31,12 @@ function heldState(word: StateWord): { state?: 'waiting' | 'deferred' } {
 	return word === 'waiting' || word === 'deferred' ? { state: word } : {};
 }
 
-export function compactCard(card: Card, now: number = Date.now()): CompactCard & { state?: 'waiting' | 'deferred' } {
-	const out = { ...dropEmpty(card), ...heldState(stateWord(card, now)) } as CompactCard;
+/** What a card and a row drop alike: empty fields, a false failed or needsInput, review none; plus its held state. */
+function compactFields<T extends CardRow>(card: T, now: number): Partial<T> & { state?: 'waiting' | 'deferred' } {
+	const out: Partial<T> & { state?: 'waiting' | 'deferred' } = {
+		...dropEmpty(card),
+		...heldState(stateWord(card, now)),
+	};
 	if (out.failed === false) {
 		delete out.failed; // only a failed card says so
 	}
@@ -42,10 +46,27 @@ export function compactCard(card: Card, now: number = Date.now()): CompactCard &
 	if (out.review === 'none') {
 		delete out.review; // only a card that needs a review says so
 	}
+	return out;
+}
+
+export function compactCard(card: Card, now: number = Date.now()): CompactCard & { state?: 'waiting' | 'deferred' } {
+	const out = compactFields(card, now) as CompactCard;
 	if (card.workspace !== undefined) {
 		Object.assign(out, { workspace: compactWorkspace(card.workspace) });
 	}
 	return out;
+}
+
+/**
+ * A list row as `list` returns it (issue 32: the hub's CardRow, not the whole card; `show` has the rest):
+ * dropped as a card is, and without unmetDeps, which `state: "waiting"` and the page's waitsOn say.
+ */
+export function compactRow(
+	row: CardRow,
+	now: number = Date.now(),
+): Partial<CardRow> & { state?: 'waiting' | 'deferred' } {
+	const { unmetDeps: _unmetDeps, ...rest } = compactFields(row, now);
+	return rest;
 }
 
 /**
@@ -55,10 +76,6 @@ export function compactCard(card: Card, now: number = Date.now()): CompactCard &
 export function compactWorkspace(ws: CardWorkspace): Omit<CardWorkspace, 'root' | 'host'> {
 	const { root: _root, host: _host, ...rest } = ws;
 	return rest;
-}
-
-export function compactCards(cards: readonly Card[], now: number = Date.now()): CompactCard[] {
-	return cards.map(c => compactCard(c, now));
 }
 
 /** A dependency or dependent in `show`: id, title, status and, when held back, its state. */

@@ -195,14 +195,14 @@ export async function runMcp(argv: string[]): Promise<number> {
 				...(capabilities.length > 0 ? { capabilities } : {}),
 				...(kind === undefined ? {} : { kind }),
 			};
-			// A list page's cards go to the agent compacted, as the hub built them (RpcClientOptions.unchecked).
+			// A list page's rows go to the agent compacted, as the hub built them (RpcClientOptions.unchecked).
 			const hub = await openHub({
 				dataDir,
 				client: 'mcp',
 				agent: info,
 				reconnect: true,
 				session,
-				unchecked: ['card/list'],
+				unchecked: ['card/listRows'],
 			});
 			// At once: the hub pushes the inbox left unacknowledged right after the hello.
 			ctx.listen(hub);

@@ -166,6 +166,44 @@ describe('baton mcp over stdio: happy paths', () => {
 		assert.deepEqual(seen.sort(), ['A1', 'B1', 'B2']);
 	});
 
+	it('list: each card is its light row (issue 32), compact; show has the whole card', async () => {
+		await alpha.json('create', {
+			id: 'R1',
+			title: 'Row card',
+			body: 'A body agents read with show, not with list.',
+			acceptance: ['It works'],
+			phase: 'p3',
+			priority: 7,
+			labels: ['ui'],
+			dependsOn: ['B2'],
+			requires: ['browser'],
+		});
+		try {
+			const page = await alpha.json<{ cards: Record<string, unknown>[]; waitsOn?: Record<string, string[]> }>('list', {
+				phase: 'p3',
+			});
+			assert.deepEqual(page.cards, [
+				{
+					id: 'R1',
+					title: 'Row card',
+					status: 'ready',
+					state: 'waiting',
+					priority: 7,
+					phase: 'p3',
+					requires: ['browser'],
+					dependsOn: ['B2'],
+					labels: ['ui'],
+				},
+			]);
+			assert.deepEqual(page.waitsOn, { R1: ['B2'] });
+			const shown = await alpha.json<{ card: Record<string, unknown> }>('show', { cardId: 'R1' });
+			assert.equal(shown.card.body, 'A body agents read with show, not with list.');
+			assert.deepEqual(shown.card.acceptance, ['It works']);
+		} finally {
+			await observer!.request('card/delete', { cardId: 'R1' });
+		}
+	});
+
 	it('list: text finds cards by a phrase of the title or the body, in any case (issue 14)', async () => {
 		await alpha.json('create', {
 			cards: [

@@ -1,13 +1,14 @@
 /**
  * `list`: page through cards by status / phase, or only those claimable now, or those whose id, title
  * or body contain `text` (agents search before they create, issue 14): the cards of the session's
- * project and those with none (as claim sees them), or every project's with project: '*'.
+ * project and those with none (as claim sees them), or every project's with project: '*'. Each card is
+ * its row (card/listRows, issue 32: no body, acceptance or other long text); `show` gives one card whole.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 import { CardStatus, ClaimParams, ListParams, Phase } from '../../../core/protocol';
 import { anyProject } from '../../cli/project';
-import { compactCards } from '../compact';
+import { compactRow } from '../compact';
 import type { ToolContext } from '../context';
 import { leanObject } from '../leanSchema';
 import { type ListedTool, readOnlyTool, registerListedTool } from '../toolListing';
@@ -46,9 +47,11 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 			const project = ctx.claimProject(given);
 			// As claim sees them: an agent without a project lists only cards with none.
 			const params = project === anyProject ? rest : { ...rest, project };
-			const result = await ctx.request('card/list', params);
+			// Rows, not whole cards (issue 32): what an agent picks by; `show` reads one card whole.
+			const result = await ctx.request('card/listRows', params);
+			const now = Date.now();
 			return {
-				cards: compactCards(result.cards),
+				cards: result.cards.map(row => compactRow(row, now)),
 				...(result.nextCursor === undefined ? {} : { nextCursor: result.nextCursor }),
 				...(result.waitsOn === undefined ? {} : { waitsOn: result.waitsOn }),
 			};
