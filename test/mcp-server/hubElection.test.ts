@@ -100,26 +100,35 @@ describe('hub election', () => {
 			}
 		});
 		const hubPids: number[] = [writers[0].hello!.hubPid];
-		for (let round = 0; round < 2; round++) {
-			await sleep(700);
-			const victim = hubPids[hubPids.length - 1]!;
-			process.kill(victim, 'SIGKILL');
-			await waitFor(() => !alive(victim), 5_000, 'the killed hub to vanish');
-			const t0 = Date.now();
-			await waitFor(
-				() =>
-					writers.every(c => c.connectionState === 'connected' && c.hello !== undefined && c.hello.hubPid !== victim),
-				30_000,
-				'failover',
-			);
-			const successor = writers[0].hello!.hubPid;
-			assert.equal(writers[1].hello!.hubPid, successor, 'both writers on the same successor');
-			console.log(`failover ${round + 1}: hub ${victim} -> ${successor} in ${Date.now() - t0} ms`);
-			hubPids.push(successor);
+		// The writers stop however this part ends: a failed wait must not leave them looping after the
+		// suite's `after` closed their clients (each request then fails at once, a loop that never ends).
+		try {
+			for (let round = 0; round < 2; round++) {
+				await sleep(700);
+				const victim = hubPids[hubPids.length - 1]!;
+				process.kill(victim, 'SIGKILL');
+				await waitFor(() => !alive(victim), 5_000, 'the killed hub to vanish');
+				const t0 = Date.now();
+				await waitFor(
+					() =>
+						writers.every(c => c.connectionState === 'connected' && c.hello !== undefined && c.hello.hubPid !== victim),
+					30_000,
+					'failover',
+				).catch((e: unknown) => {
+					const states = writers.map(c => `${c.connectionState} on ${c.hello?.hubPid}`).join(', ');
+					const log = readFileSync(hubPaths(dataDir).hubLog, 'utf8').split('\n').slice(-40).join('\n');
+					throw new Error(`${String(e)} after killing ${victim} (writers: ${states}); hub.log ends:\n${log}`);
+				});
+				const successor = writers[0].hello!.hubPid;
+				assert.equal(writers[1].hello!.hubPid, successor, 'both writers on the same successor');
+				console.log(`failover ${round + 1}: hub ${victim} -> ${successor} in ${Date.now() - t0} ms`);
+				hubPids.push(successor);
+			}
+			await sleep(500);
+		} finally {
+			running = false;
+			await Promise.all(loops);
 		}
-		await sleep(500);
-		running = false;
-		await Promise.all(loops);
 		// A write sent with a key and re-sent by hand after the failover is applied once (14).
 		const key = 'manual-retry-key';
 		const first = await writers[0].request('card/create', { cards: [{ title: 'retried' }] }, { key });
