@@ -40,6 +40,12 @@ export interface RpcClientOptions {
 	hello: Omit<Hello, 'hello' | 'protocol'>;
 	/** A request not answered within this many ms fails with `timeout` (default 15 s). */
 	requestTimeoutMs?: number;
+	/**
+	 * A connection whose hello is not answered within this many ms is closed and tried again (default
+	 * 15 s): a hub that accepts but never answers (stalled at its store while registering the agent)
+	 * must not hold the client, and every request queued behind its connection, forever.
+	 */
+	helloTimeoutMs?: number;
 	/** A sentence on why the hub may not have answered (its process alive, busy?), added to a timeout. */
 	explainTimeout?: () => Promise<string>;
 	/** Reconnect after the transport closes (default true). */
@@ -200,6 +206,8 @@ export class RpcClient extends RpcFeed {
 			throw new BatonError('unavailable', 'The Baton client was closed while connecting.');
 		}
 		this.transport = transport;
+		const helloMs = this.options.helloTimeoutMs ?? 15_000;
+		let helloTimer: Timer | undefined;
 		const hello = await new Promise<HelloOk>((resolve, reject) => {
 			transport.onmessage = raw => {
 				const frame = parseFrame(raw);
@@ -220,9 +228,18 @@ export class RpcClient extends RpcFeed {
 				reject(new BatonError('unavailable', `The Baton hub closed the connection: ${reason || 'no reason given'}.`));
 				this.handleClose(transport);
 			};
+			helloTimer = this.clock.setTimeout(() => {
+				reject(
+					new BatonError('timeout', `The Baton hub did not answer the hello within ${Math.round(helloMs / 1000)} s.`),
+				);
+				// Closed as if the hub had closed it: offline, and the next attempt is armed.
+				transport.onclose = undefined;
+				transport.close();
+				this.handleClose(transport);
+			}, helloMs);
 			const hello: Hello = { hello: 'baton', protocol: protocolVersion, ...this.options.hello };
 			transport.send(JSON.stringify(hello));
-		});
+		}).finally(() => this.clock.clearTimer(helloTimer));
 		if (hello.protocol !== protocolVersion) {
 			transport.close();
 			throw new BatonError(

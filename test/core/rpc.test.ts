@@ -4,7 +4,8 @@
  * re-sends what was pending once back, and times requests out on its clock; an inbox notice that
  * arrives with the hello's answer reaches the first listener; a resume the hub answers `resync` (the
  * log was compacted past the client's seq) tells the listeners to reload; a method named `unchecked`
- * takes its result as sent. Nothing here sleeps.
+ * takes its result as sent; a hello the hub never answers is given up after helloTimeoutMs and the
+ * connection tried again. Nothing here sleeps.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -27,6 +28,9 @@ const helloOk: HelloOk = {
 class FakeHub {
 	up = true;
 	silent = false;
+	/** Accepts connections but never answers their hello (a hub stalled at its store). */
+	muteHello = false;
+	closes = 0;
 	/** The answer to `events/subscribe` (and every other request). */
 	answer: unknown = { seq: 7 };
 	/** Pushed right behind the hello's answer, as the hub pushes an MCP agent's inbox. */
@@ -49,6 +53,9 @@ class FakeHub {
 					queueMicrotask(() => transport.onmessage?.(JSON.stringify(answer)));
 				};
 				if (frame.hello === 'baton') {
+					if (this.muteHello) {
+						return;
+					}
 					reply(helloOk);
 					if (this.inboxAfterHello !== undefined) {
 						reply({ notice: 'inbox', messages: this.inboxAfterHello });
@@ -60,7 +67,9 @@ class FakeHub {
 					}
 				}
 			},
-			close: () => undefined,
+			close: () => {
+				this.closes++;
+			},
 		};
 		this.open = transport;
 		return Promise.resolve(transport);
@@ -127,6 +136,34 @@ describe('RpcClient reconnects', () => {
 			await asked;
 			assert.deepEqual(answer, { seq: 7 });
 			assert.deepEqual(hub.requests, ['events/subscribe']);
+		} finally {
+			client.close();
+		}
+	});
+
+	it('closes a connection whose hello is not answered within helloTimeoutMs and tries again', async () => {
+		const { clock, hub, client, states } = clientOn();
+		try {
+			hub.muteHello = true;
+			const first = client.start().then(
+				() => 'connected',
+				(e: unknown) => (BatonError.is(e) ? e.code : String(e)),
+			);
+			let answer: { seq: number } | undefined;
+			const asked = client.request('events/subscribe', { afterSeq: 0 }, { timeoutMs: 60_000 }).then(r => (answer = r));
+			await clock.tick(14_999);
+			assert.equal(client.connectionState, 'connecting');
+			assert.equal(hub.closes, 0);
+			await clock.tick(1);
+			assert.equal(await first, 'timeout');
+			assert.equal(client.connectionState, 'offline');
+			assert.equal(hub.closes, 1, 'the silent connection is closed');
+			hub.muteHello = false;
+			await clock.tick(100);
+			await asked;
+			assert.deepEqual(answer, { seq: 7 }, 'the request queued behind the silent hello is sent on the next connection');
+			assert.deepEqual(hub.connectsAt, [0, 15_100]);
+			assert.deepEqual(states, ['connecting', 'offline', 'connected']);
 		} finally {
 			client.close();
 		}
