@@ -23,6 +23,9 @@ export class FleetRecord {
 	callsInWindow = 0;
 	windowStart = Number.POSITIVE_INFINITY;
 	windowEnd = Number.POSITIVE_INFINITY;
+	/** Tool calls that finished inside the steady part of the window (from steadyStart on). */
+	callsSteady = 0;
+	steadyStart = Number.POSITIVE_INFINITY;
 
 	add(kind: string, ms: number, endedAt: number): void {
 		if (endedAt - ms >= this.windowStart) {
@@ -32,6 +35,9 @@ export class FleetRecord {
 		}
 		if (endedAt >= this.windowStart && endedAt <= this.windowEnd) {
 			this.callsInWindow++;
+		}
+		if (endedAt >= this.steadyStart && endedAt <= this.windowEnd) {
+			this.callsSteady++;
 		}
 	}
 
