@@ -19,7 +19,7 @@ import pg from 'pg';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { cardBatches } from './dataset';
 import { checkHolds, cpuMsOfAll, FleetRecord, runAgent } from './fleetAgents';
-import { batonJs, connect, type HubHandle, requireBuild, rssOf, startHub } from './hubProcess';
+import { batonJs, connect, type HubHandle, memoryOf, requireBuild, rssOf, startHub } from './hubProcess';
 import { batonSession, type Session } from './mcpSession';
 import { median, percentile, Reporter, round, row } from './report';
 
@@ -201,6 +201,7 @@ async function runPglite(report: Reporter, temp: string): Promise<void> {
 		const record = new FleetRecord();
 		const cpu = await runWindow(agents, record, pglite.runMs, { mcp: pidsOf(agents), hubs: [hub.pid] });
 		const peakMb = rssOf(hub.pid).peakMb;
+		const memory = pidsOf(agents).map(memoryOf);
 		const holds = await checkHolds(rpc, seq);
 		latencyRows(report, record, label, 50);
 		const calls = record.callsInWindow;
@@ -232,6 +233,16 @@ async function runPglite(report: Reporter, temp: string): Promise<void> {
 		}
 		report.add(
 			row(`${label}: hub peak RSS`, peakMb, 'MB', { max: 400 }, `VmHWM, building ${pglite.cards} cards included`),
+		);
+		const mean = (mb: number[]): number => mb.reduce((a, b) => a + b, 0) / mb.length;
+		report.add(
+			row(
+				`${label}: baton mcp memory per agent, PSS`,
+				mean(memory.map(m => m.pssMb)),
+				'MB',
+				undefined,
+				`mean over ${memory.length} processes after the run; RSS ${round(mean(memory.map(m => m.rssMb)))} MB, which counts the shared node binary in each`,
+			),
 		);
 		holdRows(report, record, holds, label);
 	} finally {

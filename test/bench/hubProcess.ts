@@ -116,6 +116,17 @@ export function rssOf(pid: number): { peakMb: number; currentMb: number } {
 	return { peakMb: kb('VmHWM') / 1024, currentMb: kb('VmRSS') / 1024 };
 }
 
+/**
+ * Resident and proportional memory of a live process (/proc/<pid>/smaps_rollup), in MB. PSS divides
+ * each shared page among the processes mapping it: summed over 64 `baton mcp` processes it is what
+ * the fleet carries, where RSS counts the node binary's pages once per process.
+ */
+export function memoryOf(pid: number): { rssMb: number; pssMb: number } {
+	const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+	const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
+	return { rssMb: kb('Rss') / 1024, pssMb: kb('Pss') / 1024 };
+}
+
 let clockTicks: number | undefined;
 
 /**
