@@ -207,20 +207,28 @@ async function runPglite(report: Reporter, temp: string): Promise<void> {
 		const calls = record.callsInWindow;
 		report.add(row(`${label}: tool calls per second`, calls / cpu.seconds, '/s', undefined, `${calls} calls`));
 		// The target's figure is the steady one (steadyMs above); a --quick run has only the other.
-		const steadyCalls = record.callsSteady;
-		const steady = cpu.steady ?? { mcpCpuMs: cpu.mcpCpuMs, hubCpuMs: cpu.hubCpuMs };
-		const per = steady === cpu.steady ? steadyCalls : calls;
-		const from = cpu.steady === undefined ? `${warmMs / 1000} s` : `${steadyMs / 1000} s`;
+		const target =
+			cpu.steady === undefined
+				? { mcpCpuMs: cpu.mcpCpuMs, hubCpuMs: cpu.hubCpuMs, calls, fromS: warmMs / 1000 }
+				: { ...cpu.steady, calls: record.callsSteady, fromS: steadyMs / 1000 };
 		report.add(
 			row(
 				`${label}: baton mcp CPU per tool call`,
-				steady.mcpCpuMs / per,
+				target.mcpCpuMs / target.calls,
 				'ms',
 				{ max: 2 },
-				`user+system of all baton mcp processes ÷ the ${per} tool calls ended from ${from} into the run on`,
+				`user+system of all baton mcp processes ÷ the ${target.calls} tool calls ended from ${target.fromS} s into the run on`,
 			),
 		);
-		report.add(row(`${label}: hub CPU per tool call`, steady.hubCpuMs / per, 'ms', { max: 1.5 }, `from ${from} on`));
+		report.add(
+			row(
+				`${label}: hub CPU per tool call`,
+				target.hubCpuMs / target.calls,
+				'ms',
+				{ max: 1.5 },
+				`from ${target.fromS} s on`,
+			),
+		);
 		if (cpu.steady !== undefined) {
 			report.add(
 				row(
