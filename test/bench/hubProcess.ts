@@ -112,8 +112,12 @@ export function stopPid(proc: ChildProcess): Promise<void> {
 /** Peak and current resident set of a live process in MB (Linux /proc; VmHWM is the high-water mark). */
 export function rssOf(pid: number): { peakMb: number; currentMb: number } {
 	const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-	const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-	return { peakMb: kb('VmHWM') / 1024, currentMb: kb('VmRSS') / 1024 };
+	return { peakMb: mbOf(status, 'VmHWM'), currentMb: mbOf(status, 'VmRSS') };
+}
+
+/** A `Field:   1234 kB` line of a /proc file, in MB (NaN when absent). */
+function mbOf(text: string, field: string): number {
+	return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) / 1024;
 }
 
 /**
@@ -123,8 +127,7 @@ export function rssOf(pid: number): { peakMb: number; currentMb: number } {
  */
 export function memoryOf(pid: number): { rssMb: number; pssMb: number } {
 	const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-	const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
-	return { rssMb: kb('Rss') / 1024, pssMb: kb('Pss') / 1024 };
+	return { rssMb: mbOf(rollup, 'Rss'), pssMb: mbOf(rollup, 'Pss') };
 }
 
 let clockTicks: number | undefined;
