@@ -211,11 +211,12 @@ function checkBundles() {
 		throw new Error('dist/extension.js contains PGlite: the extension must only talk to the hub (DESIGN §1)');
 	}
 	// Not the extension's test: dist/mcp.js carries package.json (its version), which names the dependency.
+	// `baton mcp` runs V8 in lite mode (mcp-server/bin.ts), which has no WebAssembly.
 	if (
 		existsSync('dist/mcp.js') &&
-		/node_modules\/@electric-sql\/|pglite\.wasm/.test(readFileSync('dist/mcp.js', 'utf8'))
+		/node_modules\/@electric-sql\/|pglite\.wasm|WebAssembly/.test(readFileSync('dist/mcp.js', 'utf8'))
 	) {
-		throw new Error('dist/mcp.js contains PGlite: `baton mcp` only talks to the hub (issue 14)');
+		throw new Error('dist/mcp.js contains PGlite or WebAssembly: `baton mcp` only talks to the hub and runs without a JIT (issues 14, 32)');
 	}
 }
 
