@@ -289,7 +289,7 @@ function spawnHubProcess(paths: HubPaths, command: SpawnHubCommand): SpawnedHub 
 	// Detached with stderr to a log file: the hub outlives this client and must not write to its stdio.
 	const log = openSync(paths.hubLog, 'a', 0o600);
 	try {
-		const child = spawn(command.command, command.args, {
+		const child = spawn(command.command, [...leanNodeArgs(command), ...command.args], {
 			detached: true,
 			stdio: ['ignore', 'ignore', log],
 			env: withLeanMalloc(command.env ?? hubEnvFrom(process.env)),
@@ -330,10 +330,6 @@ function ensureDir(dir: string): void {
 }
 
 /**
- * A spawned hub's environment: this process's without `baton mcp`'s marker (BATON_INSIDE_MCP, issue
- * 27 §5), which it passes to nothing but what runs inside the agent's session; the hub serves everyone.
- */
-/**
  * glibc's malloc keeps freed blocks below its mmap threshold in the heap, which rarely shrinks; PGlite's
  * start-up allocations (the template, MEMFS) made ~30–40 MB of a hub's idle RSS that way. 128 KB
  * blocks and up are mmapped and returned whole (issue 32; measured idle with ten cards 265 → 232 MB).
@@ -343,6 +339,21 @@ function withLeanMalloc(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	return { MALLOC_MMAP_THRESHOLD_: '131072', ...env };
 }
 
+/**
+ * Node gives V8 four threads for its background work by default. A new hub tiers PGlite's hot WASM
+ * functions up to optimised code in the background during its first minute; four jobs at once hold
+ * four compilers' memory, and much of it stays resident after: a ten-card hub idled at 235–241 MB with
+ * four threads and 184–212 MB with one, at the same CPU per call with 64 agents (issue 32,
+ * docs/benchmarks.md). Node only: VS Code's runtime (Electron run as Node) keeps its defaults.
+ */
+function leanNodeArgs(command: SpawnHubCommand): string[] {
+	return command.command === process.execPath && process.versions.electron === undefined ? ['--v8-pool-size=1'] : [];
+}
+
+/**
+ * A spawned hub's environment: this process's without `baton mcp`'s marker (BATON_INSIDE_MCP, issue
+ * 27 §5), which it passes to nothing but what runs inside the agent's session; the hub serves everyone.
+ */
 function hubEnvFrom(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	const { BATON_INSIDE_MCP: _marker, ...rest } = env;
 	return rest;

@@ -50,9 +50,9 @@ export async function startHub(
 ): Promise<HubHandle> {
 	requireBuild();
 	const t0 = performance.now();
-	const proc = spawn(process.execPath, [...nodeArgs, script, 'hub', '--data-dir', dataDir], {
+	const proc = spawn(process.execPath, ['--v8-pool-size=1', ...nodeArgs, script, 'hub', '--data-dir', dataDir], {
 		stdio: ['ignore', 'ignore', 'pipe'],
-		// As core/client/connectHub.ts starts a hub for a user (withLeanMalloc, issue 32).
+		// As core/client/connectHub.ts starts a hub for a user (withLeanMalloc, leanNodeArgs: issue 32).
 		env: { MALLOC_MMAP_THRESHOLD_: '131072', ...process.env, ...env, BATON_DATA_DIR: dataDir },
 	});
 	let stderr = '';
