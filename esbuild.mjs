@@ -216,7 +216,9 @@ function checkBundles() {
 		existsSync('dist/mcp.js') &&
 		/node_modules\/@electric-sql\/|pglite\.wasm|WebAssembly/.test(readFileSync('dist/mcp.js', 'utf8'))
 	) {
-		throw new Error('dist/mcp.js contains PGlite or WebAssembly: `baton mcp` only talks to the hub and runs without a JIT (issues 14, 32)');
+		throw new Error(
+			'dist/mcp.js contains PGlite or WebAssembly: `baton mcp` only talks to the hub and runs without a JIT (issues 14, 32)',
+		);
 	}
 }
 
