@@ -117,13 +117,20 @@ export function startHint(dataDir: string): string {
 	return `baton up --data-dir ${/^[\w./:@+-]+$/.test(dataDir) ? dataDir : `'${dataDir.replace(/'/g, `'\\''`)}'`}`;
 }
 
-/** The default way to start a hub: this same program (`node baton.js hub --data-dir D`). */
+/**
+ * The default way to start a hub: this same program (`node --v8-pool-size=1 baton.js hub --data-dir D`).
+ * Node gives V8 four threads for its background work by default. A new hub tiers PGlite's hot WASM
+ * functions up to optimised code in the background during its first minute; four jobs at once hold
+ * four compilers' memory, and much of it stays resident after: a ten-card hub idled at 235–241 MB with
+ * four threads and 184–212 MB with one, at the same CPU per call with 64 agents, and started faster on
+ * two cores (issue 32, docs/benchmarks.md). The extension passes its own command (VS Code's runtime).
+ */
 export function defaultSpawnCommand(dataDir: string): SpawnHubCommand {
 	const script = process.argv[1];
 	if (script === undefined) {
 		throw new BatonError('unavailable', 'Cannot tell which program to start as the Baton hub; pass spawnHub.');
 	}
-	return { command: process.execPath, args: [script, 'hub', '--data-dir', dataDir] };
+	return { command: process.execPath, args: ['--v8-pool-size=1', script, 'hub', '--data-dir', dataDir] };
 }
 
 async function findOrSpawnHub(paths: HubPaths, options: ConnectHubOptions): Promise<Transport> {
@@ -289,7 +296,7 @@ function spawnHubProcess(paths: HubPaths, command: SpawnHubCommand): SpawnedHub 
 	// Detached with stderr to a log file: the hub outlives this client and must not write to its stdio.
 	const log = openSync(paths.hubLog, 'a', 0o600);
 	try {
-		const child = spawn(command.command, [...leanNodeArgs(command), ...command.args], {
+		const child = spawn(command.command, command.args, {
 			detached: true,
 			stdio: ['ignore', 'ignore', log],
 			env: withLeanMalloc(command.env ?? hubEnvFrom(process.env)),
@@ -337,17 +344,6 @@ function ensureDir(dir: string): void {
  */
 function withLeanMalloc(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	return { MALLOC_MMAP_THRESHOLD_: '131072', ...env };
-}
-
-/**
- * Node gives V8 four threads for its background work by default. A new hub tiers PGlite's hot WASM
- * functions up to optimised code in the background during its first minute; four jobs at once hold
- * four compilers' memory, and much of it stays resident after: a ten-card hub idled at 235–241 MB with
- * four threads and 184–212 MB with one, at the same CPU per call with 64 agents (issue 32,
- * docs/benchmarks.md). Node only: VS Code's runtime (Electron run as Node) keeps its defaults.
- */
-function leanNodeArgs(command: SpawnHubCommand): string[] {
-	return command.command === process.execPath && process.versions.electron === undefined ? ['--v8-pool-size=1'] : [];
 }
 
 /**
