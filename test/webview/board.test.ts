@@ -4,6 +4,7 @@
  * MCP agent (SDK Client over stdio), hostile card text, keyboard moves, CSP, the postMessage transport
  * of the VS Code host (a fake acquireVsCodeApi relaying to the same hub, as the extension does), and
  * docs/board.png.
+ * @serial an MCP agent's claim is on the board within 500 ms of the hub recording it: run alone (scripts/testSuite.mjs).
  */
 import assert from 'node:assert/strict';
 import { rmSync, statSync } from 'node:fs';
