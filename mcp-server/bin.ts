@@ -19,7 +19,8 @@ import { setFlagsFromString } from 'node:v8';
  * compiler, no code generated at run time. An MCP session spends its CPU in builtins (JSON, strings,
  * the socket and pipe writes), not in hot loops of its own, and each of up to 64 agents' processes
  * compiled and optimised its paths for its own few calls a minute: with 64 agents, lite mode measured
- * 1.6 against 2.3 ms of CPU per tool call and 55 against 62 MB resident per agent (docs/benchmarks.md).
+ * 1.5–1.6 against 2.1–2.3 ms of CPU per tool call and 55 against 62 MB resident per agent
+ * (docs/benchmarks.md).
  * `baton mcp` loads no WebAssembly, which lite mode turns off. It also keeps V8's young generation at
  * its first size (1 MB a semi-space) instead of letting it double up to 16 MB: an MCP session's
  * garbage is short-lived and small, so the smaller nursery costs scavenges of almost nothing live (6 MB
