@@ -38,8 +38,9 @@ const pauseMs = 1_000;
 const warmMs = 3_000;
 /**
  * CPU per tool call is also read from this far into a run on: an agent calls about once a second, so
- * V8 compiles and optimises each process's hot paths over its first ~20 calls, not its first three;
- * measured from 3 s that start-up was a third of `baton mcp`'s figure and moved it between runs
+ * each process compiles its paths (to bytecode in lite mode, mcp-server/bin.ts; before it, optimised
+ * code too) over its first ~20 calls, not its first three; measured from 3 s that start-up was a
+ * third of `baton mcp`'s figure (a quarter in lite mode) and moved it between runs
  * (docs/benchmarks.md, "Fleet scale"). An agent's session lasts thousands of calls: the steady
  * figure is the target's, the one from 3 s is kept beside it.
  */
