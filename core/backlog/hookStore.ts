@@ -14,7 +14,7 @@ import { deliveryId, secretFingerprint } from '../formats/webhook';
 import type { Queryable } from '../store/db';
 import { orm } from '../store/orm';
 import { webhookDeliveries, webhooks } from '../store/schema';
-import type { OpContext, UnitOfWork } from './unitOfWork';
+import type { OpContext, PendingEvent, UnitOfWork } from './unitOfWork';
 import { num } from './values';
 
 /** Delivery log rows kept per hook. */
@@ -85,7 +85,7 @@ export class HookStore {
 			if (row === undefined) {
 				throw new BatonError('internal', 'Adding the hook returned no row; please report this.');
 			}
-			return { result: { hook: toHook(row, row.cursor, []) }, events: [] };
+			return { result: { hook: toHook(row, row.cursor, []) }, events: [hookChanged(row, 'added')] };
 		});
 	}
 
@@ -95,7 +95,7 @@ export class HookStore {
 			if (row === undefined) {
 				throw new BatonError('not_found', `No hook ${p.id}. baton hooks lists them.`);
 			}
-			return { result: { hook: toHook(row, row.cursor, []) }, events: [] };
+			return { result: { hook: toHook(row, row.cursor, []) }, events: [hookChanged(row, 'removed')] };
 		});
 	}
 
@@ -107,7 +107,7 @@ export class HookStore {
 				throw new BatonError('not_found', `No hook ${p.id}. baton hooks lists them.`);
 			}
 			const last = await tx.query<{ s: unknown }>('SELECT coalesce(max(seq), 0) AS s FROM events');
-			return { result: { hook: toHook(row, num(last[0]?.s ?? 0), []) }, events: [] };
+			return { result: { hook: toHook(row, num(last[0]?.s ?? 0), []) }, events: [hookChanged(row, 'resumed')] };
 		});
 	}
 
@@ -241,5 +241,27 @@ function toHook(row: HookRow, lastSeq: number, log: readonly DeliveryRow[]): Hoo
 			error: d.error,
 			ms: d.ms,
 		})),
+	};
+}
+
+/** The cardId of the hooks' events (`hook_changed`): no card changed. */
+export const hookEventId = 'baton:hooks';
+
+/**
+ * A hook was added, removed or resumed (the audit log's `hook_changed`): its id, its receiver's origin
+ * (scheme and host: a URL's path may be a secret, as a chat service's incoming-webhook URL is) and the
+ * events it takes; never its secret.
+ */
+function hookChanged(row: { id: string; url: string; events: string[] }, change: 'added' | 'removed' | 'resumed'): PendingEvent {
+	let receiver: string;
+	try {
+		receiver = new URL(row.url).origin;
+	} catch {
+		receiver = '(unparsable URL)';
+	}
+	return {
+		cardId: hookEventId,
+		type: 'hook_changed',
+		data: { card: null, hook: { id: row.id, receiver, events: row.events, change } },
 	};
 }
