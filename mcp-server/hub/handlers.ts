@@ -172,9 +172,19 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/assign': ({ ctx, params }) => b.dispatch.assign(ctx, params),
 		'dispatch/update': ({ ctx, params }) => b.dispatch.update(ctx, params),
 		'dispatch/exited': ({ ctx, params }) => b.dispatch.exited(ctx, params),
-		'run/register': ({ ctx, params }) => b.dispatch.register(ctx, params),
+		'run/register': ({ ctx, params }) => b.dispatch.register(ctx, params, pidAlive),
 		'run/list': () => b.dispatch.list(),
 		'run/stop': ({ ctx, params }) => b.dispatch.stop(ctx, params),
 		'run/end': ({ ctx, params }) => b.dispatch.end(ctx, params),
 	};
+}
+
+/** Whether process `pid` on this host is alive (EPERM: someone else's, alive). */
+function pidAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (e) {
+		return (e as NodeJS.ErrnoException).code === 'EPERM';
+	}
 }
