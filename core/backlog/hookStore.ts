@@ -252,7 +252,10 @@ export const hookEventId = 'baton:hooks';
  * (scheme and host: a URL's path may be a secret, as a chat service's incoming-webhook URL is) and the
  * events it takes; never its secret.
  */
-function hookChanged(row: { id: string; url: string; events: string[] }, change: 'added' | 'removed' | 'resumed'): PendingEvent {
+function hookChanged(
+	row: { id: string; url: string; events: string[] },
+	change: 'added' | 'removed' | 'resumed',
+): PendingEvent {
 	let receiver: string;
 	try {
 		receiver = new URL(row.url).origin;

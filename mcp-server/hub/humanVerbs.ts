@@ -112,7 +112,8 @@ export const humanVerbs: HumanVerbs = {
 		instead: p => `baton pause ${scopeFlags(p)}`,
 	},
 	'pause/clear': {
-		what: p => `lift the pause of ${p.all === true || p.scope === 'all' ? 'everything' : `${p.scope ?? ''} ${p.target ?? ''}`}`,
+		what: p =>
+			`lift the pause of ${p.all === true || p.scope === 'all' ? 'everything' : `${p.scope ?? ''} ${p.target ?? ''}`}`,
 		instead: p => `baton resume ${scopeFlags(p)}`,
 	},
 	'hooks/add': {
@@ -158,7 +159,10 @@ export function gateHumanVerb<M extends Method>(conn: Connection, verb: HumanVer
 	}
 	const what = verb.what(params);
 	const inside = conn.hello?.insideAgent;
-	const from = conn.client === 'mcp' ? 'an MCP session is an agent' : `this command runs inside a coding agent: ${inside ?? 'unknown'}`;
+	const from =
+		conn.client === 'mcp'
+			? 'an MCP session is an agent'
+			: `this command runs inside a coding agent: ${inside ?? 'unknown'}`;
 	throw new BatonError(
 		'unauthorized',
 		`Only a person can ${what} (${from}). Ask a person to run \`${verb.instead(params)}\` from their own terminal, VS Code or the board. An agent acts only on the cards its own session claimed.`,
