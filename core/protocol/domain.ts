@@ -306,6 +306,15 @@ export const EventData = z
 		origin: EventOrigin.optional(),
 		/** On `settings_changed`: the backlog's settings or a project's, and the keys that changed. */
 		settings: z.object({ project: z.string().optional(), keys: z.array(z.string()) }).optional(),
+		/** On `hook_changed`: the hook, its receiver's origin (scheme and host), and what happened to it. */
+		hook: z
+			.object({
+				id: z.string(),
+				receiver: z.string(),
+				events: z.array(z.string()),
+				change: z.enum(['added', 'removed', 'resumed']),
+			})
+			.optional(),
 	})
 	.loose();
 export type EventData = z.infer<typeof EventData>;
