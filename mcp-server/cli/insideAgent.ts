@@ -74,7 +74,7 @@ export interface InsideAgentProbe {
  * What `baton run` gives every agent it starts (the card it claimed for it, the session that holds it):
  * a command whose environment has one of them runs inside a dispatched agent, whatever else the
  * supervisor left out. A person sets neither; an agent that unsets them is the sandbox's and the seat
- * credential's to hold (docs/security.md).
+ * credential's to hold (docs/guide.md, "Who may do what").
  */
 export const dispatchedMarkers: readonly string[] = ['BATON_SESSION', 'BATON_CARD_ID'];
 
