@@ -39,6 +39,8 @@ export interface HumanVerb<M extends Method> {
 	what: (p: ParsedParams<M>) => string;
 	/** The command a person runs instead, from their own terminal, VS Code or the board. */
 	instead: (p: ParsedParams<M>) => string;
+	/** `instead` is an action to take, not a command to run (no CLI verb does it). */
+	insteadIsAction?: boolean;
 	/**
 	 * The verb stays open to agents where the backlog's own rules decide: an agent reviewer holding the
 	 * review of a card whose review mode asks for an agent (core/rules/review.ts refuses the rest).
@@ -116,6 +118,13 @@ export const humanVerbs: HumanVerbs = {
 			`lift the pause of ${p.all === true || p.scope === 'all' ? 'everything' : `${p.scope ?? ''} ${p.target ?? ''}`}`,
 		instead: p => `baton resume ${scopeFlags(p)}`,
 	},
+	// Like pause --stop: stopping the agents of a run (or every run) is the person's call.
+	'run/stop': {
+		what: p => `${p.stop === true ? 'stop' : 'drain'} ${p.name === undefined ? 'every run' : `run ${p.name}`}`,
+		instead: p =>
+			`Stop Agents in VS Code (or Ctrl-C in the terminal of baton run${p.name === undefined ? '' : ` --name ${p.name}`})`,
+		insteadIsAction: true,
+	},
 	'hooks/add': {
 		what: p => `add a webhook to ${p.url}`,
 		instead: p => `baton hooks add ${p.url}`,
@@ -163,9 +172,14 @@ export function gateHumanVerb<M extends Method>(conn: Connection, verb: HumanVer
 		conn.client === 'mcp'
 			? 'an MCP session is an agent'
 			: `this command runs inside a coding agent: ${inside ?? 'unknown'}`;
+	const instead = verb.instead(params);
+	const ask =
+		verb.insteadIsAction === true
+			? `Ask a person to use ${instead}.`
+			: `Ask a person to run \`${instead}\` from their own terminal, VS Code or the board.`;
 	throw new BatonError(
 		'unauthorized',
-		`Only a person can ${what} (${from}). Ask a person to run \`${verb.instead(params)}\` from their own terminal, VS Code or the board. An agent acts only on the cards its own session claimed.`,
-		{ override: what, humanVerb: true, instead: verb.instead(params) },
+		`Only a person can ${what} (${from}). ${ask} An agent acts only on the cards its own session claimed.`,
+		{ override: what, humanVerb: true, instead },
 	);
 }

@@ -166,6 +166,22 @@ const cases: Case[] = [
 		instead: /baton resume --kind claude/,
 	},
 	{
+		method: 'run/stop',
+		params: async () => {
+			await worker.request('run/register', {
+				name: 'nightly',
+				host: 'elsewhere',
+				pid: 4242,
+				seats: 1,
+				kinds: ['claude'],
+				project: null,
+			});
+			return { name: 'nightly' };
+		},
+		event: 'run_updated',
+		instead: /Stop Agents in VS Code/,
+	},
+	{
 		method: 'hooks/add',
 		params: () => Promise.resolve({ url: 'http://127.0.0.1:9/secret-path', secret: 'a-secret-of-16-chars-or-more' }),
 		event: 'hook_changed',
@@ -240,7 +256,7 @@ describe('the declared human verbs', () => {
 				// The review's refusal is core/rules/review.ts's (the agent reviewer's path stays open).
 				assert.equal(error.code, c.method === 'card/review' ? 'invalid_transition' : 'unauthorized', error.message);
 				assert.match(error.message, c.instead);
-				assert.match(error.message, /from their own terminal, VS Code or the board/);
+				assert.match(error.message, /from their own terminal, VS Code or the board|Ask a person to use /);
 			}
 			assert.equal(await lastSeq(), before, `${c.method}: a refused verb appended events`);
 			await ok(person, c.method, params);
