@@ -154,7 +154,7 @@ export function changedKeys(p: object, leaveOut: readonly string[] = []): string
 
 /** The human verb `method` with `params` is, if it is one. */
 export function humanVerbOf<M extends Method>(method: M, params: ParsedParams<M>): HumanVerb<M> | undefined {
-	const verb = humanVerbs[method] as HumanVerb<M> | undefined;
+	const verb: HumanVerb<M> | undefined = humanVerbs[method];
 	return verb === undefined || (verb.when !== undefined && !verb.when(params)) ? undefined : verb;
 }
 

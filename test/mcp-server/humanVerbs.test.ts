@@ -274,7 +274,7 @@ describe('the declared human verbs', () => {
 		const events = (await ok<{ events: BacklogEvent[] }>(person, 'events/list', { afterSeq: 0, limit: 1000 })).events;
 		const project = events.find(e => e.type === 'settings_changed' && e.data.settings?.project === 'acme');
 		assert.deepEqual(project?.data.settings, { project: 'acme', keys: ['seats', 'setup'] });
-		assert.equal(project?.cardId, 'baton:settings');
+		assert.equal(project.cardId, 'baton:settings');
 		const hook = events.find(e => e.type === 'hook_changed');
 		const text = JSON.stringify(hook);
 		assert.match(text, /"receiver":"http:\/\/127\.0\.0\.1:9"/);
@@ -293,7 +293,7 @@ describe("an agent reviewer's path", () => {
 		assert.equal(r.card.status, 'done');
 		const approved = (await eventsAfter(before)).find(e => e.type === 'approved');
 		assert.deepEqual(approved?.data.origin, { client: 'mcp', agent: true });
-		assert.equal(approved?.actor, 'mcp-agent');
+		assert.equal(approved.actor, 'mcp-agent');
 	});
 
 	it('an agent shell cannot approve a human-review card even when it holds nothing', async () => {
