@@ -369,7 +369,11 @@ for (const store of storeKinds) {
 			await b.dispatch.end(human, { name: 'twin' });
 			const here = { ...run, host: hostname() };
 			await b.dispatch.register(human, { ...here, pid: 20 });
-			await refused(b.dispatch.register(human, { ...here, pid: 21 }, () => true), 'conflict', /pid 20 on/);
+			await refused(
+				b.dispatch.register(human, { ...here, pid: 21 }, () => true),
+				'conflict',
+				/pid 20 on/,
+			);
 			const restarted = await b.dispatch.register(human, { ...here, pid: 21 }, pid => pid !== 20);
 			assert.equal(restarted.run.pid, 21);
 			await b.dispatch.end(human, { name: 'twin' });
