@@ -75,7 +75,7 @@ export class HookStore {
 
 	/** A new hook starts at the log's end: it gets the events committed after it was added. */
 	async add(ctx: OpContext, p: ParsedParams<'hooks/add'>): Promise<Result<'hooks/add'>> {
-		return this.uow.mutate(ctx, 'hooks/add', async (tx, now) => {
+		const added = await this.uow.mutate(ctx, 'hooks/add', async (tx, now) => {
 			const id = `hk${randomBytes(4).toString('hex')}`;
 			const events = [...new Set(p.events ?? [])];
 			const [row] = await orm(tx)
@@ -87,6 +87,16 @@ export class HookStore {
 			}
 			return { result: { hook: toHook(row, row.cursor, []) }, events: [hookChanged(row, 'added')] };
 		});
+		// The hook starts after its own `hook_changed` (committed with it, so its seq was not known
+		// inside): what it gets is what was committed after it was added. Its worker starts after this.
+		const rows = await this.uow.db.query<{ cursor: unknown }>(
+			`UPDATE webhooks SET cursor = greatest(cursor, coalesce((SELECT max(seq) FROM events
+				WHERE type = 'hook_changed' AND card_id = $2 AND data->'hook'->>'id' = $1), 0))
+			 WHERE id = $1 RETURNING cursor`,
+			[added.hook.id, hookEventId],
+		);
+		const cursor = rows[0] === undefined ? added.hook.cursor : num(rows[0].cursor);
+		return { hook: { ...added.hook, cursor } };
 	}
 
 	async remove(ctx: OpContext, p: ParsedParams<'hooks/remove'>): Promise<Result<'hooks/remove'>> {
