@@ -54,7 +54,7 @@ describe('a run name belongs to one live supervisor', () => {
 		assert.match(second.stderr, new RegExp(`A supervisor named twin is running: pid ${firstPid} on `));
 		const still = await twin();
 		assert.equal(still?.pid, firstPid, 'the refused supervisor ended or took the live run');
-		assert.equal(still.gone, false);
+		assert.equal(still?.gone, false);
 
 		first.proc.kill('SIGINT');
 		assert.equal((await first.exited).code, 0);
