@@ -14,7 +14,7 @@ import type { Connection } from './connections';
  * An agent, not a person: an MCP session, or a CLI / other face whose hello said its process runs
  * inside a coding agent (`insideAgent`: an agent CLI's marker, an agent CLI parent, or the variables
  * `baton run` gives the agents it starts). Self-declared like the rest of the hello: it stops an
- * agent's own shell from acting as its human, not a process that lies (docs/guide.md, "Who may do what").
+ * agent's own shell from acting as its human, not a process that lies (docs/security.md).
  * The single decision point: a connection authenticated as a dispatched seat is an agent here too.
  */
 export function actsAsAgent(conn: Connection): boolean {
