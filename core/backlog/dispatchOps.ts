@@ -243,14 +243,35 @@ export class DispatchOps {
 		});
 	}
 
-	/** Registers (or re-registers, every 10 s) a supervisor run; keeps its start and its stop request. */
-	register(ctx: OpContext, p: ParsedParams<'run/register'>): Promise<Result<'run/register'>> {
+	/**
+	 * Registers (or re-registers, every 10 s) a supervisor run; keeps its start and its stop request. A
+	 * second supervisor under the name of a live one is refused with who holds it, instead of taking its
+	 * agents over: live is seen within runGoneSeconds and, on the hub's own host, a pid `alive` confirms
+	 * (a supervisor killed and restarted at once adopts its agents).
+	 */
+	register(
+		ctx: OpContext,
+		p: ParsedParams<'run/register'>,
+		alive: (pid: number) => boolean = () => true,
+	): Promise<Result<'run/register'>> {
 		return this.uow.mutate(ctx, 'run/register', async (tx, now) => {
-			const [had] = await tx.query<{ pid: number; host: string }>('SELECT pid, host FROM runs WHERE name = $1', [
-				p.name,
-			]);
+			const [had] = await tx.query<{ pid: number; host: string; last_seen_at: Date | string }>(
+				'SELECT pid, host, last_seen_at FROM runs WHERE name = $1 FOR UPDATE',
+				[p.name],
+			);
 			// A new process under the same name is a new run: its start is now and no stop request carries over.
 			const fresh = had?.pid !== p.pid || had.host !== p.host;
+			if (had !== undefined && fresh) {
+				const seenMs = now.getTime() - Date.parse(toIso(had.last_seen_at));
+				const live = seenMs < runGoneSeconds * 1000 && (had.host !== hostname() || alive(had.pid));
+				if (live) {
+					throw new BatonError(
+						'conflict',
+						`A supervisor named ${p.name} is running: pid ${had.pid} on ${had.host}, seen ${Math.max(0, Math.round(seenMs / 1000))} s ago. Stop it first (Ctrl-C in its terminal, or Stop Agents in VS Code), or start this one with another --name.`,
+						{ run: p.name, pid: had.pid, host: had.host },
+					);
+				}
+			}
 			await tx.query(
 				`INSERT INTO runs (name, host, pid, seats, kinds, project, started_at, last_seen_at, stopping)
 				 VALUES ($1, $2, $3, $4, $5, $6, $7, $7, NULL)

@@ -14,7 +14,7 @@ import { deliveryId, secretFingerprint } from '../formats/webhook';
 import type { Queryable } from '../store/db';
 import { orm } from '../store/orm';
 import { webhookDeliveries, webhooks } from '../store/schema';
-import type { OpContext, UnitOfWork } from './unitOfWork';
+import type { OpContext, PendingEvent, UnitOfWork } from './unitOfWork';
 import { num } from './values';
 
 /** Delivery log rows kept per hook. */
@@ -75,7 +75,7 @@ export class HookStore {
 
 	/** A new hook starts at the log's end: it gets the events committed after it was added. */
 	async add(ctx: OpContext, p: ParsedParams<'hooks/add'>): Promise<Result<'hooks/add'>> {
-		return this.uow.mutate(ctx, 'hooks/add', async (tx, now) => {
+		const added = await this.uow.mutate(ctx, 'hooks/add', async (tx, now) => {
 			const id = `hk${randomBytes(4).toString('hex')}`;
 			const events = [...new Set(p.events ?? [])];
 			const [row] = await orm(tx)
@@ -85,8 +85,18 @@ export class HookStore {
 			if (row === undefined) {
 				throw new BatonError('internal', 'Adding the hook returned no row; please report this.');
 			}
-			return { result: { hook: toHook(row, row.cursor, []) }, events: [] };
+			return { result: { hook: toHook(row, row.cursor, []) }, events: [hookChanged(row, 'added')] };
 		});
+		// The hook starts after its own `hook_changed` (committed with it, so its seq was not known
+		// inside): what it gets is what was committed after it was added. Its worker starts after this.
+		const rows = await this.uow.db.query<{ cursor: unknown }>(
+			`UPDATE webhooks SET cursor = greatest(cursor, coalesce((SELECT max(seq) FROM events
+				WHERE type = 'hook_changed' AND card_id = $2 AND data->'hook'->>'id' = $1), 0))
+			 WHERE id = $1 RETURNING cursor`,
+			[added.hook.id, hookEventId],
+		);
+		const cursor = rows[0] === undefined ? added.hook.cursor : num(rows[0].cursor);
+		return { hook: { ...added.hook, cursor } };
 	}
 
 	async remove(ctx: OpContext, p: ParsedParams<'hooks/remove'>): Promise<Result<'hooks/remove'>> {
@@ -95,7 +105,7 @@ export class HookStore {
 			if (row === undefined) {
 				throw new BatonError('not_found', `No hook ${p.id}. baton hooks lists them.`);
 			}
-			return { result: { hook: toHook(row, row.cursor, []) }, events: [] };
+			return { result: { hook: toHook(row, row.cursor, []) }, events: [hookChanged(row, 'removed')] };
 		});
 	}
 
@@ -107,7 +117,7 @@ export class HookStore {
 				throw new BatonError('not_found', `No hook ${p.id}. baton hooks lists them.`);
 			}
 			const last = await tx.query<{ s: unknown }>('SELECT coalesce(max(seq), 0) AS s FROM events');
-			return { result: { hook: toHook(row, num(last[0]?.s ?? 0), []) }, events: [] };
+			return { result: { hook: toHook(row, num(last[0]?.s ?? 0), []) }, events: [hookChanged(row, 'resumed')] };
 		});
 	}
 
@@ -241,5 +251,30 @@ function toHook(row: HookRow, lastSeq: number, log: readonly DeliveryRow[]): Hoo
 			error: d.error,
 			ms: d.ms,
 		})),
+	};
+}
+
+/** The cardId of the hooks' events (`hook_changed`): no card changed. */
+export const hookEventId = 'baton:hooks';
+
+/**
+ * A hook was added, removed or resumed (the audit log's `hook_changed`): its id, its receiver's origin
+ * (scheme and host: a URL's path may be a secret, as a chat service's incoming-webhook URL is) and the
+ * events it takes; never its secret.
+ */
+function hookChanged(
+	row: { id: string; url: string; events: string[] },
+	change: 'added' | 'removed' | 'resumed',
+): PendingEvent {
+	let receiver: string;
+	try {
+		receiver = new URL(row.url).origin;
+	} catch {
+		receiver = '(unparsable URL)';
+	}
+	return {
+		cardId: hookEventId,
+		type: 'hook_changed',
+		data: { card: null, hook: { id: row.id, receiver, events: row.events, change } },
 	};
 }

@@ -84,6 +84,20 @@ export class Backlog extends BacklogWiring {
 		return this.projects.setWorkspace(ctx, cardId, workspace, extra);
 	}
 
+	/**
+	 * A person's `gc --force` deleted what it deleted (the hub ran the git): the audit log's
+	 * `workspace_gc`, cardId `baton:gc`, with what went. Its own write, without the request's key.
+	 */
+	recordGcForced(ctx: OpContext, result: Result<'workspace/gc'>): Promise<void> {
+		const deleted = result.repos.flatMap(r => r.deleted.map(d => ({ root: r.root, ...d })));
+		return this.uow.mutate({ actor: ctx.actor, origin: ctx.origin }, 'workspace/gc', () =>
+			Promise.resolve({
+				result: undefined,
+				events: [{ cardId: 'baton:gc', type: 'workspace_gc', data: { card: null, gc: { forced: true, deleted } } }],
+			}),
+		);
+	}
+
 	// Outgoing webhooks (backlog/hookStore.ts; the hub's webhooks.ts delivers)
 
 	listHooks(p: ParsedParams<'hooks/list'>): Promise<Result<'hooks/list'>> {

@@ -14,6 +14,7 @@ import {
 	LandMode,
 } from '../protocol';
 import type { Queryable } from '../store/db';
+import { settingsEventId } from './settings';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
 /** A project's settings until it sets some: workspaces off (migration 0020's column defaults). */
@@ -120,7 +121,22 @@ export class ProjectSettingsStore {
 					JSON.stringify(pick(p.kindSeats, before.kindSeats ?? {})),
 				],
 			);
-			return { result: await read(tx, p.project), events: [] };
+			// Who changed what, in the audit log: the keys, not the values (a setup command or a root is
+			// project/settings' to show; a setup command may carry a token).
+			const keys = Object.entries(p)
+				.filter(([k, v]) => v !== undefined && k !== 'project')
+				.map(([k]) => k)
+				.sort();
+			return {
+				result: await read(tx, p.project),
+				events: [
+					{
+						cardId: settingsEventId,
+						type: 'settings_changed',
+						data: { card: null, settings: { project: p.project, keys } },
+					},
+				],
+			};
 		});
 	}
 

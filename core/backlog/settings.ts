@@ -10,6 +10,9 @@ import type { Queryable } from '../store/db';
 import { setIdPrefix } from './readableIds';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
+/** The cardId of `settings_changed` events: no card changed. */
+export const settingsEventId = 'baton:settings';
+
 /** A claimed card's stall policy in seconds: its own, else the backlog setting, else the default. */
 export const stallSecondsSql = `coalesce(stall_release_seconds,
 	(SELECT (value #>> '{}')::int FROM settings WHERE key = 'stallReleaseSeconds'), ${defaultSettings.stallReleaseSeconds})`;
@@ -64,7 +67,15 @@ export class BacklogSettings {
 				// count rule's cursor (logCompaction.ts): its next pass reads the log from the start.
 				await tx.query('UPDATE log_state SET counted_through = 0');
 			}
-			return { result: await this.read(tx), events: [] };
+			// Who changed what, in the audit log (the values are settings/get's; none is a secret).
+			const keys = Object.entries(p)
+				.filter(([, v]) => v !== undefined)
+				.map(([k]) => k)
+				.sort();
+			return {
+				result: await this.read(tx),
+				events: [{ cardId: settingsEventId, type: 'settings_changed', data: { card: null, settings: { keys } } }],
+			};
 		});
 	}
 

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
-import type { BacklogEvent, EventType } from '../protocol';
+import type { BacklogEvent, EventOrigin, EventType } from '../protocol';
 import { type Db, type Queryable, sqlState } from '../store/db';
 import { allFastPaths, type FastPaths } from './fastPaths';
 import { type HotKey, type SqlCatalogue, hotNames, sqlCatalogue } from './hotSql';
@@ -27,6 +27,11 @@ export interface OpContext {
 	kind?: string | undefined;
 	/** The caller's host as its hello says (a dispatched claim records it as the seat's host). */
 	host?: string | undefined;
+	/**
+	 * Set by the hub for a human verb (approve, force, settings, pauses, hooks, …): every event the
+	 * operation appends carries it as data.origin, naming the face and whether an agent performed it.
+	 */
+	origin?: EventOrigin | undefined;
 }
 
 /** An event about to be appended: seq, time and actor are added when it is written. */
@@ -88,7 +93,10 @@ export class UnitOfWork {
 						}
 					}
 					const out = await fn(tx, now);
-					const events = await this.append(tx, out.events, ctx.actor, now);
+					const origin = ctx.origin;
+					const pending =
+						origin === undefined ? out.events : out.events.map(e => ({ ...e, data: { ...e.data, origin } }));
+					const events = await this.append(tx, pending, ctx.actor, now);
 					if (ctx.requestKey !== undefined && !isEmptyClaim(method, out.result)) {
 						await tx.query('INSERT INTO request_log (key, method, result, at) VALUES ($1, $2, $3::json, $4)', [
 							ctx.requestKey,

@@ -222,8 +222,29 @@ export const EventType = z.enum([
 	/** A supervisor run registered or changed (data.run); cardId `baton:run`, data.card null. */
 	'run_updated',
 	'run_ended',
+	/**
+	 * A person changed settings: the backlog's (cardId `baton:settings`) or a project's; data.settings
+	 * names the scope and the keys changed (never a value that could hold a secret). data.card is null.
+	 */
+	'settings_changed',
+	/** A webhook was added, removed or resumed (data.hook: id, url, events, change); cardId `baton:hooks`. */
+	'hook_changed',
+	/** `baton gc --force` deleted unlanded work (data.gc: what it removed); cardId `baton:gc`. */
+	'workspace_gc',
 ]);
 export type EventType = z.infer<typeof EventType>;
+
+/**
+ * Who performed a human verb (approve, force, settings, pauses, hooks, …), on its events: the face it
+ * came through and whether the hub counted it as an agent (an MCP session, or a process inside a coding
+ * agent, with what gave that away). The event's `actor` is the id the caller acts as.
+ */
+export const EventOrigin = z.object({
+	client: z.string(),
+	agent: z.boolean(),
+	insideAgent: z.string().optional(),
+});
+export type EventOrigin = z.infer<typeof EventOrigin>;
 
 /** A message posted on a card (`card/comment`); `id` numbers the card's messages 1, 2, 3… */
 export const Message = z.object({
@@ -281,6 +302,19 @@ export const EventData = z
 		granted: z.array(z.string()).optional(),
 		/** On `land_conflicted`: the files that conflict with the base. */
 		files: z.array(z.string()).optional(),
+		/** On the events of a human verb (approve, force, settings, pauses, hooks, …): who performed it. */
+		origin: EventOrigin.optional(),
+		/** On `settings_changed`: the backlog's settings or a project's, and the keys that changed. */
+		settings: z.object({ project: z.string().optional(), keys: z.array(z.string()) }).optional(),
+		/** On `hook_changed`: the hook, its receiver's origin (scheme and host), and what happened to it. */
+		hook: z
+			.object({
+				id: z.string(),
+				receiver: z.string(),
+				events: z.array(z.string()),
+				change: z.enum(['added', 'removed', 'resumed']),
+			})
+			.optional(),
 	})
 	.loose();
 export type EventData = z.infer<typeof EventData>;

@@ -42,8 +42,8 @@ export const Hello = z
 			.optional(),
 		/**
 		 * The client runs inside a coding agent's process (what gave it away, e.g. "CLAUDECODE is set"):
-		 * the hub lets it act as no human (approve or send back a card's review, complete or release
-		 * with force).
+		 * the hub refuses it every human verb (the hub's humanVerbs.ts: approve, force, settings, pauses,
+		 * assign, hooks, gc --force, …).
 		 */
 		insideAgent: z.string().min(1).max(200).optional(),
 	})

@@ -22,14 +22,24 @@ export function minutesText(ms: number): string {
 
 /**
  * An event about the line, not a card's state (a pause, a resume, a run registering or ending, an
- * agent exiting without a card): `data.card` is null there without the card being deleted, so card
+ * agent exiting without a card, a change of settings or hooks, a forced gc): `data.card` is null there without the card being deleted, so card
  * caches and Done's counts must pass it by (DISPATCH.md: cardId `baton:pause` / `baton:run`).
  */
 export function isCardless(e: Pick<BacklogEvent, 'type' | 'data'>): boolean {
 	return e.data.card === null && lineEvents.has(e.type);
 }
 
-const lineEvents: ReadonlySet<string> = new Set(['paused', 'resumed', 'run_updated', 'run_ended', 'agent_exited']);
+const lineEvents: ReadonlySet<string> = new Set([
+	'paused',
+	'resumed',
+	'run_updated',
+	'run_ended',
+	'agent_exited',
+	// A person's settings, hooks and gc --force (cardId baton:settings, baton:hooks, baton:gc).
+	'settings_changed',
+	'hook_changed',
+	'workspace_gc',
+]);
 
 /** "seat 2 · 4 min" (the tree). */
 export function seatText(d: CardDispatch, now: Instant): string {

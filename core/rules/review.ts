@@ -187,7 +187,7 @@ function checkReviewable(
 		if (card.review !== 'agent') {
 			throw new BatonError(
 				'invalid_transition',
-				`Card ${card.id} waits for a human's review; an agent cannot ${action.type === 'approve' ? 'approve it' : 'send it back'}.`,
+				`Card ${card.id} waits for a human's review; an agent cannot ${action.type === 'approve' ? 'approve it' : 'send it back'}. Ask a person to run \`baton ${action.type === 'approve' ? 'approve' : 'reject'} ${card.id}\` from their own terminal, VS Code or the board.`,
 				{ cardId: card.id, review: card.review },
 			);
 		}

@@ -1,10 +1,11 @@
 /**
- * Whether this process runs inside a coding agent (issue 27 §5): the environment markers agent CLIs set
- * for the commands they run, `baton mcp`'s own marker, or an agent CLI among the nearest ancestor
- * processes (/proc, Linux only). The CLI refuses to approve or reject from there and tells the hub in
- * its hello, so a human's review is not an agent running `baton approve` in its own shell. It guards
- * against that, not against a process that hides itself (docs/guide.md, "Who may do what"). Reads the
- * environment and /proc only; decides nothing about cards.
+ * Whether this process runs inside a coding agent: the variables `baton run` gives the agents it
+ * starts, the environment markers agent CLIs set for the commands they run, `baton mcp`'s own marker,
+ * or an agent CLI among the nearest ancestor processes (/proc, Linux only). The CLI refuses to approve
+ * or reject from there and tells the hub in its hello, whose human verbs (hub/humanVerbs.ts) are then
+ * refused, so a person's review, settings or pauses are not an agent running `baton` in its own shell.
+ * It guards against that, not against a process that hides itself (docs/guide.md, "Who may do what").
+ * Reads the environment and /proc only; decides nothing about cards.
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -69,8 +70,22 @@ export interface InsideAgentProbe {
 	procRoot?: string;
 }
 
+/**
+ * What `baton run` gives every agent it starts (the card it claimed for it, the session that holds it):
+ * a command whose environment has one of them runs inside a dispatched agent, whatever else the
+ * supervisor left out. A person sets neither; an agent that unsets them is the sandbox's and the seat
+ * credential's to hold (docs/guide.md, "Who may do what").
+ */
+export const dispatchedMarkers: readonly string[] = ['BATON_SESSION', 'BATON_CARD_ID'];
+
 /** What gave away that this process runs inside a coding agent, or undefined when nothing did. */
 export function insideAgent(probe: InsideAgentProbe): string | undefined {
+	for (const name of dispatchedMarkers) {
+		const value = probe.env[name];
+		if (value !== undefined && value !== '') {
+			return `${name} is set: baton run started it`;
+		}
+	}
 	for (const name of agentEnvMarkers) {
 		const value = probe.env[name];
 		if (value !== undefined && value !== '' && value !== '0' && value !== 'false') {

@@ -305,6 +305,15 @@ export function eventDetail(event: BacklogEvent): string {
 	if (d.granted !== undefined) {
 		parts.push(`reserved ${truncate(d.granted.join(', '), 40)}`);
 	}
+	if (d.settings !== undefined) {
+		parts.push(`${d.settings.project ?? 'backlog'}: ${truncate(d.settings.keys.join(', '), 40)}`);
+	}
+	if (d.hook !== undefined) {
+		parts.push(`${d.hook.change} ${d.hook.id} (${truncate(d.hook.receiver, 40)})`);
+	}
+	if (d.origin?.agent === true) {
+		parts.push(`by an agent (${d.origin.client})`);
+	}
 	if (d.readiness !== undefined) {
 		const freed = d.readiness.filter(r => r.unmetDeps === 0).map(r => r.id);
 		if (freed.length > 0) {

@@ -62,12 +62,16 @@ export async function releaseUnstarted(
 	return reason;
 }
 
-/** Registers the run (every 10 s) and hands the hub's view of it to `seen` (a failure there is logged too). */
+/**
+ * Registers the run (every 10 s) and hands the hub's view of it to `seen` (a failure there is logged
+ * too). The first registration (`first`) throws instead: a live supervisor of the same name refuses it.
+ */
 export async function registerRun(
 	main: RpcClient,
 	config: RunConfig,
 	host: string,
 	seen: (run: RunLike) => void,
+	first = false,
 ): Promise<void> {
 	try {
 		const { run } = await main.request('run/register', {
@@ -80,6 +84,9 @@ export async function registerRun(
 		});
 		seen(run);
 	} catch (e) {
+		if (first) {
+			throw e;
+		}
 		log.warn(`run/register failed: ${errorText(e)}`);
 	}
 }

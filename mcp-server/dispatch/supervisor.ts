@@ -79,7 +79,9 @@ export class Supervisor {
 	async start(): Promise<void> {
 		this.main.onEvent(e => this.onEvent(e));
 		await this.main.subscribe();
-		await this.register();
+		// Refused while a live supervisor holds this name: nothing of its agents is adopted or ended.
+		await registerRun(this.main, this.config, this.host, run => this.onRunUpdate(run), true);
+		this.registered = true;
 		const adoption = await adoptRunning(this.ctx, this.main, this.connect, this.host);
 		for (const job of adoption.adopted) {
 			const seat = this.pool.place(job);
@@ -339,6 +341,8 @@ export class Supervisor {
 	}
 
 	private closed = false;
+	/** The first run/register went through: the run is ours to end. */
+	private registered = false;
 
 	/** Ends the run: timers off, seats closed, `run/end`. Resolves `ended`. */
 	async close(): Promise<void> {
@@ -351,7 +355,9 @@ export class Supervisor {
 		}
 		clearTimeout(this.coolTimer);
 		this.pool.close();
-		await endRun(this.main, this.config.name);
+		if (this.registered) {
+			await endRun(this.main, this.config.name);
+		}
 		this.draw();
 		this.display.event({ event: 'ended', run: this.config.name });
 		this.finished();

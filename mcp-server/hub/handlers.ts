@@ -2,16 +2,17 @@
  * The hub's handler table: one entry per protocol method, typed so that a missing or an extra
  * method fails to compile and each entry returns its own method's Result. Most entries call the
  * backlog; the others ask the hub's parts (waiting claims, subscriptions, status, stop, backups,
- * board tickets). Parsing, the disk gate of mutating methods, the answer and error mapping are
- * requests.ts's; a handler may add its own gate (agent/ping, hub/backup write without `mutating`).
+ * board tickets). Parsing, the human verbs' gate (humanVerbs.ts), the disk gate of mutating methods,
+ * the answer and error mapping are requests.ts's; a handler may add its own gate (agent/ping, hub/backup
+ * write without `mutating`).
  */
 import type { Backlog, OpContext } from '../../core/backlog';
-import { BatonError } from '../../core/errors';
 import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
 import type { ClaimWorkspaces } from './claimWorkspace';
 import { cardDiff } from './cardDiff';
 import type { Connection, Connections } from './connections';
+import { actsAsAgent } from './humanVerbs';
 import type { Landing } from './landing';
 import type { WorkspaceGc } from './workspaceGc';
 import type { Reaper } from './reaper';
@@ -72,20 +73,16 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.reaper.consider(result.lease.expiresAt);
 			return result;
 		},
-		'card/complete': async ({ conn, ctx, params }) => {
-			if (params.force === true) {
-				refuseAgentOverride(conn, `complete card ${params.cardId} with force`);
-			}
+		// Force, reclaiming another's card, settings, pauses, hooks, gc --force…: requests.ts refuses
+		// these to agents before the handler runs (humanVerbs.ts declares them).
+		'card/complete': async ({ ctx, params }) => {
 			// Commit the agent's work before the card moves on (wipKeeper), then the next card's workspace.
 			const result = await hub.wip.complete(ctx, params, () => b.complete(ctx, params));
 			return params.next === undefined || result.next === undefined
 				? result
 				: { ...result, next: await hub.workspaces.afterNextClaim(ctx, params.next, result.next) };
 		},
-		'card/release': async ({ conn, ctx, params }) => {
-			if (params.force === true) {
-				refuseAgentOverride(conn, `release card ${params.cardId} with force`);
-			}
+		'card/release': async ({ ctx, params }) => {
 			await hub.wip.beforeEnd(params.cardId, 'release');
 			return b.release(ctx, params);
 		},
@@ -93,13 +90,7 @@ export function createHandlers(hub: HubParts): Handlers {
 			await hub.wip.beforeEnd(params.cardId, 'fail');
 			return b.fail(ctx, params);
 		},
-		'card/reclaim': ({ conn, ctx, params }) => {
-			// Reclaiming every expired lease is housekeeping; taking one card from its holder is an override.
-			if (params.cardId !== undefined) {
-				refuseAgentOverride(conn, `reclaim card ${params.cardId}`);
-			}
-			return b.reclaim(ctx, params);
-		},
+		'card/reclaim': ({ ctx, params }) => b.reclaim(ctx, params),
 		'card/block': ({ ctx, params }) => b.block(ctx, params),
 		'card/unblock': ({ ctx, params }) => b.unblock(ctx, params),
 		'card/reopen': ({ ctx, params }) => b.reopen(ctx, params),
@@ -107,8 +98,8 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/unlink': ({ ctx, params }) => b.unlink(ctx, params),
 		'card/delete': ({ ctx, params }) => b.delete(ctx, params),
 		'card/comment': ({ ctx, params }) => b.comment(ctx, params),
-		// Who reviews decides what they may do: an MCP session is an agent, and so is any face whose
-		// process said it runs inside a coding agent (issue 27 §5); every other face is a human.
+		// Who reviews decides what they may do: an agent (actsAsAgent) only as the reviewer of a card whose
+		// review mode asks for an agent (core/rules/review.ts); every other face is a human.
 		// An approval of a card with a workspace lands its branch first (landing.ts, issue 33).
 		'card/review': ({ conn, ctx, params }) => hub.landing.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
 		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
@@ -122,10 +113,7 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.connections.agents.scheduleNotice();
 			return result;
 		},
-		'agent/reclaim': ({ conn, ctx, params }) => {
-			refuseAgentOverride(conn, `reclaim the cards of agent ${params.agentId}`);
-			return b.reclaimAgent(ctx, params);
-		},
+		'agent/reclaim': ({ ctx, params }) => b.reclaimAgent(ctx, params),
 		'events/list': ({ params }) => b.listEvents(params),
 		'events/subscribe': ({ conn, params }) => hub.subscriptions.subscribe(conn, params.afterSeq ?? hub.seq()),
 		'hub/status': () => Promise.resolve(hub.status()),
@@ -158,11 +146,12 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.hooksChanged();
 			return result;
 		},
-		'workspace/gc': ({ conn, params }) => {
-			if (params.force === true) {
-				refuseAgentOverride(conn, 'delete unlanded work with gc --force');
+		'workspace/gc': async ({ ctx, params }) => {
+			const result = await hub.workspaceGc.run(params);
+			if (ctx.origin !== undefined) {
+				await b.recordGcForced(ctx, result); // a person's gc --force: who deleted unlanded work
 			}
-			return hub.workspaceGc.run(params);
+			return result;
 		},
 		'settings/get': () => b.settings(),
 		'settings/update': async ({ ctx, params }) => {
@@ -183,33 +172,19 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/assign': ({ ctx, params }) => b.dispatch.assign(ctx, params),
 		'dispatch/update': ({ ctx, params }) => b.dispatch.update(ctx, params),
 		'dispatch/exited': ({ ctx, params }) => b.dispatch.exited(ctx, params),
-		'run/register': ({ ctx, params }) => b.dispatch.register(ctx, params),
+		'run/register': ({ ctx, params }) => b.dispatch.register(ctx, params, pidAlive),
 		'run/list': () => b.dispatch.list(),
 		'run/stop': ({ ctx, params }) => b.dispatch.stop(ctx, params),
 		'run/end': ({ ctx, params }) => b.dispatch.end(ctx, params),
 	};
 }
 
-/**
- * An agent, not a person: an MCP session, or a CLI / other face whose hello said its process runs
- * inside a coding agent (`insideAgent`, issue 27 §5). Self-declared like the rest of the hello: it
- * stops an agent's own shell from acting as its human, not a process that lies (docs/guide.md).
- */
-export function actsAsAgent(conn: Connection): boolean {
-	return conn.client === 'mcp' || conn.hello?.insideAgent !== undefined;
-}
-
-/**
- * The human overrides — force on complete or release, taking a card or an agent's cards back — come
- * from VS Code, the board or a person's terminal; an agent acts only on the leases it claimed.
- */
-function refuseAgentOverride(conn: Connection, what: string): void {
-	if (actsAsAgent(conn)) {
-		const inside = conn.hello?.insideAgent;
-		throw new BatonError(
-			'invalid_input',
-			`Only a person can ${what}, from their own terminal, VS Code or the board${inside === undefined ? '' : ` (this command runs inside a coding agent: ${inside})`}. An agent acts only on the cards its own session claimed.`,
-			{ override: what },
-		);
+/** Whether process `pid` on this host is alive (EPERM: someone else's, alive). */
+function pidAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (e) {
+		return (e as NodeJS.ErrnoException).code === 'EPERM';
 	}
 }

@@ -91,7 +91,7 @@ export class Landing {
 		}
 		if (landed.outcome === 'conflict') {
 			// Its own write, without the approval's request key: a re-sent approval must not read it as approved.
-			const back = await b.landConflict({ actor: ctx.actor, session: ctx.session }, p, reviewer, {
+			const back = await b.landConflict({ actor: ctx.actor, session: ctx.session, origin: ctx.origin }, p, reviewer, {
 				handoff: landed.message,
 				files: landed.files,
 			});

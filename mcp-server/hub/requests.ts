@@ -1,7 +1,8 @@
 /**
  * One request from frame to answer: it starts when its connection's flow control lets it (flow.ts: a
  * few at a time per connection, in order, not while the client leaves answers unread), the method is
- * known, the params pass the protocol's schema, a `mutating` method (the protocol table's flag) passes
+ * known, the params pass the protocol's schema, a human verb (humanVerbs.ts) is refused to an agent and
+ * otherwise names its origin on its events, a `mutating` method (the protocol table's flag) passes
  * the store guard's disk gate, the handler table runs it, and the answer is sent within the size limit. Every failure is mapped once to a
  * BatonError: a fatal store error stops the hub, an outage is logged once per 10 s, anything else
  * is `internal` with a ref (the stack goes to the log, never to the client). Requests in flight are
@@ -15,6 +16,7 @@ import { createLogger } from '../../core/log';
 import { type Method, type RequestFrame, isMethod, limits, methods } from '../../core/protocol';
 import { type Connection, sendError } from './connections';
 import type { HandlerRequest, Handlers } from './handlers';
+import { gateHumanVerb, humanVerbOf, originOf } from './humanVerbs';
 import { type StoreGuard, fatalReason } from './storeGuard';
 
 const log = createLogger('hub').child('requests');
@@ -60,8 +62,19 @@ export class Requests {
 			);
 			return;
 		}
+		// A person's verb from an agent is refused before anything runs; allowed, its events say who did it.
+		const humanVerb = humanVerbOf(method, parsed.data);
+		if (humanVerb !== undefined) {
+			try {
+				gateHumanVerb(conn, humanVerb, parsed.data);
+			} catch (e) {
+				sendError(conn, id, this.toBatonError(e, method));
+				return;
+			}
+		}
 		const ctx: OpContext = {
 			actor: conn.actor,
+			...(humanVerb === undefined ? {} : { origin: originOf(conn) }),
 			...(frame.key === undefined ? {} : { requestKey: frame.key }),
 			...(conn.hello?.session === undefined ? {} : { session: conn.hello.session }),
 			...(conn.hello?.agent?.kind === undefined ? {} : { kind: conn.hello.agent.kind }),

@@ -7,6 +7,7 @@
  * epoch); a dispatched claim records its seat on the card, and every end of the claim clears it.
  */
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { beforeEach, describe, it } from 'node:test';
 
 import { Backlog, type OpContext } from '../../core/backlog';
@@ -345,6 +346,37 @@ for (const store of storeKinds) {
 			assert.equal((await b.dispatch.list()).runs[0]?.gone, true);
 			await b.dispatch.end(human, { name: 'default' });
 			assert.deepEqual((await b.dispatch.list()).runs, []);
+		});
+
+		it("a second live supervisor under a run's name is refused with who holds it; a gone one is replaced", async () => {
+			const run = { name: 'twin', seats: 1, kinds: ['claude'], project: null };
+			await b.dispatch.register(human, { ...run, host: 'box', pid: 10 });
+			const before = await suite.backlog.listEvents({ limit: 1 });
+			await refused(
+				b.dispatch.register(human, { ...run, host: 'box', pid: 11 }),
+				'conflict',
+				/A supervisor named twin is running: pid 10 on box, seen 0 s ago\. Stop it first/,
+			);
+			await refused(b.dispatch.register(human, { ...run, host: 'other', pid: 10 }), 'conflict', /pid 10 on box/);
+			assert.equal((await b.dispatch.list()).runs.find(r => r.name === 'twin')?.pid, 10);
+			assert.equal((await suite.backlog.listEvents({ limit: 1 })).lastSeq, before.lastSeq);
+			// Its own re-registration goes on; once not seen for 30 s, another takes the name.
+			await b.dispatch.register(human, { ...run, host: 'box', pid: 10 });
+			clock.advance(31);
+			const taken = await b.dispatch.register(human, { ...run, host: 'box', pid: 11 });
+			assert.equal(taken.run.pid, 11);
+			// On the hub's own host a dead pid is gone at once (a supervisor killed and restarted adopts).
+			await b.dispatch.end(human, { name: 'twin' });
+			const here = { ...run, host: hostname() };
+			await b.dispatch.register(human, { ...here, pid: 20 });
+			await refused(
+				b.dispatch.register(human, { ...here, pid: 21 }, () => true),
+				'conflict',
+				/pid 20 on/,
+			);
+			const restarted = await b.dispatch.register(human, { ...here, pid: 21 }, pid => pid !== 20);
+			assert.equal(restarted.run.pid, 21);
+			await b.dispatch.end(human, { name: 'twin' });
 		});
 	});
 }

@@ -139,6 +139,10 @@ describe('isCardless', () => {
 		assert.equal(isCardless(ev('paused', null)), true);
 		assert.equal(isCardless(ev('run_updated', null)), true);
 		assert.equal(isCardless(ev('agent_exited', null)), true);
+		// A person's settings, hooks and forced gc change no card either.
+		assert.equal(isCardless(ev('settings_changed', null)), true);
+		assert.equal(isCardless(ev('hook_changed', null)), true);
+		assert.equal(isCardless(ev('workspace_gc', null)), true);
 		assert.equal(isCardless(ev('paused', card('A1'))), false);
 		assert.equal(isCardless(ev('deleted', null)), false);
 	});

@@ -1,7 +1,7 @@
 /**
- * insideAgent (issue 27 §5) on its own: which environment markers count, and the walk up a process
- * tree laid out like /proc in a temp folder (comm, cmdline, stat with a comm holding spaces and
- * parentheses), three ancestors deep and no further.
+ * insideAgent on its own: which environment markers count (an agent CLI's, baton run's), and the
+ * walk up a process tree laid out like /proc in a temp folder (comm, cmdline, stat with a comm
+ * holding spaces and parentheses), three ancestors deep and no further.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,19 @@ describe('insideAgent', () => {
 			assert.equal(insideAgent({ env: { CLAUDECODE: value }, ...none }), undefined);
 		}
 		assert.equal(insideAgent({ env: { CODEX_HOME: '/home/me/.codex', HOME: '/home/me' }, ...none }), undefined);
+	});
+
+	it("counts an agent baton run started by the supervisor's variables, even with BATON_AGENT unset", () => {
+		const none = { parentPid: 1, procRoot: root };
+		const session = 'run-main-seat-1-0123456789abcdef';
+		assert.equal(
+			insideAgent({ env: { BATON_SESSION: session, BATON_CARD_ID: 'A1' }, ...none }),
+			'BATON_SESSION is set: baton run started it',
+		);
+		assert.equal(insideAgent({ env: { BATON_CARD_ID: 'A1' }, ...none }), 'BATON_CARD_ID is set: baton run started it');
+		assert.equal(insideAgent({ env: { BATON_SESSION: '', BATON_CARD_ID: '' }, ...none }), undefined);
+		// BATON_AGENT alone is a person's --agent default (cli:alice), not a dispatched agent.
+		assert.equal(insideAgent({ env: { BATON_AGENT: 'alice' }, ...none }), undefined);
 	});
 
 	it('finds an agent CLI among the three nearest ancestors, by comm or by a node script name', () => {
