@@ -8,11 +8,12 @@ import { appendFileSync, closeSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { checkTemplate, splitTemplate } from '../../mcp-server/dispatch/agents';
+import { builtInAgents, checkTemplate, splitTemplate } from '../../mcp-server/dispatch/agents';
 import { Display, renderTable } from '../../mcp-server/dispatch/liveTable';
 import { LogTail, cleanLine, openLogForAgent, withLines } from '../../mcp-server/dispatch/outputLog';
 import { isAgentOf, spawnAgent, watchAdopted } from '../../mcp-server/dispatch/spawnAgent';
-import { KindHealth, isRateLimitLine, streakReason } from '../../mcp-server/dispatch/streaks';
+import { KindHealth, streakReason } from '../../mcp-server/dispatch/streaks';
+import { commandRateLimit, exitRateLimit, rateLimitSignalKinds } from '../../mcp-server/dispatch/rateLimit';
 
 const dir = mkdtempSync('/tmp/bt-parts-');
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,19 +41,37 @@ describe('dispatch parts', () => {
 		assert.equal(cleanLine('x'.repeat(300)).length, 200);
 	});
 
-	it('knows the rate-limit words', () => {
-		for (const line of [
-			'HTTP 429 Too Many Requests',
-			'Rate limit reached',
-			'rate-limited',
-			'You exceeded your current quota',
-			'Usage limit reached, try at 5pm',
-		]) {
-			assert.ok(isRateLimitLine(line), line);
+	it('knows a rate limit only from the agent’s own signal, never from words in its output', () => {
+		// --command agents: the documented line (live or at exit), or exit code 75.
+		assert.equal(commandRateLimit('BATON_RATE_LIMITED'), 'the agent said BATON_RATE_LIMITED');
+		assert.equal(commandRateLimit('BATON_RATE_LIMITED {"reason":"429 from the API"}'), '429 from the API');
+		assert.equal(commandRateLimit('BATON_RATE_LIMITED try at 5pm'), 'try at 5pm');
+		for (const line of ['echo BATON_RATE_LIMITED', 'BATON_RATE_LIMITEDX', 'Ran 429 tests', 'rate limit reached']) {
+			assert.equal(commandRateLimit(line), undefined, line);
 		}
-		for (const line of ['wrote 4290 bytes', 'all good', 'quotation marks']) {
-			assert.equal(isRateLimitLine(line), false, line);
+		assert.equal(exitRateLimit(undefined, 75, ['bye']), 'the agent exited with code 75 (rate limited)');
+		assert.equal(exitRateLimit(undefined, 1, ['x', 'BATON_RATE_LIMITED {"reason":"quota"}']), 'quota');
+		assert.equal(exitRateLimit(undefined, 1, ['HTTP 429 Too Many Requests', 'rate limit reached']), undefined);
+		// Built-in CLIs: a non-zero exit and the CLI's own error report.
+		const claude429 = 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}';
+		assert.equal(exitRateLimit('claude', 1, ['working', claude429]), claude429);
+		assert.equal(exitRateLimit('claude', 1, ['Claude AI usage limit reached|1753077600']), 'Claude AI usage limit reached|1753077600');
+		assert.equal(exitRateLimit('claude', 0, [claude429]), undefined, 'it exited well: its work mentioned one');
+		assert.equal(exitRateLimit('claude', null, [claude429]), undefined, 'a signal ended it');
+		assert.equal(exitRateLimit('claude', 1, ['API Error: 500 overloaded']), undefined);
+		const codex = 'ERROR: exceeded retry limit, last status: 429 Too Many Requests, request id: abc';
+		assert.equal(exitRateLimit('codex', 1, ['exec ran', codex]), codex);
+		assert.equal(exitRateLimit('codex', 1, ["ERROR: You've hit your usage limit. Try again later."]) !== undefined, true);
+		const gemini = ['✕ [API Error: [{', '    "error": {', '      "code": 429,', '      "status": "RESOURCE_EXHAUSTED"'];
+		assert.equal(exitRateLimit('gemini', 1, gemini), gemini[0]);
+		// The issue's case: a test run's words, whatever the exit code and kind.
+		const work = ['Ran 429 tests in 3.2s', 'FAILED (quota checks: 1, rate limit middleware: 2)', 'usage limit reached in fixture'];
+		for (const agent of [undefined, 'claude', 'codex', 'gemini']) {
+			for (const code of [0, 1, 2]) {
+				assert.equal(exitRateLimit(agent, code, work), undefined, `${agent ?? '--command'} exit ${code}`);
+			}
 		}
+		assert.deepEqual(rateLimitSignalKinds.sort(), [...builtInAgents].sort(), 'every built-in kind has its signal');
 	});
 
 	it('pauses on three failures in a row within ten minutes; a success or the window breaks the streak', () => {
