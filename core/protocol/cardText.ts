@@ -25,7 +25,7 @@ export function checkCardId(id: string): void {
  */
 export function findNul(value: unknown, path: string[] = []): string | undefined {
 	if (typeof value === 'string') {
-		return value.includes('\0') ? (path.join('.') || 'value') : undefined;
+		return value.includes('\0') ? path.join('.') || 'value' : undefined;
 	}
 	if (Array.isArray(value)) {
 		for (let i = 0; i < value.length; i++) {

@@ -33,7 +33,8 @@ interface CliSignal {
 const cliSignals: Record<string, CliSignal> = {
 	claude: {
 		errorStart: /^(?:API Error\b|Claude AI usage limit reached\b|You've hit your (?:usage )?limit\b)/,
-		limited: /^API Error:? \(?429\b|rate_limit_error|^Claude AI usage limit reached\b|^You've hit your (?:usage )?limit\b/m,
+		limited:
+			/^API Error:? \(?429\b|rate_limit_error|^Claude AI usage limit reached\b|^You've hit your (?:usage )?limit\b/m,
 	},
 	codex: {
 		errorStart: /^ERROR:? /,
@@ -74,7 +75,11 @@ export function commandRateLimit(line: string): string | undefined {
  * undefined. `agent` is the built-in CLI's name, or undefined for a `--command` agent; `code` is null
  * when a signal ended it or its exit code is unknown (adopted), which never counts.
  */
-export function exitRateLimit(agent: string | undefined, code: number | null, lines: readonly string[]): string | undefined {
+export function exitRateLimit(
+	agent: string | undefined,
+	code: number | null,
+	lines: readonly string[],
+): string | undefined {
 	if (code === null || code === 0) {
 		return undefined;
 	}
@@ -85,7 +90,9 @@ export function exitRateLimit(agent: string | undefined, code: number | null, li
 				return reason;
 			}
 		}
-		return code === rateLimitedExitCode ? `the agent exited with code ${rateLimitedExitCode} (rate limited)` : undefined;
+		return code === rateLimitedExitCode
+			? `the agent exited with code ${rateLimitedExitCode} (rate limited)`
+			: undefined;
 	}
 	const signal = cliSignals[agent];
 	if (signal === undefined) {

@@ -55,17 +55,27 @@ describe('dispatch parts', () => {
 		// Built-in CLIs: a non-zero exit and the CLI's own error report.
 		const claude429 = 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}';
 		assert.equal(exitRateLimit('claude', 1, ['working', claude429]), claude429);
-		assert.equal(exitRateLimit('claude', 1, ['Claude AI usage limit reached|1753077600']), 'Claude AI usage limit reached|1753077600');
+		assert.equal(
+			exitRateLimit('claude', 1, ['Claude AI usage limit reached|1753077600']),
+			'Claude AI usage limit reached|1753077600',
+		);
 		assert.equal(exitRateLimit('claude', 0, [claude429]), undefined, 'it exited well: its work mentioned one');
 		assert.equal(exitRateLimit('claude', null, [claude429]), undefined, 'a signal ended it');
 		assert.equal(exitRateLimit('claude', 1, ['API Error: 500 overloaded']), undefined);
 		const codex = 'ERROR: exceeded retry limit, last status: 429 Too Many Requests, request id: abc';
 		assert.equal(exitRateLimit('codex', 1, ['exec ran', codex]), codex);
-		assert.equal(exitRateLimit('codex', 1, ["ERROR: You've hit your usage limit. Try again later."]) !== undefined, true);
+		assert.equal(
+			exitRateLimit('codex', 1, ["ERROR: You've hit your usage limit. Try again later."]) !== undefined,
+			true,
+		);
 		const gemini = ['✕ [API Error: [{', '    "error": {', '      "code": 429,', '      "status": "RESOURCE_EXHAUSTED"'];
 		assert.equal(exitRateLimit('gemini', 1, gemini), gemini[0]);
 		// The issue's case: a test run's words, whatever the exit code and kind.
-		const work = ['Ran 429 tests in 3.2s', 'FAILED (quota checks: 1, rate limit middleware: 2)', 'usage limit reached in fixture'];
+		const work = [
+			'Ran 429 tests in 3.2s',
+			'FAILED (quota checks: 1, rate limit middleware: 2)',
+			'usage limit reached in fixture',
+		];
 		for (const agent of [undefined, 'claude', 'codex', 'gemini']) {
 			for (const code of [0, 1, 2]) {
 				assert.equal(exitRateLimit(agent, code, work), undefined, `${agent ?? '--command'} exit ${code}`);
