@@ -63,6 +63,8 @@ export interface JobContext {
 	maxSeconds: number | undefined;
 	/** Stop an agent after this long without output or a life sign on its card; 0: never. */
 	idleSeconds: number;
+	/** A card's log file is cut back to its tail past this size (outputLog.ts); 0: never. */
+	logMaxBytes: number;
 	stopGraceMs: number;
 	/** Something the table and --json show. */
 	emit(event: Record<string, unknown>): void;
@@ -191,7 +193,7 @@ export class AgentJob {
 			card,
 			epoch,
 			proc,
-			new LogTail(path, offset),
+			new LogTail(path, offset, ctx.logMaxBytes),
 			startedAt,
 			false,
 		);
@@ -203,7 +205,7 @@ export class AgentJob {
 	/** Takes over an agent a previous run of this supervisor started, alive at pid `proc.pid`. */
 	static adopt(ctx: JobContext, record: SeatRecord, conn: RpcClient, card: Card, proc: AgentProcess): AgentJob {
 		const path = logPath(ctx.dataDir, ctx.run, card.id);
-		const tail = new LogTail(path, record.logOffset);
+		const tail = new LogTail(path, record.logOffset, ctx.logMaxBytes);
 		const started = Date.parse(card.dispatch?.startedAt ?? record.startedAt);
 		const identity = { agent: record.agent, session: record.session };
 		const job = new AgentJob(ctx, record.seat, identity, conn, card, record.epoch, proc, tail, started, true);

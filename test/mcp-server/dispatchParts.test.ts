@@ -4,13 +4,13 @@
  * real processes started, watched by pid and stopped with TERM then KILL.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, closeSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { builtInAgents, checkTemplate, splitTemplate } from '../../mcp-server/dispatch/agents';
 import { Display, renderTable } from '../../mcp-server/dispatch/liveTable';
-import { LogTail, cleanLine, openLogForAgent, withLines } from '../../mcp-server/dispatch/outputLog';
+import { LogTail, capLog, cleanLine, openLogForAgent, withLines } from '../../mcp-server/dispatch/outputLog';
 import { isAgentOf, spawnAgent, watchAdopted } from '../../mcp-server/dispatch/spawnAgent';
 import { KindHealth, streakReason } from '../../mcp-server/dispatch/streaks';
 import { commandRateLimit, exitRateLimit, rateLimitSignalKinds } from '../../mcp-server/dispatch/rateLimit';
@@ -39,6 +39,72 @@ describe('dispatch parts', () => {
 		closeSync(first.fd);
 		closeSync(fd);
 		assert.equal(cleanLine('x'.repeat(300)).length, 200);
+	});
+
+	it('keeps the log of an agent printing 300 MB (8 million lines) at its cap, the tail kept, the agent unharmed', async () => {
+		const path = join(dir, 'flood.log');
+		const cap = 4 * 1024 * 1024;
+		const { fd, offset } = openLogForAgent(path, 'flood attempt');
+		// A real process writing straight into the file (its stdout is the file, as spawnAgent wires it).
+		// Its last line comes a second after the flood: a line written in the instant of a cut may be
+		// lost or land before the kept tail (outputLog.ts says why), and this checks the tail, not that.
+		const agent = await spawnAgent({
+			command: 'sh',
+			args: ['-c', 'yes "a line the agent prints over and over" | head -n 8000000; sleep 1; echo "the very last line"'],
+			cwd: dir,
+			env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+			logFd: fd,
+		});
+		const tail = new LogTail(path, offset, cap);
+		let peak = 0;
+		const seen: string[] = [];
+		// The job's tick (agentJob.ts tailMs), a little faster so the test is short either way.
+		const timer = setInterval(() => {
+			peak = Math.max(peak, statSync(path).size);
+			seen.push(...tail.poll().slice(-1));
+		}, 250);
+		const exit = await agent.exited;
+		clearInterval(timer);
+		peak = Math.max(peak, statSync(path).size);
+		tail.poll();
+		tail.close();
+		assert.equal(exit.code, 0, 'the agent wrote all it wanted and ended well');
+		const size = statSync(path).size;
+		assert.ok(size <= cap, `${size} bytes after the last tick (cap ${cap})`);
+		const text = readFileSync(path, 'utf8');
+		assert.match(text, /^--- baton: this log passed its cap of 4194304 bytes/);
+		assert.match(text.slice(-200), /the very last line\n$/, `the tail is kept: ${JSON.stringify(text.slice(-100))}`);
+		assert.equal(tail.last().at(-1), 'the very last line');
+		console.log(
+			`300 MB printed: log ${(size / 1048576).toFixed(1)} MB at the end, ${(peak / 1048576).toFixed(0)} MB at most between ticks`,
+		);
+		// With no cap (0) nothing is cut.
+		const plain = join(dir, 'plain.log');
+		writeFileSync(plain, 'x\n'.repeat(1000));
+		const uncapped = new LogTail(plain, 0, 0);
+		uncapped.poll();
+		uncapped.close();
+		assert.equal(statSync(plain).size, 2000);
+	});
+
+	it("follows a log cut under it (an adopted agent's recorded offset is past the new end)", () => {
+		const path = join(dir, 'cut.log');
+		writeFileSync(path, `${'old line\n'.repeat(2000)}`);
+		const tail = new LogTail(path, 18_000, 1000);
+		appendFileSync(path, 'new 1\nnew 2\n');
+		assert.deepEqual(tail.poll(), ['new 1', 'new 2']);
+		assert.ok(statSync(path).size <= 1000, 'cut to its cap');
+		assert.match(readFileSync(path, 'utf8'), /new 2\n$/);
+		appendFileSync(path, 'after the cut\n');
+		assert.deepEqual(tail.poll(), ['after the cut']);
+		capLog(path, 40);
+		appendFileSync(path, 'after another cut\n');
+		assert.deepEqual(
+			tail.poll().at(-1),
+			'after another cut',
+			'a log shorter than the offset is followed from its start',
+		);
+		tail.close();
 	});
 
 	it('knows a rate limit only from the agent’s own signal, never from words in its output', () => {
