@@ -89,7 +89,7 @@ describe('dispatch parts', () => {
 
 	it("follows a log cut under it (an adopted agent's recorded offset is past the new end)", () => {
 		const path = join(dir, 'cut.log');
-		writeFileSync(path, `${'old line\n'.repeat(2000)}`);
+		writeFileSync(path, 'old line\n'.repeat(2000));
 		const tail = new LogTail(path, 18_000, 1000);
 		appendFileSync(path, 'new 1\nnew 2\n');
 		assert.deepEqual(tail.poll(), ['new 1', 'new 2']);
