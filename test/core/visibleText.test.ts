@@ -33,6 +33,7 @@ describe('visibleText', () => {
 	it('spells the same characters as JSON escapes, which parse back to the raw text', () => {
 		const raw = { title: 'x\x1b[2K\rAPPROVED \u202Egnp \u0085' };
 		const json = jsonVisible(JSON.stringify(raw));
+		// eslint-disable-next-line no-control-regex
 		assert.doesNotMatch(json, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
 		assert.deepEqual(JSON.parse(json), raw);
 	});

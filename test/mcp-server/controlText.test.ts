@@ -16,6 +16,7 @@ import { refused } from '../helpers/refused';
 const forged = '\x1b[2K\rAPPROVED';
 const bidi = 'gnp.\u202Eexe';
 /** Bytes a terminal acts on: ESC, CR, C1 controls, bidi overrides and isolates. */
+// eslint-disable-next-line no-control-regex
 const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 describe('control characters on the CLI faces, NUL in any text', () => {
