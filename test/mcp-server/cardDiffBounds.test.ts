@@ -86,7 +86,11 @@ describe('card/diff within its budget', { skip: process.platform !== 'linux' && 
 		// 24 reviewers, each on its own connection (one connection's requests are already queued by its flow control).
 		const reviewers = await Promise.all(
 			Array.from({ length: 24 }, (_, i) =>
-				client(dataDir, { agent: { id: `reviewer-${i}`, name: `reviewer ${i}`, client: 'test' } }),
+				// Those waiting their turn wait a few seconds each on a loaded machine: more than the helper's 15 s.
+				client(dataDir, {
+					agent: { id: `reviewer-${i}`, name: `reviewer ${i}`, client: 'test' },
+					requestTimeoutMs: 60_000,
+				}),
 			),
 		);
 		const started = Date.now();
