@@ -49,6 +49,8 @@ export interface ReviewDiff {
  * leaves out (marked `cut`): a 200 MB file costs neither git nor the hub more than its size check.
  */
 export const bigFileBytes = 8 * 1024 * 1024;
+/** The most bytes of file names given to git to leave the big files out (well under argv's limits). */
+const maxPathspecBytes = 256 * 1024;
 
 // Rename detection as the numbers and the patch see it; quotePath off so non-ASCII names stay readable.
 const diffArgs = [
@@ -96,11 +98,16 @@ export async function reviewDiff(options: {
 	]);
 	const files = mergeStatus(parseNumstat(numstat.stdout), parseNameStatus(names.stdout));
 	// Files over bigFileBytes are left out of the patch: git would read them whole even to say "Binary
-	// files differ" (a 200 MB file cost git 200 MB and seconds per request).
-	const big = await bigPaths(repo.root, raw.stdout);
+	// files differ" (a 200 MB file cost git 200 MB and seconds per request). They are left out by naming
+	// the others; past maxPathspecBytes of names (argv has its limits) git diffs them all and the budgets
+	// still hold for the hub (git alone then reads the big blobs).
+	const found = await bigPaths(repo.root, raw.stdout);
+	const others = files.flatMap(f =>
+		found.has(f.path) ? [] : f.oldPath === undefined ? [f.path] : [f.oldPath, f.path],
+	);
+	const big = others.reduce((n, p) => n + Buffer.byteLength(p) + 1, 0) <= maxPathspecBytes ? found : new Set<string>();
 	const shown = files.filter(f => !big.has(f.path));
-	const patchPaths =
-		big.size === 0 ? only : ['--', ...shown.flatMap(f => (f.oldPath === undefined ? [f.path] : [f.oldPath, f.path]))];
+	const patchPaths = big.size === 0 ? only : ['--', ...others];
 	// The patch is read as git writes it and stopped at its budget: never held whole (patchStream.ts).
 	const patch =
 		shown.length === 0
