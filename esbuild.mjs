@@ -36,10 +36,11 @@ const watch = process.argv.includes('--watch');
  * chip and progress, label chips, the epic and label filters and the detail's links (epics.ts,
  * tagFilter.ts, detailLinks.ts, cardIndex.ts and the shared roll-up cache core/protocol/epicRollups.ts:
  * 9.7 KB) brought it to 578.5 KB; the tree's nesting (treeNesting.ts, 4.5 KB) the extension to 611.6 KB,
- * its label filter (0.7 KB) to 614.0 KB, and the RPC client's hello deadline (0.3 KB) to 614.3 KB of
- * the 614.4.
+ * its label filter (0.7 KB) to 614.0 KB, the RPC client's hello deadline (0.3 KB) to 614.3 KB, and
+ * neutralising agent-written text in the tree, tooltips, notifications, seat output and preview
+ * (core/visibleText.ts and its uses, 1.1 KB) to 615.4 KB of 616.4.
  */
-const budgetBytes = { 'dist/extension.js': 600 * 1024, 'dist/webview/board.js': 572 * 1024 };
+const budgetBytes = { 'dist/extension.js': 602 * 1024, 'dist/webview/board.js': 572 * 1024 };
 
 const common = {
 	bundle: true,

@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import type { AgentHealth } from '../core/protocol';
 import type { AgentView } from './agentHealth';
 import { formatDuration } from '../core/duration';
+import { visibleText } from '../core/visibleText';
 import type { HubConnection } from './hubConnection';
 
 export interface AgentNode {
@@ -74,9 +75,9 @@ export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentNode>, v
 	getTreeItem(element: AgentNode): vscode.TreeItem {
 		const { agent, health, stalled, cards } = element.view;
 		const label = agent.id === this.hub.me ? `${agent.name} (you)` : agent.name;
-		const item = new vscode.TreeItem(label, vscode.TreeItemCollapsibleState.None);
+		const item = new vscode.TreeItem(visibleText(label), vscode.TreeItemCollapsibleState.None);
 		item.id = `agent:${agent.id}`;
-		item.description = agentDescription(element.view);
+		item.description = visibleText(agentDescription(element.view));
 		const icon = stalled ? { icon: 'watch', color: 'list.warningForeground' } : healthIcons[health];
 		item.iconPath = new vscode.ThemeIcon(icon.icon, new vscode.ThemeColor(icon.color));
 		item.contextValue = cards.length > 0 ? `agent.busy.${health}` : `agent.idle.${health}`;
@@ -90,7 +91,9 @@ export class AgentsTreeProvider implements vscode.TreeDataProvider<AgentNode>, v
 		for (const card of cards) {
 			tip.appendMarkdown('\n\n');
 			tip.appendText(
-				`${card.id} ${card.title}${card.progress === null ? '' : ` — ${card.progress}%`}${card.progressNote === null ? '' : ` ${card.progressNote}`}`,
+				visibleText(
+					`${card.id} ${card.title}${card.progress === null ? '' : ` — ${card.progress}%`}${card.progressNote === null ? '' : ` ${card.progressNote}`}`,
+				),
 			);
 		}
 		item.tooltip = tip;

@@ -28,6 +28,7 @@ import {
 } from './backlogNodes';
 import { cardIcon } from './cardIcon';
 import { cardTooltip, md } from './cardTooltip';
+import { visibleText } from '../core/visibleText';
 import { cardSummary, compareByPriority } from './cardText';
 import type { DispatchWatch } from './dispatchWatch';
 import type { HubConnection } from './hubConnection';
@@ -267,8 +268,9 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		}
 		const card = element.card;
 		const nest = this.nesting(element.group);
+		// Agent-written text: no control character or bidi override reaches the tree raw.
 		const item = new vscode.TreeItem(
-			card.title,
+			visibleText(card.title),
 			nest.children.has(card.id) ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
 		);
 		item.id = `card:${card.id}`;
@@ -277,13 +279,14 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
 		const pause = card.status === 'ready' ? pauseOf(card, this.dispatch?.pauses ?? []) : undefined;
 		const epic = epicWords(this.progressOf(card), card, nest.parentOf.has(card.id));
-		item.description =
+		item.description = visibleText(
 			cardSummary(card, now, thresholds, holder, pause) +
-			(wait ? ` · ${scopeWaitText(wait)}` : '') +
-			(epic ? ` · ${epic}` : '');
+				(wait ? ` · ${scopeWaitText(wait)}` : '') +
+				(epic ? ` · ${epic}` : ''),
+		);
 		item.iconPath = cardIcon(card, groupOf(card), now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
-		item.accessibilityInformation = { label: `${card.id} ${card.title}, ${item.description}` };
+		item.accessibilityInformation = { label: `${card.id} ${visibleText(card.title)}, ${item.description}` };
 		return item;
 	}
 

@@ -7,6 +7,7 @@
  */
 import * as vscode from 'vscode';
 import type { Result } from '../core/protocol';
+import { visibleText } from '../core/visibleText';
 import type { HubConnection } from './hubConnection';
 
 export const cardScheme = 'baton-card';
@@ -65,7 +66,8 @@ export class CardDocuments implements vscode.TextDocumentContentProvider {
 	async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
 		const cardId = decodeURIComponent(uri.path.replace(/^\//, '').replace(/\.md$/, ''));
 		try {
-			return cardMarkdown(await this.hub.request('card/get', { cardId }));
+			// Agent-written text: no control character or bidi override reaches the preview raw.
+			return visibleText(cardMarkdown(await this.hub.request('card/get', { cardId })), { multiline: true });
 		} catch (e) {
 			return `# ${cardId}\n\nCould not load the card: ${e instanceof Error ? e.message : String(e)}\n`;
 		}

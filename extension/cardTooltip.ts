@@ -13,6 +13,7 @@ import { type ScopeConflict, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';
 import type { GroupKey } from './backlogNodes';
 import { leaseText } from './cardText';
+import { visibleText } from '../core/visibleText';
 
 /**
  * `group`: the card's row group (groupOf); `wait`: the files a ready card waits on (scopeWait), when it
@@ -98,7 +99,10 @@ export function cardTooltip(
 	return tip;
 }
 
-/** Escapes text for a MarkdownString so card text is shown, never interpreted. */
+/**
+ * Escapes text for a MarkdownString so card text is shown, never interpreted: markdown's characters,
+ * and control characters and bidi overrides as visible escapes (core/visibleText.ts).
+ */
 export function md(text: string): string {
-	return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&');
+	return visibleText(text, { multiline: true }).replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&');
 }

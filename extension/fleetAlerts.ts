@@ -5,6 +5,7 @@
  * setting `baton.notifications.fleet`. Decides nothing itself.
  */
 import * as vscode from 'vscode';
+import { visibleText } from '../core/visibleText';
 
 import { type FleetAlert, AlertTracker, alertText } from './alertRules';
 import { commandIds } from './commands';
@@ -32,7 +33,7 @@ export class FleetAlerts implements vscode.Disposable {
 		}
 		for (const alert of alerts) {
 			if (alert.kind === 'cardFailed') {
-				void vscode.window.showWarningMessage(alertText(alert), 'Open Card', 'Retry').then(choice => {
+				void vscode.window.showWarningMessage(visibleText(alertText(alert)), 'Open Card', 'Retry').then(choice => {
 					if (choice === 'Open Card') {
 						void vscode.commands.executeCommand(commandIds.revealCard, alert.cardId);
 					} else if (choice === 'Retry') {
@@ -40,7 +41,7 @@ export class FleetAlerts implements vscode.Disposable {
 					}
 				});
 			} else {
-				void vscode.window.showWarningMessage(alertText(alert), 'Reclaim', 'Show Agents').then(choice => {
+				void vscode.window.showWarningMessage(visibleText(alertText(alert)), 'Reclaim', 'Show Agents').then(choice => {
 					if (choice === 'Reclaim') {
 						void vscode.commands.executeCommand(commandIds.reclaimAgentClaims, alert.agentId);
 					} else if (choice === 'Show Agents') {

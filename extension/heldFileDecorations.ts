@@ -8,6 +8,7 @@
  * request itself: Message Agent is the existing command (card/comment).
  */
 import * as vscode from 'vscode';
+import { visibleText } from '../core/visibleText';
 import type { Card } from '../core/protocol';
 import { commandIds } from './commands';
 import { HeldFiles } from './heldFiles';
@@ -98,7 +99,9 @@ export class HeldFileDecorations implements vscode.FileDecorationProvider, vscod
 	private async warn(uri: vscode.Uri, card: Card): Promise<void> {
 		const file = vscode.workspace.asRelativePath(uri);
 		const choice = await vscode.window.showWarningMessage(
-			`${file} is held by ${card.claimOwner ?? 'another agent'} for ${card.id} — ${card.title}. Your edits may collide with its work.`,
+			visibleText(
+				`${file} is held by ${card.claimOwner ?? 'another agent'} for ${card.id} — ${card.title}. Your edits may collide with its work.`,
+			),
 			'Open Card',
 			'Message Agent',
 		);

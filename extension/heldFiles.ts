@@ -11,6 +11,7 @@ import { sep } from 'node:path';
 import type { Card } from '../core/protocol';
 import { liveScope } from '../core/scope/conflicts';
 import { ScopeIndex } from '../core/scope/match';
+import { visibleText } from '../core/visibleText';
 
 /** A folder scopes are relative to: a repository root (or a workspace folder outside git), and its project. */
 export interface ProjectRoot {
@@ -28,7 +29,7 @@ export function inProjects(card: Pick<Card, 'project'>, projects: readonly strin
 
 /** "Held by claude-code-1 for AUTH-3 — Session cookie hardening". */
 export function heldText(card: Pick<Card, 'id' | 'title' | 'claimOwner'>): string {
-	return `Held by ${card.claimOwner ?? 'an agent'} for ${card.id} — ${card.title}`;
+	return visibleText(`Held by ${card.claimOwner ?? 'an agent'} for ${card.id} — ${card.title}`);
 }
 
 /** What a held file shows: a badge, the tooltip, and the cards that hold it (for the edit warning). */

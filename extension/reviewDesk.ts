@@ -7,6 +7,7 @@
  * `baton.notifications.review`. Never changes a card: the buttons run the commands.
  */
 import * as vscode from 'vscode';
+import { visibleText } from '../core/visibleText';
 import type { Card } from '../core/protocol';
 import { commandIds } from './commands/ids';
 import type { HubConnection } from './hubConnection';
@@ -79,7 +80,7 @@ export class ReviewDesk implements vscode.Disposable {
 		const command = act === 'Approve' ? commandIds.approveCard : commandIds.replyToAgent;
 		if (!card) {
 			const next = act === 'Approve' ? 'Review Next' : 'Reply';
-			void vscode.window.showInformationMessage(text, next).then(choice => {
+			void vscode.window.showInformationMessage(visibleText(text), next).then(choice => {
 				if (choice !== undefined) {
 					void vscode.commands.executeCommand(act === 'Approve' ? commandIds.reviewNextCard : command);
 				}
@@ -88,7 +89,7 @@ export class ReviewDesk implements vscode.Disposable {
 		}
 		// A card with a workspace has a branch to read before approving it (issue 33).
 		const changes = act === 'Approve' && card.workspace !== undefined ? ['Changes'] : [];
-		void vscode.window.showInformationMessage(text, 'Open', ...changes, act).then(choice => {
+		void vscode.window.showInformationMessage(visibleText(text), 'Open', ...changes, act).then(choice => {
 			if (choice === 'Open') {
 				void vscode.commands.executeCommand(commandIds.showCardDetail, card.id);
 			} else if (choice === 'Changes') {

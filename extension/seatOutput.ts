@@ -9,6 +9,7 @@ import { open } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import * as vscode from 'vscode';
+import { visibleText } from '../core/visibleText';
 import type { Card } from '../core/protocol';
 import type { DispatchWatch } from './dispatchWatch';
 import type { HubConnection } from './hubConnection';
@@ -85,7 +86,8 @@ class SeatTail implements vscode.Disposable {
 	}
 
 	private append(text: string): void {
-		this.channel.append(text);
+		// The agent's own bytes: no escape sequence or bidi override reaches the channel raw.
+		this.channel.append(visibleText(text, { multiline: true }));
 		this.recent = (this.recent + text).slice(-keepChars);
 	}
 

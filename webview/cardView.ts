@@ -15,7 +15,7 @@ import { formatRemaining } from './format';
 import { renderMarkdownSummary } from './markdown';
 import { scopeChip, waitingOnScope } from './scopeView';
 import type { BoardState } from './state';
-import { el } from './dom';
+import { el, shown } from './dom';
 
 /** Height of one card slot (card + gap) in px; the card itself is 8 px shorter. */
 export const rowHeight = 100;
@@ -140,8 +140,8 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	p.phase.textContent = card.phase ?? '';
 	p.phase.hidden = card.phase === null;
 	p.flags.replaceChildren();
-	p.title.textContent = card.title;
-	p.title.title = card.title;
+	p.title.textContent = shown(card.title);
+	p.title.title = shown(card.title);
 	let owner = '';
 	let health = '';
 	let lease = '';
@@ -158,8 +158,8 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	}
 	const d = card.status === 'claimed' ? card.dispatch : undefined;
 	const lines = d?.output ?? [];
-	p.output.textContent = lines.at(-1) ?? '';
-	p.output.title = lines.join('\n');
+	p.output.textContent = shown(lines.at(-1) ?? '');
+	p.output.title = shown(lines.join('\n'));
 	p.output.hidden = lines.length === 0;
 	node.classList.toggle('card--dispatched', lines.length > 0);
 	if (card.assignee && card.status !== 'done') {
@@ -234,13 +234,13 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	if (state.isPending(card.id)) {
 		addFlag(p.flags, 'pending', 'saving…', 'Waiting for the hub to confirm this change');
 	}
-	p.owner.textContent = owner;
+	p.owner.textContent = shown(owner);
 	p.ownerWrap.hidden = owner === '';
 	p.ownerDot.className = owner === '' ? 'health-dot' : `health-dot health-${health}`;
 	p.ownerDot.title = owner === '' ? '' : `Agent health: ${health}`;
 	p.lease.textContent = lease;
-	p.note.textContent = note;
-	p.note.title = note;
+	p.note.textContent = shown(note);
+	p.note.title = shown(note);
 	const resultText = fillResult(p.result, result);
 	if (resultText !== '') {
 		labels.push(`result: ${resultText}`);
@@ -264,7 +264,7 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 	if (progress !== null && card.status === 'claimed') {
 		labels.push(`${progress}% done`);
 	}
-	node.setAttribute('aria-label', labels.filter(s => s !== '').join(', '));
+	node.setAttribute('aria-label', shown(labels.filter(s => s !== '').join(', ')));
 }
 
 /** The markdown each result element shows, so the clock's refreshes do not render it again. */

@@ -11,6 +11,8 @@
 import DOMPurify from 'dompurify';
 import { Marked } from 'marked';
 
+import { shown } from './dom';
+
 const escapeHtml = (s: string): string =>
 	s.replace(/[&<>"']/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
@@ -54,7 +56,7 @@ const forbidden = ['style', 'form', 'input', 'button', 'textarea', 'select', 'if
 /** Renders markdown to a sanitised fragment. */
 export function renderMarkdown(source: string): DocumentFragment {
 	installHooks();
-	const html = markdown.parse(source) as string;
+	const html = markdown.parse(shown(source)) as string;
 	return DOMPurify.sanitize(html, {
 		RETURN_DOM_FRAGMENT: true,
 		FORBID_TAGS: forbidden,
@@ -74,7 +76,7 @@ export function renderMarkdownSummary(source: string): DocumentFragment {
 	let cached = summaries.get(source);
 	if (cached === undefined) {
 		installHooks();
-		const html = markdown.parse(source) as string;
+		const html = markdown.parse(shown(source)) as string;
 		cached = DOMPurify.sanitize(html, {
 			RETURN_DOM_FRAGMENT: true,
 			FORBID_TAGS: [...forbidden, 'a', 'img'],

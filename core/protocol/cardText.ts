@@ -18,7 +18,50 @@ export function checkCardId(id: string): void {
 	}
 }
 
+/**
+ * The first string inside `value` (walked through arrays and objects) that holds a NUL character, with
+ * its path ("cards.0.body"), or undefined. PostgreSQL stores no NUL in text or jsonb, so a NUL that got
+ * past the edge failed deep in the store as `internal`; the hub refuses it up front instead.
+ */
+export function findNul(value: unknown, path: string[] = []): string | undefined {
+	if (typeof value === 'string') {
+		return value.includes('\0') ? path.join('.') || 'value' : undefined;
+	}
+	if (Array.isArray(value)) {
+		for (let i = 0; i < value.length; i++) {
+			const found = findNul(value[i], [...path, String(i)]);
+			if (found !== undefined) {
+				return found;
+			}
+		}
+		return undefined;
+	}
+	if (value !== null && typeof value === 'object') {
+		for (const [key, item] of Object.entries(value)) {
+			const found = findNul(key, [...path, key]) ?? findNul(item, [...path, key]);
+			if (found !== undefined) {
+				return found;
+			}
+		}
+	}
+	return undefined;
+}
+
+/** Refuses text with a NUL character (invalid_input naming the field): no store keeps one. */
+export function checkNoNul(what: string, field: string, value: unknown): void {
+	const at = findNul(value);
+	if (at !== undefined) {
+		const where = typeof value === 'string' ? field : `${field}.${at}`;
+		throw new BatonError(
+			'invalid_input',
+			`${what}: ${where} contains a NUL character (\\0), which text in Baton cannot hold. Remove it (binary content belongs in a file in the repository, not in a card).`,
+			{ field: where },
+		);
+	}
+}
+
 export function checkTitle(cardId: string, title: string): void {
+	checkNoNul(`Card ${cardId}`, 'title', title);
 	const trimmed = title.trim();
 	if (trimmed.length === 0) {
 		throw new BatonError('invalid_input', `Card ${cardId}: the title must not be empty.`, { field: 'title' });
@@ -33,6 +76,7 @@ export function checkTitle(cardId: string, title: string): void {
 }
 
 export function checkBody(cardId: string, body: string): void {
+	checkNoNul(`Card ${cardId}`, 'body', body);
 	const bytes = encoder.encode(body).length;
 	if (bytes > limits.bodyBytes) {
 		throw new BatonError(

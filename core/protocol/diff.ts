@@ -9,6 +9,15 @@ import { CardId } from './scalars';
 export const diffLimits = {
 	/** The largest patch `card/diff` sends, in UTF-8 bytes; a longer one is cut at a file or hunk boundary. */
 	patchBytes: 512 * 1024,
+	/**
+	 * The most of one file's patch `card/diff` sends when it shows several (when `paths` names one file,
+	 * that file gets the whole patchBytes); a larger one keeps its whole hunks that fit, or is left out.
+	 */
+	fileBytes: 256 * 1024,
+	/** `card/diff` requests the hub computes at once; the next ones wait their turn. */
+	concurrent: 2,
+	/** Requests that may wait for a turn; more are refused (unavailable) until the line moves. */
+	waiting: 8,
 	/** Paths one `card/diff` may name. */
 	paths: 200,
 } as const;
@@ -36,6 +45,8 @@ export const DiffFile = z.object({
 	/** Lines added and removed; null for a binary file (git counts no lines). */
 	insertions: z.number().int().nullable(),
 	deletions: z.number().int().nullable(),
+	/** Its patch was cut or left out (over its budget, or past the total): `show` in the result says how to see it. */
+	cut: z.boolean().optional(),
 });
 export type DiffFile = z.infer<typeof DiffFile>;
 
@@ -53,9 +64,16 @@ export const CardDiffResult = z.object({
 	files: z.array(DiffFile),
 	/** `git diff mergeBase head` (of `paths` only when given), at most diffLimits.patchBytes. */
 	patch: z.string(),
-	/** The patch was cut (the files list is always whole); ask for fewer `paths` to see the rest. */
+	/**
+	 * The patch was cut (the files list is always whole; `cut` marks the files concerned); ask for one
+	 * file in `paths`, or run `show`, to see the rest.
+	 */
 	truncated: z.boolean(),
-	/** The whole patch's size in UTF-8 bytes. */
+	/** The patch's size in UTF-8 bytes as git wrote it: the whole size, unless `complete` is false. */
 	patchBytes: z.number().int(),
+	/** git wrote the whole patch; false when the hub stopped it at the total budget (patchBytes is then a floor). */
+	complete: z.boolean().optional(),
+	/** The command that shows the whole diff on the hub's machine (present when the patch was cut). */
+	show: z.string().optional(),
 });
 export type CardDiffResult = z.infer<typeof CardDiffResult>;

@@ -4,6 +4,7 @@
  * share it; no colour codes, so logs and CI stay readable.
  */
 import { type StateWord, refStateWord, stateWord, unmetDependencies } from '../../core/rules/claimable';
+import { jsonVisible, visibleText } from '../../core/visibleText';
 import type { Agent, BacklogEvent, Card, CardRef, CardWorkspace, Message } from '../../core/protocol';
 
 export interface Output {
@@ -11,10 +12,19 @@ export interface Output {
 	err(text: string): void;
 }
 
+/**
+ * The terminal's output: whatever a command prints passes visibleText (core/visibleText.ts), so text an
+ * agent wrote (a title, a result, a comment, a reason) can move no cursor and forge no line.
+ */
 export const processOutput: Output = {
-	out: text => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
-	err: text => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
+	out: text => process.stdout.write(terminalLine(text)),
+	err: text => process.stderr.write(terminalLine(text)),
 };
+
+function terminalLine(text: string): string {
+	const safe = visibleText(text, { multiline: true });
+	return safe.endsWith('\n') ? safe : `${safe}\n`;
+}
 
 let hungUp = false;
 let onTerminalGone: (() => void) | undefined;
@@ -64,13 +74,17 @@ export class UsageError extends Error {
 	override readonly name = 'UsageError';
 }
 
+/** `--json`: the raw values, with the characters a terminal acts on spelled as JSON's \u escapes. */
 export function printJson(output: Output, value: unknown): void {
-	output.out(JSON.stringify(value, null, 2));
+	output.out(jsonVisible(JSON.stringify(value, null, 2)));
 }
 
-/** Cuts to `max` characters with an ellipsis; newlines become spaces so rows stay one line. */
+/**
+ * Cuts to `max` characters with an ellipsis; newlines become spaces so rows stay one line, and control
+ * characters visible escapes (counted in the width, so columns stay aligned).
+ */
 export function truncate(text: string, max: number): string {
-	const flat = text.replace(/\s+/g, ' ').trim();
+	const flat = visibleText(text.replace(/\s+/g, ' ').trim());
 	return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
 }
 
@@ -264,9 +278,15 @@ export function describeCard(
 		}
 	}
 	const width = Math.max(...rows.map(([k]) => k.length));
-	const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+	// A value's own lines are indented under the values (a result cannot pose as another field), the
+	// one-line fields show their newlines as \n, and every control character as a visible escape.
+	const multiline = new Set(['result', 'blocked', 'failed', 'handoff']);
+	const lines = rows.map(
+		([k, v]) =>
+			`${k.padEnd(width)}  ${visibleText(v, { multiline: multiline.has(k) }).replace(/\n/g, `\n${' '.repeat(width + 2)}`)}`,
+	);
 	if (card.acceptance.length > 0) {
-		lines.push('acceptance', ...card.acceptance.map(a => `  - ${a}`));
+		lines.push('acceptance', ...card.acceptance.map(a => `  - ${visibleText(a)}`));
 	}
 	if (card.body !== '') {
 		lines.push('', card.body);

@@ -49,6 +49,11 @@ const runFlags = cliFlags({
 		value: 'N',
 		description: 'Between TERM and KILL when stopping an agent (default 10)',
 	},
+	logMaxMb: {
+		type: 'string',
+		value: 'N',
+		description: "Cut each card's output log back to its tail past N MB (default 4; 0: never)",
+	},
 	name: { type: 'string', value: 'RUN', description: 'Name of this run (default "default")' },
 });
 
@@ -93,6 +98,7 @@ export interface CheckedRun {
 	idleSeconds: number;
 	cooldownSeconds: number;
 	stopGraceSeconds: number;
+	logMaxMb: number;
 	phase: string | undefined;
 	capabilities: string[];
 	project: string | undefined;
@@ -155,6 +161,7 @@ export function checkRunFlags(ctx: Pick<CommandContext, 'values'>, env: NodeJS.P
 		idleSeconds: count('idle-seconds', flags.idleSeconds, defaultIdleSeconds, 0) ?? defaultIdleSeconds,
 		cooldownSeconds: count('cooldown-seconds', flags.cooldownSeconds, 300, 0) ?? 300,
 		stopGraceSeconds: count('stop-grace-seconds', flags.stopGraceSeconds, 10, 0) ?? 10,
+		logMaxMb: count('log-max-mb', flags.logMaxMb, 4, 0) ?? 4,
 		phase: phase?.data,
 		capabilities,
 		project,
@@ -227,6 +234,7 @@ export const runCommand: Command = {
 				idleSeconds: checked.idleSeconds,
 				cooldownSeconds: checked.cooldownSeconds,
 				stopGraceMs: checked.stopGraceSeconds * 1000,
+				logMaxBytes: checked.logMaxMb * 1024 * 1024,
 				root,
 				cwd: process.cwd(),
 				batonMcp: batonMcpCommand(),

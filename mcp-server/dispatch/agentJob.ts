@@ -1,7 +1,7 @@
 /**
  * One dispatched card's agent, from its start (or its adoption after a restart) to the end of its
  * claim (issue 30): writes the agent's MCP config and prompt, starts the program in the card's
- * workspace, records its pid and log, follows its output (rate-limit words, the last lines), keeps the
+ * workspace, records its pid and log, follows its output (its rate-limit signal, rateLimit.ts; the last lines), keeps the
  * seat's lease alive, enforces --max-seconds, stops an agent that hangs (no output and no call
  * reported on its card for --idle-seconds), and when the process exits ends a claim the agent left
  * held: failed with the exit code and the last lines, or released without using an attempt (rate
@@ -23,7 +23,7 @@ import { removeSeatFiles, seatFilePath, writeSeatRecord, type SeatRecord } from 
 import type { SeatIdentity } from './seat';
 import { type AgentExit, type AgentProcess, spawnAgent } from './spawnAgent';
 import { Silence } from './silence';
-import { isRateLimitLine } from './streaks';
+import { commandRateLimit, exitRateLimit } from './rateLimit';
 
 const log = createLogger('run').child('job');
 
@@ -63,6 +63,8 @@ export interface JobContext {
 	maxSeconds: number | undefined;
 	/** Stop an agent after this long without output or a life sign on its card; 0: never. */
 	idleSeconds: number;
+	/** A card's log file is cut back to its tail past this size (outputLog.ts); 0: never. */
+	logMaxBytes: number;
 	stopGraceMs: number;
 	/** Something the table and --json show. */
 	emit(event: Record<string, unknown>): void;
@@ -191,7 +193,7 @@ export class AgentJob {
 			card,
 			epoch,
 			proc,
-			new LogTail(path, offset),
+			new LogTail(path, offset, ctx.logMaxBytes),
 			startedAt,
 			false,
 		);
@@ -203,7 +205,7 @@ export class AgentJob {
 	/** Takes over an agent a previous run of this supervisor started, alive at pid `proc.pid`. */
 	static adopt(ctx: JobContext, record: SeatRecord, conn: RpcClient, card: Card, proc: AgentProcess): AgentJob {
 		const path = logPath(ctx.dataDir, ctx.run, card.id);
-		const tail = new LogTail(path, record.logOffset);
+		const tail = new LogTail(path, record.logOffset, ctx.logMaxBytes);
 		const started = Date.parse(card.dispatch?.startedAt ?? record.startedAt);
 		const identity = { agent: record.agent, session: record.session };
 		const job = new AgentJob(ctx, record.seat, identity, conn, card, record.epoch, proc, tail, started, true);
@@ -251,15 +253,28 @@ export class AgentJob {
 		return card.status === 'claimed' && card.claimOwner === this.identity.agent && card.claimEpoch === this.epoch;
 	}
 
-	/** New output: remember the last line; rate-limit words end the attempt without using it up. */
+	/** The built-in CLI whose rate-limit signal applies (rateLimit.ts), or undefined for a --command agent. */
+	private signalKind(): string | undefined {
+		return this.ctx.command === undefined ? (this.ctx.agent ?? 'claude') : undefined;
+	}
+
+	/**
+	 * New output: remember the last line. A --command agent's BATON_RATE_LIMITED line ends the attempt
+	 * without using it up; a built-in CLI's rate-limit report is read when it exits (end()).
+	 */
 	private follow(): string[] {
 		const fresh = this.tail.poll();
 		if (fresh.length > 0) {
 			this.silence.output();
 			this.lastLine = fresh.at(-1);
-			const limited = fresh.find(isRateLimitLine);
-			if (limited !== undefined) {
-				this.stop('rate_limited', limited);
+			if (this.signalKind() === undefined) {
+				for (const line of fresh) {
+					const reason = commandRateLimit(line);
+					if (reason !== undefined) {
+						this.stop('rate_limited', reason);
+						break;
+					}
+				}
 			}
 			const output = this.tail.last(5);
 			const text = output.join('\n');
@@ -303,15 +318,15 @@ export class AgentJob {
 			clearInterval(t);
 		}
 		clearTimeout(this.lingerTimer);
-		// Its last words may say "rate limit" right before it exited.
-		const last = this.follow();
+		// Its last words may be its CLI's rate-limit report (or a --command agent's signal line).
+		this.follow();
 		this.tail.close();
-		const limited = this.cause === undefined ? last.find(isRateLimitLine) : undefined;
+		const lines = this.tail.last();
+		const limited = this.cause === undefined ? exitRateLimit(this.signalKind(), exit.code, lines) : undefined;
 		if (limited !== undefined) {
 			this.cause = 'rate_limited';
 			this.causeLine = limited;
 		}
-		const lines = this.tail.last();
 		let outcome: JobEnd;
 		try {
 			outcome = await this.endClaim(exit, lines);

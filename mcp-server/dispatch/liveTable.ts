@@ -5,6 +5,7 @@
  * (the terminal closed) nothing. Formatting only: it starts, stops and asks nothing.
  */
 import { formatDuration } from '../../core/duration';
+import { jsonVisible, visibleText } from '../../core/visibleText';
 
 export interface SeatRow {
 	seat: number;
@@ -96,16 +97,17 @@ export class Display {
 		}
 		const withTime = { at: new Date().toISOString(), ...e };
 		if (this.mode === 'json') {
-			this.screen.write(`${JSON.stringify(withTime)}\n`);
+			this.screen.write(`${jsonVisible(JSON.stringify(withTime))}\n`);
 			return;
 		}
 		const text = `${withTime.at.slice(11, 19)} ${eventText(e)}`;
 		if (this.mode === 'lines') {
-			this.screen.write(`${text}\n`);
+			// An event line carries agent-written text (a reason, a line): no control character goes out raw.
+			this.screen.write(`${visibleText(text)}\n`);
 			return;
 		}
 		this.clear();
-		this.screen.write(`${text}\n`);
+		this.screen.write(`${visibleText(text)}\n`);
 	}
 
 	/** Redraws the table in place (table mode only). */
@@ -117,7 +119,8 @@ export class Display {
 		const columns = this.screen.columns !== undefined && this.screen.columns >= 40 ? this.screen.columns : 120;
 		const text = renderTable(rows, status, now, columns);
 		this.clear();
-		this.screen.write(`${text}\n`);
+		// Its cells carry agent-written text (last lines, progress notes): no control character reaches the terminal raw.
+		this.screen.write(`${visibleText(text, { multiline: true })}\n`);
 		this.drawnLines = text.split('\n').length;
 	}
 

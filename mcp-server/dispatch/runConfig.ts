@@ -20,6 +20,8 @@ export interface RunConfig {
 	idleSeconds: number;
 	cooldownSeconds: number;
 	stopGraceMs: number;
+	/** Each card's log is cut back to its tail past this size; 0: never. */
+	logMaxBytes: number;
 	/** The git checkout the run serves (claims' `root`, the agents' folder without workspaces). */
 	root: string | undefined;
 	/** Where agents run when the card has no workspace and there is no checkout. */

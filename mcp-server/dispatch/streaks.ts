@@ -1,16 +1,9 @@
 /**
- * How one agent kind is doing (issue 30): a rate-limit cool-down (output saying the provider refused for
- * rate or quota: no new agent of that kind until it passes) and the failure streak (three failures in
+ * How one agent kind is doing (issue 30): a rate-limit cool-down (the agent's own signal that the provider
+ * refused it for rate or quota, rateLimit.ts: no new agent of that kind until it passes) and the failure streak (three failures in
  * a row within ten minutes: the kind is paused with the reason instead of burning through the backlog).
  * Pure bookkeeping with the time passed in; it asks nothing of the hub and starts nothing.
  */
-
-/** Output that says the provider refused for rate or quota (the issue's words, case-insensitive). */
-const rateLimitPattern = /\b429\b|rate[ -]?limit|\bquota\b|usage limit/i;
-
-export function isRateLimitLine(line: string): boolean {
-	return rateLimitPattern.test(line);
-}
 
 /** Failures in a row that pause a kind, and the window they must fall in. */
 export const streakLength = 3;

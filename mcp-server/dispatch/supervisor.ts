@@ -71,6 +71,7 @@ export class Supervisor {
 			maxSeconds: config.maxSeconds,
 			idleSeconds: config.idleSeconds,
 			stopGraceMs: config.stopGraceMs,
+			logMaxBytes: config.logMaxBytes,
 			emit: e => this.display.event(e),
 		};
 	}

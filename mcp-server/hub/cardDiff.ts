@@ -1,8 +1,11 @@
 /**
  * `card/diff` (issue 33): the hub reads a card's branch against its base for a reviewer (the board, VS
- * Code, the CLI) through the workspaces layer (reviewDiff.ts), with the patch cut at
- * diffLimits.patchBytes. The hub runs git only for workspaces its own machine made; a card without a
- * workspace, one made on another host, and one already landed get an error saying what to do instead.
+ * Code, the CLI) through the workspaces layer (reviewDiff.ts), with the patch read as git writes it and
+ * kept within diffLimits.fileBytes per file and diffLimits.patchBytes in all, so a huge file on an
+ * agent's branch costs the hub no more than the cap; at most diffLimits.concurrent diffs run at once,
+ * diffLimits.waiting more wait, and further ones are refused (unavailable) until the line moves. The
+ * hub runs git only for workspaces its own machine made; a card without a workspace, one made on
+ * another host, and one already landed get an error saying what to do instead.
  * Must not: change a ref, a worktree or the card (a read, not mutating).
  */
 import { hostname } from 'node:os';
@@ -40,13 +43,16 @@ export async function cardDiff(
 			{ cardId: card.id, host: ws.host },
 		);
 	}
-	const d = await reviewDiff({
-		repo: ws.root,
-		branch: ws.branch,
-		base: ws.base,
-		...(params.paths === undefined ? {} : { paths: params.paths }),
-		maxBytes: diffLimits.patchBytes,
-	});
+	const one = params.paths?.length === 1;
+	const d = await turns.run(card.id, () =>
+		reviewDiff({
+			repo: ws.root,
+			branch: ws.branch,
+			base: ws.base,
+			...(params.paths === undefined ? {} : { paths: params.paths }),
+			budget: { totalBytes: diffLimits.patchBytes, fileBytes: one ? diffLimits.patchBytes : diffLimits.fileBytes },
+		}),
+	);
 	return {
 		cardId: card.id,
 		base: ws.base,
@@ -61,9 +67,55 @@ export async function cardDiff(
 			status: f.status,
 			insertions: f.insertions,
 			deletions: f.deletions,
+			...(f.cut === true ? { cut: true } : {}),
 		})),
 		patch: d.patch,
 		truncated: d.truncated,
 		patchBytes: d.patchBytes,
+		complete: d.complete,
+		...(d.truncated ? { show: `git -C ${shellWord(ws.root)} diff ${d.mergeBase} ${d.head}` } : {}),
 	};
 }
+
+/** A path as one shell word (single-quoted when it needs it), for a command a person copies. */
+function shellWord(text: string): string {
+	return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A few diffs at a time: each one's git and its patch budget are the hub's memory, not the requests'. */
+class Turns {
+	private running = 0;
+	private readonly queue: (() => void)[] = [];
+
+	constructor(
+		private readonly concurrent: number,
+		private readonly waiting: number,
+	) {}
+
+	async run<T>(cardId: string, task: () => Promise<T>): Promise<T> {
+		if (this.running >= this.concurrent) {
+			if (this.queue.length >= this.waiting) {
+				throw new BatonError(
+					'unavailable',
+					`The hub is computing ${this.running} diffs and ${this.queue.length} more wait their turn, so the diff of ${cardId} was not started; ask again in a few seconds.`,
+					{ cardId, running: this.running, waiting: this.queue.length },
+				);
+			}
+			await new Promise<void>(resolve => this.queue.push(resolve));
+		} else {
+			this.running++;
+		}
+		try {
+			return await task();
+		} finally {
+			const next = this.queue.shift();
+			if (next === undefined) {
+				this.running--;
+			} else {
+				next();
+			}
+		}
+	}
+}
+
+const turns = new Turns(diffLimits.concurrent, diffLimits.waiting);

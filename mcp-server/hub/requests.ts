@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OpContext } from '../../core/backlog';
 import { BatonError, describeIssues } from '../../core/errors';
+import { findNul } from '../../core/protocol/cardText';
 import { frameBytes, tooLargeAnswer } from '../../core/protocol/frameSize';
 import { createLogger } from '../../core/log';
 import { type Method, type RequestFrame, isMethod, limits, methods } from '../../core/protocol';
@@ -49,6 +50,20 @@ export class Requests {
 		const { id, method } = frame;
 		if (!isMethod(method)) {
 			sendError(conn, id, new BatonError('invalid_input', `Unknown method "${method}".`));
+			return;
+		}
+		const nul = findNul(frame.params);
+		if (nul !== undefined) {
+			// Every text field at once: no store keeps a NUL, and failing in the store was `internal`.
+			sendError(
+				conn,
+				id,
+				new BatonError(
+					'invalid_input',
+					`Invalid ${method} params: ${nul} contains a NUL character (\\0), which text in Baton cannot hold; remove it.`,
+					{ field: nul },
+				),
+			);
 			return;
 		}
 		const parsed = methods[method].params.safeParse(frame.params ?? {});

@@ -42,7 +42,7 @@ const inheritedRedirects = [
 	'GIT_PREFIX',
 ];
 
-function gitEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
+export function gitEnv(extra: Record<string, string> | undefined): NodeJS.ProcessEnv {
 	const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !inheritedRedirects.includes(name)));
 	return { ...env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', LANGUAGE: 'C', GIT_PAGER: 'cat', ...extra };
 }

@@ -6,7 +6,8 @@
  * ref or checkout, or know about cards (the hub's cardDiff.ts does).
  */
 import { BatonError } from '../../core/errors';
-import { git, gitText, splitNul } from './git';
+import { git, gitEnv, gitText, splitNul } from './git';
+import { type PatchBudget, streamPatch } from './patchStream';
 import { branchExists, inspectRepo } from './repo';
 import { type FileStat, parseNumstat } from './review';
 
@@ -24,6 +25,8 @@ const changeOf: Record<string, FileChange> = {
 
 export interface ReviewFile extends FileStat {
 	status: FileChange;
+	/** Its patch was cut or left out (over a file's budget, or after the total budget). */
+	cut?: boolean;
 }
 
 export interface ReviewDiff {
@@ -33,22 +36,42 @@ export interface ReviewDiff {
 	mergeBase: string;
 	files: ReviewFile[];
 	patch: string;
-	/** True when `patch` was cut at `maxBytes` (the files list is always whole). */
+	/** True when `patch` was cut (the files list is always whole; `cut` marks the files concerned). */
 	truncated: boolean;
-	/** The patch's full size in UTF-8 bytes (before any cut). */
+	/** Bytes of patch git wrote: the whole patch's size unless `complete` is false. */
 	patchBytes: number;
+	/** git wrote the whole patch: false when it was stopped at the total budget. */
+	complete: boolean;
 }
 
-// Rename detection as the numbers and the patch see it; quotePath off so non-ASCII names stay readable.
-const diffArgs = ['-c', 'core.quotePath=false', 'diff', '--no-color', '--no-ext-diff', '--no-textconv', '-M'];
+/**
+ * Files larger than this git counts as binary (core.bigFileThreshold: no line counts) and the patch
+ * leaves out (marked `cut`): a 200 MB file costs neither git nor the hub more than its size check.
+ */
+export const bigFileBytes = 8 * 1024 * 1024;
+/** The most bytes of file names given to git to leave the big files out (well under argv's limits). */
+const maxPathspecBytes = 256 * 1024;
 
-/** `branch` against `base` as a pull request shows it, with the patch cut to at most `maxBytes` bytes. */
+// Rename detection as the numbers and the patch see it; quotePath off so non-ASCII names stay readable.
+const diffArgs = [
+	'-c',
+	'core.quotePath=false',
+	'-c',
+	`core.bigFileThreshold=${bigFileBytes}`,
+	'diff',
+	'--no-color',
+	'--no-ext-diff',
+	'--no-textconv',
+	'-M',
+];
+
+/** `branch` against `base` as a pull request shows it, with the patch kept within `budget` (patchStream.ts). */
 export async function reviewDiff(options: {
 	repo: string;
 	branch: string;
 	base: string;
 	paths?: readonly string[];
-	maxBytes: number;
+	budget: PatchBudget;
 }): Promise<ReviewDiff> {
 	const repo = await inspectRepo(options.repo);
 	for (const name of [options.branch, options.base]) {
@@ -66,12 +89,80 @@ export async function reviewDiff(options: {
 	}
 	const mergeBase = mb.stdout.trim();
 	const only = options.paths !== undefined && options.paths.length > 0 ? ['--', ...options.paths] : [];
-	const run = (extra: string[]) =>
-		git(repo.root, [...diffArgs, ...extra, mergeBase, head, ...only], { env: { GIT_LITERAL_PATHSPECS: '1' } });
-	const [numstat, names, patch] = await Promise.all([run(['--numstat', '-z']), run(['--name-status', '-z']), run([])]);
+	const env = { GIT_LITERAL_PATHSPECS: '1' };
+	const run = (extra: string[]) => git(repo.root, [...diffArgs, ...extra, mergeBase, head, ...only], { env });
+	const [numstat, names, raw] = await Promise.all([
+		run(['--numstat', '-z']),
+		run(['--name-status', '-z']),
+		run(['--raw', '-z', '--no-abbrev']),
+	]);
 	const files = mergeStatus(parseNumstat(numstat.stdout), parseNameStatus(names.stdout));
-	const cut = capPatch(patch.stdout, options.maxBytes);
-	return { head, mergeBase, files, ...cut };
+	// Files over bigFileBytes are left out of the patch: git would read them whole even to say "Binary
+	// files differ" (a 200 MB file cost git 200 MB and seconds per request). They are left out by naming
+	// the others; past maxPathspecBytes of names (argv has its limits) git diffs them all and the budgets
+	// still hold for the hub (git alone then reads the big blobs).
+	const found = await bigPaths(repo.root, raw.stdout);
+	const others = files.flatMap(f =>
+		found.has(f.path) ? [] : f.oldPath === undefined ? [f.path] : [f.oldPath, f.path],
+	);
+	const big = others.reduce((n, p) => n + Buffer.byteLength(p) + 1, 0) <= maxPathspecBytes ? found : new Set<string>();
+	const shown = files.filter(f => !big.has(f.path));
+	const patchPaths = big.size === 0 ? only : ['--', ...others];
+	// The patch is read as git writes it and stopped at its budget: never held whole (patchStream.ts).
+	const patch =
+		shown.length === 0
+			? { patch: '', truncated: false, patchBytes: 0, complete: true, cutSections: [], sections: 0 }
+			: await streamPatch(repo.root, [...diffArgs, mergeBase, head, ...patchPaths], gitEnv(env), options.budget);
+	// git writes the sections in the order of --numstat: the cut positions name the files shown.
+	const cut = new Set(patch.cutSections.map(i => shown[i]?.path));
+	shown.forEach((f, i) => {
+		if (!patch.complete && i >= patch.sections) {
+			cut.add(f.path);
+		}
+	});
+	const marked = files.map(f => (cut.has(f.path) || big.has(f.path) ? { ...f, cut: true } : f));
+	return {
+		head,
+		mergeBase,
+		files: marked,
+		patch: patch.patch,
+		truncated: patch.truncated || big.size > 0,
+		patchBytes: patch.patchBytes,
+		complete: patch.complete,
+	};
+}
+
+/** The new paths of `--raw -z --no-abbrev` whose old or new blob is larger than bigFileBytes. */
+async function bigPaths(root: string, raw: string): Promise<Set<string>> {
+	const fields = splitNul(raw);
+	const blobs = new Map<string, string[]>();
+	for (let i = 0; i < fields.length; i++) {
+		const meta = (fields[i] ?? '').slice(1).split(' ');
+		const status = meta[4] ?? '';
+		if (status.startsWith('R') || status.startsWith('C')) {
+			i++;
+		}
+		const path = fields[++i] ?? '';
+		blobs.set(
+			path,
+			[meta[2], meta[3]].filter((id): id is string => id !== undefined && !/^0+$/.test(id)),
+		);
+	}
+	const ids = [...new Set([...blobs.values()].flat())];
+	if (ids.length === 0) {
+		return new Set();
+	}
+	const sizes = new Map<string, number>();
+	const check = await git(root, ['cat-file', '--batch-check=%(objectname) %(objectsize)'], {
+		input: `${ids.join('\n')}\n`,
+	});
+	for (const line of check.stdout.split('\n')) {
+		const [id, size] = line.split(' ');
+		if (id !== undefined && size !== undefined && /^\d+$/.test(size)) {
+			sizes.set(id, Number(size));
+		}
+	}
+	return new Set([...blobs].filter(([, ids]) => ids.some(id => (sizes.get(id) ?? 0) > bigFileBytes)).map(([p]) => p));
 }
 
 /** `--name-status -z`: "M\0<path>\0", or "R100\0<old>\0<new>\0" (C likewise): new path → change. */
@@ -91,27 +182,4 @@ export function parseNameStatus(text: string): Map<string, FileChange> {
 
 function mergeStatus(stats: FileStat[], changes: Map<string, FileChange>): ReviewFile[] {
 	return stats.map(s => ({ ...s, status: changes.get(s.path) ?? (s.oldPath === undefined ? 'modified' : 'renamed') }));
-}
-
-/**
- * `patch` cut to at most `maxBytes` UTF-8 bytes: after the last whole file that fits, else (the first
- * file alone is too large) after its last whole hunk that fits, else nothing. A cut
- * patch still parses: no hunk is ever split.
- */
-export function capPatch(patch: string, maxBytes: number): { patch: string; truncated: boolean; patchBytes: number } {
-	const bytes = Buffer.from(patch, 'utf8');
-	if (bytes.length <= maxBytes) {
-		return { patch, truncated: false, patchBytes: bytes.length };
-	}
-	// Boundaries are at the newline before "diff --git " / "@@ ", and the cut keeps that newline, so
-	// the newline may sit at most at maxBytes - 1 (the words after it are not kept).
-	let end = bytes.lastIndexOf('\ndiff --git ', Math.max(0, maxBytes - 1));
-	if (end <= 0) {
-		end = bytes.lastIndexOf('\n@@ ', Math.max(0, maxBytes - 1));
-	}
-	return {
-		patch: bytes.subarray(0, end > 0 ? end + 1 : 0).toString('utf8'),
-		truncated: true,
-		patchBytes: bytes.length,
-	};
 }

@@ -77,7 +77,7 @@ describe('card/diff through the hub', () => {
 		assert.doesNotMatch(one.patch, /added\.ts/);
 	});
 
-	it(`cuts a patch over ${diffLimits.patchBytes / 1024} KiB at a file boundary and says how large it is`, async () => {
+	it(`keeps each file within ${diffLimits.fileBytes / 1024} KiB, the patch within ${diffLimits.patchBytes / 1024} KiB, and says what was cut`, async () => {
 		const line = (i: number) => `line ${i} ${'x'.repeat(60)}\n`;
 		const big = Array.from({ length: 6000 }, (_, i) => line(i)).join('');
 		await giveWorkspace(backlog, repo.root, 'WS-BIG', { 'a-small.txt': 'small\n', 'b-big.txt': big, 'c-big.txt': big });
@@ -86,10 +86,20 @@ describe('card/diff through the hub', () => {
 		assert.equal(d.files.length, 3, 'every file is listed');
 		assert.ok(Buffer.byteLength(d.patch) <= diffLimits.patchBytes, `${Buffer.byteLength(d.patch)} bytes`);
 		assert.ok(d.patchBytes > 2 * big.length, `${d.patchBytes} bytes in all`);
+		// Each big file's one hunk is over a file's budget (diffLimits.fileBytes): left out, and marked.
+		assert.deepEqual(
+			d.files.map(f => [f.path, f.cut === true]),
+			[
+				['a-small.txt', false],
+				['b-big.txt', true],
+				['c-big.txt', true],
+			],
+		);
 		assert.deepEqual(
 			parsePatch(d.patch).map(p => p.newFileName),
-			['b/a-small.txt', 'b/b-big.txt'],
+			['b/a-small.txt'],
 		);
+		assert.equal(d.show, `git -C ${repo.root} diff ${d.mergeBase} ${d.head}`, 'how to see it whole');
 		const c = await reviewer.request('card/diff', { cardId: 'WS-BIG', paths: ['c-big.txt'] });
 		assert.equal(c.truncated, false);
 		assert.equal(c.files[0]?.insertions, 6000);

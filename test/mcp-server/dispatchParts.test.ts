@@ -4,15 +4,16 @@
  * real processes started, watched by pid and stopped with TERM then KILL.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, closeSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { checkTemplate, splitTemplate } from '../../mcp-server/dispatch/agents';
+import { builtInAgents, checkTemplate, splitTemplate } from '../../mcp-server/dispatch/agents';
 import { Display, renderTable } from '../../mcp-server/dispatch/liveTable';
-import { LogTail, cleanLine, openLogForAgent, withLines } from '../../mcp-server/dispatch/outputLog';
+import { LogTail, capLog, cleanLine, openLogForAgent, withLines } from '../../mcp-server/dispatch/outputLog';
 import { isAgentOf, spawnAgent, watchAdopted } from '../../mcp-server/dispatch/spawnAgent';
-import { KindHealth, isRateLimitLine, streakReason } from '../../mcp-server/dispatch/streaks';
+import { KindHealth, streakReason } from '../../mcp-server/dispatch/streaks';
+import { commandRateLimit, exitRateLimit, rateLimitSignalKinds } from '../../mcp-server/dispatch/rateLimit';
 
 const dir = mkdtempSync('/tmp/bt-parts-');
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,19 +41,113 @@ describe('dispatch parts', () => {
 		assert.equal(cleanLine('x'.repeat(300)).length, 200);
 	});
 
-	it('knows the rate-limit words', () => {
-		for (const line of [
-			'HTTP 429 Too Many Requests',
-			'Rate limit reached',
-			'rate-limited',
-			'You exceeded your current quota',
-			'Usage limit reached, try at 5pm',
-		]) {
-			assert.ok(isRateLimitLine(line), line);
+	it('keeps the log of an agent printing 300 MB (8 million lines) at its cap, the tail kept, the agent unharmed', async () => {
+		const path = join(dir, 'flood.log');
+		const cap = 4 * 1024 * 1024;
+		const { fd, offset } = openLogForAgent(path, 'flood attempt');
+		// A real process writing straight into the file (its stdout is the file, as spawnAgent wires it).
+		// Its last line comes a second after the flood: a line written in the instant of a cut may be
+		// lost or land before the kept tail (outputLog.ts says why), and this checks the tail, not that.
+		const agent = await spawnAgent({
+			command: 'sh',
+			args: ['-c', 'yes "a line the agent prints over and over" | head -n 8000000; sleep 1; echo "the very last line"'],
+			cwd: dir,
+			env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+			logFd: fd,
+		});
+		const tail = new LogTail(path, offset, cap);
+		let peak = 0;
+		const seen: string[] = [];
+		// The job's tick (agentJob.ts tailMs), a little faster so the test is short either way.
+		const timer = setInterval(() => {
+			peak = Math.max(peak, statSync(path).size);
+			seen.push(...tail.poll().slice(-1));
+		}, 250);
+		const exit = await agent.exited;
+		clearInterval(timer);
+		peak = Math.max(peak, statSync(path).size);
+		tail.poll();
+		tail.close();
+		assert.equal(exit.code, 0, 'the agent wrote all it wanted and ended well');
+		const size = statSync(path).size;
+		assert.ok(size <= cap, `${size} bytes after the last tick (cap ${cap})`);
+		const text = readFileSync(path, 'utf8');
+		assert.match(text, /^--- baton: this log passed its cap of 4194304 bytes/);
+		assert.match(text.slice(-200), /the very last line\n$/, `the tail is kept: ${JSON.stringify(text.slice(-100))}`);
+		assert.equal(tail.last().at(-1), 'the very last line');
+		console.log(
+			`300 MB printed: log ${(size / 1048576).toFixed(1)} MB at the end, ${(peak / 1048576).toFixed(0)} MB at most between ticks`,
+		);
+		// With no cap (0) nothing is cut.
+		const plain = join(dir, 'plain.log');
+		writeFileSync(plain, 'x\n'.repeat(1000));
+		const uncapped = new LogTail(plain, 0, 0);
+		uncapped.poll();
+		uncapped.close();
+		assert.equal(statSync(plain).size, 2000);
+	});
+
+	it("follows a log cut under it (an adopted agent's recorded offset is past the new end)", () => {
+		const path = join(dir, 'cut.log');
+		writeFileSync(path, 'old line\n'.repeat(2000));
+		const tail = new LogTail(path, 18_000, 1000);
+		appendFileSync(path, 'new 1\nnew 2\n');
+		assert.deepEqual(tail.poll(), ['new 1', 'new 2']);
+		assert.ok(statSync(path).size <= 1000, 'cut to its cap');
+		assert.match(readFileSync(path, 'utf8'), /new 2\n$/);
+		appendFileSync(path, 'after the cut\n');
+		assert.deepEqual(tail.poll(), ['after the cut']);
+		capLog(path, 40);
+		appendFileSync(path, 'after another cut\n');
+		assert.deepEqual(
+			tail.poll().at(-1),
+			'after another cut',
+			'a log shorter than the offset is followed from its start',
+		);
+		tail.close();
+	});
+
+	it('knows a rate limit only from the agent’s own signal, never from words in its output', () => {
+		// --command agents: the documented line (live or at exit), or exit code 75.
+		assert.equal(commandRateLimit('BATON_RATE_LIMITED'), 'the agent said BATON_RATE_LIMITED');
+		assert.equal(commandRateLimit('BATON_RATE_LIMITED {"reason":"429 from the API"}'), '429 from the API');
+		assert.equal(commandRateLimit('BATON_RATE_LIMITED try at 5pm'), 'try at 5pm');
+		for (const line of ['echo BATON_RATE_LIMITED', 'BATON_RATE_LIMITEDX', 'Ran 429 tests', 'rate limit reached']) {
+			assert.equal(commandRateLimit(line), undefined, line);
 		}
-		for (const line of ['wrote 4290 bytes', 'all good', 'quotation marks']) {
-			assert.equal(isRateLimitLine(line), false, line);
+		assert.equal(exitRateLimit(undefined, 75, ['bye']), 'the agent exited with code 75 (rate limited)');
+		assert.equal(exitRateLimit(undefined, 1, ['x', 'BATON_RATE_LIMITED {"reason":"quota"}']), 'quota');
+		assert.equal(exitRateLimit(undefined, 1, ['HTTP 429 Too Many Requests', 'rate limit reached']), undefined);
+		// Built-in CLIs: a non-zero exit and the CLI's own error report.
+		const claude429 = 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}';
+		assert.equal(exitRateLimit('claude', 1, ['working', claude429]), claude429);
+		assert.equal(
+			exitRateLimit('claude', 1, ['Claude AI usage limit reached|1753077600']),
+			'Claude AI usage limit reached|1753077600',
+		);
+		assert.equal(exitRateLimit('claude', 0, [claude429]), undefined, 'it exited well: its work mentioned one');
+		assert.equal(exitRateLimit('claude', null, [claude429]), undefined, 'a signal ended it');
+		assert.equal(exitRateLimit('claude', 1, ['API Error: 500 overloaded']), undefined);
+		const codex = 'ERROR: exceeded retry limit, last status: 429 Too Many Requests, request id: abc';
+		assert.equal(exitRateLimit('codex', 1, ['exec ran', codex]), codex);
+		assert.equal(
+			exitRateLimit('codex', 1, ["ERROR: You've hit your usage limit. Try again later."]) !== undefined,
+			true,
+		);
+		const gemini = ['✕ [API Error: [{', '    "error": {', '      "code": 429,', '      "status": "RESOURCE_EXHAUSTED"'];
+		assert.equal(exitRateLimit('gemini', 1, gemini), gemini[0]);
+		// The issue's case: a test run's words, whatever the exit code and kind.
+		const work = [
+			'Ran 429 tests in 3.2s',
+			'FAILED (quota checks: 1, rate limit middleware: 2)',
+			'usage limit reached in fixture',
+		];
+		for (const agent of [undefined, 'claude', 'codex', 'gemini']) {
+			for (const code of [0, 1, 2]) {
+				assert.equal(exitRateLimit(agent, code, work), undefined, `${agent ?? '--command'} exit ${code}`);
+			}
 		}
+		assert.deepEqual(rateLimitSignalKinds.sort(), [...builtInAgents].sort(), 'every built-in kind has its signal');
 	});
 
 	it('pauses on three failures in a row within ten minutes; a success or the window breaks the streak', () => {

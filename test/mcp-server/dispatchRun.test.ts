@@ -290,6 +290,17 @@ describe('baton run', { timeout: 600_000 }, () => {
 			assert.equal((await run.exited).code, 0);
 		});
 
+		it('keeps an agent whose work output says "429", "quota" and "rate limit" (only its signal counts)', async () => {
+			const [noisy] = await create(w.api, ['noisy tests'], { phase: 'noisy' });
+			assert.ok(noisy);
+			const run = startRun(w.dataDir, ['--phase', 'noisy', '--name', 'noisy', '--seats', '1']);
+			const exited = await run.waitFor(e => e.event === 'exited' && e.cardId === noisy.id, 30_000, 'the noisy agent');
+			assert.equal(exited.reason, 'completed', (await card(w.api, noisy.id)).blockedReason ?? '');
+			assert.equal(run.events.filter(e => e.event === 'stopping' || e.event === 'cooldown').length, 0);
+			run.proc.kill('SIGINT');
+			assert.equal((await run.exited).code, 0);
+		});
+
 		it('pauses the kind after three failures in a row', async () => {
 			const crashes = await create(w.api, ['crash 1', 'crash 2', 'crash 3'], { phase: 'streak' });
 			const [spare] = await create(w.api, ['complete spare'], { phase: 'streak', priority: -5 });

@@ -1,13 +1,15 @@
 /**
  * The reviewer's diff of a card's branch (issue 33, mcp-server/workspaces/reviewDiff.ts) on real git:
  * each file's kind of change and line counts, renames, binary files and non-ASCII names, `paths`, and
- * the byte cap, which cuts only at file or hunk boundaries so the patch still parses.
+ * the byte budgets (per file and in all), which cut only at file or hunk boundaries so the patch still
+ * parses, and stop git at the total before it writes the rest.
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 
 import { parsePatch } from 'diff';
-import { capPatch, reviewDiff } from '../../mcp-server/workspaces/reviewDiff';
+import { PatchCutter } from '../../mcp-server/workspaces/patchStream';
+import { reviewDiff } from '../../mcp-server/workspaces/reviewDiff';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { refused } from '../helpers/refused';
 import { commitAllFiles, gitOut, makeRepo, writeFiles, type TestRepo } from '../helpers/workspaceRepo';
@@ -19,6 +21,7 @@ after(() => {
 	}
 });
 
+const roomy = { totalBytes: 1 << 20, fileBytes: 1 << 20 };
 const big = (n: number, tag: string) => Array.from({ length: n }, (_, i) => `${tag} line ${i}`).join('\n') + '\n';
 
 describe('reviewDiff', () => {
@@ -37,7 +40,7 @@ describe('reviewDiff', () => {
 		writeFiles(r.root, { 'README.md': '# r\nmain moved\n' });
 		commitAllFiles(r.root, 'main moves on');
 
-		const d = await reviewDiff({ repo: r.root, branch: ws.branch, base: 'main', maxBytes: 1 << 20 });
+		const d = await reviewDiff({ repo: r.root, branch: ws.branch, base: 'main', budget: roomy });
 		assert.equal(d.head, gitOut(r.root, 'rev-parse', ws.branch));
 		assert.equal(d.mergeBase, gitOut(r.root, 'merge-base', 'main', ws.branch));
 		assert.deepEqual(
@@ -62,7 +65,7 @@ describe('reviewDiff', () => {
 			branch: ws.branch,
 			base: 'main',
 			paths: ['a.txt'],
-			maxBytes: 1 << 20,
+			budget: roomy,
 		});
 		assert.deepEqual(
 			one.files.map(f => f.path),
@@ -70,13 +73,13 @@ describe('reviewDiff', () => {
 		);
 		assert.equal(parsePatch(one.patch).length, 1);
 		await refused(
-			reviewDiff({ repo: r.root, branch: 'baton/none', base: 'main', maxBytes: 100 }),
+			reviewDiff({ repo: r.root, branch: 'baton/none', base: 'main', budget: { totalBytes: 100, fileBytes: 100 } }),
 			'not_found',
 			/"baton\/none" does not exist/,
 		);
 	});
 
-	it('cuts a patch over the cap after the last whole file, or the last whole hunk, and it still parses', async () => {
+	it('stops at the total budget after the last whole file, and keeps each file within its own budget', async () => {
 		const r = makeRepo({ 'a.txt': big(400, 'a'), 'b.txt': big(400, 'b'), 'c.txt': 'c\n' });
 		repos.push(r);
 		const ws = await ensureWorktree({ repo: r.root, cardId: 'D2' });
@@ -86,34 +89,95 @@ describe('reviewDiff', () => {
 		a[350] = 'changed near the bottom';
 		writeFiles(ws.path, { 'a.txt': a.join('\n'), 'b.txt': big(400, 'B'), 'c.txt': 'c changed\n' });
 		commitAllFiles(ws.path, 'D2: work');
-		const whole = await reviewDiff({ repo: r.root, branch: ws.branch, base: 'main', maxBytes: 1 << 20 });
+		const whole = await reviewDiff({ repo: r.root, branch: ws.branch, base: 'main', budget: roomy });
+		assert.equal(whole.complete, true);
+		assert.equal(whole.files.filter(f => f.cut).length, 0);
 		const aEnd = whole.patch.indexOf('diff --git a/b.txt');
-		assert.ok(aEnd > 0);
+		const cStart = whole.patch.indexOf('diff --git a/c.txt');
+		assert.ok(aEnd > 0 && cStart > aEnd);
 
-		const cut = await reviewDiff({ repo: r.root, branch: ws.branch, base: 'main', maxBytes: aEnd + 100 });
-		assert.equal(cut.truncated, true);
-		assert.equal(cut.patchBytes, whole.patchBytes);
-		assert.equal(cut.files.length, 3, 'the files list stays whole');
-		assert.equal(cut.patch, whole.patch.slice(0, aEnd), 'cut after a.txt, the last file that fits');
+		const total = await reviewDiff({
+			repo: r.root,
+			branch: ws.branch,
+			base: 'main',
+			budget: { totalBytes: aEnd + 100, fileBytes: 1 << 20 },
+		});
+		assert.equal(total.truncated, true);
+		assert.equal(total.complete, false, 'git was stopped at the budget');
+		assert.equal(total.files.length, 3, 'the files list stays whole');
 		assert.deepEqual(
-			parsePatch(cut.patch).map(p => p.newFileName),
+			total.files.map(f => [f.path, f.cut === true]),
+			[
+				['a.txt', false],
+				['b.txt', true],
+				['c.txt', true],
+			],
+		);
+		assert.equal(total.patch, whole.patch.slice(0, aEnd), 'cut after a.txt, the last file that fits');
+		assert.deepEqual(
+			parsePatch(total.patch).map(p => p.newFileName),
 			['b/a.txt'],
 		);
 
+		// A file budget that holds a.txt's first hunk only: a.txt keeps it, b.txt (one hunk, too large)
+		// is left out, and c.txt after them still shows whole.
 		const firstHunkEnd = whole.patch.indexOf('\n@@ ', whole.patch.indexOf('\n@@ ') + 1) + 1;
-		const hunk = capPatch(whole.patch, firstHunkEnd + 10);
-		assert.equal(hunk.truncated, true);
-		assert.equal(hunk.patch, whole.patch.slice(0, firstHunkEnd), 'only the first hunk of a.txt');
-		assert.equal(parsePatch(hunk.patch)[0]?.hunks.length, 1);
-		assert.deepEqual(capPatch(whole.patch, 0), { patch: '', truncated: true, patchBytes: whole.patchBytes });
-		assert.deepEqual(capPatch(whole.patch, 10), { patch: '', truncated: true, patchBytes: whole.patchBytes });
+		const perFile = await reviewDiff({
+			repo: r.root,
+			branch: ws.branch,
+			base: 'main',
+			budget: { totalBytes: 1 << 20, fileBytes: firstHunkEnd + 10 },
+		});
+		assert.equal(perFile.truncated, true);
+		assert.equal(perFile.complete, true);
+		assert.equal(perFile.patch, whole.patch.slice(0, firstHunkEnd) + whole.patch.slice(cStart));
+		assert.deepEqual(
+			perFile.files.map(f => [f.path, f.cut === true]),
+			[
+				['a.txt', true],
+				['b.txt', true],
+				['c.txt', false],
+			],
+		);
+		assert.deepEqual(
+			parsePatch(perFile.patch).map(p => [p.newFileName, p.hunks.length]),
+			[
+				['b/a.txt', 1],
+				['b/c.txt', 1],
+			],
+		);
 	});
 
-	it('counts the cap in UTF-8 bytes', () => {
+	it('keeps to its budgets whatever the chunks: UTF-8 split across them, a line longer than a file budget', () => {
 		const patch = 'diff --git a/x b/x\n@@ -1 +1 @@\n-é\n+ü\ndiff --git a/y b/y\n@@ -1 +1 @@\n-a\n+b\n';
-		const firstFile = patch.indexOf('diff --git a/y');
-		const bytes = Buffer.byteLength(patch.slice(0, firstFile));
-		assert.equal(capPatch(patch, bytes + 5).patch, patch.slice(0, firstFile));
-		assert.equal(capPatch(patch, Buffer.byteLength(patch)).truncated, false);
+		const bytes = Buffer.from(patch);
+		const oneByOne = new PatchCutter({ totalBytes: 1000, fileBytes: 1000 }, () => assert.fail('not stopped'));
+		for (let i = 0; i < bytes.length; i++) {
+			oneByOne.push(bytes.subarray(i, i + 1));
+		}
+		oneByOne.finish();
+		assert.equal(oneByOne.result().patch, patch);
+		assert.equal(oneByOne.result().patchBytes, bytes.length);
+
+		const firstFile = Buffer.byteLength(patch.slice(0, patch.indexOf('diff --git a/y')));
+		let stopped = 0;
+		const capped = new PatchCutter({ totalBytes: firstFile + 5, fileBytes: 1000 }, () => stopped++);
+		capped.push(bytes);
+		capped.finish();
+		assert.equal(capped.result().patch, patch.slice(0, patch.indexOf('diff --git a/y')), 'counted in UTF-8 bytes');
+		assert.equal(stopped, 1);
+		assert.deepEqual(capped.result().cutSections, [1]);
+
+		// A minified file: one line of 5 MB, fed in 64 KiB chunks, held no further than its budget.
+		const long = new PatchCutter({ totalBytes: 4096, fileBytes: 1024 }, () => assert.fail('not stopped'));
+		long.push(Buffer.from('diff --git a/min.js b/min.js\n@@ -0,0 +1 @@\n+'));
+		const chunk = Buffer.alloc(64 * 1024, 'x');
+		for (let i = 0; i < 80; i++) {
+			long.push(chunk);
+		}
+		long.push(Buffer.from('\ndiff --git a/z b/z\n@@ -1 +1 @@\n-a\n+b\n'));
+		long.finish();
+		assert.equal(long.result().patch, 'diff --git a/z b/z\n@@ -1 +1 @@\n-a\n+b\n');
+		assert.deepEqual(long.result().cutSections, [0]);
 	});
 });
