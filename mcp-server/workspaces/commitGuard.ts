@@ -76,11 +76,27 @@ function globLiteral(p: string): string {
 	return p.replace(/[*?[\\]/g, c => `\\${c}`);
 }
 
-/** The `baton` program line of this process, when it runs as baton.js (the hub); else undefined. */
-export function batonCommand(): string[] | undefined {
-	const script = process.argv[1];
-	return script !== undefined && path.basename(script) === 'baton.js'
-		? [process.execPath, path.resolve(script)]
+/**
+ * The `baton` program line of this process, when it runs as the `baton` program (the hub); else
+ * undefined (in-process tests). The program's entry records its real file (mcp-server/bin.ts), so the
+ * name that started it does not matter: npm starts it as `<prefix>/bin/baton`, a symlink to the
+ * package's dist/baton.js. Without that record, the script is followed to its real file.
+ */
+export function batonCommand(
+	script: string | undefined = (globalThis as { batonProgramFile?: string }).batonProgramFile ?? process.argv[1],
+): string[] | undefined {
+	if (script === undefined) {
+		return undefined;
+	}
+	let real: string;
+	try {
+		real = realpathSync(path.resolve(script));
+	} catch {
+		return undefined;
+	}
+	const recorded = (globalThis as { batonProgramFile?: string }).batonProgramFile;
+	return path.basename(real) === 'baton.js' || (recorded !== undefined && real === realpathSync(recorded))
+		? [process.execPath, real]
 		: undefined;
 }
 
