@@ -5,24 +5,54 @@
  * that is not another live card's (landing into it would write into that card's worktree).
  * Must not: create or change anything in git, or decide where a worktree goes (claimWorkspace.ts does).
  */
+import path from 'node:path';
+
 import type { Backlog } from '../../core/backlog';
 import { projectIdFromFolder, projectIdFromRemote } from '../../core/client/projectId';
 import { BatonError } from '../../core/errors';
 import { git } from '../workspaces/git';
-import { inspectRepo } from '../workspaces/repo';
 import { branchOwner } from '../workspaces/worktree';
 
+interface RepoProject {
+	root: string;
+	project: string;
+	fromRemote: boolean;
+}
+
+/** Answers of projectOf by folder for a few seconds: twenty claims at once from one checkout ask once. */
+const known = new Map<string, { until: number; answer: Promise<RepoProject | undefined> }>();
+const knownForMs = 10_000;
+
 /** The main checkout of the repository at `dir` and the project id the repository itself gives. */
-async function projectOf(dir: string): Promise<{ root: string; project: string; fromRemote: boolean } | undefined> {
-	let root: string;
-	try {
-		root = (await inspectRepo(dir)).root;
-	} catch (e) {
-		if (BatonError.is(e)) {
-			return undefined;
-		}
-		throw e;
+function projectOf(dir: string): Promise<RepoProject | undefined> {
+	const now = Date.now();
+	const cached = known.get(dir);
+	if (cached !== undefined && cached.until > now) {
+		return cached.answer;
 	}
+	const answer = readProjectOf(dir);
+	known.set(dir, { until: now + knownForMs, answer });
+	if (known.size > 256) {
+		for (const [key, value] of known) {
+			if (value.until <= now) {
+				known.delete(key);
+			}
+		}
+	}
+	return answer;
+}
+
+async function readProjectOf(dir: string): Promise<RepoProject | undefined> {
+	// Two git runs: the first worktree listed is the main checkout, whatever folder of the repository `dir` is.
+	const list = await git(dir, ['worktree', 'list', '--porcelain', '-z'], { okCodes: [128] }).catch(() => undefined);
+	if (list?.code !== 0) {
+		return undefined;
+	}
+	const first = list.stdout.split('\0').find(f => f.startsWith('worktree '));
+	if (first === undefined || list.stdout.split('\0').includes('bare')) {
+		return undefined;
+	}
+	const root = path.resolve(first.slice('worktree '.length));
 	const remote = await git(root, ['config', '--get', 'remote.origin.url'], { okCodes: [1] });
 	const fromRemote = remote.code === 0 ? projectIdFromRemote(remote.stdout.trim()) : undefined;
 	return { root, project: fromRemote ?? projectIdFromFolder(root), fromRemote: fromRemote !== undefined };
