@@ -14,7 +14,7 @@
  * Must not: change what git does outside Baton's worktrees, or decide which paths are held (the CLI
  * verb does, with core/scope/).
  */
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -218,6 +218,12 @@ export async function installCommitGuard(worktreePath: string, options: CommitGu
 	const hooksPath = path.join(base, 'hooks');
 	const included = path.join(base, 'config');
 	const own = await ownHooksPath(worktreePath, repo.commonDir, included);
+	// Never removed through a symlink: a link at `baton` or `baton/hooks` goes itself, not what it points to.
+	for (const dir of [base, hooksPath]) {
+		if (lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) {
+			await rm(dir, { force: true });
+		}
+	}
 	await rm(hooksPath, { recursive: true, force: true });
 	await mkdir(hooksPath, { recursive: true });
 	const names = [...new Set([...clientHooks, ...presentHooks(own, worktreePath)])].filter(n => n !== 'pre-commit');

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
+import { installCommitGuard } from '../../mcp-server/workspaces/commitGuard';
 import { land } from '../../mcp-server/workspaces/land';
 import { unseenSubmoduleFiles } from '../../mcp-server/workspaces/landGuards';
 import { commitAll } from '../../mcp-server/workspaces/review';
@@ -199,6 +200,24 @@ describe('symlinks the agent commits never carry the hub’s writes out of the w
 		assert.ok(existsSync(path.join(fresh.path, '.git')));
 		await applyWip({ worktree: fresh.path, cardId: 'RST' });
 		assert.equal(away.picture(), 'victim.txt,644:a2VlcCBtZQo=');
+	});
+});
+
+describe('the commit guard’s refresh', () => {
+	it('removes a symlink planted at its hooks folder, never the folder it points to', async () => {
+		const r = repo();
+		const away = outside(r);
+		mkdirSync(path.join(away.dir, 'hooks'));
+		writeFileSync(path.join(away.dir, 'hooks', 'pre-commit'), 'not yours\n');
+		const ws = await ensureWorktree({ repo: r.root, cardId: 'GRD' });
+		await installCommitGuard(ws.path, { cardId: 'GRD', command: ['/bin/true'] });
+		const gitDir = gitOut(ws.path, 'rev-parse', '--absolute-git-dir');
+		rmSync(path.join(gitDir, 'baton'), { recursive: true });
+		symlinkSync(away.dir, path.join(gitDir, 'baton'));
+		const before = away.picture();
+		const guard = await installCommitGuard(ws.path, { cardId: 'GRD', command: ['/bin/true'] });
+		assert.equal(away.picture(), before);
+		assert.ok(existsSync(path.join(guard.hooksPath, 'pre-commit')));
 	});
 });
 
