@@ -4,8 +4,11 @@
  * with a compare-and-swap `update-ref`. A checkout that has the base checked out (usually the user's
  * own) is updated as `git merge` would update it, and only when none of the landed files is modified
  * there; other checkouts are not touched. A conflict, a dirty file or a base that moved meanwhile
- * changes nothing anywhere: never half-landed. Afterwards the card's worktree and branch are removed
- * (mode `none` keeps them and lands nothing: a pull request lands it).
+ * changes nothing anywhere: never half-landed. So does a branch that would replace Baton's `.baton`
+ * folder or a file the checkout does not track (an ignored `.env`), or write through a symlink there
+ * (landGuards.ts), a card's folder that is no longer its worktree, and a base checked out in a card's
+ * worktree. Afterwards the card's worktree and branch are removed (mode `none` keeps them and lands
+ * nothing: a pull request lands it), unless files sit in a submodule folder git does not look into.
  * Must not: check out anything in the user's checkout other than the landed files, or force any ref.
  */
 import { BatonError } from '../../core/errors';

@@ -1,6 +1,7 @@
 /**
  * What a reviewer sees of a card's branch and how it leaves the machine (issue 33): `commitAll` commits
- * whatever the agent left uncommitted when it completes, `diffStat` and `diff` describe the branch
+ * whatever the agent left uncommitted when it completes (once worktreeCheck.ts found the folder to be
+ * the card's worktree, with the repository's own hooks, never the worktree's), `diffStat` and `diff` describe the branch
  * against its base as a pull request would (changes since the merge base), `pushBranch` sends the branch
  * to `origin` for a reviewer elsewhere. Must not: move the base branch (land.ts), or touch the user's checkout.
  */

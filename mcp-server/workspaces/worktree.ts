@@ -220,6 +220,7 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<Wo
 export async function removeWorktree(options: { repo: string; cardId: string; force?: boolean }): Promise<boolean> {
 	const repo = await inspectRepo(options.repo);
 	const wt = worktreePath(repo.root, options.cardId);
+	await checkBatonFolders(repo.root);
 	return serialized(repo.commonDir, async () => {
 		const entry = (await listWorktrees(repo.root)).find(w => w.path === wt);
 		if (entry === undefined) {
