@@ -37,5 +37,9 @@ if (process.env.BATON_V8_FLAGS) {
 	setFlagsFromString(process.env.BATON_V8_FLAGS);
 }
 
+// The real file of the program, whatever name started it (npm's `<prefix>/bin/baton` symlink, a copy):
+// the commit guard's hook runs `node <this file> commit-guard` (mcp-server/workspaces/commitGuard.ts).
+(globalThis as { batonProgramFile?: string }).batonProgramFile = __filename;
+
 // process.argv[1] stays this file, so a hub spawned from either bundle is `node dist/baton.js hub`.
 createRequire(__filename)(join(__dirname, mcp ? 'mcp.js' : 'program.js'));

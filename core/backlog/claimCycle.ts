@@ -9,7 +9,8 @@ import { leaseOf } from '../rules/lease';
 import type { BacklogEvent, Card, ParsedParams, Result } from '../protocol';
 import { BatonError } from '../errors';
 import type { Queryable } from '../store/db';
-import { act, cardState, loadCard } from './cardActions';
+import { act, cardState, loadCard, loadCardRow } from './cardActions';
+import { decide } from '../rules/stateMachine';
 import { claimById } from './claimById';
 import { checkMaxHeld, lineSettings, recordDispatch, seatsFull } from './dispatchOps';
 import { claimerKind, pausedNothingClaimable } from './pauses';
@@ -220,6 +221,33 @@ export class ClaimCycle {
 			cardId,
 		]);
 		return rows[0]?.ttl ?? this.defaultTtl;
+	}
+
+	/**
+	 * Would `complete` be allowed now (the same rule, nothing written)? The hub asks before it commits the
+	 * card's worktree, so a refused completion (another session, a lost lease) changes nothing. A re-sent
+	 * request (its key stored) passes: its answer is the stored one.
+	 */
+	async checkComplete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<void> {
+		const db = this.uow.db;
+		if (ctx.requestKey !== undefined) {
+			if ((await db.query('SELECT 1 FROM request_log WHERE key = $1', [ctx.requestKey])).length > 0) {
+				return;
+			}
+		}
+		const { card, claimSession } = await loadCardRow(db, p.cardId, false);
+		decide(
+			cardState(card, claimSession),
+			{
+				type: 'complete',
+				actor: ctx.actor,
+				session: ctx.session,
+				epoch: p.epoch,
+				result: p.result,
+				force: p.force,
+			},
+			this.uow.clock.now(),
+		);
 	}
 
 	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {

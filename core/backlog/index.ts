@@ -172,6 +172,11 @@ export class Backlog extends BacklogWiring {
 		return this.claimCycle.complete(ctx, p);
 	}
 
+	/** Would `complete` `p` be allowed now (the same rule, nothing written)? The hub asks before it commits the worktree. */
+	checkComplete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<void> {
+		return this.claimCycle.checkComplete(ctx, p);
+	}
+
 	release(ctx: OpContext, p: ParsedParams<'card/release'>): Promise<Result<'card/release'>> {
 		return this.claimEnds.release(ctx, p);
 	}

@@ -15,13 +15,13 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 
 import type { Backlog, OpContext } from '../../core/backlog';
-import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import type { Card, CardWorkspace, ClaimResult, ProjectSettings, WorkspaceSetup } from '../../core/protocol';
 import { batonCommand, installCommitGuard } from '../workspaces/commitGuard';
 import { ensureWorktree } from '../workspaces/worktree';
 import { stackedBaseFor } from './landing';
+import { checkBase, isProjectCheckout, rootOutsideProject } from './workspaceInputs';
 
 const log = createLogger('hub').child('workspaces');
 
@@ -106,17 +106,21 @@ export class ClaimWorkspaces {
 	/** The repository to make the card's worktree in, on this machine; refuses when there is none. */
 	private async rootFor(card: Card, ask: ClaimAsk, settings: ProjectSettings): Promise<string> {
 		const given = ask.root;
+		const recorded = settings.roots[this.host];
 		if (given !== undefined) {
 			if (!path.isAbsolute(given)) {
 				throw new BatonError('invalid_input', `root "${given}" is not an absolute path.`, { field: 'root' });
 			}
-			// The claimer's checkout, if it is this project's: its session's project says so, or the
-			// repository's own id does (an agent claiming from any project may sit in another repository).
-			if (ask.project === card.project || (await findGitRepo(given))?.project === card.project) {
+			// The claimer's checkout, when the repository itself says it is this project's (never the
+			// session's word: a session can name any folder). An agent claiming from another project's
+			// checkout gets the recorded one; one that says it is in this project and is not, an error.
+			if (await isProjectCheckout(given, settings.project, recorded)) {
 				return given;
 			}
+			if (ask.project === card.project || recorded === undefined) {
+				throw rootOutsideProject(given, card.id, settings.project);
+			}
 		}
-		const recorded = settings.roots[this.host];
 		if (recorded !== undefined) {
 			return recorded;
 		}
@@ -151,6 +155,9 @@ export class ClaimWorkspaces {
 			own ??
 			(had === undefined ? await stackedBaseFor(this.backlog, card, settings, { host: this.host, root }) : undefined) ??
 			settings.base;
+		if (base !== undefined) {
+			await checkBase(this.backlog, root, card.id, base);
+		}
 		const ws = await ensureWorktree({
 			repo: root,
 			cardId: card.id,

@@ -104,6 +104,12 @@ export class Landing {
 		if (landed.cleanupError !== undefined) {
 			log.warn(`landed ${ws.branch} on ${ws.base}, but its clean-up failed (gc retries): ${landed.cleanupError}`);
 		}
+		if (landed.unseen !== undefined) {
+			// On the card's history, where the reviewer looks: these files did not land and are not lost.
+			await b
+				.comment({ actor: 'baton' }, { cardId: card.id, text: landed.cleanupError?.slice(0, 4000) ?? '' })
+				.catch((e: unknown) => log.error(`${card.id}: recording the unlanded submodule files failed: ${errorText(e)}`));
+		}
 		const record: CardWorkspace = {
 			...ws,
 			landed: { mode: landed.mode, commit: landed.newHead, at: new Date().toISOString() },

@@ -17,6 +17,7 @@ import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import type { BacklogEvent, Card, CardWorkspace, ParsedParams, Result } from '../../core/protocol';
+import { unseenSubmoduleFiles } from '../workspaces/landGuards';
 import { commitAll, diffStat, pushBranch } from '../workspaces/review';
 import { snapshotWip, type WipSnapshot } from '../workspaces/wip';
 
@@ -42,12 +43,18 @@ export function completeMessage(card: { id: string; title: string }): string {
 export async function commitWork(
 	ws: CardWorkspace,
 	card: { id: string; title: string },
-): Promise<{ commit: string | null; stats?: WorkspaceStats; statsError?: string }> {
-	const commit = existsSync(ws.path) ? await commitAll({ worktree: ws.path, message: completeMessage(card) }) : null;
+): Promise<{ commit: string | null; stats?: WorkspaceStats; statsError?: string; unseen: string[] }> {
+	const here = existsSync(ws.path);
+	const commit = here
+		? await commitAll({ worktree: ws.path, message: completeMessage(card), root: ws.root, branch: ws.branch })
+		: null;
+	// Files in an uninitialised submodule's folder: git add skips them, so they are reported, not dropped unseen.
+	const unseen = here ? await unseenSubmoduleFiles(ws.path) : [];
 	try {
 		const stat = await diffStat({ repo: ws.root, branch: ws.branch, base: ws.base });
 		return {
 			commit,
+			unseen,
 			stats: {
 				head: stat.head,
 				filesChanged: stat.filesChanged,
@@ -57,7 +64,7 @@ export async function commitWork(
 		};
 	} catch (e) {
 		// The work is committed; counts that cannot be made (the base deleted) do not hold up the completion.
-		return { commit, statsError: errorText(e) };
+		return { commit, unseen, statsError: errorText(e) };
 	}
 }
 
@@ -216,6 +223,11 @@ export class WipKeeper {
 		if (k?.status !== 'claimed' || (p.force !== true && k.claimOwner !== ctx.actor)) {
 			return run();
 		}
+		if (p.force !== true) {
+			// The same rule complete applies (its session, its epoch), asked first: a completion that will be
+			// refused must not commit the holder's worktree.
+			await this.options.backlog.checkComplete(ctx, p);
+		}
 		const ws = k.workspace;
 		let stats: WorkspaceStats | undefined;
 		let committed = false;
@@ -223,6 +235,12 @@ export class WipKeeper {
 			const work = await commitWork(ws, { id: p.cardId, title: k.title });
 			committed = true;
 			stats = work.stats;
+			if (work.unseen.length > 0) {
+				await this.record(
+					p.cardId,
+					`Files inside submodule folders that git does not look into were not committed: ${work.unseen.slice(0, 20).join(', ')}${work.unseen.length > 20 ? ` and ${work.unseen.length - 20} more` : ''}. Initialise the submodule and commit them there, or move them out of the submodule folder.`,
+				);
+			}
 			if (work.statsError !== undefined) {
 				log.warn(`${p.cardId}: counting ${ws.branch} against ${ws.base} failed: ${work.statsError}`);
 				await this.record(p.cardId, `Baton could not count ${ws.branch} against ${ws.base}: ${work.statsError}`);

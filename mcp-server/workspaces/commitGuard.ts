@@ -14,7 +14,7 @@
  * Must not: change what git does outside Baton's worktrees, or decide which paths are held (the CLI
  * verb does, with core/scope/).
  */
-import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -76,11 +76,27 @@ function globLiteral(p: string): string {
 	return p.replace(/[*?[\\]/g, c => `\\${c}`);
 }
 
-/** The `baton` program line of this process, when it runs as baton.js (the hub); else undefined. */
-export function batonCommand(): string[] | undefined {
-	const script = process.argv[1];
-	return script !== undefined && path.basename(script) === 'baton.js'
-		? [process.execPath, path.resolve(script)]
+/**
+ * The `baton` program line of this process, when it runs as the `baton` program (the hub); else
+ * undefined (in-process tests). The program's entry records its real file (mcp-server/bin.ts), so the
+ * name that started it does not matter: npm starts it as `<prefix>/bin/baton`, a symlink to the
+ * package's dist/baton.js. Without that record, the script is followed to its real file.
+ */
+export function batonCommand(
+	script: string | undefined = (globalThis as { batonProgramFile?: string }).batonProgramFile ?? process.argv[1],
+): string[] | undefined {
+	if (script === undefined) {
+		return undefined;
+	}
+	let real: string;
+	try {
+		real = realpathSync(path.resolve(script));
+	} catch {
+		return undefined;
+	}
+	const recorded = (globalThis as { batonProgramFile?: string }).batonProgramFile;
+	return path.basename(real) === 'baton.js' || (recorded !== undefined && real === realpathSync(recorded))
+		? [process.execPath, real]
 		: undefined;
 }
 
@@ -202,6 +218,12 @@ export async function installCommitGuard(worktreePath: string, options: CommitGu
 	const hooksPath = path.join(base, 'hooks');
 	const included = path.join(base, 'config');
 	const own = await ownHooksPath(worktreePath, repo.commonDir, included);
+	// Never removed through a symlink: a link at `baton` or `baton/hooks` goes itself, not what it points to.
+	for (const dir of [base, hooksPath]) {
+		if (lstatSync(dir, { throwIfNoEntry: false })?.isDirectory() === false) {
+			await rm(dir, { force: true });
+		}
+	}
 	await rm(hooksPath, { recursive: true, force: true });
 	await mkdir(hooksPath, { recursive: true });
 	const names = [...new Set([...clientHooks, ...presentHooks(own, worktreePath)])].filter(n => n !== 'pre-commit');

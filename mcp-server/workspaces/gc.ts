@@ -94,8 +94,20 @@ export async function gcPlan(options: GcPlanOptions): Promise<GcPlan> {
 		}
 		let worktreeKept = false;
 		const wt = worktrees.find(w => !w.prunable && w.branch === ref);
+		let state: Awaited<ReturnType<typeof worktreeState>> | undefined;
 		if (wt !== undefined) {
-			const state = await worktreeState(wt.path);
+			try {
+				state = await worktreeState(wt.path);
+			} catch (e) {
+				if (!BatonError.is(e)) {
+					throw e;
+				}
+				// Its .git is gone or points elsewhere: git there would read another repository. Left alone.
+				worktreeKept = true;
+				kept.push({ kind: 'worktree', target: wt.path, cardId, reason: e.message });
+			}
+		}
+		if (wt !== undefined && state !== undefined) {
 			const dirty = state.tree !== state.headTree;
 			const snapshot = dirty
 				? await snapshotOf(
@@ -191,6 +203,13 @@ export async function gc(plan: GcPlan): Promise<{ deleted: GcItem[]; skipped: (G
 					}
 				}
 			} catch (e) {
+				if (BatonError.is(e)) {
+					skipped.push({ ...item, why: e.message });
+					if (item.kind === 'worktree' && item.cardId !== undefined) {
+						failedWorktrees.add(item.cardId);
+					}
+					continue;
+				}
 				if (!(e instanceof GitFailure)) {
 					throw e;
 				}

@@ -22,6 +22,12 @@ export interface GitOptions {
 	timeoutMs?: number;
 	/** Retry when git reports a lock held by someone else (default true: every refusal is before the change). */
 	retryOnLock?: boolean;
+	/**
+	 * Hooks folder git must use (`-c core.hooksPath=…`, which beats every config file): the hub passes
+	 * the repository's own, resolved from the main checkout, when it runs git in a card's worktree, so
+	 * no hook the agent wrote (a relative hooks path points into its files) runs on the hub's behalf.
+	 */
+	hooksPath?: string;
 }
 
 export interface GitResult {
@@ -87,7 +93,7 @@ function runOnce(dir: string, args: readonly string[], options: GitOptions): Pro
 	return new Promise((resolve, reject) => {
 		const child = execFile(
 			'git',
-			['-C', dir, ...args],
+			['-C', dir, ...(options.hooksPath === undefined ? [] : ['-c', `core.hooksPath=${options.hooksPath}`]), ...args],
 			{
 				env: gitEnv(options.env),
 				encoding: 'utf8',

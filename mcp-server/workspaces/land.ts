@@ -4,13 +4,21 @@
  * with a compare-and-swap `update-ref`. A checkout that has the base checked out (usually the user's
  * own) is updated as `git merge` would update it, and only when none of the landed files is modified
  * there; other checkouts are not touched. A conflict, a dirty file or a base that moved meanwhile
- * changes nothing anywhere: never half-landed. Afterwards the card's worktree and branch are removed
- * (mode `none` keeps them and lands nothing: a pull request lands it).
+ * changes nothing anywhere: never half-landed. So does a branch that would replace Baton's `.baton`
+ * folder or a file the checkout does not track (an ignored `.env`), or write through a symlink there
+ * (landGuards.ts), a card's folder that is no longer its worktree, and a base checked out in a card's
+ * worktree. Afterwards the card's worktree and branch are removed (mode `none` keeps them and lands
+ * nothing: a pull request lands it), unless files sit in a submodule folder git does not look into.
  * Must not: check out anything in the user's checkout other than the landed files, or force any ref.
  */
 import { BatonError } from '../../core/errors';
 import { firstLines, git, GitFailure, gitTest, gitText, identityArgs, serialized, splitNul } from './git';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+import { checkLandedPaths, landedChanges, refuseBatonsOwn, unseenSubmoduleFiles } from './landGuards';
 import { branchExists, inspectRepo, listWorktrees, type WorktreeEntry } from './repo';
+import { checkWorktree } from './worktreeCheck';
 
 export type LandMode = 'squash' | 'merge' | 'rebase' | 'none';
 export const landModes: readonly LandMode[] = ['squash', 'merge', 'rebase', 'none'];
@@ -40,6 +48,11 @@ export type LandResult =
 			deletedBranch: boolean;
 			/** Why the worktree or branch could not be removed after landing (the landing itself stands). */
 			cleanupError?: string;
+			/**
+			 * Files in the card's worktree inside submodule folders git does not look into: not landed, so
+			 * the worktree and branch are kept for a person to see them.
+			 */
+			unseen?: string[];
 	  }
 	| { outcome: 'conflict'; conflict: true; files: string[]; message: string }
 	| { outcome: 'kept'; conflict: false; mode: 'none'; head: string };
@@ -200,10 +213,26 @@ export async function land(options: LandOptions): Promise<LandResult> {
 		const [oldBase = '', tip = ''] = (
 			await gitText(root, ['rev-parse', `refs/heads/${options.base}`, `refs/heads/${options.branch}`])
 		).split('\n');
-		const worktrees = (await listWorktrees(root)).filter(w => !w.prunable && !w.bare);
+		const listed = await listWorktrees(root);
+		const worktrees = listed.filter(w => !w.prunable && !w.bare);
 		const cardTree = worktrees.find(w => w.branch === `refs/heads/${options.branch}`);
 		if (options.mode === 'none') {
 			return { outcome: 'kept', conflict: false, mode: 'none', head: tip };
+		}
+		// The card's folder must still be its worktree (git lists it as prunable when its .git is gone):
+		// else its status would be the main checkout's, and its removal would take the agent's files unseen.
+		const cardEntry = listed.find(w => w.branch === `refs/heads/${options.branch}`);
+		if (cardEntry !== undefined && existsSync(cardEntry.path)) {
+			await checkWorktree(cardEntry.path, { root, branch: options.branch });
+		}
+		const batonTrees = `${path.join(root, '.baton', 'worktrees')}${path.sep}`;
+		const intoCard = worktrees.find(w => w.branch === `refs/heads/${options.base}` && w.path.startsWith(batonTrees));
+		if (intoCard !== undefined) {
+			throw new BatonError(
+				'invalid_input',
+				`${options.base} is checked out in ${intoCard.path}, a card's worktree: landing ${options.branch} there would write into another card's work. Give the card a base that is not a card's branch (\`baton edit CARD --base BRANCH\`); nothing was landed.`,
+				{ base: options.base, path: intoCard.path },
+			);
 		}
 		if (cardTree !== undefined) {
 			const dirty = await dirtyPaths(cardTree.path);
@@ -238,6 +267,8 @@ export async function land(options: LandOptions): Promise<LandResult> {
 		const checkouts = worktrees.filter(w => w.branch === `refs/heads/${options.base}`);
 		if (files.length > 0) {
 			const landed = new Set(files);
+			const changes = await landedChanges(root, oldBase, newHead);
+			refuseBatonsOwn(options.branch, changes);
 			for (const c of checkouts) {
 				// A stat-only change (a file touched, not edited) must not count as modified.
 				await git(c.path, ['update-index', '-q', '--refresh'], { okCodes: [1] });
@@ -249,6 +280,7 @@ export async function land(options: LandOptions): Promise<LandResult> {
 						{ files: blocked },
 					);
 				}
+				await checkLandedPaths(c.path, options.branch, changes);
 			}
 			await updateCheckouts(checkouts, oldBase, newHead);
 			try {
@@ -285,6 +317,13 @@ export async function land(options: LandOptions): Promise<LandResult> {
 			removedWorktree: undefined,
 			deletedBranch: false,
 		};
+		const unseen = cardTree === undefined ? [] : await unseenSubmoduleFiles(cardTree.path);
+		if (unseen.length > 0) {
+			// Removing the worktree would delete them: keep it and the branch, and say why.
+			result.unseen = unseen;
+			result.cleanupError = `${cardTree?.path ?? ''} keeps files inside submodule folders that git does not look into (${listSome(unseen)}); they were not landed, and the worktree and ${options.branch} are kept so they are not lost.`;
+			return result;
+		}
 		try {
 			if (cardTree !== undefined) {
 				await git(root, ['worktree', 'remove', cardTree.path]);

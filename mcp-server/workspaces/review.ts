@@ -1,12 +1,14 @@
 /**
  * What a reviewer sees of a card's branch and how it leaves the machine (issue 33): `commitAll` commits
- * whatever the agent left uncommitted when it completes, `diffStat` and `diff` describe the branch
+ * whatever the agent left uncommitted when it completes (once worktreeCheck.ts found the folder to be
+ * the card's worktree, with the repository's own hooks, never the worktree's), `diffStat` and `diff` describe the branch
  * against its base as a pull request would (changes since the merge base), `pushBranch` sends the branch
  * to `origin` for a reviewer elsewhere. Must not: move the base branch (land.ts), or touch the user's checkout.
  */
 import { BatonError } from '../../core/errors';
 import { firstLines, git, GitFailure, gitText, identityArgs, splitNul } from './git';
 import { branchExists, inspectRepo } from './repo';
+import { checkWorktree } from './worktreeCheck';
 
 export interface FileStat {
 	path: string;
@@ -30,28 +32,35 @@ export interface DiffStat {
 
 /**
  * Commits every change in `worktree` (tracked and untracked, not ignored) on its branch with `message`.
- * Returns the new commit, or null when there was nothing to commit. Hooks run unless `noVerify`.
+ * Returns the new commit, or null when there was nothing to commit. The folder is checked first
+ * (worktreeCheck.ts: Baton's worktree of `root`, on `branch`, when given); hooks run unless `noVerify`,
+ * and they are the repository's own as the main checkout sees them, never files of the worktree.
  */
 export async function commitAll(options: {
 	worktree: string;
 	message: string;
 	noVerify?: boolean;
+	/** The main checkout the worktree must belong to. */
+	root?: string;
+	/** The branch the worktree must have checked out. */
+	branch?: string;
 }): Promise<string | null> {
 	if (options.message.trim() === '') {
 		throw new BatonError('invalid_input', 'A commit message is needed (the card id and title).');
 	}
-	const repo = await inspectRepo(options.worktree);
-	await git(options.worktree, ['add', '-A', '--', ':/']);
-	const staged = await git(options.worktree, ['diff', '--cached', '--quiet'], { okCodes: [1] });
+	const wt = await checkWorktree(options.worktree, { root: options.root, branch: options.branch });
+	const hooks = { hooksPath: wt.hooksPath };
+	await git(wt.path, ['add', '-A', '--', ':/'], hooks);
+	const staged = await git(wt.path, ['diff', '--cached', '--quiet'], { okCodes: [1], ...hooks });
 	if (staged.code === 0) {
 		return null;
 	}
-	const args = [...(await identityArgs(repo.root)), 'commit', '--quiet', '--no-edit', '-F', '-'];
+	const args = [...(await identityArgs(wt.root)), 'commit', '--quiet', '--no-edit', '-F', '-'];
 	if (options.noVerify === true) {
 		args.push('--no-verify');
 	}
 	try {
-		await git(options.worktree, args, { input: options.message });
+		await git(wt.path, args, { input: options.message, ...hooks });
 	} catch (e) {
 		if (e instanceof GitFailure) {
 			throw new BatonError(
@@ -61,7 +70,7 @@ export async function commitAll(options: {
 		}
 		throw e;
 	}
-	return gitText(options.worktree, ['rev-parse', 'HEAD']);
+	return gitText(wt.path, ['rev-parse', 'HEAD'], hooks);
 }
 
 async function resolveRefs(
@@ -109,7 +118,9 @@ export function parseNumstat(text: string): FileStat[] {
 /** Files, insertions and deletions of `branch` since it left `base` (`git diff --numstat base...branch`). */
 export async function diffStat(options: { repo: string; branch: string; base: string }): Promise<DiffStat> {
 	const { root, head, mergeBase } = await resolveRefs(options.repo, options.branch, options.base);
-	const files = parseNumstat((await git(root, ['diff', '--numstat', '-z', '-M', mergeBase, head])).stdout);
+	const files = parseNumstat(
+		(await git(root, ['diff', '--no-ext-diff', '--no-textconv', '--numstat', '-z', '-M', mergeBase, head])).stdout,
+	);
 	return {
 		head,
 		mergeBase,

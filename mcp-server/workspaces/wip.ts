@@ -13,6 +13,7 @@ import path from 'node:path';
 import { BatonError } from '../../core/errors';
 import { firstLines, git, GitFailure, gitText, identityArgs, serialized, splitNul } from './git';
 import { cardIdOfSlug, wipPrefix, wipRefPrefix } from './repo';
+import { checkWorktree, plainPathUnder } from './worktreeCheck';
 
 export interface WipSnapshot {
 	ref: string;
@@ -40,20 +41,23 @@ export interface WorktreeState {
 	tree: string;
 	/** The repository's common git dir (the queue key). */
 	commonDir: string;
+	/** The checked worktree folder (real path) and the hooks git may run there for the hub. */
+	path: string;
+	hooksPath: string;
 }
 
 /** The tree of everything in `worktree` that git would see (tracked + untracked, not ignored), and HEAD's. */
 export async function worktreeState(worktree: string): Promise<WorktreeState> {
+	// Git in a folder whose .git the agent removed would read the main checkout instead: check first.
+	const wt = await checkWorktree(worktree);
+	worktree = wt.path;
+	const hooks = { hooksPath: wt.hooksPath };
 	// One rev-parse for all four answers: each git spawn costs more than the answer on a busy machine.
-	const answers = await gitText(worktree, [
-		'rev-parse',
-		'--path-format=absolute',
-		'--git-path',
-		'index',
-		'--git-common-dir',
-		'HEAD',
-		'HEAD^{tree}',
-	]).catch((e: unknown) => {
+	const answers = await gitText(
+		worktree,
+		['rev-parse', '--path-format=absolute', '--git-path', 'index', '--git-common-dir', 'HEAD', 'HEAD^{tree}'],
+		hooks,
+	).catch((e: unknown) => {
 		throw e instanceof GitFailure
 			? new BatonError('invalid_input', `${worktree} is not a git worktree with a commit (${firstLines(e.stderr, 1)}).`)
 			: e;
@@ -61,17 +65,17 @@ export async function worktreeState(worktree: string): Promise<WorktreeState> {
 	const [indexFile = '', commonDir = '', head = '', headTree = ''] = answers.split('\n');
 	const dir = await mkdtemp(path.join(tmpdir(), 'baton-wip-'));
 	const index = path.join(dir, 'index');
-	const env = { GIT_INDEX_FILE: index };
+	const env = { env: { GIT_INDEX_FILE: index }, ...hooks };
 	try {
 		try {
 			// Starting from a copy of the worktree's index reuses its stat cache: only changed files are hashed.
 			await copyFile(indexFile, index);
 		} catch {
-			await git(worktree, ['read-tree', 'HEAD'], { env });
+			await git(worktree, ['read-tree', 'HEAD'], env);
 		}
-		await git(worktree, ['add', '-A', '--ignore-errors', '--', ':/'], { env, okCodes: [1] });
-		const tree = await gitText(worktree, ['write-tree'], { env });
-		return { head, headTree, tree, commonDir };
+		await git(worktree, ['add', '-A', '--ignore-errors', '--', ':/'], { ...env, okCodes: [1] });
+		const tree = await gitText(worktree, ['write-tree'], env);
+		return { head, headTree, tree, commonDir, path: worktree, hooksPath: wt.hooksPath };
 	} finally {
 		await rm(dir, { recursive: true, force: true });
 	}
@@ -99,15 +103,16 @@ export async function snapshotWip(options: {
 	if (state.tree === state.headTree) {
 		return null;
 	}
+	const hooks = { hooksPath: state.hooksPath };
+	const dir = state.path;
 	const files = splitNul(
-		(await git(options.worktree, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', state.headTree, state.tree]))
+		(await git(dir, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', state.headTree, state.tree], hooks))
 			.stdout,
 	);
 	// Refs and objects are shared by every worktree: the card's worktree serves as the repository here.
-	const dir = options.worktree;
 	return serialized(state.commonDir, async () => {
 		const [oldCommit = '', oldTree, oldParent] = (
-			await gitText(dir, ['for-each-ref', '--format=%(objectname) %(tree) %(parent)', ref])
+			await gitText(dir, ['for-each-ref', '--format=%(objectname) %(tree) %(parent)', ref], hooks)
 		).split(' ');
 		if (oldCommit !== '' && oldTree === state.tree && oldParent === state.head) {
 			return { ref, commit: oldCommit, parent: state.head, attempt: options.attempt, files };
@@ -116,9 +121,9 @@ export async function snapshotWip(options: {
 		const commit = await gitText(
 			dir,
 			[...(await identityArgs(dir)), 'commit-tree', state.tree, '-p', state.head, '-F', '-'],
-			{ input: message },
+			{ input: message, ...hooks },
 		);
-		await git(dir, ['update-ref', '-m', 'baton: wip snapshot', ref, commit, oldCommit]);
+		await git(dir, ['update-ref', '-m', 'baton: wip snapshot', ref, commit, oldCommit], hooks);
 		return { ref, commit, parent: state.head, attempt: options.attempt, files };
 	});
 }
@@ -150,12 +155,15 @@ export async function listWip(repoDir: string, cardId?: string): Promise<WipRef[
  * Returns null when the card has no snapshot.
  */
 export async function applyWip(options: { worktree: string; cardId: string }): Promise<WipSnapshot | null> {
-	const newest = (await listWip(options.worktree, options.cardId)).at(-1);
+	const wt = await checkWorktree(options.worktree);
+	const hooks = { hooksPath: wt.hooksPath };
+	const newest = (await listWip(wt.path, options.cardId)).at(-1);
 	if (newest === undefined) {
 		return null;
 	}
-	const status = await git(options.worktree, ['status', '--porcelain', '-z', '--untracked-files=all'], {
+	const status = await git(wt.path, ['status', '--porcelain', '-z', '--untracked-files=all'], {
 		env: { GIT_OPTIONAL_LOCKS: '0' },
+		...hooks,
 	});
 	if (status.stdout !== '') {
 		throw new BatonError(
@@ -163,9 +171,9 @@ export async function applyWip(options: { worktree: string; cardId: string }): P
 			`${options.worktree} has changes of its own, so snapshot ${newest.ref} was not applied over them. Snapshot or discard them first.`,
 		);
 	}
-	const parent = await gitText(options.worktree, ['rev-parse', `${newest.commit}^`]);
+	const parent = await gitText(wt.path, ['rev-parse', `${newest.commit}^`], hooks);
 	const changes = splitNul(
-		(await git(options.worktree, ['diff-tree', '-r', '-z', '--no-renames', '--name-status', parent, newest.commit]))
+		(await git(wt.path, ['diff-tree', '-r', '-z', '--no-renames', '--name-status', parent, newest.commit], hooks))
 			.stdout,
 	);
 	const restore: string[] = [];
@@ -175,16 +183,20 @@ export async function applyWip(options: { worktree: string; cardId: string }): P
 		const file = changes[i + 1] ?? '';
 		files.push(file);
 		if (status === 'D') {
-			await rm(path.join(options.worktree, file), { force: true });
+			// A folder on the way may be a symlink the branch committed: deleting through it would delete
+			// a file outside the worktree. Such a path is left alone (git's restore refuses it likewise).
+			if (await plainPathUnder(wt.path, file)) {
+				await rm(path.join(wt.path, file), { force: true });
+			}
 		} else {
 			restore.push(file);
 		}
 	}
 	if (restore.length > 0) {
 		await git(
-			options.worktree,
+			wt.path,
 			['restore', `--source=${newest.commit}`, '--worktree', '--pathspec-from-file=-', '--pathspec-file-nul'],
-			{ input: restore.join('\0'), env: { GIT_LITERAL_PATHSPECS: '1' } },
+			{ input: restore.join('\0'), env: { GIT_LITERAL_PATHSPECS: '1' }, ...hooks },
 		);
 	}
 	return { ref: newest.ref, commit: newest.commit, parent, attempt: newest.attempt, files };

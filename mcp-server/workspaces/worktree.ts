@@ -8,7 +8,7 @@
  * Must not: delete a folder or branch it did not make, or touch the user's checkout.
  */
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, realpath } from 'node:fs/promises';
 import path from 'node:path';
 
 import { BatonError } from '../../core/errors';
@@ -25,6 +25,7 @@ import {
 	type RepoInfo,
 } from './repo';
 import { applyWip, type WipSnapshot } from './wip';
+import { checkBatonFolders, checkWorktree, repoHooksPath } from './worktreeCheck';
 import { copyIncludedFiles, runSetupCommand, type SetupOutcome } from './worktreeSetup';
 
 export interface EnsureWorktreeOptions {
@@ -87,6 +88,8 @@ interface Prepared {
 async function prepare(repo: RepoInfo, cardId: string, wanted: string | undefined): Promise<Prepared> {
 	const branch = cardBranch(cardId);
 	const wt = worktreePath(repo.root, cardId);
+	// `.baton` must be Baton's own folder in the main checkout, not a symlink a landed branch brought in.
+	await checkBatonFolders(repo.root);
 	let worktrees = await listWorktrees(repo.root);
 	if (worktrees.some(w => w.prunable)) {
 		await git(repo.root, ['worktree', 'prune']);
@@ -120,6 +123,8 @@ async function prepare(repo: RepoInfo, cardId: string, wanted: string | undefine
 		? ((await recordedBase(repo.root, branch)) ?? (await resolveBase(repo, wanted)))
 		: await resolveBase(repo, wanted);
 	if (atPath !== undefined) {
+		// The agent owns the folder: its .git must still be Baton's before git runs there.
+		await checkWorktree(wt, { root: repo.root, branch });
 		// No index yet: an earlier call died between `worktree add --no-checkout` and the checkout.
 		const index = await gitText(wt, ['rev-parse', '--path-format=absolute', '--git-path', 'index']);
 		return { repo, path: wt, branch, base, created: !existsSync(index), continued: true };
@@ -140,6 +145,14 @@ async function prepare(repo: RepoInfo, cardId: string, wanted: string | undefine
 	}
 	await excludeBatonFolder(repo.commonDir);
 	await mkdir(path.dirname(wt), { recursive: true });
+	// Checked again after mkdir: a symlink made meanwhile must not place the worktree elsewhere.
+	await checkBatonFolders(repo.root);
+	if ((await realpath(path.dirname(wt))) !== path.join(await realpath(repo.root), '.baton', 'worktrees')) {
+		throw new BatonError(
+			'invalid_input',
+			`${path.dirname(wt)} leads out of ${repo.root}; Baton made no worktree through it. Move it away, then claim again.`,
+		);
+	}
 	try {
 		await git(repo.root, ['worktree', 'add', '--no-checkout', '--quiet', wt, branch]);
 	} catch (e) {
@@ -173,7 +186,9 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<Wo
 		try {
 			// The worktree's own index and files: no shared lock, so it runs outside the queue. --reset
 			// overwrites what a half-finished checkout may have left.
-			await git(prepared.path, ['read-tree', '--reset', '-u', 'HEAD']);
+			await git(prepared.path, ['read-tree', '--reset', '-u', 'HEAD'], {
+				hooksPath: await repoHooksPath(repo.root, repo.commonDir),
+			});
 		} catch (e) {
 			await serialized(repo.commonDir, () => git(repo.root, ['worktree', 'remove', '--force', prepared.path]));
 			throw e instanceof GitFailure
@@ -205,6 +220,7 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<Wo
 export async function removeWorktree(options: { repo: string; cardId: string; force?: boolean }): Promise<boolean> {
 	const repo = await inspectRepo(options.repo);
 	const wt = worktreePath(repo.root, options.cardId);
+	await checkBatonFolders(repo.root);
 	return serialized(repo.commonDir, async () => {
 		const entry = (await listWorktrees(repo.root)).find(w => w.path === wt);
 		if (entry === undefined) {

@@ -9,6 +9,7 @@ import { copyFile, constants, lstat, mkdir, readlink, symlink, chmod, access } f
 import path from 'node:path';
 
 import { git, splitNul } from './git';
+import { checkBatonFolders, plainPathUnder } from './worktreeCheck';
 
 /** What the setup command did, for the card's history. */
 export interface SetupOutcome {
@@ -25,12 +26,18 @@ export const includeFile = path.join('.baton', 'worktree-include');
 
 /**
  * Copies the untracked files of `root` that match `.baton/worktree-include` into `worktree` (same
- * relative paths, modes and symlinks kept; existing files in the worktree are left alone). Returns the
- * relative paths copied; none when there is no include file.
+ * relative paths, modes and symlinks kept; existing files in the worktree are left alone, and so is
+ * a path whose folder in the worktree is a symlink or a file: the branch's content must not carry the
+ * user's ignored files out of the worktree). Returns the relative paths copied; none when there is no
+ * include file, or when `.baton` in the main checkout is not a real folder.
  */
 export async function copyIncludedFiles(root: string, worktree: string): Promise<string[]> {
 	const listFile = path.join(root, includeFile);
 	try {
+		await checkBatonFolders(root);
+		if (!(await lstat(listFile)).isFile()) {
+			return [];
+		}
 		await access(listFile);
 	} catch {
 		return [];
@@ -41,6 +48,9 @@ export async function copyIncludedFiles(root: string, worktree: string): Promise
 	let next = 0;
 	const worker = async () => {
 		for (let rel = files[next++]; rel !== undefined; rel = files[next++]) {
+			if (!(await plainPathUnder(worktree, rel))) {
+				continue;
+			}
 			if (await copyOne(path.join(root, rel), path.join(worktree, rel))) {
 				copied.push(rel);
 			}

@@ -8,7 +8,16 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+	existsSync,
+	mkdtempSync,
+	readFileSync,
+	readdirSync,
+	realpathSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -182,6 +191,32 @@ describe('the npm package, installed from its tarball', () => {
 		assert.equal(script.status, 200, await script.clone().text());
 		const pkgDir = join(prefix, 'lib', 'node_modules', packageJson.name);
 		assert.equal((await script.arrayBuffer()).byteLength, statSync(join(pkgDir, 'dist/webview/board.js')).size);
+	});
+
+	it('a claim installs the commit guard, the hub running as the installed `bin/baton` (not a file named baton.js)', () => {
+		const root = gitRepo(work, 'guarded');
+		const git = (...args: string[]) =>
+			spawnSync('git', args, {
+				cwd: root,
+				encoding: 'utf8',
+				env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
+			});
+		writeFileSync(join(root, 'src', 'a.ts'), 'export const a = 1;\n');
+		git('add', '-A');
+		assert.equal(git('-c', 'user.name=T', '-c', 'user.email=t@example.com', 'commit', '-q', '-m', 'first').status, 0);
+		const inRepo = (args: string[]) =>
+			spawnSync(installedBaton, args, { env: childEnv(dataDir), cwd: root, encoding: 'utf8', timeout: 60_000 });
+		const on = inRepo(['settings', '--worktrees', 'on']);
+		assert.equal(on.status, 0, on.stderr);
+		assert.equal(inRepo(['create', 'Guarded card', '--id', 'G1']).status, 0);
+		const claim = inRepo(['claim', 'G1', '--json']);
+		assert.equal(claim.status, 0, claim.stderr);
+		const wt = (JSON.parse(claim.stdout) as { workspace?: { path: string } }).workspace?.path ?? '';
+		const gitDir = git('-C', wt, 'rev-parse', '--absolute-git-dir').stdout.trim();
+		const hook = readFileSync(join(gitDir, 'baton', 'hooks', 'pre-commit'), 'utf8');
+		const pkgBin = join(realpathSync(join(prefix, 'lib', 'node_modules', packageJson.name)), 'dist', 'baton.js');
+		assert.ok(hook.includes(`'${pkgBin}' 'commit-guard' 'G1'`), hook);
+		assert.equal(git('-C', wt, 'config', 'core.hooksPath').stdout.trim(), join(gitDir, 'baton', 'hooks'));
 	});
 
 	it('an MCP agent creates and claims a card through the installed `baton mcp`', async () => {

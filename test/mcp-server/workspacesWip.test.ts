@@ -130,7 +130,7 @@ describe('snapshotWip', () => {
 		await refused(
 			snapshotWip({ worktree: '/tmp', cardId: 'W3', attempt: 1 }),
 			'invalid_input',
-			/is not a git worktree/,
+			/not Baton's worktree of this card: its \.git file is gone/,
 		);
 	});
 });
