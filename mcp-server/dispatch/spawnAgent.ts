@@ -7,7 +7,7 @@
  * Must not: signal a pid it has not checked, or wait on an agent in a way that blocks the loop.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, readFileSync } from 'node:fs';
+import { closeSync, readFileSync, readdirSync } from 'node:fs';
 
 export interface AgentExit {
 	/** The exit code, or null when a signal ended it or it was adopted (not our child). */
@@ -109,7 +109,23 @@ async function stopGroup(
 	return exited;
 }
 
+/**
+ * Signals the agent's process group. A sandboxed agent's group leader is bubblewrap, which would die of
+ * a TERM at once (it forwards no signal) and take the agent's grace with it: the TERM goes to the rest
+ * of its group, the agent itself, and bubblewrap ends with it. A KILL goes to all: the sandbox's pid
+ * namespace then ends with everything in it.
+ */
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
+	if (signal !== 'SIGKILL' && isSandbox(pid)) {
+		for (const member of groupMembers(pid)) {
+			try {
+				process.kill(member, signal);
+			} catch {
+				// Gone already.
+			}
+		}
+		return;
+	}
 	try {
 		process.kill(-pid, signal);
 	} catch {
@@ -145,6 +161,41 @@ export function isAgentOf(pid: number, cardId: string): boolean {
 		.toString('utf8')
 		.split('\0')
 		.some(entry => entry === wanted);
+}
+
+/** Whether `pid` is bubblewrap (a sandboxed agent's leader, sandbox.ts). */
+function isSandbox(pid: number): boolean {
+	try {
+		return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'bwrap';
+	} catch {
+		return false;
+	}
+}
+
+/** The other processes of process group `pgid` (Linux /proc). */
+function groupMembers(pgid: number): number[] {
+	const found: number[] = [];
+	let entries: string[];
+	try {
+		entries = readdirSync('/proc');
+	} catch {
+		return found;
+	}
+	for (const entry of entries) {
+		if (!/^\d+$/.test(entry) || Number(entry) === pgid) {
+			continue;
+		}
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+			// Field 5 of stat is the process group; comm (field 2) may hold spaces, so read after ')'.
+			if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid) {
+				found.push(Number(entry));
+			}
+		} catch {
+			// Gone, or not ours to read.
+		}
+	}
+	return found;
 }
 
 function procMounted(): boolean {

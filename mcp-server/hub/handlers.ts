@@ -183,6 +183,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/assign': ({ ctx, params }) => b.dispatch.assign(ctx, params),
 		'dispatch/update': ({ ctx, params }) => b.dispatch.update(ctx, params),
 		'dispatch/exited': ({ ctx, params }) => b.dispatch.exited(ctx, params),
+		'dispatch/seat': ({ conn, params }) => hub.connections.seats.mint(conn, params),
 		'run/register': ({ ctx, params }) => b.dispatch.register(ctx, params),
 		'run/list': () => b.dispatch.list(),
 		'run/stop': ({ ctx, params }) => b.dispatch.stop(ctx, params),
@@ -196,7 +197,7 @@ export function createHandlers(hub: HubParts): Handlers {
  * stops an agent's own shell from acting as its human, not a process that lies (docs/guide.md).
  */
 export function actsAsAgent(conn: Connection): boolean {
-	return conn.client === 'mcp' || conn.hello?.insideAgent !== undefined;
+	return conn.client === 'mcp' || conn.hello?.insideAgent !== undefined || conn.seat !== undefined;
 }
 
 /**

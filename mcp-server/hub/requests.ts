@@ -15,6 +15,7 @@ import { createLogger } from '../../core/log';
 import { type Method, type RequestFrame, isMethod, limits, methods } from '../../core/protocol';
 import { type Connection, sendError } from './connections';
 import type { HandlerRequest, Handlers } from './handlers';
+import type { SeatCredentials } from './seatCredentials';
 import { type StoreGuard, fatalReason } from './storeGuard';
 
 const log = createLogger('hub').child('requests');
@@ -25,6 +26,8 @@ export interface RequestsOptions {
 	mode: 'pglite' | 'postgres';
 	/** The store failed beyond repair (fatalReason): the hub answers everything in flight and stops. */
 	onFatal: (reason: string) => void;
+	/** The seat credentials (seatCredentials.ts): what a seat connection may do. */
+	seats: Pick<SeatCredentials, 'checkScope' | 'checkLive'>;
 	/** A dispatched request was answered (or failed) after `seconds` (the MCP latency histogram). */
 	onServed?: (conn: Connection, method: Method, seconds: number) => void;
 }
@@ -71,6 +74,11 @@ export class Requests {
 		this.inFlight.add(entry);
 		const started = performance.now();
 		try {
+			if (conn.seat !== undefined) {
+				// An agent `baton run` started: its own card only, and only while its claim lasts.
+				this.options.seats.checkScope(conn.seat, method, parsed.data);
+				await this.options.seats.checkLive(conn.seat);
+			}
 			if (methods[method].mutating) {
 				this.options.guard.beforeWrite(requestBytes);
 			}

@@ -313,7 +313,8 @@ describe('baton run', { timeout: 600_000 }, () => {
 		});
 
 		it('after kill -9 and a restart adopts the running agents and starts no second agent for their cards', async () => {
-			const agentLog = join(w.dataDir, '..', 'agents.log');
+			// In the agents' folder: a sandboxed agent writes nowhere else.
+			const agentLog = join(w.dataDir, '..', 'work', 'agents.log');
 			const busy = await create(w.api, ['busy one', 'busy two'], { phase: 'adopt' });
 			const [kept, dying] = busy;
 			assert.ok(kept && dying);
