@@ -55,6 +55,9 @@ export async function spawnAgent(input: SpawnInput): Promise<AgentProcess> {
 	const exited = new Promise<AgentExit>(resolve => {
 		child.once('exit', (code, signal) => {
 			done = true;
+			// Nothing it started outlives it: its group, and in a sandbox the pid namespace's init (still
+			// in the group while it reaps what the agent left running), whose end ends the namespace.
+			signalGroup(pid, 'SIGKILL');
 			resolve({ code, signal });
 		});
 	});
@@ -76,6 +79,9 @@ export function watchAdopted(pid: number, cardId: string, pollMs = 1000): AgentP
 			if (!isAgentOf(pid, cardId)) {
 				clearInterval(timer);
 				done = true;
+				// What it left running in its group (a sandbox's init and everything under it) goes too: only
+				// once the leader is gone, so the group is still its own (a pid in use as a group id is not reused).
+				killOrphanedGroup(pid);
 				resolve({ code: null, signal: null });
 			}
 		}, pollMs);
@@ -161,6 +167,20 @@ export function isAgentOf(pid: number, cardId: string): boolean {
 		.toString('utf8')
 		.split('\0')
 		.some(entry => entry === wanted);
+}
+
+function killOrphanedGroup(pgid: number): void {
+	try {
+		process.kill(pgid, 0);
+		return; // The pid is alive: another process now, not ours to signal.
+	} catch {
+		// Gone: signal what is left of its group.
+	}
+	try {
+		process.kill(-pgid, 'SIGKILL');
+	} catch {
+		// Nothing left.
+	}
 }
 
 /** Whether `pid` is bubblewrap (a sandboxed agent's leader, sandbox.ts). */
