@@ -113,6 +113,10 @@ export class Supervisor {
 			released: adoption.released.length,
 			leftToLease: adoption.leftToLease.length,
 		});
+		if (this.closed) {
+			// Ctrl-C during the start: the run already ended; arm nothing that would keep it alive.
+			return;
+		}
 		this.pool.warmFree();
 		// Only now: a claim before the adoption could start a second agent for an adopted card's seat.
 		this.accepting = true;

@@ -170,7 +170,7 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 });
 
 describe('without a sandbox', () => {
-	it('says at start that the gate is advisory: bubblewrap missing from PATH, or --no-sandbox', async () => {
+	it('says at start that the gate is advisory: bubblewrap missing from PATH, or --no-sandbox', { timeout: 60_000 }, async () => {
 		// A PATH with node and git only.
 		const bin = path.join(path.dirname(dataDir), 'bin');
 		mkdirSync(bin, { recursive: true });
@@ -186,8 +186,8 @@ describe('without a sandbox', () => {
 				assert.equal(advisory.sandbox, false);
 				assert.match(String(advisory.why), why);
 				assert.match(String(advisory.message), /the review gate and the card boundary are advisory/);
-				const running = run.events.findIndex(e => e.event === 'running');
-				assert.ok(running === -1 || running > run.events.indexOf(advisory), 'said before the run starts');
+				const running = await run.waitFor(e => e.event === 'running', 20_000, 'the run');
+				assert.ok(run.events.indexOf(running) > run.events.indexOf(advisory), 'said before the run starts');
 			} finally {
 				run.proc.kill('SIGINT');
 				await run.exited;
