@@ -165,7 +165,7 @@ export function checkRunFlags(ctx: Pick<CommandContext, 'values'>, env: NodeJS.P
 		phase: phase?.data,
 		capabilities,
 		project,
-		noSandbox: flags.noSandbox === true,
+		noSandbox: flags.noSandbox,
 	};
 }
 

@@ -48,7 +48,10 @@ export function chooseSandbox(options: {
 	}
 	const program = findOnPath('bwrap', options.pathVar);
 	if (program === undefined) {
-		return { kind: 'none', why: 'bubblewrap (bwrap) is not on PATH; install it (Debian/Ubuntu: apt install bubblewrap)' };
+		return {
+			kind: 'none',
+			why: 'bubblewrap (bwrap) is not on PATH; install it (Debian/Ubuntu: apt install bubblewrap)',
+		};
 	}
 	const trial = spawnSync(
 		program,
@@ -56,8 +59,11 @@ export function chooseSandbox(options: {
 		{ stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000, encoding: 'utf8' },
 	);
 	if (trial.status !== 0) {
-		const said = (trial.stderr || trial.error?.message || `exit ${String(trial.status)}`).trim().split('\n')[0];
-		return { kind: 'none', why: `bubblewrap cannot start a sandbox here: ${said}` };
+		const said = [trial.stderr, trial.error?.message, `exit ${String(trial.status)}`]
+			.find(t => t !== undefined && t.trim() !== '')
+			?.trim()
+			.split('\n')[0];
+		return { kind: 'none', why: `bubblewrap cannot start a sandbox here: ${said ?? ''}` };
 	}
 	return { kind: 'bwrap', program };
 }

@@ -118,12 +118,13 @@ async function stopGroup(
 /**
  * Signals the agent's process group. A sandboxed agent's group leader is bubblewrap, which would die of
  * a TERM at once (it forwards no signal) and take the agent's grace with it: the TERM goes to the rest
- * of its group, the agent itself, and bubblewrap ends with it. A KILL goes to all: the sandbox's pid
+ * of its group but bubblewrap's processes (the agent and what it started), and bubblewrap ends with it. A KILL goes to all: the sandbox's pid
  * namespace then ends with everything in it.
  */
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
 	if (signal !== 'SIGKILL' && isSandbox(pid)) {
-		for (const member of groupMembers(pid)) {
+		// Not to the sandbox's own init either (also bubblewrap): it would end the namespace at once.
+		for (const member of groupMembers(pid).filter(m => !isSandbox(m))) {
 			try {
 				process.kill(member, signal);
 			} catch {

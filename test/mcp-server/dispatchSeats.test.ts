@@ -26,6 +26,24 @@ import { type TestRepo, gitOut, makeRepo } from '../helpers/workspaceRepo';
 const hostileAgent = path.join(repoRoot, 'test', 'fixtures', 'hostileAgent.mjs');
 const hasBwrap = existsSync('/usr/bin/bwrap') || existsSync('/usr/local/bin/bwrap');
 
+/** What hostileAgent.mjs reports: each attempt's outcome, a command's exit and output, or a frame's error code. */
+interface Attempt {
+	ok: boolean;
+	code?: string | null;
+	message?: string;
+	value?: unknown;
+}
+interface Command {
+	code: number | null;
+	out: string;
+}
+type Report = Record<
+	'readToken' | 'readDefaultToken' | 'writeCheckout' | 'writeHome' | 'writeSource' | 'commit',
+	Attempt
+> &
+	Record<'envIApprove' | 'plainApprove' | 'plainResume', Command> &
+	Record<string, unknown>;
+
 let dataDir: string;
 let hub: HubProcess;
 let admin: RpcClient;
@@ -109,12 +127,16 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 			repo.root,
 		);
 		try {
-			assert.equal(run.events.find(e => e.event === 'advisory'), undefined, 'bubblewrap is here: no advisory');
+			assert.equal(
+				run.events.find(e => e.event === 'advisory'),
+				undefined,
+				'bubblewrap is here: no advisory',
+			);
 			const exited = await run.waitFor(e => e.event === 'exited' && e.cardId === hostile.id, 60_000, 'the agent done');
 			const log = readFileSync(path.join(dataDir, 'runs', 'seats', `${hostile.id}.log`), 'utf8');
 			const line = log.split('\n').find(l => l.startsWith('HOSTILE-REPORT '));
 			assert.ok(line, `no report in the agent's log:\n${log}`);
-			const r = JSON.parse(line.slice('HOSTILE-REPORT '.length)) as Record<string, any>;
+			const r = JSON.parse(line.slice('HOSTILE-REPORT '.length)) as Report;
 
 			// The hub token is not there to read.
 			assert.equal(r.readToken.ok, false, JSON.stringify(r.readToken));
@@ -125,11 +147,15 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 			assert.notEqual(r.plainResume.code, 0, r.plainResume.out);
 			assert.equal((await card(other.id)).status, 'review', 'the other card still waits for a person');
 			const { pauses } = await admin.request('pause/list', {});
-			assert.ok(pauses.some(p => p.scope === 'phase' && p.target === 'frozen'), 'the pause a person set stays');
+			assert.ok(
+				pauses.some(p => p.scope === 'phase' && p.target === 'frozen'),
+				'the pause a person set stays',
+			);
 			// Nothing written outside its worktree.
-			for (const name of ['writeCheckout', 'writeHome', 'writeSource']) {
-				assert.equal(r[name].ok, false, `${name}: ${JSON.stringify(r[name])}`);
-				assert.equal(r[name].code, 'EROFS', `${name}: ${JSON.stringify(r[name])}`);
+			for (const name of ['writeCheckout', 'writeHome', 'writeSource'] as const) {
+				const a = r[name];
+				assert.equal(a.ok, false, `${name}: ${JSON.stringify(a)}`);
+				assert.equal(a.code, 'EROFS', `${name}: ${JSON.stringify(a)}`);
 			}
 			assert.equal(existsSync(path.join(repo.root, 'pwned.txt')), false);
 			assert.equal(existsSync(path.join(homedir(), 'baton-seat-pwned.txt')), false);
@@ -158,7 +184,10 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 			assert.equal(exited.reason, 'completed');
 			const done = await card(hostile.id);
 			assert.equal(done.status, 'done');
-			assert.equal(gitOut(repo.root, 'log', '-1', '--format=%s', String(r.commit.value)), `seat work for ${hostile.id}`);
+			assert.equal(
+				gitOut(repo.root, 'log', '-1', '--format=%s', String(r.commit.value)),
+				`seat work for ${hostile.id}`,
+			);
 			// The background process it left ended with it.
 			await waitFor(() => processesWith(mark).length === 0, 10_000, 'the background process gone');
 		} finally {
@@ -170,29 +199,33 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 });
 
 describe('without a sandbox', () => {
-	it('says at start that the gate is advisory: bubblewrap missing from PATH, or --no-sandbox', { timeout: 60_000 }, async () => {
-		// A PATH with node and git only.
-		const bin = path.join(path.dirname(dataDir), 'bin');
-		mkdirSync(bin, { recursive: true });
-		symlinkSync(process.execPath, path.join(bin, 'node'));
-		symlinkSync(execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(), path.join(bin, 'git'));
-		for (const [args, env, why] of [
-			[[], { PATH: bin }, /bubblewrap \(bwrap\) is not on PATH/],
-			[['--no-sandbox'], {}, /--no-sandbox was given/],
-		] as const) {
-			const run = startRun(dataDir, ['--phase', 'none', '--name', 'plain', ...args], env);
-			try {
-				const advisory = await run.waitFor(e => e.event === 'advisory', 20_000, 'the advisory');
-				assert.equal(advisory.sandbox, false);
-				assert.match(String(advisory.why), why);
-				assert.match(String(advisory.message), /the review gate and the card boundary are advisory/);
-				const running = await run.waitFor(e => e.event === 'running', 20_000, 'the run');
-				assert.ok(run.events.indexOf(running) > run.events.indexOf(advisory), 'said before the run starts');
-			} finally {
-				run.proc.kill('SIGINT');
-				await run.exited;
+	it(
+		'says at start that the gate is advisory: bubblewrap missing from PATH, or --no-sandbox',
+		{ timeout: 60_000 },
+		async () => {
+			// A PATH with node and git only.
+			const bin = path.join(path.dirname(dataDir), 'bin');
+			mkdirSync(bin, { recursive: true });
+			symlinkSync(process.execPath, path.join(bin, 'node'));
+			symlinkSync(execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim(), path.join(bin, 'git'));
+			for (const [args, env, why] of [
+				[[], { PATH: bin }, /bubblewrap \(bwrap\) is not on PATH/],
+				[['--no-sandbox'], {}, /--no-sandbox was given/],
+			] as const) {
+				const run = startRun(dataDir, ['--phase', 'none', '--name', 'plain', ...args], env);
+				try {
+					const advisory = await run.waitFor(e => e.event === 'advisory', 20_000, 'the advisory');
+					assert.equal(advisory.sandbox, false);
+					assert.match(String(advisory.why), why);
+					assert.match(String(advisory.message), /the review gate and the card boundary are advisory/);
+					const running = await run.waitFor(e => e.event === 'running', 20_000, 'the run');
+					assert.ok(run.events.indexOf(running) > run.events.indexOf(advisory), 'said before the run starts');
+				} finally {
+					run.proc.kill('SIGINT');
+					await run.exited;
+				}
 			}
-		}
-		rmSync(bin, { recursive: true, force: true });
-	});
+			rmSync(bin, { recursive: true, force: true });
+		},
+	);
 });
