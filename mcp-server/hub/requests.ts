@@ -52,6 +52,15 @@ export class Requests {
 			sendError(conn, id, new BatonError('invalid_input', `Unknown method "${method}".`));
 			return;
 		}
+		if (conn.seat !== undefined) {
+			// An agent `baton run` started: its own card only (before its params are even read).
+			try {
+				this.options.seats.checkScope(conn.seat, method, frame.params);
+			} catch (e) {
+				sendError(conn, id, this.toBatonError(e, method));
+				return;
+			}
+		}
 		const parsed = methods[method].params.safeParse(frame.params ?? {});
 		if (!parsed.success) {
 			sendError(
@@ -75,8 +84,7 @@ export class Requests {
 		const started = performance.now();
 		try {
 			if (conn.seat !== undefined) {
-				// An agent `baton run` started: its own card only, and only while its claim lasts.
-				this.options.seats.checkScope(conn.seat, method, parsed.data);
+				// ... and only while its card's claim lasts.
 				await this.options.seats.checkLive(conn.seat);
 			}
 			if (methods[method].mutating) {
