@@ -139,8 +139,10 @@ export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): L
 	}
 	// Baton's data dirs last: nothing bound above shows through them. Only the socket and the card's
 	// files are put back, then the folder is made read-only (no hub can be started in it).
-	const hidden = [plan.dataDir, join(home, '.config', 'baton')].filter(
-		(d, i, all) => existsSync(d) && all.indexOf(d) === i,
+	// A data dir inside another hidden one (the default ~/.config/baton/backlog) is hidden with it.
+	const candidates = [resolve(plan.dataDir), join(home, '.config', 'baton')].filter(d => existsSync(d));
+	const hidden = candidates.filter(
+		(d, i) => candidates.indexOf(d) === i && !candidates.some(h => h !== d && isUnder(d, h)),
 	);
 	for (const dir of hidden) {
 		args.push('--tmpfs', dir);
