@@ -10,7 +10,7 @@
  * or widen what is writable beyond the declarations here.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 
@@ -18,13 +18,14 @@ import type { Launch } from './agents';
 
 /**
  * What each kind of agent keeps in the home folder and must be able to write (its login, settings,
- * session files, caches): paths under $HOME. Every kind also gets `common`.
+ * session files, caches): paths under $HOME, a folder when it ends with `/` (the kind's own are made when
+ * missing, so a first run can log in), else a file (bound only when it exists). Every kind also gets `common`.
  */
 export const agentHomeWrites: Readonly<Record<string, readonly string[]>> = {
-	claude: ['.claude', '.claude.json', '.claude.json.backup', '.config/claude'],
-	codex: ['.codex'],
-	gemini: ['.gemini'],
-	common: ['.cache', '.npm', '.local/state', '.local/share/pnpm', '.yarn'],
+	claude: ['.claude/', '.claude.json', '.claude.json.backup', '.config/claude/'],
+	codex: ['.codex/'],
+	gemini: ['.gemini/'],
+	common: ['.cache/', '.npm/', '.local/state/', '.local/share/pnpm/', '.yarn/'],
 };
 
 /** How agents are started: in a bubblewrap sandbox, or plainly (with why: the gate is advisory). */
@@ -134,7 +135,15 @@ export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): L
 		rw(path);
 	}
 	const home = plan.home ?? homedir();
-	for (const rel of [...(agentHomeWrites[plan.kind] ?? []), ...(agentHomeWrites.common ?? [])]) {
+	const own = agentHomeWrites[plan.kind] ?? [];
+	for (const rel of [...own, ...(agentHomeWrites.common ?? [])]) {
+		if (rel.endsWith('/') && own.includes(rel)) {
+			try {
+				mkdirSync(join(home, rel), { recursive: true, mode: 0o700 });
+			} catch {
+				// A read-only or foreign home: the agent goes without it.
+			}
+		}
 		rw(join(home, rel));
 	}
 	// Baton's data dirs last: nothing bound above shows through them. Only the socket and the card's
