@@ -8,6 +8,8 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, readFileSync, readdirSync } from 'node:fs';
+import { constants } from 'node:os';
+import { basename } from 'node:path';
 
 export interface AgentExit {
 	/** The exit code, or null when a signal ended it or it was adopted (not our child). */
@@ -53,8 +55,9 @@ export async function spawnAgent(input: SpawnInput): Promise<AgentProcess> {
 	}
 	let done = false;
 	const exited = new Promise<AgentExit>(resolve => {
-		child.once('exit', (code, signal) => {
+		child.once('exit', (exitCode, exitSignal) => {
 			done = true;
+			const { code, signal } = sandboxExit(input.command, exitCode, exitSignal);
 			// Nothing it started outlives it: its group, and in a sandbox the pid namespace's init (still
 			// in the group while it reaps what the agent left running), whose end ends the namespace.
 			signalGroup(pid, 'SIGKILL');
@@ -66,6 +69,22 @@ export async function spawnAgent(input: SpawnInput): Promise<AgentProcess> {
 		exited,
 		stop: graceMs => stopGroup(pid, exited, () => done, graceMs),
 	};
+}
+
+/**
+ * bubblewrap exits with 128 + N when the agent it ran was killed by signal N: told as that signal, as
+ * for an agent started plainly.
+ */
+function sandboxExit(
+	command: string,
+	code: number | null,
+	signal: NodeJS.Signals | null,
+): { code: number | null; signal: NodeJS.Signals | null } {
+	if (basename(command) !== 'bwrap' || code === null || code <= 128) {
+		return { code, signal };
+	}
+	const name = Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
+	return name === undefined ? { code, signal } : { code: null, signal: name as NodeJS.Signals };
 }
 
 /**
