@@ -6,6 +6,7 @@
  * itself. Decisions come from the pure rules/lease/dag modules, time from the injected clock. Runs
  * unchanged on PGlite and PostgreSQL through the Db interface.
  */
+import { loadCardRow } from './cardActions';
 import type { ClaimOptions } from './claimCycle';
 import { type LabelCount, type ProjectCount, cardCountsByProject, openCardsByLabel } from './counts';
 import type { CompactionOptions, CompactionReport } from './logCompaction';
@@ -128,6 +129,11 @@ export class Backlog extends BacklogWiring {
 
 	get(ctx: OpContext, p: ParsedParams<'card/get'>): Promise<Result<'card/get'>> {
 		return this.cards.get(ctx, p);
+	}
+
+	/** One card and the session holding its claim (no history): the hub's check of a seat credential. */
+	claimOf(cardId: string): Promise<{ card: Card; claimSession: string | null }> {
+		return loadCardRow(this.db, cardId, false);
 	}
 
 	list(ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {

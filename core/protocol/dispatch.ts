@@ -131,6 +131,14 @@ export const DispatchExitedParams = z
 	.strict();
 export const EmptyResult = z.object({});
 
+/**
+ * A seat credential for the agent of a dispatched card: asked by the supervisor's seat connection, whose
+ * session holds the card at `epoch`. A connection that says hello with it is that card's agent and may
+ * act only on that card, until the claim ends (mcp-server/hub/seatCredentials.ts).
+ */
+export const SeatGrantParams = z.object({ cardId: CardId, epoch: z.number().int().nonnegative() }).strict();
+export const SeatGrantResult = z.object({ token: z.string() });
+
 export const RunStopping = z.enum(['drain', 'stop']);
 export const RunInfo = z.object({
 	name: RunName,

@@ -46,6 +46,11 @@ export const Hello = z
 		 * assign, hooks, gc --force, …).
 		 */
 		insideAgent: z.string().min(1).max(200).optional(),
+		/**
+		 * A seat credential (`dispatch/seat`) instead of `token`: the connection is the agent of that one
+		 * dispatched card, its agent id and session the credential's, and it may act only on that card.
+		 */
+		seat: z.string().min(1).max(1000).optional(),
 	})
 	.strict();
 export type Hello = z.infer<typeof Hello>;

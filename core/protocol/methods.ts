@@ -74,6 +74,8 @@ import { CardDiffParams, CardDiffResult } from './diff';
 import {
 	AssignParams,
 	DispatchExitedParams,
+	SeatGrantParams,
+	SeatGrantResult,
 	DispatchUpdateParams,
 	EmptyResult,
 	PauseClearParams,
@@ -306,6 +308,7 @@ export const methods = {
 	'card/assign': { params: AssignParams, result: CardResult, mutating: true },
 	'dispatch/update': { params: DispatchUpdateParams, result: CardResult, mutating: true },
 	'dispatch/exited': { params: DispatchExitedParams, result: EmptyResult, mutating: true },
+	'dispatch/seat': { params: SeatGrantParams, result: SeatGrantResult, mutating: false },
 	'run/register': { params: RunRegisterParams, result: RunResult, mutating: true },
 	'run/list': { params: RunListParams, result: RunListResult, mutating: false },
 	'run/stop': { params: RunStopParams, result: RunListResult, mutating: true },

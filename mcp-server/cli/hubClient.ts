@@ -1,11 +1,13 @@
 /**
  * How every face of the `baton` program (CLI, MCP server, up, demo) reaches the hub: core/client's
  * connectHub, which spawns this same program as `baton hub --data-dir D` when no hub answers. No store
- * access here: the hub is the only owner of the data dir (DESIGN §1).
+ * access here: the hub is the only owner of the data dir (DESIGN §1). Inside a `baton run` seat it
+ * connects with the seat's credential instead (core/client/seatHub.ts).
  */
 import { resolve } from 'node:path';
 
 import { connectHub } from '../../core/client/connectHub';
+import { connectSeat, seatFromEnv } from '../../core/client/seatHub';
 import { resolveDataDir } from '../../core/paths';
 import type { AgentInfo, ClientKind, Method } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
@@ -35,6 +37,23 @@ export interface OpenHubOptions {
 }
 
 export function openHub(options: OpenHubOptions): Promise<RpcClient> {
+	// An agent `baton run` started: its seat credential and hub socket, never the token file.
+	const seat = seatFromEnv(process.env);
+	if (seat !== undefined) {
+		return connectSeat(
+			{
+				client: options.client,
+				...(options.agent === undefined ? {} : { agent: options.agent }),
+				...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+				...(options.reconnect === undefined ? {} : { reconnect: options.reconnect }),
+				...(options.session === undefined ? {} : { session: options.session }),
+				...(options.insideAgent === undefined ? {} : { insideAgent: options.insideAgent }),
+				...(options.unchecked === undefined ? {} : { unchecked: options.unchecked }),
+				handshakeTimeoutMs: 15_000,
+			},
+			seat,
+		);
+	}
 	return connectHub({
 		dataDir: options.dataDir ?? resolveDataDir(process.env),
 		client: options.client,

@@ -24,6 +24,9 @@ export const mcpMarker = 'BATON_INSIDE_MCP';
  */
 export const agentEnvMarkers: readonly string[] = [
 	mcpMarker,
+	// What `baton run` gives every agent it starts (its card and seat credential, mcp-server/dispatch/).
+	'BATON_CARD_ID',
+	'BATON_SEAT_TOKEN',
 	'CLAUDECODE',
 	'CODEX_SANDBOX',
 	'CODEX_SANDBOX_NETWORK_DISABLED',

@@ -9,11 +9,13 @@
 import { basename } from 'node:path';
 import { hostname } from 'node:os';
 
+import { hubSocketVar, seatTokenVar } from '../../core/client/seatHub';
 import { BatonError } from '../../core/errors';
 import { resolveDataDir } from '../../core/paths';
 import { Capability, Phase } from '../../core/protocol';
 import { agentTemplate, builtInAgents, checkTemplate, splitTemplate } from '../dispatch/agents';
 import { Display } from '../dispatch/liveTable';
+import { chooseSandbox } from '../dispatch/sandbox';
 import { batonMcpCommand } from '../dispatch/mcpConfigFile';
 import { Supervisor } from '../dispatch/supervisor';
 import type { Command, CommandContext } from './command';
@@ -55,6 +57,10 @@ const runFlags = cliFlags({
 		description: "Cut each card's output log back to its tail past N MB (default 4; 0: never)",
 	},
 	name: { type: 'string', value: 'RUN', description: 'Name of this run (default "default")' },
+	noSandbox: {
+		type: 'boolean',
+		description: 'Start agents without the bubblewrap sandbox (they get your full rights; the gate is advisory)',
+	},
 });
 
 /**
@@ -102,6 +108,7 @@ export interface CheckedRun {
 	phase: string | undefined;
 	capabilities: string[];
 	project: string | undefined;
+	noSandbox: boolean;
 }
 
 /** Every flag checked; a UsageError (exit 2) names the first wrong one. */
@@ -165,14 +172,25 @@ export function checkRunFlags(ctx: Pick<CommandContext, 'values'>, env: NodeJS.P
 		phase: phase?.data,
 		capabilities,
 		project,
+		noSandbox: flags.noSandbox,
 	};
 }
+
+/** Another agent's Baton identity and seat: never inherited by the agents of this run. */
+const agentIdentityVars = [
+	'BATON_AGENT',
+	'BATON_SESSION',
+	'BATON_CARD_ID',
+	'BATON_AGENT_KIND',
+	seatTokenVar,
+	hubSocketVar,
+];
 
 /** The environment agents inherit: this one, without another agent's Baton identity. */
 function agentBaseEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 	const out: Record<string, string> = {};
 	for (const [k, v] of Object.entries(env)) {
-		if (v !== undefined && !['BATON_AGENT', 'BATON_SESSION', 'BATON_CARD_ID', 'BATON_AGENT_KIND'].includes(k)) {
+		if (v !== undefined && !agentIdentityVars.includes(k)) {
 			out[k] = v;
 		}
 	}
@@ -239,6 +257,7 @@ export const runCommand: Command = {
 				cwd: process.cwd(),
 				batonMcp: batonMcpCommand(),
 				baseEnv: agentBaseEnv(process.env),
+				sandbox: chooseSandbox({ off: checked.noSandbox, pathVar: process.env.PATH }),
 			},
 			main,
 			(agent, session) => openHub({ dataDir, client: 'cli', agent, session, reconnect: true }),

@@ -24,6 +24,7 @@ import type { SeatIdentity } from './seat';
 import { type AgentExit, type AgentProcess, spawnAgent } from './spawnAgent';
 import { Silence } from './silence';
 import { commandRateLimit, exitRateLimit } from './rateLimit';
+import { type SandboxChoice, programPaths, sandboxed } from './sandbox';
 
 const log = createLogger('run').child('job');
 
@@ -68,6 +69,12 @@ export interface JobContext {
 	stopGraceMs: number;
 	/** Something the table and --json show. */
 	emit(event: Record<string, unknown>): void;
+	/** Whether agents run in a sandbox (sandbox.ts). */
+	sandbox: SandboxChoice;
+	/** The hub's socket: a seat's agent connects through it with its seat credential. */
+	hubSocket: string;
+	/** The repository's main checkout, when the run serves one (shown read-only in the sandbox). */
+	repoRoot: string | undefined;
 }
 
 export interface JobStart {
@@ -132,6 +139,8 @@ export class AgentJob {
 		const dir = join(ctx.dataDir, 'runs', ctx.run);
 		const workspace = s.claim.workspace?.path ?? s.root;
 		const path = logPath(ctx.dataDir, ctx.run, card.id);
+		// The agent's own credential, for this card's claim only: it never sees the hub token.
+		const { token } = await s.conn.request('dispatch/seat', { cardId: card.id, epoch });
 		const startedAt = Date.now();
 		const { fd, offset } = openLogForAgent(
 			path,
@@ -144,6 +153,7 @@ export class AgentJob {
 			kind: ctx.kind,
 			dataDir: ctx.dataDir,
 			project: card.project ?? null,
+			seat: { token, socket: ctx.hubSocket },
 		});
 		const record: SeatRecord = {
 			cardId: card.id,
@@ -173,7 +183,7 @@ export class AgentJob {
 		});
 		const promptFile = join(dir, `${card.id}.prompt.md`);
 		writeFileSync(promptFile, prompt, { mode: 0o600 });
-		const launch = buildLaunch({
+		const plain = buildLaunch({
 			agent: ctx.agent,
 			command: ctx.command,
 			card,
@@ -184,6 +194,18 @@ export class AgentJob {
 			env: { ...ctx.baseEnv, ...server.env },
 			mcpServer: server,
 		});
+		const launch =
+			ctx.sandbox.kind === 'bwrap'
+				? sandboxed(ctx.sandbox.program, plain, {
+						workspace,
+						repoRoot: ctx.repoRoot,
+						dataDir: ctx.dataDir,
+						socket: ctx.hubSocket,
+						readable: [mcpConfigPath, promptFile],
+						programs: [...programPaths(ctx.batonMcp), ...programPaths(plain)],
+						kind: ctx.kind,
+					})
+				: plain;
 		const proc = await spawnAgent({ ...launch, logFd: fd });
 		const job = new AgentJob(
 			ctx,

@@ -70,6 +70,10 @@ export function statusLine(status: RunStatus, now: number): string {
 /** One event as a plain line. */
 export function eventText(e: Record<string, unknown>): string {
 	const { event, ...rest } = e;
+	// A sentence for a person (the advisory gate): printed as it is.
+	if (event === 'advisory' && typeof rest.message === 'string') {
+		return `advisory: ${rest.message}`;
+	}
 	const fields = Object.entries(rest)
 		.filter(([, v]) => v !== undefined)
 		.map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`);

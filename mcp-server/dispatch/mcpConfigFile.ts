@@ -1,13 +1,14 @@
 /**
  * What a dispatched agent is given to reach Baton (issue 30): the environment that ties its `baton mcp`
  * to the card the supervisor claimed for it (BATON_CARD_ID, BATON_AGENT, BATON_SESSION, BATON_AGENT_KIND,
- * BATON_DATA_DIR, BATON_PROJECT), the MCP server entry that starts this installation's `baton mcp` with
+ * BATON_DATA_DIR, BATON_PROJECT, and the seat credential BATON_SEAT_TOKEN with BATON_HUB_SOCKET), the MCP server entry that starts this installation's `baton mcp` with
  * that environment, and the `{mcpConfig}` file `{"mcpServers": {"baton": {command, args, env, trust}}}`
  * (Claude Code's --mcp-config format, which Gemini CLI reads as a settings file too; `trust` is Gemini's
  * "no confirmation for this server's tools", ignored by Claude Code). Must not: spawn anything.
  */
 import { chmodSync, realpathSync, writeFileSync } from 'node:fs';
 
+import { hubSocketVar, seatTokenVar } from '../../core/client/seatHub';
 import type { McpLaunch } from '../../core/formats/mcpConfig';
 import { mcpServerName } from '../../core/formats/mcpConfig';
 
@@ -22,6 +23,8 @@ export interface AgentIdentity {
 	dataDir: string;
 	/** The card's project; absent or null: none (the agent's claim {} names the card anyway). */
 	project?: string | null;
+	/** The seat credential and the hub socket its `baton mcp` and `baton` CLI connect with. */
+	seat?: { token: string; socket: string };
 }
 
 /** The environment variables of the agent process and of its `baton mcp`. */
@@ -33,6 +36,7 @@ export function agentEnv(id: AgentIdentity): Record<string, string> {
 		BATON_AGENT_KIND: id.kind,
 		BATON_DATA_DIR: id.dataDir,
 		...(id.project === undefined || id.project === null ? {} : { BATON_PROJECT: id.project }),
+		...(id.seat === undefined ? {} : { [seatTokenVar]: id.seat.token, [hubSocketVar]: id.seat.socket }),
 	};
 }
 

@@ -3,6 +3,7 @@
  * a pause covers. Types and one pure function: it starts, asks and reads nothing.
  */
 import type { Card } from '../../core/protocol';
+import type { SandboxChoice } from './sandbox';
 
 export interface RunConfig {
 	dataDir: string;
@@ -28,6 +29,8 @@ export interface RunConfig {
 	cwd: string;
 	batonMcp: { command: string; args: string[] };
 	baseEnv: Record<string, string>;
+	/** Agents run in bubblewrap, or plainly (then the run says the gate is advisory). */
+	sandbox: SandboxChoice;
 }
 
 export interface PauseLike {

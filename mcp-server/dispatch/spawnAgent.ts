@@ -7,7 +7,9 @@
  * Must not: signal a pid it has not checked, or wait on an agent in a way that blocks the loop.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, readFileSync } from 'node:fs';
+import { closeSync, readFileSync, readdirSync } from 'node:fs';
+import { constants } from 'node:os';
+import { basename } from 'node:path';
 
 export interface AgentExit {
 	/** The exit code, or null when a signal ended it or it was adopted (not our child). */
@@ -53,8 +55,12 @@ export async function spawnAgent(input: SpawnInput): Promise<AgentProcess> {
 	}
 	let done = false;
 	const exited = new Promise<AgentExit>(resolve => {
-		child.once('exit', (code, signal) => {
+		child.once('exit', (exitCode, exitSignal) => {
 			done = true;
+			const { code, signal } = sandboxExit(input.command, exitCode, exitSignal);
+			// Nothing it started outlives it: its group, and in a sandbox the pid namespace's init (still
+			// in the group while it reaps what the agent left running), whose end ends the namespace.
+			signalGroup(pid, 'SIGKILL');
 			resolve({ code, signal });
 		});
 	});
@@ -63,6 +69,22 @@ export async function spawnAgent(input: SpawnInput): Promise<AgentProcess> {
 		exited,
 		stop: graceMs => stopGroup(pid, exited, () => done, graceMs),
 	};
+}
+
+/**
+ * bubblewrap exits with 128 + N when the agent it ran was killed by signal N: told as that signal, as
+ * for an agent started plainly.
+ */
+function sandboxExit(
+	command: string,
+	code: number | null,
+	signal: NodeJS.Signals | null,
+): { code: number | null; signal: NodeJS.Signals | null } {
+	if (basename(command) !== 'bwrap' || code === null || code <= 128) {
+		return { code, signal };
+	}
+	const name = Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0];
+	return name === undefined ? { code, signal } : { code: null, signal: name as NodeJS.Signals };
 }
 
 /**
@@ -76,6 +98,9 @@ export function watchAdopted(pid: number, cardId: string, pollMs = 1000): AgentP
 			if (!isAgentOf(pid, cardId)) {
 				clearInterval(timer);
 				done = true;
+				// What it left running in its group (a sandbox's init and everything under it) goes too: only
+				// once the leader is gone, so the group is still its own (a pid in use as a group id is not reused).
+				killOrphanedGroup(pid);
 				resolve({ code: null, signal: null });
 			}
 		}, pollMs);
@@ -109,7 +134,24 @@ async function stopGroup(
 	return exited;
 }
 
+/**
+ * Signals the agent's process group. A sandboxed agent's group leader is bubblewrap, which would die of
+ * a TERM at once (it forwards no signal) and take the agent's grace with it: the TERM goes to the rest
+ * of its group but bubblewrap's processes (the agent and what it started), and bubblewrap ends with it. A KILL goes to all: the sandbox's pid
+ * namespace then ends with everything in it.
+ */
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
+	if (signal !== 'SIGKILL' && isSandbox(pid)) {
+		// Not to the sandbox's own init either (also bubblewrap): it would end the namespace at once.
+		for (const member of groupMembers(pid).filter(m => !isSandbox(m))) {
+			try {
+				process.kill(member, signal);
+			} catch {
+				// Gone already.
+			}
+		}
+		return;
+	}
 	try {
 		process.kill(-pid, signal);
 	} catch {
@@ -145,6 +187,55 @@ export function isAgentOf(pid: number, cardId: string): boolean {
 		.toString('utf8')
 		.split('\0')
 		.some(entry => entry === wanted);
+}
+
+function killOrphanedGroup(pgid: number): void {
+	try {
+		process.kill(pgid, 0);
+		return; // The pid is alive: another process now, not ours to signal.
+	} catch {
+		// Gone: signal what is left of its group.
+	}
+	try {
+		process.kill(-pgid, 'SIGKILL');
+	} catch {
+		// Nothing left.
+	}
+}
+
+/** Whether `pid` is bubblewrap (a sandboxed agent's leader, sandbox.ts). */
+function isSandbox(pid: number): boolean {
+	try {
+		return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'bwrap';
+	} catch {
+		return false;
+	}
+}
+
+/** The other processes of process group `pgid` (Linux /proc). */
+function groupMembers(pgid: number): number[] {
+	const found: number[] = [];
+	let entries: string[];
+	try {
+		entries = readdirSync('/proc');
+	} catch {
+		return found;
+	}
+	for (const entry of entries) {
+		if (!/^\d+$/.test(entry) || Number(entry) === pgid) {
+			continue;
+		}
+		try {
+			const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+			// Field 5 of stat is the process group; comm (field 2) may hold spaces, so read after ')'.
+			if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === pgid) {
+				found.push(Number(entry));
+			}
+		} catch {
+			// Gone, or not ours to read.
+		}
+	}
+	return found;
 }
 
 function procMounted(): boolean {

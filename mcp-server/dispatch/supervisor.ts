@@ -14,11 +14,13 @@ import { hostname } from 'node:os';
 import { createLogger, errorText } from '../../core/log';
 import type { BacklogEvent, Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
+import { hubPaths } from '../../core/paths';
 import { adoptRunning } from './adoption';
 import { AgentJob, type JobContext, type JobEnd } from './agentJob';
 import type { Display, RunStatus } from './liveTable';
 import type { Seat, SeatConnector } from './seat';
 import { claimForSeat, endRun, pauseKind, registerRun, releaseUnstarted } from './runRequests';
+import { advisoryText } from './sandbox';
 import { SeatPool } from './seatPool';
 import { type PauseLike, type RunConfig, type RunLike, covers } from './runConfig';
 import { KindHealth, streakReason } from './streaks';
@@ -73,11 +75,23 @@ export class Supervisor {
 			stopGraceMs: config.stopGraceMs,
 			logMaxBytes: config.logMaxBytes,
 			emit: e => this.display.event(e),
+			sandbox: config.sandbox,
+			hubSocket: hubPaths(config.dataDir).socket,
+			repoRoot: config.root,
 		};
 	}
 
 	/** Registers, adopts what a previous run left running, then fills the free seats. */
 	async start(): Promise<void> {
+		if (this.config.sandbox.kind === 'none') {
+			// Said before anything starts: without a sandbox an agent has the user's rights.
+			this.display.event({
+				event: 'advisory',
+				sandbox: false,
+				why: this.config.sandbox.why,
+				message: advisoryText(this.config.sandbox.why),
+			});
+		}
 		this.main.onEvent(e => this.onEvent(e));
 		await this.main.subscribe();
 		// Refused while a live supervisor holds this name: nothing of its agents is adopted or ended.
@@ -102,6 +116,10 @@ export class Supervisor {
 			released: adoption.released.length,
 			leftToLease: adoption.leftToLease.length,
 		});
+		if (this.closed) {
+			// Ctrl-C during the start: the run already ended; arm nothing that would keep it alive.
+			return;
+		}
 		this.pool.warmFree();
 		// Only now: a claim before the adoption could start a second agent for an adopted card's seat.
 		this.accepting = true;

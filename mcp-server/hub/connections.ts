@@ -26,6 +26,7 @@ import { handleHttp } from './boardRoute';
 import { closeServer, listen, rawToString, rejectUpgrade } from './listeners';
 import { ConnectionFlow } from './flow';
 import { metricsPath } from './metricsRoute';
+import { type SeatGrant, SeatCredentials } from './seatCredentials';
 import type { StoreGuard } from './storeGuard';
 import type { Subscription } from './subscriptions';
 
@@ -46,6 +47,8 @@ export interface Connection {
 	helloTimer: NodeJS.Timeout | undefined;
 	/** Its requests' slots and what is queued to it (flow.ts): every frame to it goes through `send`. */
 	readonly flow: ConnectionFlow;
+	/** Said hello with a seat credential: the agent of this one card (seatCredentials.ts). */
+	seat?: SeatGrant | undefined;
 }
 
 export interface ConnectionsOptions {
@@ -89,8 +92,11 @@ export class Connections {
 	private tcpPort = 0;
 	/** Which agents are connected; the agents notice. */
 	readonly agents: AgentPresence;
+	/** The seat credentials of agents `baton run` starts. */
+	readonly seats: SeatCredentials;
 
 	constructor(private readonly options: ConnectionsOptions) {
+		this.seats = new SeatCredentials(options.token, options.backlog);
 		this.agents = new AgentPresence({
 			backlog: options.backlog,
 			guard: options.guard,
@@ -294,10 +300,21 @@ export class Connections {
 			);
 			return;
 		}
-		const tokenOk = tokenMatches(hello.token, this.options.token);
-		if (!tokenOk && !(conn.preAuthenticated && hello.token === undefined)) {
-			refuseHello(conn, new BatonError('unauthorized', 'Wrong or missing Baton hub token.'));
-			return;
+		if (hello.seat !== undefined) {
+			// conn.hello stays unset until the credential is checked: no frame before that runs as a request.
+			try {
+				conn.seat = await this.seats.verify(hello.seat);
+			} catch (e) {
+				refuseHello(conn, this.options.toError(e, 'hello'));
+				return;
+			}
+			seatHello(hello, conn.seat);
+		} else {
+			const tokenOk = tokenMatches(hello.token, this.options.token);
+			if (!tokenOk && !(conn.preAuthenticated && hello.token === undefined)) {
+				refuseHello(conn, new BatonError('unauthorized', 'Wrong or missing Baton hub token.'));
+				return;
+			}
 		}
 		// Reserve the hello at once: frames arriving while we register the agent are requests.
 		conn.hello = hello;
@@ -347,6 +364,18 @@ export class Connections {
 		this.agents.detach(conn);
 		this.options.onCountChanged();
 	}
+}
+
+/** A seat connection is its credential's agent and session, whatever its hello said. */
+function seatHello(hello: Hello, grant: SeatGrant): void {
+	hello.session = grant.session;
+	hello.agent = {
+		...hello.agent,
+		id: grant.agent,
+		name: hello.agent?.name ?? grant.agent,
+		...(grant.kind === undefined ? {} : { kind: grant.kind }),
+	};
+	delete hello.token;
 }
 
 export function send(conn: Connection, frame: object): void {

@@ -172,6 +172,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/assign': ({ ctx, params }) => b.dispatch.assign(ctx, params),
 		'dispatch/update': ({ ctx, params }) => b.dispatch.update(ctx, params),
 		'dispatch/exited': ({ ctx, params }) => b.dispatch.exited(ctx, params),
+		'dispatch/seat': ({ conn, params }) => hub.connections.seats.mint(conn, params),
 		'run/register': ({ ctx, params }) => b.dispatch.register(ctx, params, pidAlive),
 		'run/list': () => b.dispatch.list(),
 		'run/stop': ({ ctx, params }) => b.dispatch.stop(ctx, params),

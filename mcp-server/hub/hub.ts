@@ -171,6 +171,7 @@ export class Hub {
 		this.inbox = new InboxPush({ backlog, connectionsOf: agent => this.connections.agents.connectionsOf(agent) });
 		const workspaceGc = new WorkspaceGc(backlog);
 		this.requests = new Requests({
+			seats: this.connections.seats,
 			handlers: createHandlers({
 				backlog,
 				guard: this.guard,

@@ -18,7 +18,7 @@ import type { Connection } from './connections';
  * The single decision point: a connection authenticated as a dispatched seat is an agent here too.
  */
 export function actsAsAgent(conn: Connection): boolean {
-	return conn.client === 'mcp' || conn.hello?.insideAgent !== undefined;
+	return conn.client === 'mcp' || conn.hello?.insideAgent !== undefined || conn.seat !== undefined;
 }
 
 /** What an allowed human verb's events record of who did it (EventData.origin). */

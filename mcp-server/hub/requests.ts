@@ -18,6 +18,7 @@ import { type Method, type RequestFrame, isMethod, limits, methods } from '../..
 import { type Connection, sendError } from './connections';
 import type { HandlerRequest, Handlers } from './handlers';
 import { gateHumanVerb, humanVerbOf, originOf } from './humanVerbs';
+import type { SeatCredentials } from './seatCredentials';
 import { type StoreGuard, fatalReason } from './storeGuard';
 
 const log = createLogger('hub').child('requests');
@@ -28,6 +29,8 @@ export interface RequestsOptions {
 	mode: 'pglite' | 'postgres';
 	/** The store failed beyond repair (fatalReason): the hub answers everything in flight and stops. */
 	onFatal: (reason: string) => void;
+	/** The seat credentials (seatCredentials.ts): what a seat connection may do. */
+	seats: Pick<SeatCredentials, 'checkScope' | 'checkLive'>;
 	/** A dispatched request was answered (or failed) after `seconds` (the MCP latency histogram). */
 	onServed?: (conn: Connection, method: Method, seconds: number) => void;
 }
@@ -51,6 +54,15 @@ export class Requests {
 		if (!isMethod(method)) {
 			sendError(conn, id, new BatonError('invalid_input', `Unknown method "${method}".`));
 			return;
+		}
+		if (conn.seat !== undefined) {
+			// An agent `baton run` started: its own card only (before its params are even read).
+			try {
+				this.options.seats.checkScope(conn.seat, method, frame.params);
+			} catch (e) {
+				sendError(conn, id, this.toBatonError(e, method));
+				return;
+			}
 		}
 		const nul = findNul(frame.params);
 		if (nul !== undefined) {
@@ -99,6 +111,10 @@ export class Requests {
 		this.inFlight.add(entry);
 		const started = performance.now();
 		try {
+			if (conn.seat !== undefined) {
+				// ... and only while its card's claim lasts.
+				await this.options.seats.checkLive(conn.seat);
+			}
 			if (methods[method].mutating) {
 				this.options.guard.beforeWrite(requestBytes);
 			}

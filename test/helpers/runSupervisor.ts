@@ -41,15 +41,15 @@ export interface RunningSupervisor {
 
 /**
  * `baton run --json --kind fake --command <agent> ...args` on the data dir, started in `<dataDir>/../work`
- * (outside any repository, so the agents work there and write their files there).
+ * (outside any repository, so the agents work there and write their files there), or in `cwd`.
  */
 export function startRun(
 	dataDir: string,
 	args: string[],
 	env: Record<string, string> = {},
 	agent = fakeAgent,
+	cwd = join(dataDir, '..', 'work'),
 ): RunningSupervisor {
-	const cwd = join(dataDir, '..', 'work');
 	mkdirSync(cwd, { recursive: true });
 	const command = agentCommand(agent);
 	const proc = spawn(process.execPath, [batonJs, 'run', '--json', '--kind', 'fake', '--command', command, ...args], {

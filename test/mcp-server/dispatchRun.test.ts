@@ -203,7 +203,9 @@ describe('baton run', { timeout: 600_000 }, () => {
 			assert.ok(c);
 			const run = startRun(
 				w.dataDir,
-				['--phase', 'hang', '--name', 'hang', '--max-seconds', '3', '--stop-grace-seconds', '1'],
+				// Long enough for the agent to open its MCP session and claim in its sandbox on a busy machine
+				// (only then does it ignore TERM).
+				['--phase', 'hang', '--name', 'hang', '--max-seconds', '6', '--stop-grace-seconds', '1'],
 				{},
 				runAgent,
 			);
@@ -213,7 +215,7 @@ describe('baton run', { timeout: 600_000 }, () => {
 			assert.equal(exited.code, null, 'killed by a signal: it ignored TERM');
 			assert.equal(alive(started.pid as number), false);
 			const after = await card(w.api, c.id);
-			assert.match(after.blockedReason ?? '', /agent stopped after \d+ s: the --max-seconds 3 budget/);
+			assert.match(after.blockedReason ?? '', /agent stopped after \d+ s: the --max-seconds 6 budget/);
 			assert.match(after.blockedReason ?? '', /got SIGTERM, ignoring it/);
 			run.proc.kill('SIGINT');
 			assert.equal((await run.exited).code, 0);
@@ -324,7 +326,8 @@ describe('baton run', { timeout: 600_000 }, () => {
 		});
 
 		it('after kill -9 and a restart adopts the running agents and starts no second agent for their cards', async () => {
-			const agentLog = join(w.dataDir, '..', 'agents.log');
+			// In the agents' folder: a sandboxed agent writes nowhere else.
+			const agentLog = join(w.dataDir, '..', 'work', 'agents.log');
 			const busy = await create(w.api, ['busy one', 'busy two'], { phase: 'adopt' });
 			const [kept, dying] = busy;
 			assert.ok(kept && dying);

@@ -1,6 +1,6 @@
 /**
  * Hostile agents started the way Baton starts agents, `baton run --command` (test/fixtures/
- * hostileAgent.mjs: the MCP session the supervisor configured, then plain shell commands in its
+ * hostileGitAgent.mjs: the MCP session the supervisor configured, then plain shell commands in its
  * worktree), against a real hub on a real repository with workspaces on:
  * - it commits a `.baton` symlink on its branch and completes; a person's approval is refused, and the
  *   other card's live worktree keeps its uncommitted work, main and the user's checkout are unchanged,
@@ -20,7 +20,7 @@ import { ensureBuilt, repoRoot, runBaton } from '../helpers/mcp';
 import { startRun } from '../helpers/runSupervisor';
 import { folderPicture, gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
-const hostileAgent = path.join(repoRoot, 'test', 'fixtures', 'hostileAgent.mjs');
+const hostileAgent = path.join(repoRoot, 'test', 'fixtures', 'hostileGitAgent.mjs');
 
 let dataDir: string;
 let hub: HubProcess;
