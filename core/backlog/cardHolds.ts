@@ -51,8 +51,8 @@ export async function withHolds<T extends Holdable>(db: Queryable, cards: readon
 	let live: LiveScopes | undefined;
 	for (const r of rows) {
 		const h: Partial<Holdable> = {};
-		if (Number(r.open) > 0) {
-			h.openChildren = Number(r.open);
+		if (r.open > 0) {
+			h.openChildren = r.open;
 		}
 		if (r.tw) {
 			h.treeWaits = true;

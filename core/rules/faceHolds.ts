@@ -1,0 +1,63 @@
+/**
+ * The holds a face derives from its own copy of the cards (the extension's live cards, the board's):
+ * open children, a waiting ancestor and files another claim holds, which a card arriving in an event
+ * does not carry (only card/list and card/get put them on). A pause is taken as the card last listed
+ * said. With these set, claimable.ts `stateWord` / `isClaimable` give the word the hub's claim would.
+ * Pure and platform-free; it must not read the store or decide a word itself.
+ */
+import type { Card } from '../protocol';
+import { liveScopesOf, scopeWait } from '../scope/conflicts';
+
+/** Deeper than this, an ancestor walk stops (the hub refuses cycles; a copy mid-update may not be whole). */
+const maxDepth = 64;
+
+/**
+ * A function that gives each card of `cards` with its tree and files holds as the set shows them (the
+ * set's other fields, and `paused`, as they are). Build it once per redraw: it indexes the set.
+ */
+export function holdsOf(cards: Iterable<Card>): (card: Card) => Card {
+	const byId = new Map<string, Card>();
+	const open = new Map<string, number>();
+	for (const c of cards) {
+		byId.set(c.id, c);
+	}
+	for (const c of byId.values()) {
+		if (c.parent != null && c.status !== 'done') {
+			open.set(c.parent, (open.get(c.parent) ?? 0) + 1);
+		}
+	}
+	const live = liveScopesOf(byId.values());
+	const ancestorWaits = (card: Card): boolean => {
+		let up = card.parent ?? null;
+		for (let depth = 0; up !== null && depth < maxDepth; depth++) {
+			const p = byId.get(up);
+			if (p === undefined) {
+				return false;
+			}
+			if (p.unmetDeps > 0) {
+				return true;
+			}
+			up = p.parent ?? null;
+		}
+		return false;
+	};
+	return card => {
+		if (card.status !== 'ready') {
+			return card;
+		}
+		const { openChildren: _o, treeWaits: _t, filesHeldBy: _f, ...rest } = card;
+		const out: Card = rest;
+		const n = open.get(card.id) ?? 0;
+		if (n > 0) {
+			out.openChildren = n;
+		}
+		if (ancestorWaits(card)) {
+			out.treeWaits = true;
+		}
+		const files = live.size === 0 ? undefined : scopeWait(card, live);
+		if (files !== undefined) {
+			out.filesHeldBy = files.cardId;
+		}
+		return out;
+	};
+}
