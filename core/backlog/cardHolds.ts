@@ -80,7 +80,9 @@ export async function withHolds<T extends Holdable>(db: Queryable, cards: readon
 async function readLiveScopes(db: Queryable): Promise<LiveScopes> {
 	const [row] = await db.query<{ held: string }>(liveScopesSql);
 	const held = JSON.parse(row?.held ?? '[]') as [string, string, string, string | null, string[]][];
-	return new LiveScopes(held.map(([cardId, holder, title, project, entries]) => ({ cardId, holder, title, project, entries })));
+	return new LiveScopes(
+		held.map(([cardId, holder, title, project, entries]) => ({ cardId, holder, title, project, entries })),
+	);
 }
 
 /**

@@ -207,7 +207,7 @@ export const claimerGuards: readonly ClaimerGuard[] = [
 		},
 		refusal: card => {
 			const a = card.assignee ?? '?';
-			return `${idOf(card)} is assigned to ${a}; only ${a.startsWith('kind:') ? `an agent of kind ${a.slice(5)}` : 'that agent'} may claim it.`;
+			return `${idOf(card)} is assigned to ${a}; only ${a.startsWith('kind:') ? `an agent of kind ${a.slice(5)}` : 'that agent'} may claim it. Claim another card, or ask a human to reassign it.`;
 		},
 	},
 	{

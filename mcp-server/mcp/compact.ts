@@ -49,11 +49,7 @@ function dropped(key: string, value: unknown): boolean {
  * the fields: `list` compacts 50 rows a page, and building each through spreads and Object.entries
  * cost 0.3–0.5 ms of `baton mcp`'s CPU per page in V8's interpreter (bin.ts runs it in lite mode).
  */
-function compactFields<T extends CardRow>(
-	card: T,
-	now: number,
-	leave?: keyof T,
-): Partial<T> & { state?: HeldWord } {
+function compactFields<T extends CardRow>(card: T, now: number, leave?: keyof T): Partial<T> & { state?: HeldWord } {
 	const out: Record<string, unknown> = {};
 	for (const key in card) {
 		const value = card[key];
@@ -80,10 +76,7 @@ export function compactCard(card: Card, now: number = Date.now()): CompactCard &
  * A list row as `list` returns it (issue 32: the hub's CardRow, not the whole card; `show` has the rest):
  * dropped as a card is, and without unmetDeps, which `state: "waiting"` and the page's waitsOn say.
  */
-export function compactRow(
-	row: CardRow,
-	now: number = Date.now(),
-): Partial<CardRow> & { state?: HeldWord } {
+export function compactRow(row: CardRow, now: number = Date.now()): Partial<CardRow> & { state?: HeldWord } {
 	return compactFields(row, now, 'unmetDeps');
 }
 
