@@ -147,16 +147,17 @@ for (const kind of storeKinds) {
 
 		it("the epic's roll-up counts a waiting child as waiting, and its refs carry the child's word", async () => {
 			const now = clock.now();
-			const wepic = await b.get(human, { cardId: 'WEPIC' });
-			assert.equal(wepic.children?.ready, 0);
-			assert.equal(wepic.children?.waiting, 1);
+			const waiting = (await b.get(human, { cardId: 'WEPIC' })).children;
+			assert.ok(waiting);
+			assert.deepEqual([waiting.ready, waiting.waiting], [0, 1]);
 			assert.deepEqual(
-				wepic.children?.cards.map(c => refStateWord(c, now)),
+				waiting.cards.map(c => refStateWord(c, now)),
 				['waiting'],
 			);
-			const epic = await b.get(human, { cardId: 'EPIC' });
-			assert.equal(epic.children?.ready, 1);
-			assert.equal(refStateWord(epic.children?.cards[0] ?? { status: 'done' }, now), 'ready');
+			const epic = (await b.get(human, { cardId: 'EPIC' })).children;
+			assert.ok(epic);
+			assert.deepEqual([epic.ready, epic.waiting], [1, 0]);
+			assert.equal(refStateWord(epic.cards[0] ?? { status: 'done' }, now), 'ready');
 		});
 
 		it('when the holds end, every case is ready (a pause cleared, the files freed, the backoff over)', async () => {
@@ -179,7 +180,7 @@ describe('the claim guard table', () => {
 	it('an unknown status word is refused with the words listed', () => {
 		const r = ListParams.safeParse({ status: 'idle' });
 		assert.equal(r.success, false);
-		const text = JSON.stringify(r.error?.issues);
+		const text = JSON.stringify(r.error.issues);
 		for (const w of stateWords) {
 			assert.ok(text.includes(`'${w}'`) || text.includes(`"${w}"`), `the error lists ${w}: ${text}`);
 		}

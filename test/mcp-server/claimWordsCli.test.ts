@@ -64,11 +64,13 @@ after(async () => {
 
 describe('claim words in the CLI', () => {
 	it('list says each word, list --status takes each, and stats adds up to list', async () => {
-		const listed = words(await ok(['list']));
+		const listed: Record<string, string> = words(await ok(['list']));
 		assert.deepEqual(listed, { 'CW-1': 'waiting', 'CW-2': 'ready', 'CW-3': 'paused', 'CW-4': 'waiting' });
 		for (const word of ['ready', 'waiting', 'paused', 'deferred']) {
 			const out = await ok(['list', '--status', word]);
-			const want = Object.keys(listed).filter(id => listed[id] === word);
+			const want: string[] = Object.entries(listed)
+				.filter(([, w]) => w === word)
+				.map(([id]) => id);
 			assert.deepEqual(Object.keys(words(out)).sort(), want, `list --status ${word}`);
 		}
 		const stats = await ok(['stats']);
