@@ -113,7 +113,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 	// and files holds derived from the cards at hand (core/rules/faceHolds.ts), so it offers none the hub refuses.
 	const updateBadge = () => {
 		const now = Date.now();
-		const held = holdsOf(hub.cards.values());
+		const held = holdsOf(hub.cards.values(), dispatch.pauses);
 		let ready = 0;
 		for (const c of hub.cards.values()) {
 			if (isClaimable(held(c), now) && projects.includes(c)) {
@@ -147,6 +147,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 			webviewOptions: { retainContextWhenHidden: true },
 		}),
 		hub.onDidChangeCards(updateBadge),
+		dispatch.onDidChange(updateBadge),
 		projects.onDidChange(() => {
 			updateBadge();
 			backlogView.description = backlog.describeFilter();

@@ -1,11 +1,12 @@
 /**
  * The holds a face derives from its own copy of the cards (the extension's live cards, the board's):
  * open children, a waiting ancestor and files another claim holds, which a card arriving in an event
- * does not carry (only card/list and card/get put them on). A pause is taken as the card last listed
- * said. With these set, claimable.ts `stateWord` / `isClaimable` give the word the hub's claim would.
+ * does not carry (only card/list and card/get put them on), and the pause from the pauses the face
+ * reads (pause/list; without them, as the card last listed said). With these set, claimable.ts `stateWord` / `isClaimable` give the word the hub's claim would.
  * Pure and platform-free; it must not read the store or decide a word itself.
  */
-import type { Card } from '../protocol';
+import type { Card, Pause } from '../protocol';
+import { pauseOf } from './dispatched';
 import { liveScopesOf, scopeWait } from '../scope/conflicts';
 
 /** Deeper than this, an ancestor walk stops (the hub refuses cycles; a copy mid-update may not be whole). */
@@ -15,7 +16,7 @@ const maxDepth = 64;
  * A function that gives each card of `cards` with its tree and files holds as the set shows them (the
  * set's other fields, and `paused`, as they are). Build it once per redraw: it indexes the set.
  */
-export function holdsOf(cards: Iterable<Card>): (card: Card) => Card {
+export function holdsOf(cards: Iterable<Card>, pauses?: readonly Pause[]): (card: Card) => Card {
 	const byId = new Map<string, Card>();
 	const open = new Map<string, number>();
 	for (const c of cards) {
@@ -45,8 +46,13 @@ export function holdsOf(cards: Iterable<Card>): (card: Card) => Card {
 		if (card.status !== 'ready') {
 			return card;
 		}
-		const { openChildren: _o, treeWaits: _t, filesHeldBy: _f, ...rest } = card;
+		const { openChildren: _o, treeWaits: _t, filesHeldBy: _f, paused, ...rest } = card;
 		const out: Card = rest;
+		// A pause of one agent kind holds the card for that kind only: not the card's word.
+		const pause = pauses === undefined ? undefined : pauseOf(card, pauses);
+		if (pauses === undefined ? paused === true : pause !== undefined && pause.scope !== 'kind') {
+			out.paused = true;
+		}
 		const n = open.get(card.id) ?? 0;
 		if (n > 0) {
 			out.openChildren = n;

@@ -21,10 +21,10 @@ function workspaceNote(ws: ClaimedWorkspace | undefined): string {
 }
 
 export function registerClaimCycleCommands(kit: CommandKit): vscode.Disposable[] {
-	const { hub, register, resolveCard, all, holder, confirmOverride, ask, notify, ttl, me } = kit;
+	const { ctx, hub, register, resolveCard, all, holder, confirmOverride, ask, notify, ttl, me } = kit;
 	/** The cards claimable now, as the claim guards say with the holds the cards at hand show (faceHolds.ts). */
 	const claimable = (): Card[] => {
-		const held = holdsOf(hub.cards.values());
+		const held = holdsOf(hub.cards.values(), ctx.dispatch.watch.pauses);
 		const now = Date.now();
 		return all(c => isClaimable(held(c), now));
 	};
