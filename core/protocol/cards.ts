@@ -143,7 +143,7 @@ export const ListParams = z
 		status: z
 			.union([ListStatus, z.array(ListStatus).max(ListStatus.options.length)])
 			.optional()
-			.describe('Only cards with these statuses or words (waiting, deferred, paused)'),
+			.describe('Only cards with these statuses'),
 		phase: Phase.optional().describe('Only cards in this phase'),
 		owner: z.string().max(limits.agentIdLength).optional().describe('Only cards held by this agent'),
 		project: ProjectId.nullable()

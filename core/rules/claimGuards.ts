@@ -102,7 +102,7 @@ export interface ClaimerGuard {
 }
 
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
-const idOf = (card: GuardView): string => card.id ?? 'The card';
+const idOf = (card: GuardView): string => (card.id === undefined ? 'The card' : `Card ${card.id}`);
 const nextStep: Record<Exclude<CardStatus, 'ready'>, string> = {
 	claimed: 'Claim another card, or ask a human to reclaim it.',
 	review: 'It waits for a review: approve it or request changes; a reviewing agent claims it with review: true.',
