@@ -2,8 +2,8 @@
  * The claim rule written out from the cards and pauses alone, for the proofs that compare it with what
  * the store says (the fast-path differential, the claimable-with-parents property): a card is claimable
  * exactly when it is ready, has no unmet dependency of its own or of any ancestor, is not deferred
- * past `now`, has no child that is not done, and no pause of everything, its project, phase or id
- * covers it. Beside it, the faces' check: the claim guards' table (core/rules/claimGuards.ts) over the
+ * past `now`, has no child that is not done, no pause of everything, its project, phase or id
+ * covers it, and no live claim holds files it touches (the overlap of globs is core/scope's). Beside it, the faces' check: the claim guards' table (core/rules/claimGuards.ts) over the
  * cards as card/list carries them, and over the holds a face derives itself (core/rules/faceHolds.ts).
  * Reads only what it is given; decides nothing for the product.
  */
@@ -11,6 +11,7 @@ import type { Backlog } from '../../core/backlog';
 import type { Card, Pause } from '../../core/protocol';
 import { stateWord, type StateWord } from '../../core/rules/claimable';
 import { holdsOf } from '../../core/rules/faceHolds';
+import { liveScopesOf, scopeWait } from '../../core/scope/conflicts';
 
 /** Whether a pause of everything, the card's project, phase or id covers it. */
 function pausedBy(c: Card, pauses: readonly Pick<Pause, 'scope' | 'target'>[]): boolean {
@@ -30,6 +31,7 @@ export function ruleClaimable(
 	pauses: readonly Pick<Pause, 'scope' | 'target'>[] = [],
 ): string[] {
 	const byId = new Map(cards.map(c => [c.id, c]));
+	const live = liveScopesOf(cards);
 	const openParents = new Set(cards.filter(c => c.status !== 'done' && c.parent != null).map(c => c.parent));
 	const ancestorWaits = (c: Card): boolean => {
 		const seen = new Set<string>();
@@ -49,7 +51,8 @@ export function ruleClaimable(
 				(c.deferUntil === null || Date.parse(c.deferUntil) <= now.getTime()) &&
 				!openParents.has(c.id) &&
 				!ancestorWaits(c) &&
-				!pausedBy(c, pauses),
+				!pausedBy(c, pauses) &&
+				scopeWait(c, live) === undefined,
 		)
 		.map(c => c.id)
 		.sort();
