@@ -38,9 +38,11 @@ const watch = process.argv.includes('--watch');
  * 9.7 KB) brought it to 578.5 KB; the tree's nesting (treeNesting.ts, 4.5 KB) the extension to 611.6 KB,
  * its label filter (0.7 KB) to 614.0 KB, the RPC client's hello deadline (0.3 KB) to 614.3 KB, and
  * neutralising agent-written text in the tree, tooltips, notifications, seat output and preview
- * (core/visibleText.ts and its uses, 1.1 KB) to 615.4 KB of 616.4.
+ * (core/visibleText.ts and its uses, 1.1 KB) to 615.4 KB; the event types of the human verbs and the seat
+ * credential's hello field in the shared protocol (0.9 KB) and the claim guards' table with the holds a
+ * face derives from the cards it has (core/rules/claimGuards.ts, faceHolds.ts: 4.3 KB) to 620.7 KB of 622.6.
  */
-const budgetBytes = { 'dist/extension.js': 602 * 1024, 'dist/webview/board.js': 572 * 1024 };
+const budgetBytes = { 'dist/extension.js': 608 * 1024, 'dist/webview/board.js': 572 * 1024 };
 
 const common = {
 	bundle: true,

@@ -3,7 +3,7 @@
  * which group a card belongs to, the context values the menus' `when` clauses read, and the
  * phase/label/text filter. Pure: it builds no tree item and reads no connection; backlogTree.ts does both.
  */
-import { isWaiting } from '../core/rules/claimable';
+import { stateWord } from '../core/rules/claimable';
 import type { Card, Pause } from '../core/protocol';
 import { isFailed } from './alertRules';
 
@@ -65,7 +65,7 @@ export const groupNodes = new Map<GroupKey, GroupNode>(groups.map(g => [g.key, {
 /** Which group a card belongs to. */
 export function groupOf(card: Card): GroupKey {
 	if (card.status === 'ready') {
-		return isWaiting(card) ? 'waiting' : 'ready';
+		return stateWord(card, Date.now()) === 'waiting' ? 'waiting' : 'ready';
 	}
 	// A card whose attempts ran out needs triage, unlike one a human parked on purpose.
 	return isFailed(card) ? 'failed' : card.status;

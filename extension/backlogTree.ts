@@ -10,6 +10,7 @@
 import * as vscode from 'vscode';
 import { compareRecent } from '../core/rules/donePages';
 import { pauseOf, pauseTarget, pauseText } from '../core/rules/dispatched';
+import { holdsOf } from '../core/rules/faceHolds';
 import type { Card } from '../core/protocol';
 import { EpicRollups } from '../core/protocol/epicRollups';
 import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
@@ -47,6 +48,8 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	private readonly nests = new Map<GroupKey, Nesting>();
 	private children: ReturnType<typeof countChildren> | undefined;
 	private readonly rollups: EpicRollups;
+	/** The cards with the holds the set shows (core/rules/faceHolds.ts), until the cards or pauses change. */
+	private held: ((card: Card) => Card) | undefined;
 
 	constructor(
 		private readonly hub: HubConnection,
@@ -62,6 +65,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		this.disposables.push(
 			hub.onDidChangeCards(change => {
 				this.claimed = undefined;
+				this.held = undefined;
 				if (change.reset) {
 					this.rollups.clear();
 				}
@@ -82,7 +86,12 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			);
 		}
 		if (dispatch !== undefined) {
-			this.disposables.push(dispatch.onDidChange(() => this.scheduleRefresh()));
+			this.disposables.push(
+				dispatch.onDidChange(() => {
+					this.held = undefined;
+					this.scheduleRefresh();
+				}),
+			);
 		}
 		// Lease countdowns and stalled flags move with the clock, not with events. A whole refresh, as every
 		// event makes: a refresh of the In progress group alone, landing while a whole one was in flight,
@@ -146,7 +155,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 			return [];
 		}
 		const cards = [...this.hub.cards.values()].filter(
-			c => groupOf(c) === key && matchesFilter(c, this.filterValue) && (this.projects?.includes(c) ?? true),
+			c => this.groupOf(c) === key && matchesFilter(c, this.filterValue) && (this.projects?.includes(c) ?? true),
 		);
 		if (key === 'done') {
 			return cards.filter(c => this.hub.done.shows(c)).sort(compareRecent);
@@ -158,13 +167,22 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		return cards.sort(compareByPriority);
 	}
 
+	/**
+	 * A card's group by the claim guards' word: a ready card that waits on a dependency, an open child, a
+	 * waiting ancestor or files another claim holds is in Waiting, as `baton list` says.
+	 */
+	private groupOf(card: Card): GroupKey {
+		this.held ??= holdsOf(this.hub.cards.values(), this.dispatch?.pauses);
+		return groupOf(this.held(card));
+	}
+
 	/** The node for a card id (for TreeView.reveal), or undefined when filtered out or unknown. */
 	nodeFor(cardId: string): CardNode | undefined {
 		const card = this.hub.cards.get(cardId);
 		if (!card) {
 			return undefined;
 		}
-		const group = groupOf(card);
+		const group = this.groupOf(card);
 		return this.cardsIn(group).some(c => c.id === cardId) ? { kind: 'card', card, group } : undefined;
 	}
 
@@ -284,7 +302,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 				(wait ? ` · ${scopeWaitText(wait)}` : '') +
 				(epic ? ` · ${epic}` : ''),
 		);
-		item.iconPath = cardIcon(card, groupOf(card), now, thresholds, holder);
+		item.iconPath = cardIcon(card, this.groupOf(card), now, thresholds, holder);
 		item.contextValue = cardContextValue(card, this.hub.me);
 		item.accessibilityInformation = { label: `${card.id} ${visibleText(card.title)}, ${item.description}` };
 		return item;
@@ -298,7 +316,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const card = this.hub.cards.get(element.card.id) ?? element.card;
 		const now = Date.now();
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
-		const tip = cardTooltip(card, groupOf(card), now, this.hub.cards, wait);
+		const tip = cardTooltip(card, this.groupOf(card), now, this.hub.cards, wait);
 		const parentTitle = card.parent == null ? undefined : this.hub.cards.get(card.parent)?.title;
 		tip.appendMarkdown(linksMarkdown(card, this.progressOf(card), parentTitle, md));
 		item.tooltip = tip;

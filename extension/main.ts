@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 // First, so its timestamp precedes the evaluation of every other bundled module.
 import { moduleStartedAt, moduleStartedCpu } from './loadClock';
 import { isClaimable } from '../core/rules/claimable';
+import { holdsOf } from '../core/rules/faceHolds';
 import { AgentsTreeProvider } from './agentsTree';
 import { BacklogTreeProvider } from './backlogTree';
 import { BoardPanel } from './boardPanel';
@@ -108,12 +109,14 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 		log.info(mcp.reason);
 	}
 
-	// The badge counts cards that can be claimed right now.
+	// The badge counts cards that can be claimed right now: the claim guards' word `ready`, with the tree
+	// and files holds derived from the cards at hand (core/rules/faceHolds.ts), so it offers none the hub refuses.
 	const updateBadge = () => {
 		const now = Date.now();
+		const held = holdsOf(hub.cards.values(), dispatch.pauses);
 		let ready = 0;
 		for (const c of hub.cards.values()) {
-			if (isClaimable(c, now) && projects.includes(c)) {
+			if (isClaimable(held(c), now) && projects.includes(c)) {
 				ready++;
 			}
 		}
@@ -144,6 +147,7 @@ export function activate(context: vscode.ExtensionContext): BatonApi {
 			webviewOptions: { retainContextWhenHidden: true },
 		}),
 		hub.onDidChangeCards(updateBadge),
+		dispatch.onDidChange(updateBadge),
 		projects.onDidChange(() => {
 			updateBadge();
 			backlogView.description = backlog.describeFilter();

@@ -3,7 +3,7 @@
  * core's (claimable.ts, lease.ts, health.ts), the same functions the hub and the extension's trees
  * call, never re-written here. Pure: the holder's health and the time are passed in.
  */
-import { isDeferred, isWaiting } from '../core/rules/claimable';
+import { isDeferred, stateWord } from '../core/rules/claimable';
 import { isCardStalled } from '../core/rules/health';
 import { isLeaseExpired } from '../core/rules/lease';
 import type { AgentHealth, Card, HealthThresholds } from '../core/protocol';
@@ -30,7 +30,7 @@ export function cardMarkers(
 	thresholds: HealthThresholds,
 ): CardMarkers {
 	return {
-		waiting: isWaiting(card),
+		waiting: stateWord(card, nowMs) === 'waiting',
 		deferred: isDeferred(card, nowMs),
 		expired: isLeaseExpired(card, nowMs),
 		stalled: isCardStalled(card, holder, nowMs, thresholds),

@@ -55,10 +55,16 @@ export const columnOrder: Readonly<Record<ColumnId, (a: Card, b: Card) => number
 };
 
 /**
- * A dependency's or dependent's word in the detail pane: its column's title, or Waiting / Deferred for a
+ * A dependency's or dependent's word in the detail pane: its column's title, or Waiting / Deferred / Paused for a
  * ready card held back (core/rules/claimable.ts, the words of `baton list` and the tree).
  */
 export function refWord(ref: CardRef, nowMs: number): string {
 	const word = refStateWord(ref, nowMs);
-	return word === 'waiting' ? 'Waiting' : word === 'deferred' ? 'Deferred' : columnTitles[columnOf(ref.status)];
+	return word === 'waiting'
+		? 'Waiting'
+		: word === 'deferred'
+			? 'Deferred'
+			: word === 'paused'
+				? 'Paused'
+				: columnTitles[columnOf(ref.status)];
 }

@@ -4,6 +4,7 @@
  * priority a card gets when it is dropped between two others in Ready. Moves from and to In review
  * are reviewMoves.ts's. Pure: no DOM, no transport.
  */
+import { cardHold } from '../core/rules/claimGuards';
 import { isDeferred, isWaiting } from '../core/rules/claimable';
 import { isLeaseExpired } from '../core/rules/lease';
 import { type Card, type Method, type Params, limits } from '../core/protocol';
@@ -81,6 +82,11 @@ export function planMove(card: Card, to: ColumnId, ctx: MoveContext): MovePlan {
 					kind: 'refuse',
 					reason: `${id} is deferred until ${new Date(card.deferUntil).toLocaleString()} (retry backoff); claim it after that.`,
 				};
+			}
+			// The other claim guards a card carries (open children, a waiting ancestor, a pause, files held).
+			const hold = cardHold(card, ctx.nowMs);
+			if (hold !== undefined) {
+				return { kind: 'refuse', reason: hold.refusal(card) };
 			}
 			return {
 				kind: 'request',

@@ -6,8 +6,10 @@
  * not: write, hold SQL of the hot statements beyond sending the ready page, or decide readiness
  * (claimableSql.ts does).
  */
-import type { Card, CardRow, ParsedParams, Result } from '../protocol';
-import { claimableSql } from './claimableSql';
+import type { Card, CardRow, ListStatus, ParsedParams, Result } from '../protocol';
+import { isClaimable } from '../rules/claimable';
+import { ofWords, withHolds } from './cardHolds';
+import { anyWaitSql, claimableSql, deferredSql, pausedSql } from './claimableSql';
 import { textCondition } from './counts';
 import { withWaitsOn } from './dependencies';
 import {
@@ -46,10 +48,9 @@ export class CardList {
 
 	async list(_ctx: OpContext, p: ParsedParams<'card/list'>): Promise<Result<'card/list'>> {
 		const q = this.query(p, false);
-		const result = page(
-			await this.uow.db.query<{ card: Card | null }>(q.text, q.params, q.name),
-			p.limit ?? 50,
-			q.order,
+		const result = await this.held(
+			p,
+			page(await this.uow.db.query<{ card: Card | null }>(q.text, q.params, q.name), p.limit ?? 50, q.order),
 		);
 		return q.waitsOn ? withWaitsOn(this.uow.db, result) : result;
 	}
@@ -58,8 +59,28 @@ export class CardList {
 	async listRows(_ctx: OpContext, p: ParsedParams<'card/listRows'>): Promise<Result<'card/listRows'>> {
 		const q = this.query(p, true);
 		const rows = await this.uow.db.query<{ card: CardRow; at: string }>(q.text, q.params, q.name);
-		const result = rowPage(rows, p.limit ?? 50, q.order);
+		const result = await this.held(p, rowPage(rows, p.limit ?? 50, q.order));
 		return q.waitsOn ? withWaitsOn(this.uow.db, result) : result;
+	}
+
+	/**
+	 * The page's ready cards with what holds them back (cardHolds.ts), and of a page filtered by words
+	 * or to claimable cards, only the cards those name (the cursor still follows the page as read).
+	 */
+	private async held<R extends Result<'card/list'> | Result<'card/listRows'>>(
+		p: ParsedParams<'card/list'>,
+		result: R,
+	): Promise<R> {
+		const now = this.uow.clock.now();
+		let cards = await withHolds<R['cards'][number]>(this.uow.db, result.cards);
+		const words = wordsOf(p.status);
+		if (words.some(w => w === 'ready' || w === 'waiting')) {
+			cards = ofWords(cards, words, now);
+		}
+		if (p.readyOnly === true) {
+			cards = cards.filter(c => isClaimable(c, now));
+		}
+		return { ...result, cards };
 	}
 
 	/** The statement of a page of cards, or of rows. */
@@ -97,19 +118,24 @@ export class CardList {
 		};
 		const recent = p.order === 'recent';
 		if (p.status !== undefined) {
-			const statuses = Array.isArray(p.status) ? p.status : [p.status];
-			if (recent && statuses.every(s => s === 'done')) {
-				// A constant, so the generic plan can read the partial cards_done_recent_idx (0014).
-				where.push(`status = 'done'`);
-			} else if (statuses.every(s => s === 'claimed' || s === 'blocked')) {
-				// Claimed and blocked cards are few by nature (one per working agent; those waiting for a
-				// human) and have partial indexes, which only a constant lets PGlite's generic plans use
-				// (plan_cache_mode): 65 ms -> 2-3 ms at 100k cards. Ready and done cards are the bulk, which
-				// the order index serves whatever the statistics say, so they stay a parameter.
-				where.push(`status IN (${statuses.map(s => (s === 'claimed' ? "'claimed'" : "'blocked'")).join(', ')})`);
-			} else {
-				where.push(`status = ANY(${param(statuses)}::text[])`);
-			}
+			const words = wordsOf(p.status);
+			const statuses = words.filter(w => w !== 'waiting' && w !== 'deferred' && w !== 'paused');
+			const held = heldWordsSql(words, param, now);
+			const stored =
+				statuses.length === 0
+					? undefined
+					: recent && statuses.every(s => s === 'done')
+						? // A constant, so the generic plan can read the partial cards_done_recent_idx (0014).
+							`status = 'done'`
+						: statuses.every(s => s === 'claimed' || s === 'blocked')
+							? // Claimed and blocked cards are few by nature (one per working agent; those waiting for
+								// a human) and have partial indexes, which only a constant lets PGlite's generic plans use
+								// (plan_cache_mode): 65 ms -> 2-3 ms at 100k cards. Ready and done cards are the bulk,
+								// which the order index serves whatever the statistics say, so they stay a parameter.
+								`status IN (${statuses.map(s => (s === 'claimed' ? "'claimed'" : "'blocked'")).join(', ')})`
+							: `status = ANY(${param(statuses)}::text[])`;
+			const either = [stored, ...held].filter(x => x !== undefined);
+			where.push(either.length === 1 ? (either[0] ?? 'true') : `(${either.join(' OR ')})`);
 		}
 		if (p.phase !== undefined) {
 			where.push(`phase = ${param(p.phase)}`);
@@ -183,4 +209,29 @@ export class CardList {
 		}
 		return name;
 	}
+}
+
+/** The words of a status filter, as a list. */
+function wordsOf(status: ListStatus | ListStatus[] | undefined): ListStatus[] {
+	return status === undefined ? [] : Array.isArray(status) ? status : [status];
+}
+
+/**
+ * The SQL of the held words a status filter names (the claim guards' order: waiting, deferred, paused).
+ * `waiting` also takes the scoped cards a live claim may hold files of; held() keeps those that wait.
+ */
+function heldWordsSql(words: readonly ListStatus[], param: (v: unknown) => string, now: Date): string[] {
+	const out: string[] = [];
+	if (words.includes('waiting')) {
+		out.push(
+			`((${anyWaitSql()}) OR (${claimableSql(param(now))} AND scope <> '{}' AND EXISTS (SELECT 1 FROM cards lv WHERE lv.status = 'claimed' AND (lv.scope <> '{}' OR lv.reserved <> '{}'))))`,
+		);
+	}
+	if (words.includes('deferred')) {
+		out.push(`(${deferredSql(param(now))})`);
+	}
+	if (words.includes('paused')) {
+		out.push(`(${claimableSql(param(now))} AND EXISTS (SELECT 1 FROM pauses) AND ${pausedSql()})`);
+	}
+	return out;
 }

@@ -23,6 +23,7 @@ import {
 	edgesOf,
 	externalDeps,
 } from './createPlan';
+import { withHolds } from './cardHolds';
 import { cardStats } from './counts';
 import { cardEvents } from './feed';
 import { cardMessages } from './messages';
@@ -265,15 +266,18 @@ export class Cards {
 			cardEvents(this.uow.db, p.cardId, historyLimit),
 			cardMessages(this.uow.db, p.cardId),
 		]);
+		const now = this.uow.clock.now();
+		// What holds the card and the cards it names back (cardHolds.ts), so each shows the claim's word.
+		const [held, ...refs] = await withHolds<Card | CardRef>(this.uow.db, [card, ...dependencies, ...dependents]);
 		return {
-			card,
-			dependencies,
-			dependents,
+			card: held as Card,
+			dependencies: refs.slice(0, dependencies.length),
+			dependents: refs.slice(dependencies.length),
 			history,
 			attempts: deriveAttempts(history, card),
 			messages,
-			...(await treeOf(this.uow.db, card)),
-			...(await agedPriority(this.uow.db, card, this.uow.clock.now())),
+			...(await treeOf(this.uow.db, card, now)),
+			...(await agedPriority(this.uow.db, card, now)),
 		};
 	}
 

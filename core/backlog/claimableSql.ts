@@ -1,23 +1,42 @@
 /**
- * The SQL side of core/rules/claimable.ts: the one text of "claimable now", "waiting", "deferred" and "of
- * the claimer's project" that every statement needing it uses (hotSql.ts's picks, hand-over and ready
- * page, nothingClaimable.ts's reasons, cardList.ts's readyOnly list, counts.ts's stats, scopes.ts's scope-wait count). The texts keep the
- * shapes the partial indexes match (cards_claim_idx: `status = 'ready' AND unmet_deps = 0`). Text
- * only: it runs nothing. The stored function baton_hand_over (migrations/functions.sql) restates them, as stored functions must.
+ * The SQL side of the claim guards (core/rules/claimGuards.ts): the one text of "claimable now",
+ * "waiting", "deferred", "paused" and "of the claimer's project" that every statement needing it uses
+ * (hotSql.ts's picks, hand-over and ready page, nothingClaimable.ts's reasons, cardList.ts's lists,
+ * counts.ts's stats, scopes.ts's scope-wait count). "Claimable now" is the table's column guards
+ * joined (`columnGuardsSql`), in the shapes the partial indexes match (cards_claim_idx: `status =
+ * 'ready' AND unmet_deps = 0`). Text only: it runs nothing. The stored function baton_hand_over
+ * (migrations/functions.sql) restates them, as stored functions must.
  */
+import { columnGuardsSql } from '../rules/claimGuards';
 
 /** A column of `alias` ('' for the statement's only table, or e.g. 'cards.'). */
 const col = (alias: string, name: string): string => `${alias}${name}`;
 
 /**
  * Ready, every dependency done, not deferred at `now` (a placeholder or expression), no open child and
- * no ancestor waiting on a dependency (issue 31: `tree_waits`, kept by migration 0028's triggers; the
- * claim indexes leave out both kinds of held card).
+ * no ancestor waiting on a dependency (`tree_waits`, kept by migration 0028's triggers; the claim
+ * indexes leave out both kinds of held card): the claim guards' column pieces, joined.
  */
 export function claimableSql(now: string, alias = ''): string {
-	return `${col(alias, 'status')} = 'ready' AND ${col(alias, 'unmet_deps')} = 0 AND ${col(alias, 'open_children')} = 0
-			AND (${col(alias, 'defer_until')} IS NULL OR ${col(alias, 'defer_until')} <= ${now})
-			AND NOT ${col(alias, 'tree_waits')}`;
+	return columnGuardsSql(now, alias);
+}
+
+/**
+ * Ready and held back by a waiting guard: a dependency not done, an open child or a waiting ancestor
+ * (files held by a claim are the caller's to check: their overlap is not SQL's).
+ */
+export function anyWaitSql(alias = ''): string {
+	return `${col(alias, 'status')} = 'ready' AND (${col(alias, 'unmet_deps')} > 0 OR ${col(alias, 'open_children')} > 0
+			OR ${col(alias, 'tree_waits')})`;
+}
+
+/**
+ * A pause that holds the card of `alias` back for every claimer: of everything, its project, its
+ * phase or its id (a pause of one agent kind is per claimer: unpausedSql).
+ */
+export function pausedSql(alias = ''): string {
+	return `EXISTS (SELECT 1 FROM pauses pz WHERE pz.scope = 'all' OR (pz.scope = 'card' AND pz.target = ${col(alias, 'id')})
+				OR (pz.scope = 'project' AND pz.target = ${col(alias, 'project')}) OR (pz.scope = 'phase' AND pz.target = ${col(alias, 'phase')}))`;
 }
 
 /** Ready, dependencies done, but held back by the tree: open children, or an ancestor that waits (issue 31). */
@@ -32,9 +51,10 @@ export function waitingSql(alias = ''): string {
 	return `${col(alias, 'status')} = 'ready' AND ${col(alias, 'unmet_deps')} > 0`;
 }
 
-/** Ready, every dependency done, deferred past `now`. */
+/** Ready, no waiting guard holding it (dependencies, children, ancestors), deferred past `now`. */
 export function deferredSql(now: string, alias = ''): string {
-	return `${col(alias, 'status')} = 'ready' AND ${col(alias, 'unmet_deps')} = 0 AND ${col(alias, 'defer_until')} > ${now}`;
+	return `${col(alias, 'status')} = 'ready' AND ${col(alias, 'unmet_deps')} = 0 AND ${col(alias, 'open_children')} = 0
+			AND NOT ${col(alias, 'tree_waits')} AND ${col(alias, 'defer_until')} > ${now}`;
 }
 
 /** The claimer's project (a text placeholder): '*' any, null only cards without one, else its own and those. */

@@ -9,7 +9,7 @@ import { type StallView, agentHealth, isCardStalled } from '../rules/health';
 import type { AgentHealth, CardStatus, HealthThresholds, Result } from '../protocol';
 import type { Db } from '../store/db';
 import { listedLastSeen } from './agents';
-import { deferredSql, heldByTreeSql } from './claimableSql';
+import { claimableSql, deferredSql, heldByTreeSql, pausedSql } from './claimableSql';
 import { countScopeWaits } from './scopes';
 import { num, present } from './values';
 
@@ -48,7 +48,8 @@ export async function cardStats(
 			(SELECT count(*) FROM cards WHERE status = 'claimed'${mine}) AS claimed,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND unmet_deps > 0${mine}) AS claimed_waiting,
 			(SELECT count(*) FROM cards WHERE ${deferredSql('$1')}${mine}) AS deferred,
-			(SELECT count(*) FROM cards WHERE ${heldByTreeSql()} AND (defer_until IS NULL OR defer_until <= $1)${mine}) AS tree_held,
+			(SELECT count(*) FROM cards WHERE ${heldByTreeSql()}${mine}) AS tree_held,
+			(SELECT count(*) FROM cards WHERE EXISTS (SELECT 1 FROM pauses) AND ${claimableSql('$1')} AND ${pausedSql()}${mine}) AS paused,
 			(SELECT baton_ts(min(created_at)) FROM cards WHERE status = 'ready'${mine}) AS oldest_ready,
 			(SELECT count(*) FROM cards WHERE status = 'claimed' AND lease_expires_at <= $1${mine}) AS expired,
 			(SELECT json_agg(json_build_object('owner', claim_owner, 'progressAt', baton_ts(progress_at),
@@ -68,7 +69,8 @@ export async function cardStats(
 		blocked: num(r.blocked),
 		done: num(r.done),
 	};
-	const waiting = num(r.open_waiting) - num(r.claimed_waiting);
+	// Ready cards waiting on dependencies (claimed ones share card_counts' 'open' bucket).
+	const depsWaiting = num(r.open_waiting) - num(r.claimed_waiting);
 	if (num(r.delta_rows) > foldAbove) {
 		await foldCounts(db);
 	}
@@ -87,8 +89,12 @@ export async function cardStats(
 		isCardStalled({ ...c, status: 'claimed', claimOwner: c.owner }, healthOf.get(c.owner), now, thresholds),
 	).length;
 	const deferred = num(r.deferred);
+	const paused = num(r.paused);
 	// Ready cards kept back by another claim's files are not claimable (cards_live_scope_idx: usually none).
 	const scopeWaiting = num(r.scoped_claims) === 0 ? 0 : await countScopeWaits(db, now, project);
+	// Each ready card counted once, under the word it shows (core/rules/claimGuards.ts's order): waiting
+	// (dependencies, open children, a waiting ancestor, files), deferred, paused; the rest claimable.
+	const waiting = depsWaiting + num(r.tree_held) + scopeWaiting;
 	const oldest = r.oldest_ready as string | null;
 	return {
 		counts,
@@ -96,8 +102,8 @@ export async function cardStats(
 		needsInput: num(r.needs_input),
 		waiting,
 		deferred,
-		// Ready cards the tree holds back (issue 31: open children, a waiting ancestor) are not claimable either.
-		claimable: counts.ready - waiting - deferred - scopeWaiting - num(r.tree_held),
+		paused,
+		claimable: counts.ready - waiting - deferred - paused,
 		oldestReadyAt: oldest,
 		oldestReadyAgeSeconds: oldest === null ? null : Math.max(0, (now.getTime() - Date.parse(oldest)) / 1000),
 		expiredClaims: num(r.expired),

@@ -14,7 +14,7 @@ import { type HeldScope, LiveScopes, type ScopeConflict, heldBy } from '../scope
 import type { Db, Queryable } from '../store/db';
 import type { HotStatements } from './hotSql';
 import { cardState, loadCardRow } from './cardActions';
-import { claimableSql, ofProjectSql } from './claimableSql';
+import { claimableSql, ofProjectSql, pausedSql } from './claimableSql';
 import { type LiveScopeCache, liveScopeCache, liveSetSql } from './liveScopeCache';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 
@@ -26,7 +26,7 @@ const scopeLockKey = 0x62747363;
  * of [id, holder, title, project, entries] rows. One value: PGlite spent ~4 ms handing 200 rows of
  * five columns to JavaScript, and JSON.parse reads the same in a fraction of that.
  */
-const liveScopesSql = `SELECT coalesce(json_agg(json_build_array(id, claim_owner, title, project, scope || reserved)), '[]')::text
+export const liveScopesSql = `SELECT coalesce(json_agg(json_build_array(id, claim_owner, title, project, scope || reserved)), '[]')::text
 	AS held FROM cards WHERE status = 'claimed' AND (scope <> '{}' OR reserved <> '{}')`;
 
 /** The entries of a scope read as one newline-joined text. */
@@ -230,7 +230,7 @@ export async function pickClaimable(
 }
 
 /**
- * How many ready cards, their dependencies done and not deferred, wait on files a live claim of their
+ * How many ready cards, held back by no other guard (claimGuards.ts: files come last), wait on files a live claim of their
  * project holds (issue 28 §5: stats counted them claimable while claim said they wait). Reads the live
  * scopes, and only when there are some the scoped candidates, at most `scanLimit` of them (as the
  * claim's pick: beyond, they count as claimable). Takes no lock: a count, not a grant.
@@ -247,7 +247,7 @@ export async function countScopeWaits(db: Queryable, now: Date, project?: string
 	// Narrowed as card/stats is (cardStats in counts.ts): a project counts its cards and those with none.
 	const ready = await db.query<{ id: string; project: string | null; scope: string[] }>(
 		`SELECT id, project, scope FROM cards WHERE ${claimableSql('$1')} AND ${ofProjectSql('$2')}
-			AND scope <> '{}' LIMIT ${scanLimit}`,
+			AND scope <> '{}' AND NOT (EXISTS (SELECT 1 FROM pauses) AND ${pausedSql()}) LIMIT ${scanLimit}`,
 		[now, projectParam(project)],
 	);
 	return ready.filter(c => live.conflict(c.project, c.scope, c.id) !== undefined).length;

@@ -9,7 +9,9 @@ import { BatonError } from '../errors';
 import type { Card, CardRef, ChildrenRollup } from '../protocol';
 import type { Queryable } from '../store/db';
 import { act } from './cardActions';
-import { claimableSql } from './claimableSql';
+import { type StateWord, refStateWord } from '../rules/claimable';
+import { withHolds } from './cardHolds';
+import { anyWaitSql, claimableSql, deferredSql, pausedSql } from './claimableSql';
 import type { PendingEvent } from './unitOfWork';
 
 /** Children listed by card/get (a roll-up counts all of them). */
@@ -131,7 +133,11 @@ const refJson = `json_build_object('id', c.id, 'title', c.title, 'status', c.sta
  * children ≤ 20 ms (docs/benchmarks.md, epics); the aggregate's ORDER BY is the subquery's, so
  * PostgreSQL sorts once, and both are named statements, planned once per connection.
  */
-export async function treeOf(db: Queryable, card: Card): Promise<{ parent?: CardRef; children?: ChildrenRollup }> {
+export async function treeOf(
+	db: Queryable,
+	card: Card,
+	now: Date,
+): Promise<{ parent?: CardRef; children?: ChildrenRollup }> {
 	const [row] = await db.query<{ parent: CardRef | null; cards: CardRef[] | null }>(
 		`SELECT (SELECT ${refJson} FROM cards c WHERE c.id = $2) AS parent,
 			(SELECT json_agg(${refJson} ORDER BY c.k, c.created_at, c.id) FROM (SELECT id, title, status, unmet_deps,
@@ -142,28 +148,39 @@ export async function treeOf(db: Queryable, card: Card): Promise<{ parent?: Card
 	);
 	const out: { parent?: CardRef; children?: ChildrenRollup } = {};
 	if (row?.parent != null) {
-		out.parent = row.parent;
+		const [parent] = await withHolds(db, [row.parent]);
+		out.parent = parent ?? row.parent;
 	}
-	const listed = row?.cards ?? [];
+	const listed = await withHolds(db, row?.cards ?? []);
 	if (listed.length === 0) {
 		return out;
 	}
-	const by = new Map<string, number>();
+	// Counted by the word list shows for each child (core/rules/claimGuards.ts): a waiting child is not ready.
+	const by = new Map<StateWord, number>();
 	if (listed.length > rollupList) {
-		const counts = await db.query<{ status: string; n: unknown }>(
-			'SELECT status, count(*) AS n FROM cards WHERE parent = $1 GROUP BY status',
-			[card.id],
+		const [counts] = await db.query<Record<string, unknown>>(
+			`SELECT count(*) FILTER (WHERE status = 'done') AS done, count(*) FILTER (WHERE status = 'review') AS review,
+				count(*) FILTER (WHERE status = 'blocked') AS blocked, count(*) FILTER (WHERE status = 'claimed') AS claimed,
+				count(*) FILTER (WHERE status = 'ready') AS ready, count(*) FILTER (WHERE ${anyWaitSql()}) AS waiting,
+				count(*) FILTER (WHERE ${deferredSql('$2')}) AS deferred,
+				count(*) FILTER (WHERE EXISTS (SELECT 1 FROM pauses) AND ${claimableSql('$2')} AND ${pausedSql()}) AS paused
+			 FROM cards WHERE parent = $1`,
+			[card.id, now],
 			'baton_card_tree_counts',
 		);
-		for (const r of counts) {
-			by.set(r.status, Number(r.n));
+		const n = (k: string): number => Number(counts?.[k] ?? 0);
+		for (const w of ['done', 'review', 'blocked', 'claimed', 'waiting', 'deferred', 'paused'] as const) {
+			by.set(w, n(w));
 		}
+		// Files another claim holds are not counted over more than rollupList children: those count as ready.
+		by.set('ready', n('ready') - n('waiting') - n('deferred') - n('paused'));
 	} else {
 		for (const c of listed) {
-			by.set(c.status, (by.get(c.status) ?? 0) + 1);
+			const w = refStateWord(c, now);
+			by.set(w, (by.get(w) ?? 0) + 1);
 		}
 	}
-	const n = (s: string): number => by.get(s) ?? 0;
+	const n = (s: StateWord): number => by.get(s) ?? 0;
 	out.children = {
 		total: [...by.values()].reduce((a, b) => a + b, 0),
 		done: n('done'),
@@ -171,6 +188,9 @@ export async function treeOf(db: Queryable, card: Card): Promise<{ parent?: Card
 		blocked: n('blocked'),
 		claimed: n('claimed'),
 		ready: n('ready'),
+		waiting: n('waiting'),
+		deferred: n('deferred'),
+		paused: n('paused'),
 		cards: listed.slice(0, rollupList),
 	};
 	return out;

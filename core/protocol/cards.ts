@@ -10,10 +10,10 @@ import {
 	Body,
 	Capabilities,
 	CardId,
-	CardStatus,
 	Epoch,
 	Label,
 	Labels,
+	ListStatus,
 	MessageText,
 	Note,
 	Phase,
@@ -28,7 +28,6 @@ import {
 	StallSeconds,
 	Timestamp,
 	Title,
-	cardStatuses,
 	limits,
 } from './scalars';
 import { BaseBranch, CardWorkspace } from './workspaces';
@@ -142,7 +141,7 @@ export const CommentResult = z.object({ message: Message, card: Card });
 export const ListParams = z
 	.object({
 		status: z
-			.union([CardStatus, z.array(CardStatus).max(cardStatuses.length)])
+			.union([ListStatus, z.array(ListStatus).max(ListStatus.options.length)])
 			.optional()
 			.describe('Only cards with these statuses'),
 		phase: Phase.optional().describe('Only cards in this phase'),
@@ -194,11 +193,14 @@ export const StatsResult = z.object({
 	/** Cards whose agent asked a question nobody answered yet. */
 	needsInput: z.number(),
 	total: z.number(),
-	/** Ready cards that still wait on dependencies. */
+	/**
+	 * Ready cards counted once each under the word list shows for them (core/rules/claimGuards.ts):
+	 * waiting (dependencies, open children, a waiting ancestor, files another claim holds), deferred
+	 * (retry backoff), paused, and the rest claimable now; the four add up to counts.ready.
+	 */
 	waiting: z.number(),
-	/** Ready cards whose deferUntil has not passed. */
 	deferred: z.number(),
-	/** Ready cards claimable right now. */
+	paused: z.number(),
 	claimable: z.number(),
 	oldestReadyAt: Timestamp.nullable(),
 	oldestReadyAgeSeconds: z.number().nullable(),

@@ -16,6 +16,22 @@ import { AgentKind, Assignee, CardDispatch } from './dispatch';
 const someStrings = z.array(z.string()).optional();
 const someId = z.string().nullable().optional();
 
+/**
+ * Why a ready card is held back, as the hub knows it when it lists or shows the card (card/list,
+ * card/listRows, card/get; core/rules/claimGuards.ts reads them): each present only when it holds the
+ * card back. A card in an event carries none (faces with every card at hand derive the tree's).
+ */
+const holdFields = {
+	/** How many of its children are not done: it is claimable once they are. */
+	openChildren: z.number().int().optional(),
+	/** Its parent, or an ancestor, waits on a dependency. */
+	treeWaits: z.boolean().optional(),
+	/** A pause of everything, its project, its phase or its id covers it. */
+	paused: z.boolean().optional(),
+	/** The card whose live claim holds files it touches. */
+	filesHeldBy: z.string().optional(),
+};
+
 export const Card = z.object({
 	id: CardId,
 	title: z.string(),
@@ -95,6 +111,7 @@ export const Card = z.object({
 	version: z.number().int(),
 	createdAt: Timestamp,
 	updatedAt: Timestamp,
+	...holdFields,
 });
 export type Card = z.infer<typeof Card>;
 
@@ -122,6 +139,10 @@ export const CardRow = Card.pick({
 	labels: true,
 	parent: true,
 	assignee: true,
+	openChildren: true,
+	treeWaits: true,
+	paused: true,
+	filesHeldBy: true,
 });
 export type CardRow = z.infer<typeof CardRow>;
 
@@ -354,18 +375,23 @@ export const CardRef = z.object({
 	status: CardStatus,
 	unmetDeps: z.number().int().optional(),
 	deferUntil: Timestamp.nullable().optional(),
+	...holdFields,
 });
 export type CardRef = z.infer<typeof CardRef>;
 
-/** card/get's roll-up of a card's children (issue 31): counts by status, claimable ones as `ready`. */
+/** card/get's roll-up of a card's children: counts by word, as list shows them (claimable ones as `ready`). */
 export const ChildrenRollup = z.object({
 	total: z.number(),
 	done: z.number(),
 	review: z.number(),
 	blocked: z.number(),
 	claimed: z.number(),
-	/** Ready children (claimable or not: a child may wait on its own dependencies). */
+	/** Children claimable now (the word `ready`). */
 	ready: z.number(),
+	/** Ready children held back: waiting (dependencies, open children, a waiting ancestor, files), deferred or paused. */
+	waiting: z.number().optional(),
+	deferred: z.number().optional(),
+	paused: z.number().optional(),
 	/** The children in claim order (at most 1,000). */
 	cards: z.array(CardRef),
 });

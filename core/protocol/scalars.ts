@@ -129,6 +129,13 @@ export const StallSeconds = z
 export const CardStatus = z.enum(['ready', 'claimed', 'review', 'blocked', 'done']);
 export type CardStatus = z.infer<typeof CardStatus>;
 export const cardStatuses = CardStatus.options;
+/**
+ * The words a card/list status filter takes: each stored status (`ready` there is every ready card,
+ * claimable or held back; `readyOnly` narrows to claimable now), and the words of a ready card held
+ * back (core/rules/claimGuards.ts): waiting, deferred, paused.
+ */
+export const ListStatus = z.enum([...CardStatus.options, 'waiting', 'deferred', 'paused']);
+export type ListStatus = z.infer<typeof ListStatus>;
 
 /** Who must approve a card's completion before it counts as done: nobody, a human, or a reviewing agent. */
 export const ReviewMode = z.enum(['none', 'human', 'agent']);

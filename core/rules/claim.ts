@@ -5,6 +5,7 @@
  * the two pieces every transition shares: the patch that ends a claim and the clip of a composed reason.
  * No I/O and no clock reads; core/rules/stateMachine.ts decides transitions with them.
  */
+import { guardNamed, missingCapabilities } from './claimGuards';
 import { isDeferred } from './claimable';
 import { BatonError } from '../errors';
 import type { CardState } from './cardState';
@@ -81,20 +82,23 @@ export function checkClaimable(
 			{ cardId: card.id, unmetDeps: card.unmetDeps, waitsOn: unmetIds },
 		);
 	}
+	// The claim guards' refusals (claimGuards.ts): the same words every face uses for these holds.
 	if (card.deferUntil !== null && isDeferred(card, now)) {
-		throw new BatonError(
-			'invalid_transition',
-			`Card ${card.id} is deferred until ${card.deferUntil.toISOString()} (retry backoff); claim it after that.`,
-			{ cardId: card.id, deferUntil: card.deferUntil.toISOString() },
-		);
+		throw new BatonError('invalid_transition', guardNamed('defer').refusal(card, { id: actor }), {
+			cardId: card.id,
+			deferUntil: card.deferUntil.toISOString(),
+		});
 	}
 	if (capabilities !== null) {
-		const missing = card.requires.filter(c => !capabilities.includes(c));
+		const missing = missingCapabilities(card, capabilities);
 		if (missing.length > 0) {
 			throw new BatonError(
 				'invalid_transition',
-				`Card ${card.id} needs capabilities you lack [${missing.join(', ')}]; claim with capabilities that include them.`,
-				{ cardId: card.id, missing },
+				guardNamed('capabilities').refusal(card, { id: actor, capabilities }),
+				{
+					cardId: card.id,
+					missing,
+				},
 			);
 		}
 	}

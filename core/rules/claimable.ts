@@ -1,24 +1,20 @@
 /**
- * Pure readiness rules and the words every face prints for them (DESIGN §3). A ready card is exactly
- * one of: `waiting` (a dependency is not done), `deferred` (retry backoff, deferUntil not reached),
- * or claimable now; waiting is said first, as the claim refuses it first. The card's one word
- * (`stateWord`) is its status, except that a ready card held back says `waiting` or `deferred`, so
- * `ready` in a list, a card, the tree and the board always means "claimable now" and the counts of
- * `baton stats` add up to what `baton list` shows. core/rules/stateMachine.ts, the CLI, MCP results, the extension and
- * the board call these; the claim statements in the backlog say the same in SQL (`unmet_deps = 0`,
- * `defer_until <= now`). No I/O, no clock reads; platform-free and zod-free, so every face imports it
- * (docs/architecture.md). Capabilities, projects and scopes are per agent and are checked where the
- * agent is known (core/rules/claim.ts `checkClaimable`, scope*.ts).
+ * Readiness as every face says it, read off the claim guards' table (claimGuards.ts). A card's one word
+ * (`stateWord`) is its status, except that a ready card held back by a claimer-independent guard says
+ * why: `waiting` (dependencies, open children, a waiting ancestor, files another claim holds),
+ * `deferred` (retry backoff) or `paused`, in the table's order. So `ready` in a list, a card, the tree,
+ * the board and MCP results always means "claimable now by some agent", and `baton stats` counts the
+ * same words, so its numbers add up to what `baton list` shows. The claim statements say the same in
+ * SQL (core/backlog/claimableSql.ts, from the table's pieces). No I/O, no clock reads; platform-free
+ * and zod-free, so every face imports it. The per-claimer guards (capabilities, assignment, project,
+ * max-held, phase, labels) are checked where the agent is known (claimGuards.ts `claimHold`).
  */
 import { type Instant, instantMs } from '../clock';
 import type { CardStatus } from '../protocol';
+import { type GuardView, type HeldWord, cardHold } from './claimGuards';
 
 /** The part of a card the readiness rules read (a core row, a wire card or a dependency ref). */
-export interface ReadinessView {
-	status: CardStatus;
-	unmetDeps: number;
-	deferUntil: Instant | null;
-}
+export type ReadinessView = GuardView;
 
 /** Ready but waiting on dependencies that are not done. */
 export function isWaiting(card: ReadinessView): boolean {
@@ -30,24 +26,36 @@ export function isDeferred(card: ReadinessView, now: Instant): boolean {
 	return card.status === 'ready' && card.deferUntil !== null && instantMs(card.deferUntil) > instantMs(now);
 }
 
-/** Ready, every dependency done, and not deferred. */
+/** Claimable now by some agent: no claimer-independent guard holds it back. */
 export function isClaimable(card: ReadinessView, now: Instant): boolean {
-	return card.status === 'ready' && !isWaiting(card) && !isDeferred(card, now);
+	return cardHold(card, now) === undefined;
 }
 
-/** What a ready card is now: exactly one, waiting before deferred (stats counts them the same way). */
-export type Readiness = 'claimable' | 'waiting' | 'deferred';
+/** What a ready card is now: claimable, or the word of the first guard holding it back. */
+export type Readiness = 'claimable' | HeldWord;
 
 /** The readiness of a ready card; null for any other status. */
 export function readinessOf(card: ReadinessView, now: Instant): Readiness | null {
 	if (card.status !== 'ready') {
 		return null;
 	}
-	return isWaiting(card) ? 'waiting' : isDeferred(card, now) ? 'deferred' : 'claimable';
+	return cardHold(card, now)?.word ?? 'claimable';
 }
 
 /** A card's one word: its status, or for a ready card held back, why (`ready` = claimable now). */
-export type StateWord = CardStatus | 'waiting' | 'deferred';
+export type StateWord = CardStatus | HeldWord;
+
+/** Every word a card can show, in the order faces list them (list --status takes each). */
+export const stateWords: readonly StateWord[] = [
+	'ready',
+	'waiting',
+	'deferred',
+	'paused',
+	'claimed',
+	'review',
+	'blocked',
+	'done',
+];
 
 /** The word every face prints for a card's state (list's STATUS, show, dependency lines, MCP `state`). */
 export function stateWord(card: ReadinessView, now: Instant): StateWord {
@@ -59,15 +67,14 @@ export function stateWord(card: ReadinessView, now: Instant): StateWord {
  * A dependency or dependent as card/get names it (protocol CardRef): a hub older than the readiness
  * fields sends only the status, which then reads as not held back.
  */
-export interface RefView {
-	status: CardStatus;
+export interface RefView extends Omit<GuardView, 'unmetDeps' | 'deferUntil'> {
 	unmetDeps?: number | undefined;
 	deferUntil?: string | null | undefined;
 }
 
 /** stateWord of a referenced card. */
 export function refStateWord(ref: RefView, now: Instant): StateWord {
-	return stateWord({ status: ref.status, unmetDeps: ref.unmetDeps ?? 0, deferUntil: ref.deferUntil ?? null }, now);
+	return stateWord({ ...ref, unmetDeps: ref.unmetDeps ?? 0, deferUntil: ref.deferUntil ?? null }, now);
 }
 
 /** A dependency as a face knows it: its id and enough to tell whether it is done. */

@@ -7,6 +7,7 @@
  */
 import * as vscode from 'vscode';
 import { isClaimable } from '../../core/rules/claimable';
+import { holdsOf } from '../../core/rules/faceHolds';
 import { BatonError } from '../../core/errors';
 import { isLeaseExpired } from '../../core/rules/lease';
 import type { Card, ClaimedWorkspace } from '../../core/protocol';
@@ -20,8 +21,13 @@ function workspaceNote(ws: ClaimedWorkspace | undefined): string {
 }
 
 export function registerClaimCycleCommands(kit: CommandKit): vscode.Disposable[] {
-	const { hub, register, resolveCard, all, holder, confirmOverride, ask, notify, ttl, me } = kit;
-	const claimable = (c: Card) => isClaimable(c, Date.now());
+	const { ctx, hub, register, resolveCard, all, holder, confirmOverride, ask, notify, ttl, me } = kit;
+	/** The cards claimable now, as the claim guards say with the holds the cards at hand show (faceHolds.ts). */
+	const claimable = (): Card[] => {
+		const held = holdsOf(hub.cards.values(), ctx.dispatch.watch.pauses);
+		const now = Date.now();
+		return all(c => isClaimable(held(c), now));
+	};
 	/** Cards in progress, the human's own first (what complete and release usually mean). */
 	const inProgressMineFirst = () =>
 		all(c => c.status === 'claimed').sort((a, b) => Number(b.claimOwner === me()) - Number(a.claimOwner === me()));
@@ -47,7 +53,7 @@ export function registerClaimCycleCommands(kit: CommandKit): vscode.Disposable[]
 			const card = await resolveCard(
 				arg,
 				'Claim Card',
-				() => all(claimable),
+				claimable,
 				() => `Claim as ${me()}: lease ${ttl()} s, renewed while this window is open`,
 				'No card is claimable right now.',
 			);

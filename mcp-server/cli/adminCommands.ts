@@ -35,7 +35,8 @@ const stats: Command = {
 		const hub = await ctx.hub();
 		const s = await hub.request('card/stats', projectParams(project));
 		const note = ctx.json ? undefined : await otherProjectsNote(hub, project, s, 'counted');
-		// The words of list's STATUS column (core/rules/claimable.ts): ready = claimable now, then waiting, deferred.
+		// The words of list's STATUS column (core/rules/claimGuards.ts): ready = claimable now, then waiting,
+		// deferred, paused; each ready card counted once, so the four add up to the ready cards list shows.
 		show(ctx, s, () =>
 			[
 				...(project === anyProject ? [] : [`Counting ${projectWords(project)}.`]),
@@ -45,7 +46,7 @@ const stats: Command = {
 						['total', String(s.total)],
 						[
 							'ready',
-							`${s.claimable} claimable now (of ${s.counts.ready}: ${s.waiting} waiting, ${s.deferred} deferred)`,
+							`${s.claimable} claimable now (of ${s.counts.ready}: ${s.waiting} waiting, ${s.deferred} deferred, ${s.paused} paused)`,
 						],
 						['claimed', `${s.counts.claimed}${s.stalledClaims > 0 ? ` (${s.stalledClaims} stalled)` : ''}`],
 						['in review', String(s.counts.review)],

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 import { maxPlanBytes, readBoundedText } from '../../core/files/boundedRead';
-
+import { stateWord } from '../../core/rules/claimable';
 import { BlockParams, CreateCardInput, LinkParams, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
 import { cardChange, cardChangeCommand, statusLine } from './cardChange';
 import { claimCommands } from './claimCommands';
@@ -199,7 +199,12 @@ const list: Command = {
 			}
 			result = Object.keys(waitsOn).length === 0 ? { cards } : { cards, waitsOn };
 		}
-		const page = result;
+		// --status takes the words STATUS prints (core/rules/claimable.ts stateWords): the hub's `ready` is
+		// every ready card, so the page keeps only the cards whose word was asked for (ready = claimable now).
+		const words = rest.status === undefined ? undefined : ([] as string[]).concat(rest.status);
+		const now = Date.now();
+		const page =
+			words === undefined ? result : { ...result, cards: result.cards.filter(c => words.includes(stateWord(c, now))) };
 		// Only a first page notes what the project hides (a --cursor page continues a listing).
 		const note =
 			ctx.json || rest.cursor !== undefined

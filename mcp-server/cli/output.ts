@@ -3,6 +3,7 @@
  * shapes (exit 1: refused, exit 2: usage). Writes through injected streams so tests and `baton up`
  * share it; no colour codes, so logs and CI stay readable.
  */
+import { cardHold } from '../../core/rules/claimGuards';
 import { type StateWord, refStateWord, stateWord, unmetDependencies } from '../../core/rules/claimable';
 import { jsonVisible, visibleText } from '../../core/visibleText';
 import type { Agent, BacklogEvent, Card, CardRef, CardWorkspace, Message } from '../../core/protocol';
@@ -130,10 +131,22 @@ export function scopeText(card: Card): string | null {
 
 /**
  * What holds a card back, after its word (core/rules/claimable.ts `stateWord`): " on B, C" for a waiting
- * card (its unfinished dependencies when known, else how many), " until T" for a deferred one.
+ * card (its unfinished dependencies when known, else how many), " on 2 open children", " while its
+ * parent waits", " on files held by X", " until T" for a deferred one, nothing more for a paused one.
  */
 export function heldBack(card: Card, now: number, unmet?: readonly string[]): string {
 	const word = stateWord(card, now);
+	const hold = cardHold(card, now)?.name;
+	if (hold === 'children') {
+		const n = card.openChildren ?? 0;
+		return ` on ${n} open ${n === 1 ? 'child' : 'children'}`;
+	}
+	if (hold === 'ancestors') {
+		return ' while its parent waits on dependencies';
+	}
+	if (hold === 'files') {
+		return ` on files held by ${card.filesHeldBy ?? '?'}`;
+	}
 	if (word === 'waiting') {
 		const n = card.unmetDeps;
 		return unmet !== undefined && unmet.length > 0

@@ -46,6 +46,9 @@ export function rollupText(r: ChildrenRollup): string {
 			[r.claimed, 'claimed'],
 			[r.blocked, 'blocked'],
 			[r.ready, 'ready'],
+			[r.waiting ?? 0, 'waiting'],
+			[r.deferred ?? 0, 'deferred'],
+			[r.paused ?? 0, 'paused'],
 		] as const
 	)
 		.filter(([n]) => n > 0)

@@ -3,6 +3,7 @@
  * empty are dropped, and a card's history omits the card snapshot each event carries on the wire.
  * Pure functions, no I/O.
  */
+import { type HeldWord, heldWords } from '../../core/rules/claimGuards';
 import { type StateWord, refStateWord, stateWord } from '../../core/rules/claimable';
 import type { Attempt, BacklogEvent, Card, CardRef, CardRow, CardWorkspace, Message } from '../../core/protocol';
 
@@ -24,12 +25,15 @@ export function dropEmpty<T extends object>(value: T): Partial<T> {
 }
 
 /**
- * A card or a dependency's `state`, only when it is not its status: `waiting` or `deferred` for a ready
- * card held back (core/rules/claimable.ts `stateWord`, the word of list's STATUS column and the board).
+ * A card or a dependency's `state`, only when it is not its status: `waiting`, `deferred` or `paused`
+ * for a ready card held back (core/rules/claimable.ts `stateWord`, the word of list's STATUS column and
+ * the board); the hold fields beside it (openChildren, treeWaits, paused, filesHeldBy) say why.
  */
-function heldState(word: StateWord): { state?: 'waiting' | 'deferred' } {
-	return word === 'waiting' || word === 'deferred' ? { state: word } : {};
+function heldState(word: StateWord): { state?: HeldWord } {
+	return isHeldWord(word) ? { state: word } : {};
 }
+
+const isHeldWord = (w: StateWord): w is HeldWord => (heldWords as readonly string[]).includes(w);
 
 /** Whether a card's or a row's field is dropped: empty, a false failed or needsInput, review none. */
 function dropped(key: string, value: unknown): boolean {
@@ -45,11 +49,7 @@ function dropped(key: string, value: unknown): boolean {
  * the fields: `list` compacts 50 rows a page, and building each through spreads and Object.entries
  * cost 0.3–0.5 ms of `baton mcp`'s CPU per page in V8's interpreter (bin.ts runs it in lite mode).
  */
-function compactFields<T extends CardRow>(
-	card: T,
-	now: number,
-	leave?: keyof T,
-): Partial<T> & { state?: 'waiting' | 'deferred' } {
+function compactFields<T extends CardRow>(card: T, now: number, leave?: keyof T): Partial<T> & { state?: HeldWord } {
 	const out: Record<string, unknown> = {};
 	for (const key in card) {
 		const value = card[key];
@@ -58,13 +58,13 @@ function compactFields<T extends CardRow>(
 		}
 	}
 	const word = stateWord(card, now);
-	if (word === 'waiting' || word === 'deferred') {
+	if (isHeldWord(word)) {
 		out.state = word;
 	}
-	return out as Partial<T> & { state?: 'waiting' | 'deferred' };
+	return out as Partial<T> & { state?: HeldWord };
 }
 
-export function compactCard(card: Card, now: number = Date.now()): CompactCard & { state?: 'waiting' | 'deferred' } {
+export function compactCard(card: Card, now: number = Date.now()): CompactCard & { state?: HeldWord } {
 	const out = compactFields(card, now) as CompactCard;
 	if (card.workspace !== undefined) {
 		Object.assign(out, { workspace: compactWorkspace(card.workspace) });
@@ -76,10 +76,7 @@ export function compactCard(card: Card, now: number = Date.now()): CompactCard &
  * A list row as `list` returns it (issue 32: the hub's CardRow, not the whole card; `show` has the rest):
  * dropped as a card is, and without unmetDeps, which `state: "waiting"` and the page's waitsOn say.
  */
-export function compactRow(
-	row: CardRow,
-	now: number = Date.now(),
-): Partial<CardRow> & { state?: 'waiting' | 'deferred' } {
+export function compactRow(row: CardRow, now: number = Date.now()): Partial<CardRow> & { state?: HeldWord } {
 	return compactFields(row, now, 'unmetDeps');
 }
 

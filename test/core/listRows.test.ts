@@ -16,6 +16,8 @@ import { openTestBacklog, storeKinds, type TestBacklog } from '../helpers/backlo
 const human: OpContext = { actor: 'vscode:alice' };
 const agent: OpContext = { actor: 'claude-code-1' };
 const rowKeys = Object.keys(CardRow.shape).sort();
+/** What holds a ready card back: present only when it holds (core/backlog/cardHolds.ts). */
+const holdKeys = new Set(['openChildren', 'treeWaits', 'paused', 'filesHeldBy']);
 
 /** A full card cut to its row's fields (those it has). */
 function rowOf(card: Card): Record<string, unknown> {
@@ -78,7 +80,13 @@ for (const kind of storeKinds) {
 				assert.equal(rows.nextCursor, full.nextCursor, JSON.stringify(p));
 				assert.deepEqual(rows.waitsOn, full.waitsOn, JSON.stringify(p));
 				for (const row of rows.cards) {
-					assert.deepEqual(Object.keys(row).sort(), rowKeys, 'every row has all of its fields, no more');
+					assert.deepEqual(
+						Object.keys(row)
+							.filter(k => !holdKeys.has(k))
+							.sort(),
+						rowKeys.filter(k => !holdKeys.has(k)),
+						'every row has all of its fields, no more',
+					);
 					CardRow.strict().parse(row);
 				}
 				seen += rows.cards.length;

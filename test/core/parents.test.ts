@@ -126,7 +126,17 @@ for (const kind of storeKinds) {
 			await b.block(human, { cardId: `${ph}-3`, reason: 'later' });
 			const got = await b.get(human, { cardId: `${ph}-E` });
 			const { cards, ...counts } = got.children ?? { cards: [] };
-			assert.deepEqual(counts, { total: 4, done: 1, review: 0, blocked: 1, claimed: 1, ready: 1 });
+			assert.deepEqual(counts, {
+				total: 4,
+				done: 1,
+				review: 0,
+				blocked: 1,
+				claimed: 1,
+				ready: 1,
+				waiting: 0,
+				deferred: 0,
+				paused: 0,
+			});
 			assert.equal(cards.length, 4);
 			const child = await b.get(human, { cardId: `${ph}-4` });
 			assert.equal(child.parent?.id, `${ph}-E`);
@@ -148,7 +158,17 @@ for (const kind of storeKinds) {
 			const one = await b.claim(agent, { cardId: `${ph}-7` });
 			await b.complete(agent, { cardId: `${ph}-7`, epoch: one.lease?.epoch });
 			const { cards, ...counts } = (await b.get(human, { cardId: `${ph}-E` })).children ?? { cards: [] };
-			assert.deepEqual(counts, { total: 1001, done: 1, review: 0, blocked: 0, claimed: 0, ready: 1000 });
+			assert.deepEqual(counts, {
+				total: 1001,
+				done: 1,
+				review: 0,
+				blocked: 0,
+				claimed: 0,
+				ready: 1000,
+				waiting: 0,
+				deferred: 0,
+				paused: 0,
+			});
 			assert.equal(cards.length, 1000);
 			// Claim order: the higher priority first, then creation, then id.
 			assert.equal(cards[0]?.id, `${ph}-1000`);

@@ -119,8 +119,11 @@ describe('baton CLI', () => {
 	});
 
 	it('list and show: --json shapes and a human table', async () => {
+		// --status takes list's words: ready is claimable now; Q2 and Q3 wait on dependencies.
 		const list = await json<{ cards: Card[]; nextCursor?: string }>(['list', '--status', 'ready']);
-		assert.deepEqual(list.cards.map(c => c.id).sort(), ['P1', 'Q1', 'Q2', 'Q3']);
+		assert.deepEqual(list.cards.map(c => c.id).sort(), ['P1', 'Q1']);
+		const waiting = await json<{ cards: Card[] }>(['list', '--status', 'waiting']);
+		assert.deepEqual(waiting.cards.map(c => c.id).sort(), ['Q2', 'Q3']);
 		const page = await json<{ cards: Card[]; nextCursor?: string }>(['list', '--limit', '2']);
 		assert.equal(page.cards.length, 2);
 		assert.equal(typeof page.nextCursor, 'string');

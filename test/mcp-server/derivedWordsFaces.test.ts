@@ -116,7 +116,7 @@ describe('derived words outside a repository', () => {
 	it('stats counts what list shows, and names the other projects', async () => {
 		const out = await ok(['stats'], nowhere);
 		assert.match(out, /^Counting cards without a project\.$/m);
-		assert.match(out, /^ready\s+1 claimable now \(of 3: 2 waiting, 0 deferred\)$/m);
+		assert.match(out, /^ready\s+1 claimable now \(of 3: 2 waiting, 0 deferred, 0 paused\)$/m);
 		assert.match(out, /2 cards of other projects are not counted \(2 claimable\): --project '\*'/);
 		assert.match(await ok(['stats', '--project', '*'], nowhere), /^ready\s+3 claimable now \(of 5: 2 waiting/m);
 	});

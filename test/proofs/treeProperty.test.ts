@@ -5,7 +5,10 @@
  * parents with open children included), reopens and deletions. After each phase the cards list
  * readyOnly returns (through claimableSql) are exactly those the rule written out here says: ready,
  * no unmet dependency of its own or of any ancestor, not deferred, no child that is not done; and
- * the claim index's stats agree on how many.
+ * the claim index's stats agree on how many. Pauses (a phase, some cards) are set and cleared along the
+ * way: the faces' check (the claim guard table over card/list's cards, and over the holds a face derives
+ * from the cards itself) agrees with the rule and the SQL, and stats count each ready card under the
+ * word list shows for it.
  * A random plan of 2,000 cards on each store is a proof, not a unit test: it runs in
  * `npm run test:proofs`, beside the fast unit suite.
  * @first among the longest proofs.
@@ -16,7 +19,14 @@ import { describe, it } from 'node:test';
 import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { allCards, backlogForSuite, storeKinds } from '../helpers/backlog';
-import { listedClaimable, ruleClaimable } from '../helpers/claimableOracle';
+import type { StateWord } from '../../core/rules/claimable';
+import {
+	faceDerivedClaimable,
+	faceWords,
+	listedClaimable,
+	listedReady,
+	ruleClaimable,
+} from '../helpers/claimableOracle';
 import { prng } from '../helpers/prng';
 
 const human: OpContext = { actor: 'vscode:planner' };
@@ -59,6 +69,7 @@ for (const kind of storeKinds) {
 								id,
 								title: `card ${i}`,
 								priority: Math.floor(random() * 5),
+								phase: pick(['a', 'b', 'c']) ?? 'a',
 								...(deps.length > 0 ? { dependsOn: deps } : {}),
 								...(parent === undefined ? {} : { parent }),
 							},
@@ -73,11 +84,39 @@ for (const kind of storeKinds) {
 			}
 			const check = async (phase: string): Promise<void> => {
 				const cards = await allCards(b);
-				const expected = ruleClaimable(cards);
+				const pauses = (await b.pauses.list()).pauses;
+				const now = new Date();
+				const expected = ruleClaimable(cards, now, pauses);
 				assert.deepEqual(await listedClaimable(b), expected, `${phase}: list readyOnly differs from the rule`);
-				assert.equal((await b.stats(human, {})).claimable, expected.length, `${phase}: stats' claimable differs`);
+				const listed = await listedReady(b);
+				const words = faceWords(listed, now);
+				const claimable = [...words].filter(([, w]) => w === 'ready').map(([id]) => id);
+				assert.deepEqual(
+					claimable.sort(),
+					expected,
+					`${phase}: the guard table over list's cards differs from the rule`,
+				);
+				assert.deepEqual(faceDerivedClaimable(cards, listed, now), expected, `${phase}: a face's own holds differ`);
+				const stats = await b.stats(human, {});
+				const count = (w: StateWord): number => [...words.values()].filter(x => x === w).length;
+				assert.deepEqual(
+					[stats.claimable, stats.waiting, stats.deferred, stats.paused, stats.counts.ready],
+					[expected.length, count('waiting'), count('deferred'), count('paused'), listed.length],
+					`${phase}: stats differ from list's words`,
+				);
+			};
+			const pauseSome = async (): Promise<void> => {
+				await b.pauses.set(human, { scope: 'phase', target: 'b' });
+				for (let i = 0; i < 20; i++) {
+					const id = pick(ids);
+					if (id !== undefined) {
+						await refusedOrDone(b.pauses.set(human, { scope: 'card', target: id }));
+					}
+				}
 			};
 			await check('created');
+			await pauseSome();
+			await check('paused');
 			let done = 0;
 			for (let i = 0; i < 600; i++) {
 				const id = pick(ids);
@@ -93,6 +132,9 @@ for (const kind of storeKinds) {
 				}
 			}
 			await check('reopened');
+			await b.pauses.clear(human, { all: true });
+			await check('resumed');
+			await pauseSome();
 			let deleted = 0;
 			for (let i = 0; i < 300; i++) {
 				const id = pick(ids);
