@@ -40,9 +40,11 @@ const watch = process.argv.includes('--watch');
  * neutralising agent-written text in the tree, tooltips, notifications, seat output and preview
  * (core/visibleText.ts and its uses, 1.1 KB) to 615.4 KB; the event types of the human verbs and the seat
  * credential's hello field in the shared protocol (0.9 KB) and the claim guards' table with the holds a
- * face derives from the cards it has (core/rules/claimGuards.ts, faceHolds.ts: 4.3 KB) to 620.7 KB of 622.6.
+ * face derives from the cards it has (core/rules/claimGuards.ts, faceHolds.ts: 4.3 KB) to 620.7 KB of 622.6;
+ * the same two (visible escapes of agent text, the guard table's words on the board) took the board
+ * to 586.6 KB of 589.8.
  */
-const budgetBytes = { 'dist/extension.js': 608 * 1024, 'dist/webview/board.js': 572 * 1024 };
+const budgetBytes = { 'dist/extension.js': 608 * 1024, 'dist/webview/board.js': 576 * 1024 };
 
 const common = {
 	bundle: true,
