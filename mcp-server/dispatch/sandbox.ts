@@ -1,7 +1,7 @@
 /**
  * The sandbox `baton run` starts every agent in (Linux: bubblewrap). Inside it the card's workspace, the
- * parts of the repository's git dir a commit writes (objects, refs, logs, the worktree's own admin
- * dir; never `config` or `hooks`), a private /tmp and the agent's own config and cache folders
+ * parts of the repository's git dir a commit writes (objects, the card branches' refs and reflogs, the
+ * worktree's own admin dir; never `config`, `hooks` or another branch's ref), a private /tmp and the agent's own config and cache folders
  * (declared per kind below) are writable; the rest of the file system, the main checkout included, is
  * read-only; Baton's data dir is an empty read-only folder holding only the hub socket and the card's
  * MCP config and prompt (no token); the network is shared (agents need their model). The agent runs in
@@ -171,8 +171,8 @@ export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): L
 
 /**
  * The parts of the repository's git dir a commit in `workspace` writes, when it is a linked worktree
- * (its `.git` is a file naming `<common>/worktrees/<name>`): that admin dir, and the common dir's
- * objects, refs and logs. A workspace whose `.git` is a folder already has it inside.
+ * (its `.git` is a file naming `<common>/worktrees/<name>`): that admin dir, the common dir's objects,
+ * and the refs and reflogs of the card branches (`refs/heads/baton/`), never another branch's. A workspace whose `.git` is a folder already has it inside.
  */
 export function gitWrites(workspace: string): string[] {
 	let text: string;
@@ -192,7 +192,17 @@ export function gitWrites(workspace: string): string[] {
 	} catch {
 		common = dirname(dirname(admin));
 	}
-	return [admin, join(common, 'objects'), join(common, 'refs'), join(common, 'logs')].map(real);
+	// Only the card branches' refs: with all of refs/ writable an agent could move main itself
+	// (`git update-ref refs/heads/main …`) and skip the review. Its own branch is baton/<card>.
+	const branches = [join(common, 'refs', 'heads', 'baton'), join(common, 'logs', 'refs', 'heads', 'baton')];
+	for (const dir of branches) {
+		try {
+			mkdirSync(dir, { recursive: true });
+		} catch {
+			// Not ours to make: git then fails to commit there, and says so.
+		}
+	}
+	return [admin, join(common, 'objects'), ...branches].map(real);
 }
 
 function real(path: string): string {

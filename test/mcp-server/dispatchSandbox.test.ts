@@ -1,7 +1,7 @@
 /**
  * The bubblewrap sandbox of `baton run`'s agents (mcp-server/dispatch/sandbox.ts), run for real: a shell
  * in the sandbox of a card's linked worktree tries each path. Writable: the worktree, a commit there
- * (objects, refs, logs, its admin dir), the private /tmp, the kind's home folders. Read-only: the main
+ * (objects, the card branches' refs and reflogs, its admin dir), the private /tmp, the kind's home folders. Read-only: the main
  * checkout, the repository's config and hooks, the rest of home. Hidden: the data dir's token, also when
  * the data dir is the default one under ~/.config/baton; the card's MCP config stays readable. And the
  * choice: no bwrap on PATH, or --no-sandbox, is no sandbox, with the reason.
@@ -41,10 +41,15 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 		writeFileSync(mcpConfig, '{"mcpServers":{}}');
 		assert.deepEqual(
 			gitWrites(worktree),
-			[path.join('.git', 'worktrees', 'SB-1'), '.git/objects', '.git/refs', '.git/logs'].map(p =>
-				path.join(repo.root, p),
-			),
+			[
+				path.join('.git', 'worktrees', 'SB-1'),
+				'.git/objects',
+				'.git/refs/heads/baton',
+				'.git/logs/refs/heads/baton',
+			].map(p => path.join(repo.root, p)),
 		);
+		const mainBranch = gitOut(repo.root, 'branch', '--show-current');
+		const mainBefore = gitOut(repo.root, 'rev-parse', mainBranch);
 		const attempt = (name: string, command: string): string =>
 			`if ${command} 2>/dev/null; then echo "${name} yes"; else echo "${name} no"; fi`;
 		const script = [
@@ -53,6 +58,7 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 			attempt('worktree', 'echo x > work.txt'),
 			attempt('commit', 'git add work.txt && git commit -qm sandboxed'),
 			attempt('checkout', `echo x > ${path.join(repo.root, 'pwned.txt')}`),
+			attempt('moveMain', `git update-ref refs/heads/${mainBranch} HEAD`),
 			attempt('gitConfig', `echo x >> ${path.join(repo.root, '.git', 'config')}`),
 			attempt('gitHooks', `echo x > ${path.join(repo.root, '.git', 'hooks', 'pre-commit')}`),
 			attempt('tmp', 'echo x > /tmp/scratch'),
@@ -88,6 +94,7 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 			worktree: 'yes',
 			commit: 'yes',
 			checkout: 'no',
+			moveMain: 'no',
 			gitConfig: 'no',
 			gitHooks: 'no',
 			tmp: 'yes',
@@ -98,6 +105,7 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 			newHub: 'no',
 		});
 		assert.equal(gitOut(repo.root, 'log', '-1', '--format=%s', 'baton/SB-1'), 'sandboxed');
+		assert.equal(gitOut(repo.root, 'rev-parse', mainBranch), mainBefore);
 		assert.equal(existsSync(path.join(repo.root, 'pwned.txt')), false);
 		assert.equal(existsSync(path.join(home, 'pwned.txt')), false);
 		assert.equal(existsSync('/tmp/scratch') && readFileSync('/tmp/scratch', 'utf8') === 'x\n', false);
