@@ -18,7 +18,10 @@ describe('CLI flags from the params schemas', () => {
 		assert.deepEqual(list.options.limit, { type: 'string', value: 'N', description: 'Page size; default 50 (1–1000)' });
 		assert.equal(list.options.ready?.type, 'boolean');
 		assert.equal(list.options.status?.multiple, true);
-		assert.match(list.options.status.description, /ready, claimed, review, blocked, done; comma-separated/);
+		assert.match(
+			list.options.status.description,
+			/ready, claimed, review, blocked, done, waiting, deferred, paused; comma-separated/,
+		);
 		const fail = paramFlags(FailParams, { reason: {}, retry: { flag: 'no-retry', negate: true } });
 		assert.match(fail.options.reason?.description ?? '', /\(required\)$/);
 	});

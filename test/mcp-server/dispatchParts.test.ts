@@ -46,11 +46,11 @@ describe('dispatch parts', () => {
 		const cap = 4 * 1024 * 1024;
 		const { fd, offset } = openLogForAgent(path, 'flood attempt');
 		// A real process writing straight into the file (its stdout is the file, as spawnAgent wires it).
-		// Its last line comes a second after the flood: a line written in the instant of a cut may be
+		// Its last line comes 3 s after the flood (a loaded CI machine can starve the tick for over a second): a line written in the instant of a cut may be
 		// lost or land before the kept tail (outputLog.ts says why), and this checks the tail, not that.
 		const agent = await spawnAgent({
 			command: 'sh',
-			args: ['-c', 'yes "a line the agent prints over and over" | head -n 8000000; sleep 1; echo "the very last line"'],
+			args: ['-c', 'yes "a line the agent prints over and over" | head -n 8000000; sleep 3; echo "the very last line"'],
 			cwd: dir,
 			env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
 			logFd: fd,
