@@ -6,10 +6,13 @@
  * there; other checkouts are not touched. A conflict, a dirty file or a base that moved meanwhile
  * changes nothing anywhere: never half-landed. So does a branch that would replace Baton's `.baton`
  * folder or a file the checkout does not track (an ignored `.env`), or write through a symlink there
- * (landGuards.ts), a card's folder that is no longer its worktree, and a base checked out in a card's
- * worktree. Afterwards the card's worktree and branch are removed (mode `none` keeps them and lands
- * nothing: a pull request lands it), unless files sit in a submodule folder git does not look into.
- * Must not: check out anything in the user's checkout other than the landed files, or force any ref.
+ * (landGuards.ts), a card's folder that is no longer its worktree, a base checked out in a card's
+ * worktree, a user's checkout of the base in the middle of a rebase, merge, cherry-pick, revert,
+ * bisect or `git am` (checkoutState.ts: ending it would reset the base over the landing), a branch
+ * with nothing to land (not reported as the base's own commit), and a hook that refuses to move the
+ * base (quoted). Afterwards the card's worktree and branch are removed (mode `none` keeps them and
+ * lands nothing: a pull request lands it), unless files sit in a submodule folder git does not look
+ * into.
  */
 import { BatonError } from '../../core/errors';
 import { firstLines, git, GitFailure, gitTest, gitText, identityArgs, serialized, splitNul } from './git';
