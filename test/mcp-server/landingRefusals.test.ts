@@ -2,7 +2,7 @@
  * Approvals that must not land, against a real backlog (PGlite), the hub's landing.ts in process and
  * real git repositories: the user's checkout of the base in the middle of a rebase (both backends), a
  * merge, a cherry-pick, a revert, a bisect or `git am` → refused naming the state and the command that
- * ends it, the base's ref, every ref, the checkout's files and `git status` unchanged, the card still
+ * ends it (in the main checkout or a linked worktree of the user's), the base's ref, every ref, the checkout's files and `git status` unchanged, the card still
  * in review; ending the operation and approving again lands. A branch with no change against its base
  * (no commits, or only changes the base has already) → refused as "nothing to land", nothing changed.
  * A reference-transaction hook that refuses to move the base → refused quoting the hook's words, the
@@ -185,6 +185,21 @@ describe('approvals that must not land', () => {
 			assert.equal(gitOut(s.root, 'rev-parse', 'main~1'), main, 'landed on the main the user had');
 		});
 	}
+
+	it("refuses while a linked worktree of the user's has main mid-merge (the main checkout on another branch)", async () => {
+		const s = await inReview();
+		gitOut(s.root, 'switch', '-q', 'other');
+		const linked = path.join(s.root, '..', 'linked-main');
+		gitOut(s.root, 'worktree', 'add', '-q', linked, 'main');
+		assert.notEqual(gitMayFail(linked, 'merge', 'other'), 0);
+		const main = gitOut(s.root, 'rev-parse', 'refs/heads/main');
+		const before = [state(s.root), state(linked)];
+		const e = await refused(approve(s.id), 'conflict', /in the middle of a merge/);
+		assert.match(e.message, new RegExp(`main's checkout ${linked} `));
+		assert.deepEqual([state(s.root), state(linked)], before);
+		assert.equal(gitOut(s.root, 'rev-parse', 'refs/heads/main'), main);
+		assert.equal((await get(s.id)).status, 'review');
+	});
 
 	it('a checkout mid-rebase of another branch does not stop a landing on main', async () => {
 		const s = await inReview();
