@@ -1,12 +1,13 @@
 /**
  * Approvals that must not land, against a real backlog (PGlite), the hub's landing.ts in process and
- * real git repositories: the user's checkout of the base in the middle of a rebase (both backends), a
- * merge, a cherry-pick, a revert, a bisect or `git am` → refused naming the state and the command that
- * ends it (in the main checkout or a linked worktree of the user's), the base's ref, every ref, the checkout's files and `git status` unchanged, the card still
- * in review; ending the operation and approving again lands. A branch with no change against its base
- * (no commits, or only changes the base has already) → refused as "nothing to land", nothing changed.
- * A reference-transaction hook that refuses to move the base → refused quoting the hook's words, the
- * checkout rolled back; landing runs no pre-commit or pre-merge-commit hook (it commits with plumbing).
+ * real git repositories: the user's checkout of the base (the main checkout or a linked worktree) in
+ * the middle of a rebase (both backends), a merge, a cherry-pick, a revert, a bisect or `git am` →
+ * refused naming the state and the command that ends it, the base's ref, every ref, the checkout's
+ * files and `git status` unchanged, the card still in review; ending the operation and approving again
+ * lands. A branch with no change against its base (no commits, or only changes the base has already)
+ * → refused as "nothing to land", nothing changed. A reference-transaction hook that refuses to move
+ * the base → refused quoting the hook's words, the checkout rolled back; landing runs no pre-commit or
+ * pre-merge-commit hook (it commits with plumbing).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
