@@ -61,7 +61,7 @@ function kindOf(s: Stats): string {
 function notBatons(dir: string, why: string): BatonError {
 	return new BatonError(
 		'invalid_input',
-		`${dir} is not Baton's worktree of this card: ${why}. Baton ran no git there and changed nothing, because git would act on whatever repository it finds instead. Repair it from the main checkout (\`git worktree repair ${dir}\`), or release the card and claim it again for a fresh worktree.`,
+		`${dir} is not Baton's worktree of this card: ${why}. Baton ran no git there and changed nothing, because git would act on whatever repository it finds instead. Repair it from the main checkout (\`git worktree repair ${dir}\`), or move the folder away so that the card's next claim makes a fresh worktree of its branch.`,
 		{ path: dir },
 	);
 }

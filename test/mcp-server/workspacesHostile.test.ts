@@ -8,7 +8,7 @@
  * disappeared outside the repository, and the refusal says what to do.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
@@ -131,6 +131,39 @@ describe('an agent that deletes or redirects its worktree’s .git', () => {
 			assert.equal(gitOut(r.root, 'for-each-ref', 'refs/baton/'), '');
 		});
 	}
+
+	it('the next claim of the card refuses the broken worktree; moved away, it gets a fresh one of its branch', async () => {
+		const r = repo();
+		const ws = await ensureWorktree({ repo: r.root, cardId: 'AGAIN' });
+		writeFiles(ws.path, { 'kept.txt': 'committed by the agent\n' });
+		commitAllFiles(ws.path, 'agent commit');
+		rmSync(path.join(ws.path, '.git'));
+		const before = userState(r.root);
+		// git lists the folder as prunable (its .git is gone): its record goes, the folder is refused.
+		await refused(
+			ensureWorktree({ repo: r.root, cardId: 'AGAIN' }),
+			'conflict',
+			/AGAIN exists and is not Baton's worktree for card AGAIN\. Move it away/,
+		);
+		assert.equal(userState(r.root), before);
+		renameSync(ws.path, path.join(r.parent, 'moved-away'));
+		const fresh = await ensureWorktree({ repo: r.root, cardId: 'AGAIN' });
+		assert.equal(fresh.path, ws.path);
+		assert.equal(readFileSync(path.join(fresh.path, 'kept.txt'), 'utf8'), 'committed by the agent\n');
+	});
+
+	it("the next claim of a card whose .git points at the main checkout's repository is refused, nothing run there", async () => {
+		const r = repo();
+		const ws = await ensureWorktree({ repo: r.root, cardId: 'REDIR' });
+		writeFileSync(path.join(ws.path, '.git'), `gitdir: ${path.join(r.root, '.git')}\n`);
+		const before = userState(r.root);
+		await refused(
+			ensureWorktree({ repo: r.root, cardId: 'REDIR' }),
+			'invalid_input',
+			/REDIR is not Baton's worktree of this card: its \.git file points to .*not a worktree record/,
+		);
+		assert.equal(userState(r.root), before);
+	});
 
 	it("points it at another card's worktree record: refused, the other card's branch gets no commit", async () => {
 		const r = repo();
