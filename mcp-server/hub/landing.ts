@@ -4,8 +4,9 @@
  * checked by core's own rules first (nothing written), then its branch lands into its base with the
  * project's land mode (workspaces/land.ts: squash, merge, rebase, or none = left to a pull request),
  * then the approval is written with `workspace.landed {mode, commit, at}` in the same transaction. A
- * refused landing (a dirty checkout of the base, uncommitted work in the card's worktree, a base that
- * moved) changes nothing and the card stays in review; a conflict sends the card back to ready with the
+ * refused landing (a dirty checkout of the base, one in the middle of a rebase or merge, uncommitted
+ * work in the card's worktree, a base that moved, a refusing hook, a branch with nothing to land)
+ * changes nothing and the card stays in review; a conflict sends the card back to ready with the
  * conflict as the hand-over (event `land_conflicted`, the branch kept) and the approval fails with it.
  * Also the base a claim under `--land none` starts from (`stackedBase`: the dependency's branch).
  * Must not: restate a review rule (core decides who may approve what), or run git for a workspace of
@@ -85,6 +86,8 @@ export class Landing {
 			base: ws.base,
 			mode,
 			message: `${card.id}: ${card.title}`,
+		}).catch((e: unknown) => {
+			throw isNothingToLand(e) ? nothingToApprove(card, ws) : e;
 		});
 		if (landed.outcome === 'kept') {
 			return b.review(ctx, p, reviewer);
@@ -129,6 +132,22 @@ export class Landing {
 			);
 		}
 	}
+}
+
+function isNothingToLand(e: unknown): boolean {
+	return BatonError.is(e) && (e.data as { nothingToLand?: unknown } | undefined)?.nothingToLand === true;
+}
+
+/**
+ * An approval of a card whose branch changes nothing on its base: refused, the card stays in review.
+ * Approving would mark done work that is not on the base; the person decides what the card needs.
+ */
+function nothingToApprove(card: Card, ws: CardWorkspace): BatonError {
+	return new BatonError(
+		'invalid_transition',
+		`Card ${card.id} was not approved: its branch ${ws.branch} has no change against ${ws.base}, so there is nothing to land (approving would report ${ws.base}'s own commit as its work). It stays in review and nothing was changed. If the work is missing, request changes (\`baton reject ${card.id} --note "…"\`) so an agent does it; if it is on ${ws.base} already or no longer wanted, delete the card (\`baton delete ${card.id}\`).`,
+		{ cardId: card.id, branch: ws.branch, base: ws.base, nothingToLand: true },
+	);
 }
 
 async function landModeOf(b: Backlog, card: Card): Promise<ProjectSettings['land']> {

@@ -6,17 +6,21 @@
  * there; other checkouts are not touched. A conflict, a dirty file or a base that moved meanwhile
  * changes nothing anywhere: never half-landed. So does a branch that would replace Baton's `.baton`
  * folder or a file the checkout does not track (an ignored `.env`), or write through a symlink there
- * (landGuards.ts), a card's folder that is no longer its worktree, and a base checked out in a card's
- * worktree. Afterwards the card's worktree and branch are removed (mode `none` keeps them and lands
- * nothing: a pull request lands it), unless files sit in a submodule folder git does not look into.
- * Must not: check out anything in the user's checkout other than the landed files, or force any ref.
+ * (landGuards.ts), a card's folder that is no longer its worktree, a base checked out in a card's
+ * worktree, a user's checkout of the base in the middle of a rebase, merge, cherry-pick, revert,
+ * bisect or `git am` (checkoutState.ts: ending it would reset the base over the landing), a branch
+ * with nothing to land (not reported as the base's own commit), and a hook that refuses to move the
+ * base (quoted). Afterwards the card's worktree and branch are removed (mode `none` keeps them and
+ * lands nothing: a pull request lands it), unless files sit in a submodule folder git does not look
+ * into.
  */
 import { BatonError } from '../../core/errors';
 import { firstLines, git, GitFailure, gitTest, gitText, identityArgs, serialized, splitNul } from './git';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-import { checkLandedPaths, landedChanges, refuseBatonsOwn, unseenSubmoduleFiles } from './landGuards';
+import { refuseBaseInProgress } from './checkoutState';
+import { checkLandedPaths, landedChanges, nothingToLand, refuseBatonsOwn, unseenSubmoduleFiles } from './landGuards';
 import { branchExists, inspectRepo, listWorktrees, type WorktreeEntry } from './repo';
 import { checkWorktree } from './worktreeCheck';
 
@@ -66,12 +70,19 @@ async function mergeTree(root: string, ours: string, theirs: string): Promise<{ 
 	const r = await git(root, ['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', ours, theirs], {
 		okCodes: [1],
 	}).catch((e: unknown) => {
-		throw e instanceof GitFailure
+		if (!(e instanceof GitFailure)) {
+			throw e;
+		}
+		// Only an older git's refusal of the option is about the version; anything else is quoted as is.
+		throw /usage: git merge-tree|unknown option|unrecognized argument/i.test(e.stderr)
 			? new BatonError(
 					'unavailable',
 					`Landing needs git 2.38 or newer (\`git merge-tree --write-tree\`); git said: ${firstLines(e.stderr, 1)}. Update git, then approve again.`,
 				)
-			: e;
+			: new BatonError(
+					'internal',
+					`git could not merge ${ours} and ${theirs}: ${firstLines(e.stderr, 4)}. Nothing was landed.`,
+				);
 	});
 	const [tree = '', ...rest] = splitNul(r.stdout);
 	return { tree, conflicts: r.code === 1 ? [...new Set(rest.filter(f => f !== ''))] : [] };
@@ -187,6 +198,83 @@ async function rollBack(paths: readonly string[], from: string, to: string): Pro
 }
 
 /**
+ * Why `update-ref` refused to move the base: it moved meanwhile (approve again), or a hook (the
+ * repository's reference-transaction hook) or git itself refused, quoted in its own words.
+ */
+async function refusedUpdate(root: string, options: LandOptions, oldBase: string, e: GitFailure): Promise<BatonError> {
+	const now = (
+		await git(root, ['rev-parse', '--verify', '--quiet', `refs/heads/${options.base}`], { okCodes: [1] })
+	).stdout.trim();
+	if (now !== oldBase) {
+		return new BatonError(
+			'conflict',
+			`${options.base} moved while ${options.branch} was landing; nothing was landed. Approve again.`,
+		);
+	}
+	const words = e.stderr.trim().slice(-1500);
+	const byHook = /hook/i.test(e.stderr);
+	return new BatonError(
+		'conflict',
+		byHook
+			? `A git hook of ${root} refused to move ${options.base} to land ${options.branch}; it said: ${words} Nothing was landed. Fix what the hook reports (or the hook), then approve again.`
+			: `git refused to move ${options.base} to land ${options.branch}: ${words} Nothing was landed.`,
+		{ base: options.base, branch: options.branch, output: words, hook: byHook },
+	);
+}
+
+/**
+ * Writes a computed landing: refuses (nothing changed) when a checkout of the base has its own changes
+ * to landed files, or untracked files where they go; updates those checkouts; then moves the base with
+ * a compare-and-swap, undoing the checkouts when git refuses.
+ */
+async function moveBase(
+	root: string,
+	options: LandOptions,
+	oldBase: string,
+	newHead: string,
+	files: readonly string[],
+	checkouts: readonly WorktreeEntry[],
+): Promise<void> {
+	const landed = new Set(files);
+	const changes = await landedChanges(root, oldBase, newHead);
+	refuseBatonsOwn(options.branch, changes);
+	for (const c of checkouts) {
+		// A stat-only change (a file touched, not edited) must not count as modified.
+		await git(c.path, ['update-index', '-q', '--refresh'], { okCodes: [1] });
+		const blocked = (await dirtyPaths(c.path)).filter(f => landed.has(f));
+		if (blocked.length > 0) {
+			throw new BatonError(
+				'conflict',
+				`${c.path} has ${options.base} checked out with changes to files this landing changes: ${listSome(blocked)}. Commit or stash them there, then approve again; nothing was landed.`,
+				{ files: blocked },
+			);
+		}
+		await checkLandedPaths(c.path, options.branch, changes);
+	}
+	await updateCheckouts(checkouts, oldBase, newHead);
+	try {
+		await git(root, [
+			'update-ref',
+			'-m',
+			`baton: land ${options.branch} (${options.mode})`,
+			`refs/heads/${options.base}`,
+			newHead,
+			oldBase,
+		]);
+	} catch (e) {
+		await rollBack(
+			checkouts.map(c => c.path),
+			newHead,
+			oldBase,
+		);
+		if (!(e instanceof GitFailure)) {
+			throw e;
+		}
+		throw await refusedUpdate(root, options, oldBase, e);
+	}
+}
+
+/**
  * Lands `branch` on `base` with `mode` (see the module comment). Returns `{conflict: true, files}` when
  * the branch conflicts with the base (nothing changed); refuses with a `conflict` BatonError, nothing
  * changed, when a checkout of the base has modified or untracked copies of landed files, or when the
@@ -234,6 +322,12 @@ export async function land(options: LandOptions): Promise<LandResult> {
 				{ base: options.base, path: intoCard.path },
 			);
 		}
+		// The user's own checkouts (never a card's worktree, whose .git the agent owns): one in the middle of a
+		// rebase or merge of the base would reset or commit over what lands now.
+		await refuseBaseInProgress(
+			worktrees.filter(w => !w.path.startsWith(batonTrees)),
+			options.base,
+		);
 		if (cardTree !== undefined) {
 			const dirty = await dirtyPaths(cardTree.path);
 			if (dirty.length > 0) {
@@ -244,8 +338,10 @@ export async function land(options: LandOptions): Promise<LandResult> {
 				);
 			}
 		}
-		const nothingNew = await gitTest(root, ['merge-base', '--is-ancestor', tip, oldBase]);
-		const computed = nothingNew ? { newHead: oldBase, conflictFiles: [] } : await compute(root, options, oldBase, tip);
+		if (await gitTest(root, ['merge-base', '--is-ancestor', tip, oldBase])) {
+			throw nothingToLand(options.branch, options.base);
+		}
+		const computed = await compute(root, options, oldBase, tip);
 		if (computed.conflictFiles.length > 0) {
 			const files = computed.conflictFiles;
 			return {
@@ -262,50 +358,13 @@ export async function land(options: LandOptions): Promise<LandResult> {
 						(await git(root, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', oldBase, computed.newHead]))
 							.stdout,
 					);
-		// A branch whose changes are all on the base already lands nothing: no empty commit on the base.
-		const newHead = files.length === 0 ? oldBase : computed.newHead;
-		const checkouts = worktrees.filter(w => w.branch === `refs/heads/${options.base}`);
-		if (files.length > 0) {
-			const landed = new Set(files);
-			const changes = await landedChanges(root, oldBase, newHead);
-			refuseBatonsOwn(options.branch, changes);
-			for (const c of checkouts) {
-				// A stat-only change (a file touched, not edited) must not count as modified.
-				await git(c.path, ['update-index', '-q', '--refresh'], { okCodes: [1] });
-				const blocked = (await dirtyPaths(c.path)).filter(f => landed.has(f));
-				if (blocked.length > 0) {
-					throw new BatonError(
-						'conflict',
-						`${c.path} has ${options.base} checked out with changes to files this landing changes: ${listSome(blocked)}. Commit or stash them there, then approve again; nothing was landed.`,
-						{ files: blocked },
-					);
-				}
-				await checkLandedPaths(c.path, options.branch, changes);
-			}
-			await updateCheckouts(checkouts, oldBase, newHead);
-			try {
-				await git(root, [
-					'update-ref',
-					'-m',
-					`baton: land ${options.branch} (${options.mode})`,
-					`refs/heads/${options.base}`,
-					newHead,
-					oldBase,
-				]);
-			} catch (e) {
-				await rollBack(
-					checkouts.map(c => c.path),
-					newHead,
-					oldBase,
-				);
-				throw e instanceof GitFailure
-					? new BatonError(
-							'conflict',
-							`${options.base} moved while ${options.branch} was landing; nothing was landed. Approve again.`,
-						)
-					: e;
-			}
+		// A branch whose changes are all on the base already lands nothing: refused, no empty commit on the base.
+		if (files.length === 0) {
+			throw nothingToLand(options.branch, options.base);
 		}
+		const newHead = computed.newHead;
+		const checkouts = worktrees.filter(w => w.branch === `refs/heads/${options.base}`);
+		await moveBase(root, options, oldBase, newHead, files, checkouts);
 		const result: LandResult = {
 			outcome: 'landed',
 			conflict: false,
@@ -313,7 +372,7 @@ export async function land(options: LandOptions): Promise<LandResult> {
 			oldHead: oldBase,
 			newHead,
 			files,
-			checkouts: files.length > 0 ? checkouts.map(c => c.path) : [],
+			checkouts: checkouts.map(c => c.path),
 			removedWorktree: undefined,
 			deletedBranch: false,
 		};

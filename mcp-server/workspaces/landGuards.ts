@@ -4,7 +4,7 @@
  * `.env`, `node_modules/`, Baton's `.baton/` with every live worktree in it), pass through a symlink
  * or a file on disk, or be Baton's own `.baton` entries; and, before the card's worktree is removed,
  * which files sit inside submodule folders git does not look into (an uninitialised submodule), so
- * they are reported rather than deleted unseen.
+ * they are reported rather than deleted unseen. Also the refusal of a branch with nothing to land.
  * Must not: change anything (land.ts does, after these checks pass).
  */
 import { lstat, readdir } from 'node:fs/promises';
@@ -46,6 +46,19 @@ export async function landedChanges(root: string, oldBase: string, newHead: stri
 		out.push({ status: fields[i] ?? '', path: fields[i + 1] ?? '' });
 	}
 	return out;
+}
+
+/**
+ * The refusal of a branch that changes nothing on its base (no commits of its own, or only changes the
+ * base has already): landing it would report the base's own commit as the landing. `data.nothingToLand`
+ * lets the hub name the card and what to do with it.
+ */
+export function nothingToLand(branch: string, base: string): BatonError {
+	return new BatonError(
+		'invalid_transition',
+		`${branch} has no change against ${base} (no commits of its own, or only changes ${base} has already): nothing to land. Nothing was changed.`,
+		{ branch, base, nothingToLand: true },
+	);
 }
 
 /** True for `.baton` itself and what lies under `.baton/worktrees/`: Baton's, never a branch's. */

@@ -175,7 +175,7 @@ describe('land', () => {
 		});
 	}
 
-	it('a branch whose changes are already on the base lands nothing and leaves no empty commit', async () => {
+	it('a branch whose changes are already on the base, or that has no commits, is refused: nothing to land', async () => {
 		const r = makeRepo({ 'a.txt': 'a\n' });
 		repos.push(r);
 		const cards = await Promise.all(['E1', 'E2'].map(cardId => ensureWorktree({ repo: r.root, cardId })));
@@ -186,11 +186,27 @@ describe('land', () => {
 		writeFiles(r.root, { 'a.txt': 'same\n' });
 		const base = commitAllFiles(r.root, 'the same change on main');
 		for (const [i, mode] of (['merge', 'squash'] as const).entries()) {
-			const result = await land({ repo: r.root, branch: cards[i]?.branch ?? '', base: 'main', mode });
-			assert.ok(result.outcome === 'landed');
-			assert.deepEqual([result.newHead, result.files, result.deletedBranch], [base, [], true]);
+			const branch = cards[i]?.branch ?? '';
+			const before = state(r.root);
+			const e = await refused(
+				land({ repo: r.root, branch, base: 'main', mode }),
+				'invalid_transition',
+				/has no change against main .*nothing to land/,
+			);
+			assert.deepEqual(e.data, { branch, base: 'main', nothingToLand: true });
+			assert.equal(state(r.root), before, 'main, the branch and the checkout unchanged');
 			assert.equal(gitOut(r.root, 'rev-parse', 'main'), base);
 		}
+		// No commits of its own at all (the branch is where main was when the worktree was made).
+		const bare = await ensureWorktree({ repo: r.root, cardId: 'E3' });
+		for (const mode of ['squash', 'merge', 'rebase'] as const) {
+			await refused(
+				land({ repo: r.root, branch: bare.branch, base: 'main', mode }),
+				'invalid_transition',
+				/nothing to land/,
+			);
+		}
+		assert.equal(gitOut(r.root, 'rev-parse', 'main'), base);
 		await refused(
 			land({ repo: r.root, branch: 'main', base: 'main', mode: 'squash' }),
 			'invalid_input',
