@@ -91,6 +91,14 @@ export const humanVerbs: HumanVerbs = {
 		what: p => `reopen card ${p.cardId}`,
 		instead: p => `baton reopen ${p.cardId}`,
 	},
+	// An agent may create cards (follow-ups, a plan), but only with the backlog's review or a person's:
+	// a card it creates with `review: none` (or `agent`) and then claims would skip the gate.
+	'card/create': {
+		when: p => p.cards.some(c => c.review !== undefined && c.review !== 'human'),
+		what: p =>
+			`create a card whose review is ${p.cards.find(c => c.review !== undefined && c.review !== 'human')?.review ?? ''}`,
+		instead: () => 'baton create TITLE --review MODE (or leave review out: the backlog setting applies)',
+	},
 	// Who approves a card is the person's call: an agent lowering its card's review would skip the gate.
 	'card/update': {
 		when: p => p.review !== undefined,

@@ -49,7 +49,13 @@ async function eventsAfter(seq: number): Promise<BacklogEvent[]> {
 
 async function newCard(extra: Record<string, unknown> = {}): Promise<string> {
 	const id = `HV${nextId++}`;
-	await worker.request('card/create', { cards: [{ title: `Human verb ${id}`, id, ...extra }] });
+	const card = { title: `Human verb ${id}`, id, ...extra };
+	if (extra.review === undefined || extra.review === 'human') {
+		await worker.request('card/create', { cards: [card] });
+	} else {
+		// Only a person creates a card with a review weaker than a person's (a human verb below).
+		await ok(person, 'card/create', { cards: [card] });
+	}
 	return id;
 }
 
@@ -125,6 +131,12 @@ const cases: Case[] = [
 		params: async () => ({ cardId: await completed('none') }),
 		event: 'reopened',
 		instead: /baton reopen HV\d+/,
+	},
+	{
+		method: 'card/create',
+		params: () => Promise.resolve({ cards: [{ id: `HV${nextId++}`, title: 'An unreviewed card', review: 'none' }] }),
+		event: 'created',
+		instead: /baton create TITLE --review MODE/,
 	},
 	{
 		method: 'card/update',
