@@ -4,7 +4,16 @@
  * real processes started, watched by pid and stopped with TERM then KILL.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, closeSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+	appendFileSync,
+	closeSync,
+	existsSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 
@@ -46,11 +55,17 @@ describe('dispatch parts', () => {
 		const cap = 4 * 1024 * 1024;
 		const { fd, offset } = openLogForAgent(path, 'flood attempt');
 		// A real process writing straight into the file (its stdout is the file, as spawnAgent wires it).
-		// Its last line comes 3 s after the flood (a loaded CI machine can starve the tick for over a second): a line written in the instant of a cut may be
-		// lost or land before the kept tail (outputLog.ts says why), and this checks the tail, not that.
+		// Its last line comes once the flood has been cut back (the agent waits for the test's word): a
+		// line written in the instant of a cut may be lost or land before the kept tail (outputLog.ts says
+		// why), and on a loaded machine the instant can be seconds long. This checks the tail, not that.
+		const flooded = join(dir, 'flooded');
+		const go = join(dir, 'go');
 		const agent = await spawnAgent({
 			command: 'sh',
-			args: ['-c', 'yes "a line the agent prints over and over" | head -n 8000000; sleep 3; echo "the very last line"'],
+			args: [
+				'-c',
+				`yes "a line the agent prints over and over" | head -n 8000000; : > ${flooded}; while [ ! -e ${go} ]; do sleep 0.1; done; echo "the very last line"`,
+			],
 			cwd: dir,
 			env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
 			logFd: fd,
@@ -62,6 +77,10 @@ describe('dispatch parts', () => {
 		const timer = setInterval(() => {
 			peak = Math.max(peak, statSync(path).size);
 			seen.push(...tail.poll().slice(-1));
+			// The flood is over and this tick found the file within its cap: no cut is under way.
+			if (existsSync(flooded) && !existsSync(go) && statSync(path).size <= cap) {
+				writeFileSync(go, '');
+			}
 		}, 250);
 		const exit = await agent.exited;
 		clearInterval(timer);
