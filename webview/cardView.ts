@@ -196,13 +196,25 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		note = `done ${formatDuration(Math.max(0, ctx.nowMs - Date.parse(card.updatedAt)))} ago`;
 		result = card.result === null || card.result.trim() === '' ? null : card.result;
 	}
-	if (m.waiting) {
-		const deps = state.waitingOn(card).map(d => d.id);
-		note = `waits on ${deps.length > 0 ? deps.join(', ') : `${card.unmetDeps} dependencies`}`;
+	// `waiting` has several causes (the claim guards' order): dependencies, open children, a waiting
+	// parent, files held. Each says its own words; files held is the scope's sentence below.
+	const deps = m.waiting ? state.waitingOn(card).map(d => d.id) : [];
+	const treeNote =
+		(card.openChildren ?? 0) > 0
+			? `waits on ${card.openChildren} open children`
+			: card.treeWaits === true
+				? 'waits with its parent'
+				: undefined;
+	const waitNoted = m.waiting && (card.unmetDeps > 0 || deps.length > 0 || treeNote !== undefined);
+	if (waitNoted) {
+		note =
+			card.unmetDeps > 0 || deps.length > 0
+				? `waits on ${deps.length > 0 ? deps.join(', ') : `${card.unmetDeps} dependencies`}`
+				: (treeNote ?? '');
 		addFlag(p.flags, 'waiting', 'waiting', note);
 		labels.push(note);
 	}
-	const scopeWait = m.waiting ? undefined : waitingOnScope(state, card);
+	const scopeWait = waitNoted ? undefined : waitingOnScope(state, card);
 	if (scopeWait !== undefined) {
 		note = scopeWait.text;
 		addFlag(p.flags, 'waiting', 'files held', `${scopeWait.text}: ${scopeWait.wait.theirs}`);

@@ -53,6 +53,11 @@ describe('board: agent-written control characters (Chromium, real hub)', () => {
 		await pane.locator('.detail-title').waitFor();
 		assert.equal(await pane.locator('.detail-title').textContent(), title);
 		await pane.locator('.markdown').first().waitFor();
+		// The messages load after the card: wait for the comment before reading the pane.
+		await pane
+			.getByText(/Looks good/)
+			.first()
+			.waitFor({ timeout: 10_000 });
 		const text = (await pane.textContent()) ?? '';
 		assert.doesNotMatch(text, raw, 'the detail pane holds no raw control character');
 		assert.match(text, /What I did\\x1b\[2K\\rAPPROVED/);
