@@ -173,7 +173,14 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 	 */
 	private groupOf(card: Card): GroupKey {
 		this.held ??= holdsOf(this.hub.cards.values(), this.dispatch?.pauses);
-		return groupOf(this.held(card));
+		const held = this.held(card);
+		// An epic held only by its open children stays in Ready with them, so they nest under it (its
+		// description says its progress); any other hold moves it to Waiting.
+		const { openChildren, ...rest } = held;
+		if (card.status === 'ready' && (openChildren ?? 0) > 0 && groupOf(rest) === 'ready') {
+			return 'ready';
+		}
+		return groupOf(held);
 	}
 
 	/** The node for a card id (for TreeView.reveal), or undefined when filtered out or unknown. */
