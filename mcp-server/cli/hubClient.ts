@@ -1,7 +1,7 @@
 /**
  * How every face of the `baton` program (CLI, MCP server, up, demo) reaches the hub: core/client's
  * connectHub, which spawns this same program as `baton hub --data-dir D` when no hub answers. No store
- * access here: the hub is the only owner of the data dir (DESIGN §1). Inside a `baton run` seat it
+ * access here: the hub is the only owner of the data dir (one process writes the store, so no two can corrupt it). Inside a `baton run` seat it
  * connects with the seat's credential instead (core/client/seatHub.ts).
  */
 import { resolve } from 'node:path';

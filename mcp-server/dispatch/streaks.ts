@@ -1,5 +1,5 @@
 /**
- * How one agent kind is doing (issue 30): a rate-limit cool-down (the agent's own signal that the provider
+ * How one agent kind is doing under `baton run`: a rate-limit cool-down (the agent's own signal that the provider
  * refused it for rate or quota, rateLimit.ts: no new agent of that kind until it passes) and the failure streak (three failures in
  * a row within ten minutes: the kind is paused with the reason instead of burning through the backlog).
  * Pure bookkeeping with the time passed in; it asks nothing of the hub and starts nothing.
