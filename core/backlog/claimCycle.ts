@@ -20,6 +20,7 @@ import { claimScoped } from './scopedClaim';
 import { liveScopeCache } from './liveScopeCache';
 import { afterChildDone, checkCloseParent, openChildCount } from './tree';
 import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
+import type { Action } from '../rules/cardState';
 import { nothingClaimable } from './nothingClaimable';
 import { present } from './values';
 
@@ -236,18 +237,7 @@ export class ClaimCycle {
 			}
 		}
 		const { card, claimSession } = await loadCardRow(db, p.cardId, false);
-		decide(
-			cardState(card, claimSession),
-			{
-				type: 'complete',
-				actor: ctx.actor,
-				session: ctx.session,
-				epoch: p.epoch,
-				result: p.result,
-				force: p.force,
-			},
-			this.uow.clock.now(),
-		);
+		decide(cardState(card, claimSession), completeAction(ctx, p), this.uow.clock.now());
 	}
 
 	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
@@ -308,14 +298,7 @@ export class ClaimCycle {
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
-				{
-					type: 'complete',
-					actor: ctx.actor,
-					session: ctx.session,
-					epoch: p.epoch,
-					result: p.result,
-					force: p.force,
-				},
+				completeAction(ctx, p),
 				now,
 				leftOpen.length > 0 ? { leftOpen } : {},
 			);
@@ -381,4 +364,9 @@ export class ClaimCycle {
 /** $1–$6 of the holder's complete, the same for complete and complete {next} (completeCtes). */
 function completeParams(ctx: OpContext, p: ParsedParams<'card/complete'>, now: Date, key: string | null): unknown[] {
 	return [now, p.cardId, ctx.actor, p.result ?? null, p.epoch ?? null, key];
+}
+
+/** The state machine's `complete` for a request: one shape for the check before the hub commits and the write. */
+function completeAction(ctx: OpContext, p: ParsedParams<'card/complete'>): Action {
+	return { type: 'complete', actor: ctx.actor, session: ctx.session, epoch: p.epoch, result: p.result, force: p.force };
 }
