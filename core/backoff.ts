@@ -1,5 +1,5 @@
 /**
- * The one retry policy of every connection lifecycle (docs/architecture.md, "Reconnects"): wait
+ * The one retry policy of every connection lifecycle (docs/decisions/0042-backoff.md): wait
  * `minMs` after the first failure, multiply by `factor` after each further one, never wait more
  * than `maxMs`, start over after a success. Pure arithmetic and a failure counter: callers arm their
  * own timers on their Clock. Platform-free and zod-free (the webview imports rpc.ts, which uses it).

@@ -1,5 +1,5 @@
 /**
- * Where a Baton data dir keeps its files (docs/architecture.md). Path arithmetic plus the environment
+ * Where a Baton data dir keeps its files (docs/decisions/0026-data-dir-layout.md). Path arithmetic plus the environment
  * lookup of the default data dir; creating and checking the folders is the hub's job.
  */
 import { existsSync } from 'node:fs';

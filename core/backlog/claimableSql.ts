@@ -67,7 +67,7 @@ export function ofProjectSql(project: string): string {
  * null when the claimer has none) take the card of `alias` now: no pause covers it (all, its project,
  * phase or id, or the claimer's kind) and it is assigned to nobody, to the claimer or to its kind.
  * Every claim path runs it in the claiming statement itself, so a pause committed before the statement's
- * snapshot is seen (docs/architecture.md, Dispatch). With no pause at all the correlated part is never
+ * snapshot is seen (docs/decisions/0107-pause-atomicity.md). With no pause at all the correlated part is never
  * run: `NOT EXISTS (SELECT 1 FROM pauses)` is one InitPlan per statement that an empty table answers.
  * migrations/functions.sql (baton_hand_over) restates it, as stored functions must.
  */

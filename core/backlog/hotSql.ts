@@ -1,7 +1,7 @@
 /**
  * The SQL catalogue of the hot paths: the claim, the holder's complete (and complete {next}), the
  * holder's heartbeat and the ready page, each one prepared statement, in the form each store runs them
- * (docs/architecture.md, "Hot paths are one statement"), built with the claim's pieces (claimSql.ts).
+ * (docs/decisions/0060-hot-statements.md), built with the claim's pieces (claimSql.ts).
  * Text only: it runs nothing and decides nothing; the unit of work sends these (cardList.ts the ready
  * page) and the claim cycle reads their rows.
  */
@@ -18,9 +18,9 @@ export interface SqlCatalogue {
 	sql: HotStatements;
 }
 
-/** The statements and seq expressions for a store of this mode (docs/architecture.md, Seqs). */
+/** The statements and seq expressions for a store of this mode (docs/decisions/0016-event-seqs.md). */
 export function sqlCatalogue(mode: 'pglite' | 'postgres'): SqlCatalogue {
-	/** PGlite has a single writer, so the next seq is max+1 in the transaction (docs/architecture.md). */
+	/** PGlite has a single writer, so the next seq is max+1 in the transaction (docs/decisions/0016-event-seqs.md). */
 	const nextSeq = mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 1 FROM events)' : "nextval('event_seq')";
 	const seqBatch =
 		mode === 'pglite'

@@ -3,7 +3,7 @@
  * no clock reads: callers pass now. Every refusal names the card, the holder and both epochs, and says
  * what to do next, because the reader is usually an agent deciding its next call.
  * Platform-free and zod-free (types only from core/protocol/index.ts): the extension and the board import
- * `isLeaseExpired` from here rather than re-writing it (docs/architecture.md).
+ * `isLeaseExpired` from here rather than re-writing it (docs/decisions/0002-derived-rules.md).
  */
 import { type Instant, instantMs } from '../clock';
 import { BatonError } from '../errors';

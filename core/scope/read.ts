@@ -9,7 +9,7 @@
 import { expandBraces } from './braces';
 import { normalizeGlob, parseGlob } from './glob';
 
-/** What one scope may hold: each bounds the work of comparing it with another (docs/architecture.md). */
+/** What one scope may hold: each bounds the work of comparing it with another (docs/decisions/0077-scope-bounded-cost.md). */
 export const scopeLimits = {
 	/** Entries a card's scope may list. */
 	entries: 64,

@@ -15,7 +15,7 @@ const log = createLogger('hub').child('flow');
 
 const mib = 1024 * 1024;
 
-/** The numbers and why: docs/architecture.md "Backpressure". */
+/** The numbers and why: docs/decisions/0024-backpressure.md. */
 export const flowLimits = {
 	/** Requests of one connection running at once: what another client's request may wait behind. */
 	maxRunning: 4,

@@ -31,7 +31,7 @@ const maxSeconds = 15;
 const seed = Number(process.env.BATON_CHAOS_SEED ?? 30_2026);
 const fakeAgent = path.resolve(import.meta.dirname, '..', 'fixtures', 'fakeAgent.mjs');
 // Run: npm run build && npm run test:chaos (not part of `npm test`: its wall time is minutes of waited-out
-// budgets and leases, docs/architecture.md).
+// budgets and leases, docs/decisions/0126-dispatch-tests.md).
 
 /** The title words the fake agent acts on, and how many cards get each (the rest complete). */
 const mix: [string, number][] = [
