@@ -24,7 +24,7 @@ export const reconnectBackoff: BackoffPolicy = { minMs: 100, maxMs: 2_000 };
 /**
  * Waiting for a hub this client just spawned to listen (connectHub.ts): a probe of a local socket
  * is cheap, and a CLI call waits on it, so the cap is short: at 250 ms a first command waited ~125 ms
- * on average after the hub was up (issue 28 §10).
+ * on average after the hub was up.
  */
 export const hubStartBackoff: BackoffPolicy = { minMs: 25, maxMs: 100 };
 

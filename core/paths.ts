@@ -19,7 +19,7 @@ export interface HubPaths {
 	ownerSocket: string;
 	/** 32 random bytes as hex, mode 0600. */
 	token: string;
-	/** The scrape token, like `token` but it opens only `GET /metrics` (issue 15; Prometheus reads it). */
+	/** The scrape token, like `token` but it opens only `GET /metrics` (Prometheus reads it). */
 	metricsToken: string;
 	/** `{port, pid, protocol}` of the live hub's TCP listener. */
 	hubJson: string;

@@ -1,5 +1,5 @@
 /**
- * A stored scope read (issue 13 §2, issue 27 §2): its entries split into globs (braces expanded,
+ * A stored scope read: its entries split into globs (braces expanded,
  * `./` dropped) and lock names, without refusing anything, and the limits that bound what comparing
  * two scopes costs. The hub and every face read scopes here; check.ts, the gate at create, edit and
  * reserve, refuses what breaks these limits with the words to fix it, so a scope read here is over

@@ -1,5 +1,5 @@
 /**
- * Flow control for one connection (issue 27 §1): the bytes queued to it and its requests. Requests
+ * Flow control for one connection: the bytes queued to it and its requests. Requests
  * run at most `maxRunning` at a time, in arrival order, and start only while less than `highWater`
  * waits to be sent to the client; the rest wait in order, and with `maxWaiting` frames (or
  * `maxWaitingBytes`) waiting the socket is paused, so the client's own writes block instead of the

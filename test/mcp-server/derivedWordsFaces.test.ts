@@ -1,6 +1,6 @@
 /**
- * One vocabulary and one project rule through the faces where they were seen disagreeing (issue 28 §3,
- * §5): the CLI (in process, runCliHere) in a folder that is no git repository, and a real `baton mcp`
+ * One vocabulary and one project rule through the faces where they were seen disagreeing:
+ * the CLI (in process, runCliHere) in a folder that is no git repository, and a real `baton mcp`
  * driven by the MCP SDK client, against one real hub. Outside a repository list, stats and claim all
  * see only cards without a project and say how to reach the others (`--project '*'`); a waiting card is
  * `waiting` in list, show, show's dependency lines and the MCP results; list's WAITS names only the

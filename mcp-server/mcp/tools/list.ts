@@ -1,8 +1,8 @@
 /**
  * `list`: page through cards by status / phase, or only those claimable now, or those whose id, title
- * or body contain `text` (agents search before they create, issue 14): the cards of the session's
+ * or body contain `text` (agents search before they create): the cards of the session's
  * project and those with none (as claim sees them), or every project's with project: '*'. Each card is
- * its row (card/listRows, issue 32: no body, acceptance or other long text); `show` gives one card whole.
+ * its row (card/listRows: no body, acceptance or other long text); `show` gives one card whole.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
@@ -47,7 +47,7 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 			const project = ctx.claimProject(given);
 			// As claim sees them: an agent without a project lists only cards with none.
 			const params = project === anyProject ? rest : { ...rest, project };
-			// Rows, not whole cards (issue 32): what an agent picks by; `show` reads one card whole.
+			// Rows, not whole cards: what an agent picks by; `show` reads one card whole.
 			const result = await ctx.request('card/listRows', params);
 			const now = Date.now();
 			return {

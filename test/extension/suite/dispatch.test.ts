@@ -1,5 +1,5 @@
 /**
- * Dispatch's faces in VS Code (issue 30), driven through the protocol the way `baton run` drives it:
+ * Dispatch's faces in VS Code, driven through the protocol the way `baton run` drives it:
  * a run registers (`run/register`), a seat connection claims a card with the hidden `dispatch` param
  * and records the agent's log (`dispatch/update`). The seats item of the status bar counts it (and the
  * workbench draws it), a seat's output channel tails the log as it grows, the tree shows the seat, the
@@ -163,7 +163,7 @@ describe('dispatch faces', () => {
 });
 
 /**
- * Start Agents end to end (issue 30's VS Code proof): the command starts the real `baton run` in the
+ * Start Agents end to end: the command starts the real `baton run` in the
  * background with the fake agent (test/fixtures/fakeAgent.mjs, a real MCP client of `baton mcp`), the
  * seats item counts both seats busy, a seat's output channel shows the agent's own lines, and Stop
  * Agents drains: both agents finish their cards (done), nothing new starts, and the run goes away.
