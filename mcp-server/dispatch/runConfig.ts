@@ -42,6 +42,7 @@ export interface PauseLike {
 export interface RunLike {
 	name: string;
 	host?: string;
+	pid?: number;
 	stopping?: 'drain' | 'stop' | null;
 }
 
