@@ -37,6 +37,24 @@ export interface ChecksFinishedAction {
 	backoff: BackoffPolicy;
 }
 
+/**
+ * A card's checks in a few words, the same on every face: "checks passed (npm test, 12 s)", "checks
+ * running (npm test)", "checks failed (npm test, exit 1, 3 s)", "checks timed out (npm test, 600 s)".
+ */
+export function checksSummary(checks: CardChecks): string {
+	const took = checks.durationMs === undefined ? '' : `, ${Math.round(checks.durationMs / 1000)} s`;
+	switch (checks.state) {
+		case 'running':
+			return `checks running (${checks.command})`;
+		case 'passed':
+			return `checks passed (${checks.command}${took})`;
+		case 'timed_out':
+			return `checks timed out (${checks.command}${took})`;
+		case 'failed':
+			return `checks failed (${checks.command}, ${checks.exitCode == null ? 'killed' : `exit ${checks.exitCode}`}${took})`;
+	}
+}
+
 /** The `checks` a completion under review starts: running since `now`. */
 export function checksStarted(command: string, now: Date): CardChecks {
 	return { command, state: 'running', startedAt: now.toISOString() };

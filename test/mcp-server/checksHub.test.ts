@@ -22,6 +22,7 @@ import type { RpcClient } from '../../core/protocol/rpc';
 import { ensureToken } from '../../mcp-server/hub/auth';
 import { Hub } from '../../mcp-server/hub/hub';
 import { client, removeDataDir, tempDataDir } from '../helpers/hub';
+import { runCliHere } from '../helpers/mcp';
 import { refused } from '../helpers/refused';
 import { gitOut, makeRepo, writeFiles, type TestRepo } from '../helpers/workspaceRepo';
 
@@ -218,5 +219,37 @@ describe('checks before review in the hub', () => {
 		} finally {
 			mcp.close();
 		}
+	});
+
+	it('the CLI sets the check and shows its outcome (settings --check, show, show --json)', async () => {
+		const cli = (args: string[]) => runCliHere(args, { dataDir, cwd: repo.root, env: { BATON_AGENT: 'vscode:alice' } });
+		const bad = await cli(['settings', '--project', project, '--check-timeout', '0']);
+		assert.equal(bad.code, 1);
+		assert.match(bad.stderr, /--check-timeout must be a positive whole number of seconds/);
+		const set = await cli([
+			'settings',
+			'--project',
+			project,
+			'--check',
+			'echo ok from the check',
+			'--check-timeout',
+			'30',
+		]);
+		assert.equal(set.code, 0, set.stderr);
+		assert.match(
+			set.stdout,
+			/checks +echo ok from the check after complete, in the card's worktree \(time limit 30 s\)/,
+		);
+		const { id } = await completed('cli.txt');
+		await finished(id);
+		const shown = await cli(['show', id]);
+		assert.equal(shown.code, 0, shown.stderr);
+		assert.match(shown.stdout, /^checks +passed \(echo ok from the check, \d+ s\)$/m);
+		const json = JSON.parse((await cli(['show', id, '--json'])).stdout) as { card: Card };
+		assert.equal(json.card.checks?.state, 'passed');
+		assert.equal(json.card.checks.command, 'echo ok from the check');
+		const cleared = await cli(['settings', '--project', project, '--check', '']);
+		assert.match(cleared.stdout, /checks +none/);
+		assert.equal((await person.request('project/settings', { project })).check, undefined);
 	});
 });
