@@ -91,7 +91,7 @@ export function checksHandoff(command: string, outcome: ChecksOutcome): string {
 /** A check's outcome on `card`: the card stays in review (passed) or goes back like a failed attempt. */
 export function checksFinished(card: CardState, action: ChecksFinishedAction, now: Date): Decision {
 	const had = card.checks ?? null;
-	if (card.status !== 'review' || had === null || had.state !== 'running' || had.startedAt !== action.startedAt) {
+	if (card.status !== 'review' || had?.state !== 'running' || had.startedAt !== action.startedAt) {
 		throw new BatonError(
 			'conflict',
 			`Card ${card.id} no longer waits for the check that started at ${action.startedAt} (it is ${card.status}${had === null ? '' : `, its checks ${had.state}`}); its outcome is not recorded.`,

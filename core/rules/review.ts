@@ -63,7 +63,7 @@ export function submitForReview(
 	card: CardState,
 	actor: string,
 	result: string | undefined,
-	check?: string | undefined,
+	check?: string,
 	now?: Date,
 ): Decision {
 	return {

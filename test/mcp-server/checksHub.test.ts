@@ -68,10 +68,10 @@ async function startHub(): Promise<void> {
 }
 
 async function stopHub(): Promise<void> {
-	for (const c of [agent, person, reader]) {
+	for (const c of [agent, person, reader] as (RpcClient | undefined)[]) {
 		c?.close();
 	}
-	await hub?.stop('test');
+	await (hub as Hub | undefined)?.stop('test');
 }
 
 /** The event `match` picks: one already seen, else the next that arrives. */
