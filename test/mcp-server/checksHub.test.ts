@@ -223,9 +223,16 @@ describe('checks before review in the hub', () => {
 
 	it('the CLI sets the check and shows its outcome (settings --check, show, show --json)', async () => {
 		const cli = (args: string[]) => runCliHere(args, { dataDir, cwd: repo.root, env: { BATON_AGENT: 'vscode:alice' } });
-		const bad = await cli(['settings', '--project', project, '--check-timeout', '0']);
-		assert.equal(bad.code, 1);
-		assert.match(bad.stderr, /--check-timeout must be a positive whole number of seconds/);
+		const had = await person.request('project/settings', { project });
+		for (const given of ['0', '-5', '1.5', 'soon']) {
+			const bad = await cli(['settings', '--project', project, '--check', 'true', `--check-timeout=${given}`]);
+			assert.equal(bad.code, 1, `--check-timeout ${given}`);
+			assert.match(bad.stderr, /--check-timeout must be a positive whole number of seconds/);
+		}
+		assert.deepEqual(await person.request('project/settings', { project }), had, 'nothing was changed');
+		const alone = await cli(['init', '--check', 'npm test']);
+		assert.equal(alone.code, 2);
+		assert.match(alone.stderr, /--check and --check-timeout go with --worktrees/);
 		const set = await cli([
 			'settings',
 			'--project',
