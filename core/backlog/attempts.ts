@@ -2,8 +2,8 @@
  * Pure: a card's attempts (each claim and how it ended) read from its events. No I/O. A review claim
  * (`claimed` with data.review) is not an attempt at the work; a review's verdict re-labels the attempt
  * it judged: `approved`, `changes requested` with the reviewer's note as its reason, or `landing
- * conflicted` (issue 33) with the conflict as its reason; a failed check, `checks failed` (or `checks timed
- * out`) with its hand-over as the reason.
+ * conflicted` (the base moved under an approval) with the conflict as its reason; a failed check,
+ * `checks failed` (or `checks timed out`) with its hand-over as the reason.
  */
 import type { Attempt, BacklogEvent, Card, EventType } from '../protocol';
 
