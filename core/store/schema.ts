@@ -152,6 +152,9 @@ export const projectSettings = pgTable(
 		push: boolean().notNull().default(false),
 		setup: text(),
 		setupTimeoutSeconds: integer().notNull().default(600),
+		/** The check run after complete (migration 0029); null = none. */
+		checkCommand: text(),
+		checkTimeoutSeconds: integer().notNull().default(600),
 		wipDays: integer().notNull().default(30),
 		roots: jsonb()
 			.notNull()
