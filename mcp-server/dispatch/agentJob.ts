@@ -25,6 +25,7 @@ import { type AgentExit, type AgentProcess, spawnAgent } from './spawnAgent';
 import { Silence } from './silence';
 import { commandRateLimit, exitRateLimit } from './rateLimit';
 import { type SandboxChoice, programPaths, sandboxed } from './sandbox';
+import { seatbelted } from './seatbelt';
 
 const log = createLogger('run').child('job');
 
@@ -194,18 +195,21 @@ export class AgentJob {
 			env: { ...ctx.baseEnv, ...server.env },
 			mcpServer: server,
 		});
+		const plan = {
+			workspace,
+			repoRoot: ctx.repoRoot,
+			dataDir: ctx.dataDir,
+			socket: ctx.hubSocket,
+			readable: [mcpConfigPath, promptFile],
+			programs: [...programPaths(ctx.batonMcp), ...programPaths(plain)],
+			kind: ctx.kind,
+		};
 		const launch =
 			ctx.sandbox.kind === 'bwrap'
-				? sandboxed(ctx.sandbox.program, plain, {
-						workspace,
-						repoRoot: ctx.repoRoot,
-						dataDir: ctx.dataDir,
-						socket: ctx.hubSocket,
-						readable: [mcpConfigPath, promptFile],
-						programs: [...programPaths(ctx.batonMcp), ...programPaths(plain)],
-						kind: ctx.kind,
-					})
-				: plain;
+				? sandboxed(ctx.sandbox.program, plain, plan)
+				: ctx.sandbox.kind === 'seatbelt'
+					? seatbelted(ctx.sandbox.program, plain, plan)
+					: plain;
 		const proc = await spawnAgent({ ...launch, logFd: fd });
 		const job = new AgentJob(
 			ctx,
