@@ -27,7 +27,11 @@ const approveFlags = paramFlags(ReviewParams.pick({ note: true, version: true })
 });
 const manyFlags = cliFlags({
 	allPassing: { type: 'boolean', description: 'Every card in review whose checks passed (or that has none)' },
-	project: { type: 'string', value: 'ID', description: "With --all-passing: this project's cards (default: this folder's)" },
+	project: {
+		type: 'string',
+		value: 'ID',
+		description: "With --all-passing: this project's cards (default: this folder's)",
+	},
 });
 
 /** An approval's git may take a while (landing, its checkout's update): two minutes, not the usual 15 s. */
@@ -254,7 +258,7 @@ export const approveCommand: Command = {
 		refuseInsideAgent(ctx, ids.join(', ') || 'in review');
 		const hub = await ctx.hub();
 		if (!many.allPassing && ids.length === 1) {
-			const cardId = ids[0] as string;
+			const cardId = ids[0] ?? '';
 			reviewed(ctx, await hub.request('card/review', { cardId, approve: true, ...p }, { timeoutMs: landTimeoutMs }));
 			return 0;
 		}

@@ -77,7 +77,7 @@ function readFrom(file: string, offset: number): { text: string; next: number; s
 
 /** Whether `card` (the hub's, after an event) is still in the seat it was in when following began. */
 function inSeat(card: Card | null | undefined, epoch: number): boolean {
-	return card != null && card.status === 'claimed' && card.dispatch != null && card.claimEpoch === epoch;
+	return card?.status === 'claimed' && card.dispatch != null && card.claimEpoch === epoch;
 }
 
 /** Prints complete lines as they come; the partial last line waits for its end (or the finish). */
@@ -127,7 +127,8 @@ function neverRan(card: Card, dataDir: string): BatonError {
 
 export const logsCommand: Command = {
 	name: 'logs',
-	summary: "Show what a card's seat agent wrote (baton run's per-card log); --follow streams it until the card leaves its seat",
+	summary:
+		"Show what a card's seat agent wrote (baton run's per-card log); --follow streams it until the card leaves its seat",
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
@@ -136,14 +137,17 @@ export const logsCommand: Command = {
 	async run(ctx) {
 		const { follow } = logsFlags.read(ctx.values);
 		const hub = await ctx.hub();
-		let left: ((why: string) => void) | undefined;
-		const leaving = new Promise<string>(resolve => (left = resolve));
-		let watched: { id: string; epoch: number } | undefined;
+		// The card being followed (set once it is read) and how its leaving the seat is told.
+		const seat: { left: (why: string) => void; watched?: { id: string; epoch: number } } = {
+			left: () => undefined,
+		};
+		const leaving = new Promise<string>(resolve => (seat.left = resolve));
 		if (follow) {
 			// Subscribed before the card is read, so a seat left in between is seen as an event.
 			hub.onEvent((e: BacklogEvent) => {
-				if (watched !== undefined && e.cardId === watched.id && !inSeat(e.data.card, watched.epoch)) {
-					left?.(e.data.card == null ? 'it was deleted' : `it is ${e.data.card.status} now`);
+				const w = seat.watched;
+				if (e.cardId === w?.id && !inSeat(e.data.card, w.epoch)) {
+					seat.left(e.data.card == null ? 'it was deleted' : `it is ${e.data.card.status} now`);
 				}
 			});
 			await hub.subscribe(hub.hello?.seq ?? 0);
@@ -173,7 +177,7 @@ export const logsCommand: Command = {
 			ctx.output.err(`${card.id} is not in a seat now (it is ${card.status}): there is nothing more to follow.`);
 			return 0;
 		}
-		watched = { id: card.id, epoch: card.claimEpoch };
+		seat.watched = { id: card.id, epoch: card.claimEpoch };
 		const file = card.dispatch?.log ?? source.file;
 		const poll = (): boolean => {
 			const next = readFrom(file, read.next);

@@ -212,7 +212,8 @@ export function completedPath(s: ProjectSettings, review: ReviewMode): string {
 	const base = s.base ?? 'the default branch';
 	if (review !== 'none') {
 		const who = review === 'agent' ? "a reviewing agent's" : 'your';
-		const lands = s.land === 'none' ? 'approving lands nothing (land none: use a pull request)' : `approving lands them on ${base}`;
+		const lands =
+			s.land === 'none' ? 'approving lands nothing (land none: use a pull request)' : `approving lands them on ${base}`;
 		return `completed cards wait for ${who} review (review ${review}); ${lands}`;
 	}
 	return s.land === 'none'

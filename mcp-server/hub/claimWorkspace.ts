@@ -193,7 +193,7 @@ export class ClaimWorkspaces {
 			...(ws.copied.length === 0 ? {} : { copied: ws.copied }),
 		};
 		const unchanged =
-		had !== undefined && had.landed === undefined && sameWorkspace(had, record) && Object.keys(extra).length === 0;
+			had !== undefined && had.landed === undefined && sameWorkspace(had, record) && Object.keys(extra).length === 0;
 		const updated = unchanged ? card : await this.backlog.setWorkspace(ctx, card.id, record, extra);
 		if (ws.setup !== undefined && (ws.setup.exitCode !== 0 || ws.setup.timedOut)) {
 			log.warn(

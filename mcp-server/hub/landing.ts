@@ -77,7 +77,13 @@ export class Landing {
 		const { card } = await b.get({ actor: ctx.actor }, { cardId: p.cardId });
 		const ws = card.workspace;
 		const landsNow = p.force === true || card.review === 'none';
-		if (!landsNow || card.status !== 'claimed' || ws === undefined || ws.landed !== undefined || ws.host !== this.host) {
+		if (
+			!landsNow ||
+			card.status !== 'claimed' ||
+			ws === undefined ||
+			ws.landed !== undefined ||
+			ws.host !== this.host
+		) {
 			return run(); // to review, refused by core, or landed already by a completion whose write failed
 		}
 		// The same rule the completion applies, asked first: a completion core will refuse must not land.
@@ -202,11 +208,15 @@ export class Landing {
 		ws: CardWorkspace,
 		failure: { handoff: string; files: string[]; code: BatonError['code']; why: string; nothingToLand?: true },
 	): Promise<BatonError> {
-		const back = await this.backlog.landFailed({ actor: ctx.actor, session: ctx.session, origin: ctx.origin }, card.id, {
-			epoch: p.epoch,
-			handoff: failure.handoff,
-			files: failure.files,
-		});
+		const back = await this.backlog.landFailed(
+			{ actor: ctx.actor, session: ctx.session, origin: ctx.origin },
+			card.id,
+			{
+				epoch: p.epoch,
+				handoff: failure.handoff,
+				files: failure.files,
+			},
+		);
 		const where = back.status === 'blocked' ? 'It is blocked (out of attempts)' : 'It is back in ready';
 		return new BatonError(
 			failure.code,

@@ -3,7 +3,7 @@
  * on a real git repository with workspaces on: `baton diff` (the patch, --stat, --json; a card without
  * a branch refused), `baton logs` (a card that never ran in a seat refused; a seat's output while a
  * `baton run` agent works, --follow ending when the card leaves its seat, then the whole log),
- * `baton approve A B C` (an unknown id approves none; dependencies land first, each reported as it
+ * `baton approve A B C` and `--all-passing` (an unknown id approves none; dependencies land first, each reported as it
  * lands; a conflict comes back named, exit 1) and `show` of a landed card. The cards' setup (create,
  * claim, complete) runs in process (runCliHere) against the same hub.
  */
@@ -133,9 +133,23 @@ describe('baton diff, logs and approve of several cards', () => {
 		assert.equal(r.code, 1, r.stdout + r.stderr);
 		const lines = r.stdout.trim().split('\n');
 		assert.match(lines[0] ?? '', /^Landed T4 on main as [0-9a-f]{7}$/);
-		assert.match(lines[1] ?? '', /^T5 came back: Card T5 was not approved: landing baton\/T5 on main conflicts in a\.txt/);
+		assert.match(
+			lines[1] ?? '',
+			/^T5 came back: Card T5 was not approved: landing baton\/T5 on main conflicts in a\.txt/,
+		);
 		assert.equal(lines.at(-1), '1 of 2 landed; not landed: T5.');
 		assert.match(await here(['show', 'T5'], true), /status +ready/);
+	});
+
+	it("approve --all-passing lands every card in review of this folder's project (no check configured passes)", async () => {
+		await inReview('T6', { 't6.txt': 'six\n' });
+		const r = await baton(['approve', '--all-passing']);
+		assert.equal(r.code, 0, r.stdout + r.stderr);
+		assert.match(r.stdout, /^Landed T6 on main as [0-9a-f]{7}$/m);
+		assert.equal(gitOut(repo.root, 'show', 'main:t6.txt'), 'six');
+		const none = await baton(['approve', '--all-passing']);
+		assert.equal(none.code, 0);
+		assert.match(none.stdout, /nothing to approve/);
 	});
 
 	it("logs: a seat agent's output, --follow until the card leaves its seat, then the whole log", async () => {

@@ -108,7 +108,11 @@ describe('done means landed', () => {
 		writeFiles(s.root, { 'a.txt': 'a1\nmain moved\na3\n' });
 		const moved = commitAllFiles(s.root, 'main moves on');
 		writeFiles(s.path, { 'a.txt': 'a1\nthe card changed\na3\n' });
-		const e = await refused(complete(s.id, s.epoch), 'conflict', /was completed but not landed: landing baton\/D\d+ on main conflicts in a\.txt/);
+		const e = await refused(
+			complete(s.id, s.epoch),
+			'conflict',
+			/was completed but not landed: landing baton\/D\d+ on main conflicts in a\.txt/,
+		);
 		assert.equal(gitOut(s.root, 'rev-parse', 'main'), moved, 'main is unchanged');
 		const card = await get(s.id);
 		assert.equal(card.status, 'ready');
@@ -148,7 +152,7 @@ describe('done means landed', () => {
 		assert.equal(second.card.status, 'done');
 		assert.equal(secondCommit, gitOut(s.root, 'rev-parse', 'main'));
 		assert.notEqual(secondCommit, firstCommit);
-		assert.deepEqual(gitOut(s.root, 'rev-list', '--parents', '-1', secondCommit ?? '').split(' ').slice(1), [firstCommit]);
+		assert.deepEqual(gitOut(s.root, 'rev-list', '--parents', '-1', secondCommit).split(' ').slice(1), [firstCommit]);
 		assert.equal(gitOut(s.root, 'show', 'main:round.txt'), 'two');
 	});
 
