@@ -4,7 +4,8 @@
  * a branch refused), `baton logs` (a card that never ran in a seat refused; a seat's output while a
  * `baton run` agent works, --follow ending when the card leaves its seat, then the whole log),
  * `baton approve A B C` and `--all-passing` (an unknown id approves none; dependencies land first, each reported as it
- * lands; a conflict comes back named, exit 1) and `show` of a landed card. The cards' setup (create,
+ * lands; a conflict comes back named, exit 1), `show` of a landed card, and what `settings` says a
+ * completed card does. The cards' setup (create,
  * claim, complete) runs in process (runCliHere) against the same hub.
  */
 import assert from 'node:assert/strict';
@@ -57,7 +58,12 @@ before(async () => {
 	ensureBuilt();
 	dataDir = tempDataDir();
 	repo = makeRepo({ 'README.md': '# r\n', 'a.txt': 'a1\na2\na3\n' });
-	await here(['settings', '--worktrees', 'on'], true);
+	const on = await here(['settings', '--worktrees', 'on'], true);
+	// The backlog's default review is none: the settings say a completed card lands by itself.
+	assert.match(
+		on,
+		/^completed cards land on the default branch when complete \(review none\), and are done once landed/m,
+	);
 });
 
 after(async () => {

@@ -3,12 +3,15 @@
  * claim path makes the worktree) against a real backlog (PGlite) and real git repositories. A card of
  * review none lands on its base at complete and is done only once landed (the `completed` event
  * carries the landing); a conflict or an empty branch ("nothing to land") sends it back to ready with
- * the hand-over, the branch kept and main unchanged; a reopened card lands its second round (not the
+ * the hand-over, the branch kept and main unchanged, and so does a checkout of main mid-rebase (its
+ * rebase untouched); a reopened card lands its second round (not the
  * first's commit again); a card of review human waits in review and its approval lands it.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
+import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
@@ -135,6 +138,34 @@ describe('done means landed', () => {
 		const card = await get(s.id);
 		assert.equal(card.status, 'ready');
 		assert.match(card.handoff ?? '', /Completing did not land baton\/D\d+ on main: .*nothing to land/);
+	});
+
+	it("the user's checkout of main mid-rebase: back to ready naming the state and the command; main and the rebase untouched", async () => {
+		const s = await claimedCard('none');
+		gitOut(s.root, 'branch', 'other');
+		gitOut(s.root, 'switch', '-q', 'other');
+		writeFiles(s.root, { 'README.md': '# other\n' });
+		commitAllFiles(s.root, 'other changes README');
+		gitOut(s.root, 'switch', '-q', 'main');
+		writeFiles(s.root, { 'README.md': '# main\n' });
+		commitAllFiles(s.root, 'main changes README');
+		const rebase = spawnSync('git', ['-C', s.root, 'rebase', 'other'], {
+			env: { ...process.env, GIT_EDITOR: 'true' },
+		});
+		assert.notEqual(rebase.status, 0, 'the rebase stops on its conflict');
+		const mainBefore = gitOut(s.root, 'rev-parse', 'refs/heads/main');
+		writeFiles(s.path, { 'new.txt': 'new\n' });
+		await refused(
+			complete(s.id, s.epoch),
+			'conflict',
+			/in the middle of a rebase: finish it with `git rebase --continue` or `git rebase --abort`/,
+		);
+		assert.equal(gitOut(s.root, 'rev-parse', 'refs/heads/main'), mainBefore);
+		assert.ok(existsSync(path.join(s.root, '.git', 'rebase-merge')), "the user's rebase goes on");
+		const card = await get(s.id);
+		assert.equal(card.status, 'ready');
+		assert.match(card.handoff ?? '', /^Completing did not land baton\/D\d+ on main: .*in the middle of a rebase/);
+		assert.notEqual(gitOut(s.root, 'branch', '--list', `baton/${s.id}`), '', 'the branch is kept');
 	});
 
 	it("a reopened card lands its second round's work, not the first's commit", async () => {
