@@ -3,10 +3,10 @@
  * on a real git repository with workspaces on: `baton diff` (the patch, --stat, --json; a card without
  * a branch refused), `baton logs` (a card that never ran in a seat refused; a seat's output while a
  * `baton run` agent works, --follow ending when the card leaves its seat, then the whole log),
- * `baton approve A B C` and `--all-passing` (an unknown id approves none; dependencies land first, each reported as it
- * lands; a conflict comes back named, exit 1), `show` of a landed card, and what `settings` says a
- * completed card does. The cards' setup (create,
- * claim, complete) runs in process (runCliHere) against the same hub.
+ * `baton approve A B C` and `--all-passing` (an unknown id approves none; dependencies land first,
+ * each reported as it lands; a conflict comes back named, exit 1), `show` of a landed card, and what
+ * `settings` says a completed card does. The cards' setup (create, claim, complete) runs in process
+ * (runCliHere) against the same hub.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
