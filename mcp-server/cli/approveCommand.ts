@@ -228,7 +228,7 @@ async function landAll(ctx: CommandContext, hub: RpcClient, cards: readonly Card
 export const approveCommand: Command = {
 	name: 'approve',
 	summary:
-		"Approve cards in review: each one's branch lands (the project's land mode), dependencies first; --all-passing for every card whose checks passed",
+		'Approve cards in review: each lands on its base, dependencies first (--all-passing: all whose checks passed)',
 	args: '[ID...]',
 	minArgs: 0,
 	maxArgs: Infinity,

@@ -127,8 +127,7 @@ function neverRan(card: Card, dataDir: string): BatonError {
 
 export const logsCommand: Command = {
 	name: 'logs',
-	summary:
-		"Show what a card's seat agent wrote (baton run's per-card log); --follow streams it until the card leaves its seat",
+	summary: "What a card's baton run agent wrote (its seat's log); --follow until the card leaves its seat",
 	args: 'ID',
 	minArgs: 1,
 	maxArgs: 1,
