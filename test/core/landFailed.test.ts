@@ -1,10 +1,11 @@
 /**
  * The core half of "done means landed" on real PGlite and PostgreSQL: `landFailed`, the holder's
  * completion of a card that lands by itself whose landing failed, sends the card back to ready with
- * why as the hand-over (event `land_conflicted` with the files), a failed attempt that parks in blocked
- * past maxAttempts; only the holder's lease may do it (another agent or a stale epoch changes nothing);
- * the dependents keep waiting and the next claimer reads the hand-over. Also `passesChecks`, the
- * predicate `baton approve --all-passing` applies.
+ * why as the hand-over (event `land_conflicted` with the files), its attempt ending as `landing
+ * conflicted` with why; a failed attempt, it parks in blocked past maxAttempts; only the holder's
+ * lease may do it (another agent or a stale epoch changes nothing); the dependents keep waiting and
+ * the next claimer reads the hand-over. Also `passesChecks`, the predicate `baton approve
+ * --all-passing` applies.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -58,6 +59,10 @@ for (const kind of storeKinds) {
 			assert.equal(event.data.reason, handoff);
 			assert.equal((await get(dep)).status, 'ready');
 			assert.ok(!(await b.list(human, { readyOnly: true })).cards.some(c => c.id === dep), 'the dependent waits');
+			const ended = (await b.get(human, { cardId: a })).attempts.find(t => t.epoch === epoch);
+			assert.equal(ended?.outcome, 'landing conflicted');
+			assert.equal(ended.reason, handoff);
+			assert.notEqual(ended.endedAt, null);
 			const again = await b.claim(other, { cardId: a });
 			assert.equal(again.card?.handoff, handoff);
 		});
