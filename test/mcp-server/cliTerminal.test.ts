@@ -4,9 +4,9 @@
  * a branch refused), `baton logs` (a card that never ran in a seat refused; a seat's output while a
  * `baton run` agent works, --follow ending when the card leaves its seat, then the whole log),
  * `baton approve A B C` and `--all-passing` (an unknown id approves none; dependencies land first,
- * each reported as it lands; a conflict comes back named, exit 1), `show` of a landed card, and what
- * `settings` says a completed card does. The cards' setup (create, claim, complete) runs in process
- * (runCliHere) against the same hub.
+ * each reported as it lands; a conflict comes back named, exit 1), `show` of a landed card, a card of
+ * review none landing at `complete` through the hub, and what `settings` says a completed card does.
+ * The cards' setup (create, claim, complete) runs in process (runCliHere) against the same hub.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -156,6 +156,22 @@ describe('baton diff, logs and approve of several cards', () => {
 		const none = await baton(['approve', '--all-passing']);
 		assert.equal(none.code, 0);
 		assert.match(none.stdout, /nothing to approve/);
+	});
+
+	it('a card of review none lands when its agent completes it; show says where', async () => {
+		await here(['create', 'Lands by itself', '--id', 'N1', '--review', 'none'], true);
+		const claimed = JSON.parse(await here(['claim', 'N1', '--json'])) as { workspace: { path: string } };
+		writeFiles(claimed.workspace.path, { 'n1.txt': 'landed at complete\n' });
+		const out = await here(['complete', 'N1', '--result', 'done']);
+		const head = gitOut(repo.root, 'rev-parse', 'main');
+		assert.match(out, /^Completed N1\./);
+		assert.match(out, new RegExp(`^Landed on main as ${head.slice(0, 12)} \\(squash\\): 1 file, \\+1 −0\\.$`, 'm'));
+		assert.equal(gitOut(repo.root, 'show', 'main:n1.txt'), 'landed at complete');
+		assert.equal(gitOut(repo.root, 'branch', '--list', 'baton/N1'), '');
+		assert.match(
+			(await baton(['show', 'N1'])).stdout,
+			new RegExp(`^workspace +landed as ${head.slice(0, 12)} on main`, 'm'),
+		);
 	});
 
 	it("logs: a seat agent's output, --follow until the card leaves its seat, then the whole log", async () => {
