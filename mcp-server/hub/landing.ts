@@ -1,5 +1,5 @@
 /**
- * Landing (issue 33, and "done means landed"): the one path by which a card's branch reaches its base.
+ * Landing ("done means landed"): the one path by which a card's branch reaches its base.
  * Two callers: the hub's `card/review` (every face — CLI, VS Code, the board, a reviewing agent — lands
  * the same way) and `card/complete` of a card whose completion makes it done (review none, or a
  * person's forced completion), so such a card is done only once its work is on the base. Either way
