@@ -394,8 +394,8 @@ export class AgentJob {
 			const reason: ExitReason =
 				outcome === 'completed' || card.status === 'done' || card.status === 'review'
 					? 'completed'
-					: outcome === 'failed'
-						? 'failed'
+					: outcome === 'failed' || outcome === 'landing conflicted'
+						? 'failed' // the card came back for a reason it names: not the kind's streak
 						: (this.cause ?? 'exited');
 			return { reason, code };
 		}
