@@ -73,6 +73,14 @@ export interface RequestOptions {
 	key?: string;
 }
 
+/**
+ * Requests that may land a card (an approval; a completion that makes a card done): landing waits in
+ * its base's queue and runs the project's check on the merged tree before the base moves, which takes
+ * as long as the project's tests. A dead hub still fails them at once (its connection closes).
+ */
+const landingMethods: ReadonlySet<string> = new Set(['card/review', 'card/complete']);
+const landingTimeoutMs = 60 * 60 * 1000;
+
 interface Pending {
 	method: Method;
 	frame: string;
@@ -129,7 +137,9 @@ export class RpcClient extends RpcFeed {
 		const key = options.key ?? (mutatingMethods.has(method) ? `${this.keyPrefix}:${++this.keyCounter}` : undefined);
 		const frame = JSON.stringify(key === undefined ? { id, method, params } : { id, method, params, key });
 		checkFrameSize(method, params, frame);
-		const timeoutMs = options.timeoutMs ?? this.options.requestTimeoutMs ?? 15_000;
+		const timeoutMs =
+			options.timeoutMs ??
+			Math.max(this.options.requestTimeoutMs ?? 15_000, landingMethods.has(method) ? landingTimeoutMs : 0);
 		const raw = await new Promise<unknown>((resolve, reject) => {
 			const timer = this.clock.setTimeout(() => {
 				this.pending.delete(id);

@@ -6,7 +6,8 @@
  * (backlog.checks.finish: passed stays in review; failed or timed out goes back to an agent). The
  * command runs through the setup command's runner (workspaces/worktreeSetup.ts, its process group
  * killed at the time limit). A starting hub reruns the checks of its host's cards still marked running:
- * their process died with the hub that started them. Must not: decide a card's state (core does), run a
+ * their process died with the hub that started them. And the same check on the commit a landing would
+ * move the base to (`mergedTreeCheck`), so the base only moves to a tree that passed. Must not: decide a card's state (core does), run a
  * check for a workspace of another machine, or hold up a request for a check's duration.
  */
 import { hostname } from 'node:os';
@@ -14,9 +15,11 @@ import { hostname } from 'node:os';
 import type { Backlog } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
-import { type Card, type ProjectSettings, checksLimits } from '../../core/protocol';
+import { type Card, type CardWorkspace, type ProjectSettings, checksLimits } from '../../core/protocol';
 import type { ChecksOutcome } from '../../core/rules/checks';
 import { visibleText } from '../../core/visibleText';
+import { checkCommit } from '../workspaces/checkCommit';
+import type { VerifyOutcome } from '../workspaces/land';
 import { runWorktreeCommand } from '../workspaces/worktreeSetup';
 import { isHere } from './wipKeeper';
 
@@ -42,6 +45,44 @@ export function lastBytes(text: string, bytes: number): string {
 		start++;
 	}
 	return buf.subarray(start).toString('utf8');
+}
+
+/**
+ * The landing's verification of a card whose project has a check: the check on the commit the landing
+ * would move the base to (the branch merged onto the base as it is now), in a detached checkout of it;
+ * undefined when the project has none. A failure says how and quotes the output's tail, for the hand-over.
+ */
+export async function mergedTreeCheck(
+	backlog: Backlog,
+	card: Card,
+	ws: CardWorkspace,
+): Promise<((commit: string) => Promise<VerifyOutcome>) | undefined> {
+	if (card.project === undefined || card.project === null) {
+		return undefined;
+	}
+	const settings = await backlog.projectSettings(card.project);
+	const command = settings.check;
+	if (command === undefined) {
+		return undefined;
+	}
+	const timeoutSeconds = settings.checkTimeoutSeconds;
+	return async commit => {
+		log.info(`${card.id}: running \`${command}\` on ${ws.base} with ${ws.branch} merged (${commit.slice(0, 12)})`);
+		const ran = await checkCommit(ws.root, commit, command, timeoutSeconds * 1000);
+		if (ran.passed) {
+			return { ok: true };
+		}
+		const how = ran.timedOut
+			? `did not finish within its ${timeoutSeconds} s`
+			: ran.exitCode === 127
+				? 'failed with exit 127 (the command was not found)'
+				: `failed with exit ${ran.exitCode ?? 'none'}`;
+		const tail = lastBytes(visibleText(ran.output, { multiline: true }), checksLimits.tailBytes).trimEnd();
+		return {
+			ok: false,
+			message: `The check \`${command}\` ${how} on ${ws.base} with ${ws.branch} merged, so ${ws.base} did not move. Make it pass on the current ${ws.base} (rebase ${ws.branch} on it).${tail === '' ? '' : ` Its output ended:\n${tail}`}`,
+		};
+	};
 }
 
 export class HubChecks {

@@ -25,6 +25,7 @@ import type { Card, CardWorkspace, ParsedParams, ProjectSettings, Result } from 
 import type { Reviewer } from '../../core/rules/review';
 import { type LandResult, land } from '../workspaces/land';
 import { inspectRepo } from '../workspaces/repo';
+import { mergedTreeCheck } from './checks';
 
 const log = createLogger('hub').child('landing');
 
@@ -111,14 +112,20 @@ export class Landing {
 		}
 	}
 
-	/** The branch of `card` onto its base with `mode`: the one landing both callers share. */
+	/**
+	 * The branch of `card` onto its base with `mode`: the one landing both callers share. When the
+	 * card's project has a check, it runs on the merged commit before the base moves (the base's
+	 * landing queue keeps that commit the base's next one), so the base only moves to a tree that passed.
+	 */
 	private async landBranch(card: Card, ws: CardWorkspace, mode: ProjectSettings['land']): Promise<LandResult> {
+		const verify = await mergedTreeCheck(this.backlog, card, ws);
 		const landed = await land({
 			repo: ws.root,
 			branch: ws.branch,
 			base: ws.base,
 			mode,
 			message: `${card.id}: ${card.title}`,
+			...(verify === undefined ? {} : { verify }),
 		});
 		if (landed.outcome === 'landed') {
 			if (landed.cleanupError !== undefined) {
@@ -162,6 +169,21 @@ export class Landing {
 		}
 		if (landed.outcome === 'kept') {
 			return run();
+		}
+		if (landed.outcome === 'check_failed') {
+			if (p.force === true) {
+				throw new BatonError('conflict', `Card ${card.id} was not completed: ${landed.message} Nothing was changed.`, {
+					cardId: card.id,
+					branch: ws.branch,
+					base: ws.base,
+				});
+			}
+			throw await this.completionCameBack(ctx, p, card, ws, {
+				handoff: landed.message,
+				files: [],
+				code: 'conflict',
+				why: landed.message,
+			});
 		}
 		if (landed.outcome === 'conflict') {
 			if (p.force === true) {
@@ -246,6 +268,17 @@ export class Landing {
 		});
 		if (landed.outcome === 'kept') {
 			return b.review(ctx, p, reviewer);
+		}
+		if (landed.outcome === 'check_failed') {
+			const back = await b.landConflict({ actor: ctx.actor, session: ctx.session, origin: ctx.origin }, p, reviewer, {
+				handoff: landed.message,
+				files: [],
+			});
+			throw new BatonError(
+				'conflict',
+				`Card ${card.id} was not approved: ${landed.message} It is back in ready with that as its hand-over; the branch ${ws.branch} is kept.`,
+				{ cardId: card.id, branch: ws.branch, base: ws.base, card: back, checkFailed: true },
+			);
 		}
 		if (landed.outcome === 'conflict') {
 			// Its own write, without the approval's request key: a re-sent approval must not read it as approved.

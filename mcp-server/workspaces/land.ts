@@ -1,7 +1,9 @@
 /**
- * Landing a card's branch on its base (issue 33): the result is computed without a checkout
- * (`git merge-tree --write-tree`; rebase replays each commit through merge-tree), then the base moves
- * with a compare-and-swap `update-ref`. A checkout that has the base checked out (usually the user's
+ * Landing a card's branch on its base: the result is computed without a checkout (landCompute.ts:
+ * `git merge-tree --write-tree`; rebase replays each commit through merge-tree), optionally verified
+ * (the project's check on that commit, outside the repository's git queue but inside the base's
+ * landing queue, so the base only moves to a commit that passed; a base moved meanwhile is landed on
+ * again), then the base moves with a compare-and-swap `update-ref`. A checkout that has the base checked out (usually the user's
  * own) is updated as `git merge` would update it, and only when none of the landed files is modified
  * there; other checkouts are not touched. A conflict, a dirty file or a base that moved meanwhile
  * changes nothing anywhere: never half-landed. So does a branch that would replace Baton's `.baton`
@@ -15,13 +17,14 @@
  * into.
  */
 import { BatonError } from '../../core/errors';
-import { firstLines, git, GitFailure, gitTest, gitText, identityArgs, serialized, splitNul } from './git';
+import { firstLines, git, GitFailure, gitTest, gitText, serialized, splitNul } from './git';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
 import { refuseBaseInProgress } from './checkoutState';
 import { checkLandedPaths, landedChanges, nothingToLand, refuseBatonsOwn, unseenSubmoduleFiles } from './landGuards';
 import { branchExists, inspectRepo, listWorktrees, type WorktreeEntry } from './repo';
+import { compute } from './landCompute';
 import { checkWorktree } from './worktreeCheck';
 
 export type LandMode = 'squash' | 'merge' | 'rebase' | 'none';
@@ -34,7 +37,16 @@ export interface LandOptions {
 	mode: LandMode;
 	/** The squash or merge commit's message (the card id and title); a default names the branch. */
 	message?: string;
+	/**
+	 * Checks the base's would-be commit before the base moves (the project's check on the merged tree:
+	 * the base only ever moves to a commit that passed). Runs outside the repository's git queue, so
+	 * claims and snapshots go on meanwhile; landings of one base wait for each other (the landing queue).
+	 */
+	verify?: (commit: string) => Promise<VerifyOutcome>;
 }
+
+/** What `verify` found: the commit may land, or why not (the check's command, exit and output's tail). */
+export type VerifyOutcome = { ok: true } | { ok: false; message: string };
 
 export type LandResult =
 	| {
@@ -59,103 +71,19 @@ export type LandResult =
 			unseen?: string[];
 	  }
 	| { outcome: 'conflict'; conflict: true; files: string[]; message: string }
+	/** `verify` refused the merged commit: nothing changed, the branch kept. */
+	| { outcome: 'check_failed'; conflict: false; files: string[]; message: string; commit: string }
 	| { outcome: 'kept'; conflict: false; mode: 'none'; head: string };
 
-interface Computed {
+/** A landing computed and checked by the guards, not yet written: what `finish` moves the base to. */
+interface Prepared {
+	oldBase: string;
 	newHead: string;
-	conflictFiles: string[];
+	files: string[];
 }
 
-async function mergeTree(root: string, ours: string, theirs: string): Promise<{ tree: string; conflicts: string[] }> {
-	const r = await git(root, ['merge-tree', '--write-tree', '--name-only', '-z', '--no-messages', ours, theirs], {
-		okCodes: [1],
-	}).catch((e: unknown) => {
-		if (!(e instanceof GitFailure)) {
-			throw e;
-		}
-		// Only an older git's refusal of the option is about the version; anything else is quoted as is.
-		throw /usage: git merge-tree|unknown option|unrecognized argument/i.test(e.stderr)
-			? new BatonError(
-					'unavailable',
-					`Landing needs git 2.38 or newer (\`git merge-tree --write-tree\`); git said: ${firstLines(e.stderr, 1)}. Update git, then approve again.`,
-				)
-			: new BatonError(
-					'internal',
-					`git could not merge ${ours} and ${theirs}: ${firstLines(e.stderr, 4)}. Nothing was landed.`,
-				);
-	});
-	const [tree = '', ...rest] = splitNul(r.stdout);
-	return { tree, conflicts: r.code === 1 ? [...new Set(rest.filter(f => f !== ''))] : [] };
-}
-
-async function commitTree(
-	root: string,
-	tree: string,
-	parents: string[],
-	message: string,
-	env?: Record<string, string>,
-): Promise<string> {
-	const args = [...(await identityArgs(root)), 'commit-tree', tree, ...parents.flatMap(p => ['-p', p]), '-F', '-'];
-	return gitText(root, args, env === undefined ? { input: message } : { input: message, env });
-}
-
-/**
- * Replays `oldBase..tip` (merges skipped, as `git rebase` does) onto `oldBase`. Each commit C is a
- * three-way merge of the current head and C with C's parent as the base: merge-tree in git 2.39 has no
- * --merge-base, so two scratch commits that share a root of C's parent's tree make it the merge base.
- * Commits that become empty are dropped; authors, dates and messages are kept.
- */
-async function replay(root: string, oldBase: string, tip: string): Promise<Computed> {
-	if (await gitTest(root, ['merge-base', '--is-ancestor', oldBase, tip])) {
-		return { newHead: tip, conflictFiles: [] };
-	}
-	const commits = (await gitText(root, ['rev-list', '--reverse', '--no-merges', `${oldBase}..${tip}`]))
-		.split('\n')
-		.filter(c => c !== '');
-	let head = oldBase;
-	for (const c of commits) {
-		const [parentTree = '', ownTree = '', headTree = ''] = (
-			await gitText(root, ['rev-parse', `${c}^^{tree}`, `${c}^{tree}`, `${head}^{tree}`])
-		).split('\n');
-		const scratchBase = await commitTree(root, parentTree, [], 'baton rebase scratch');
-		const ours = await commitTree(root, headTree, [scratchBase], 'baton rebase scratch');
-		const theirs = await commitTree(root, ownTree, [scratchBase], 'baton rebase scratch');
-		const merged = await mergeTree(root, ours, theirs);
-		if (merged.conflicts.length > 0) {
-			return { newHead: '', conflictFiles: merged.conflicts };
-		}
-		if (merged.tree === headTree) {
-			continue;
-		}
-		const [name = '', email = '', date = '', ...body] = (
-			await gitText(root, ['log', '-1', '--date=raw', '--format=%an%x00%ae%x00%ad%x00%B', c])
-		).split('\0');
-		head = await commitTree(root, merged.tree, [head], body.join('\0'), {
-			GIT_AUTHOR_NAME: name,
-			GIT_AUTHOR_EMAIL: email,
-			GIT_AUTHOR_DATE: date,
-		});
-	}
-	return { newHead: head, conflictFiles: [] };
-}
-
-async function compute(root: string, options: LandOptions, oldBase: string, tip: string): Promise<Computed> {
-	if (options.mode === 'rebase') {
-		return replay(root, oldBase, tip);
-	}
-	const merged = await mergeTree(root, oldBase, tip);
-	if (merged.conflicts.length > 0) {
-		return { newHead: '', conflictFiles: merged.conflicts };
-	}
-	if (options.mode === 'squash') {
-		return {
-			newHead: await commitTree(root, merged.tree, [oldBase], options.message ?? `Land ${options.branch} (squashed)`),
-			conflictFiles: [],
-		};
-	}
-	const message = options.message ?? `Merge branch '${options.branch}' into ${options.base}`;
-	return { newHead: await commitTree(root, merged.tree, [oldBase, tip], message), conflictFiles: [] };
-}
+/** How often a landing is computed again when its base moved while its commit was being verified. */
+const verifyRounds = 5;
 
 /** Paths with uncommitted changes or untracked files in a checkout (without taking its index lock). */
 async function dirtyPaths(worktree: string): Promise<string[]> {
@@ -297,105 +225,165 @@ export async function land(options: LandOptions): Promise<LandResult> {
 			throw new BatonError('not_found', `Branch "${name}" does not exist in ${root}; nothing was landed.`);
 		}
 	}
-	return serialized(repo.commonDir, async (): Promise<LandResult> => {
-		const [oldBase = '', tip = ''] = (
-			await gitText(root, ['rev-parse', `refs/heads/${options.base}`, `refs/heads/${options.branch}`])
-		).split('\n');
-		const listed = await listWorktrees(root);
-		const worktrees = listed.filter(w => !w.prunable && !w.bare);
-		const cardTree = worktrees.find(w => w.branch === `refs/heads/${options.branch}`);
-		if (options.mode === 'none') {
-			return { outcome: 'kept', conflict: false, mode: 'none', head: tip };
-		}
-		// The card's folder must still be its worktree (git lists it as prunable when its .git is gone):
-		// else its status would be the main checkout's, and its removal would take the agent's files unseen.
-		const cardEntry = listed.find(w => w.branch === `refs/heads/${options.branch}`);
-		if (cardEntry !== undefined && existsSync(cardEntry.path)) {
-			await checkWorktree(cardEntry.path, { root, branch: options.branch });
-		}
-		const batonTrees = `${path.join(root, '.baton', 'worktrees')}${path.sep}`;
-		const intoCard = worktrees.find(w => w.branch === `refs/heads/${options.base}` && w.path.startsWith(batonTrees));
-		if (intoCard !== undefined) {
-			throw new BatonError(
-				'invalid_input',
-				`${options.base} is checked out in ${intoCard.path}, a card's worktree: landing ${options.branch} there would write into another card's work. Give the card a base that is not a card's branch (\`baton edit CARD --base BRANCH\`); nothing was landed.`,
-				{ base: options.base, path: intoCard.path },
+	if (options.verify === undefined) {
+		return serialized(repo.commonDir, async () => {
+			const prepared = await prepare(root, options);
+			return 'outcome' in prepared ? prepared : finish(root, options, prepared);
+		});
+	}
+	const verify = options.verify;
+	// The landing queue of this base: one landing at a time computes, verifies and moves it, so a
+	// landing is verified on the base as it is when it moves. Only the git steps hold the repository.
+	return serialized(`land:${repo.commonDir}:${options.base}`, async (): Promise<LandResult> => {
+		for (let round = 1; ; round++) {
+			const prepared = await serialized(repo.commonDir, () => prepare(root, options));
+			if ('outcome' in prepared) {
+				return prepared;
+			}
+			const verdict = await verify(prepared.newHead);
+			if (!verdict.ok) {
+				return {
+					outcome: 'check_failed',
+					conflict: false,
+					files: [],
+					message: verdict.message,
+					commit: prepared.newHead,
+				};
+			}
+			const done = await serialized(repo.commonDir, async () =>
+				(await baseHead(root, options.base)) === prepared.oldBase ? finish(root, options, prepared) : undefined,
 			);
-		}
-		// The user's own checkouts (never a card's worktree, whose .git the agent owns): one in the middle of a
-		// rebase or merge of the base would reset or commit over what lands now.
-		await refuseBaseInProgress(
-			worktrees.filter(w => !w.path.startsWith(batonTrees)),
-			options.base,
-		);
-		if (cardTree !== undefined) {
-			const dirty = await dirtyPaths(cardTree.path);
-			if (dirty.length > 0) {
+			if (done !== undefined) {
+				return done;
+			}
+			if (round >= verifyRounds) {
 				throw new BatonError(
 					'conflict',
-					`The worktree of ${options.branch} has uncommitted changes (${listSome(dirty)}); landing would leave them behind. Commit them (complete does), then approve again.`,
-					{ files: dirty },
+					`${options.base} moved ${verifyRounds} times while ${options.branch} was being checked to land on it; nothing was landed. Approve again when it is quieter.`,
+					{ base: options.base, branch: options.branch },
 				);
 			}
+			// Someone else (another hub, a person's commit) moved the base meanwhile: land on the new one.
 		}
-		if (await gitTest(root, ['merge-base', '--is-ancestor', tip, oldBase])) {
-			throw nothingToLand(options.branch, options.base);
-		}
-		const computed = await compute(root, options, oldBase, tip);
-		if (computed.conflictFiles.length > 0) {
-			const files = computed.conflictFiles;
-			return {
-				outcome: 'conflict',
-				conflict: true,
-				files,
-				message: `rebase \`${options.branch}\` on \`${options.base}\`: conflicts in ${listSome(files)}`,
-			};
-		}
-		const files =
-			computed.newHead === oldBase
-				? []
-				: splitNul(
-						(await git(root, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', oldBase, computed.newHead]))
-							.stdout,
-					);
-		// A branch whose changes are all on the base already lands nothing: refused, no empty commit on the base.
-		if (files.length === 0) {
-			throw nothingToLand(options.branch, options.base);
-		}
-		const newHead = computed.newHead;
-		const checkouts = worktrees.filter(w => w.branch === `refs/heads/${options.base}`);
-		await moveBase(root, options, oldBase, newHead, files, checkouts);
-		const result: LandResult = {
-			outcome: 'landed',
-			conflict: false,
-			mode: options.mode,
-			oldHead: oldBase,
-			newHead,
-			files,
-			checkouts: checkouts.map(c => c.path),
-			removedWorktree: undefined,
-			deletedBranch: false,
-		};
-		const unseen = cardTree === undefined ? [] : await unseenSubmoduleFiles(cardTree.path);
-		if (unseen.length > 0) {
-			// Removing the worktree would delete them: keep it and the branch, and say why.
-			result.unseen = unseen;
-			result.cleanupError = `${cardTree?.path ?? ''} keeps files inside submodule folders that git does not look into (${listSome(unseen)}); they were not landed, and the worktree and ${options.branch} are kept so they are not lost.`;
-			return result;
-		}
-		try {
-			if (cardTree !== undefined) {
-				await git(root, ['worktree', 'remove', cardTree.path]);
-				result.removedWorktree = cardTree.path;
-			}
-			await git(root, ['branch', '-D', '--quiet', options.branch]);
-			result.deletedBranch = true;
-		} catch (e) {
-			if (!(e instanceof GitFailure)) {
-				throw e;
-			}
-			result.cleanupError = firstLines(e.stderr, 2);
-		}
-		return result;
 	});
+}
+
+async function baseHead(root: string, base: string): Promise<string> {
+	return (await git(root, ['rev-parse', '--verify', '--quiet', `refs/heads/${base}`], { okCodes: [1] })).stdout.trim();
+}
+
+/**
+ * The guards and the computed landing, nothing written: a result when the landing ends here (kept for
+ * a pull request, a conflict), else what `finish` writes. Refusals throw.
+ */
+async function prepare(root: string, options: LandOptions): Promise<LandResult | Prepared> {
+	const [oldBase = '', tip = ''] = (
+		await gitText(root, ['rev-parse', `refs/heads/${options.base}`, `refs/heads/${options.branch}`])
+	).split('\n');
+	const listed = await listWorktrees(root);
+	const worktrees = listed.filter(w => !w.prunable && !w.bare);
+	const cardTree = worktrees.find(w => w.branch === `refs/heads/${options.branch}`);
+	if (options.mode === 'none') {
+		return { outcome: 'kept', conflict: false, mode: 'none', head: tip };
+	}
+	// The card's folder must still be its worktree (git lists it as prunable when its .git is gone):
+	// else its status would be the main checkout's, and its removal would take the agent's files unseen.
+	const cardEntry = listed.find(w => w.branch === `refs/heads/${options.branch}`);
+	if (cardEntry !== undefined && existsSync(cardEntry.path)) {
+		await checkWorktree(cardEntry.path, { root, branch: options.branch });
+	}
+	const batonTrees = `${path.join(root, '.baton', 'worktrees')}${path.sep}`;
+	const intoCard = worktrees.find(w => w.branch === `refs/heads/${options.base}` && w.path.startsWith(batonTrees));
+	if (intoCard !== undefined) {
+		throw new BatonError(
+			'invalid_input',
+			`${options.base} is checked out in ${intoCard.path}, a card's worktree: landing ${options.branch} there would write into another card's work. Give the card a base that is not a card's branch (\`baton edit CARD --base BRANCH\`); nothing was landed.`,
+			{ base: options.base, path: intoCard.path },
+		);
+	}
+	// The user's own checkouts (never a card's worktree, whose .git the agent owns): one in the middle of a
+	// rebase or merge of the base would reset or commit over what lands now.
+	await refuseBaseInProgress(
+		worktrees.filter(w => !w.path.startsWith(batonTrees)),
+		options.base,
+	);
+	if (cardTree !== undefined) {
+		const dirty = await dirtyPaths(cardTree.path);
+		if (dirty.length > 0) {
+			throw new BatonError(
+				'conflict',
+				`The worktree of ${options.branch} has uncommitted changes (${listSome(dirty)}); landing would leave them behind. Commit them (complete does), then approve again.`,
+				{ files: dirty },
+			);
+		}
+	}
+	if (await gitTest(root, ['merge-base', '--is-ancestor', tip, oldBase])) {
+		throw nothingToLand(options.branch, options.base);
+	}
+	const computed = await compute(root, options, oldBase, tip);
+	if (computed.conflictFiles.length > 0) {
+		const files = computed.conflictFiles;
+		return {
+			outcome: 'conflict',
+			conflict: true,
+			files,
+			message: `rebase \`${options.branch}\` on \`${options.base}\`: conflicts in ${listSome(files)}`,
+		};
+	}
+	const files =
+		computed.newHead === oldBase
+			? []
+			: splitNul(
+					(await git(root, ['diff-tree', '-r', '-z', '--no-renames', '--name-only', oldBase, computed.newHead])).stdout,
+				);
+	// A branch whose changes are all on the base already lands nothing: refused, no empty commit on the base.
+	if (files.length === 0) {
+		throw nothingToLand(options.branch, options.base);
+	}
+	return { oldBase, newHead: computed.newHead, files };
+}
+
+/** Moves the base to a prepared landing (the checkouts of the base with it), then removes the card's worktree and branch. */
+async function finish(root: string, options: LandOptions, prepared: Prepared): Promise<LandResult> {
+	const { oldBase, newHead, files } = prepared;
+	const mode = options.mode;
+	if (mode === 'none') {
+		throw new BatonError('internal', 'A landing kept for a pull request has nothing to write.');
+	}
+	const worktrees = (await listWorktrees(root)).filter(w => !w.prunable && !w.bare);
+	const cardTree = worktrees.find(w => w.branch === `refs/heads/${options.branch}`);
+	const checkouts = worktrees.filter(w => w.branch === `refs/heads/${options.base}`);
+	await moveBase(root, options, oldBase, newHead, files, checkouts);
+	const result: LandResult = {
+		outcome: 'landed',
+		conflict: false,
+		mode,
+		oldHead: oldBase,
+		newHead,
+		files,
+		checkouts: checkouts.map(c => c.path),
+		removedWorktree: undefined,
+		deletedBranch: false,
+	};
+	const unseen = cardTree === undefined ? [] : await unseenSubmoduleFiles(cardTree.path);
+	if (unseen.length > 0) {
+		// Removing the worktree would delete them: keep it and the branch, and say why.
+		result.unseen = unseen;
+		result.cleanupError = `${cardTree?.path ?? ''} keeps files inside submodule folders that git does not look into (${listSome(unseen)}); they were not landed, and the worktree and ${options.branch} are kept so they are not lost.`;
+		return result;
+	}
+	try {
+		if (cardTree !== undefined) {
+			await git(root, ['worktree', 'remove', cardTree.path]);
+			result.removedWorktree = cardTree.path;
+		}
+		await git(root, ['branch', '-D', '--quiet', options.branch]);
+		result.deletedBranch = true;
+	} catch (e) {
+		if (!(e instanceof GitFailure)) {
+			throw e;
+		}
+		result.cleanupError = firstLines(e.stderr, 2);
+	}
+	return result;
 }
