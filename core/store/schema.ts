@@ -14,6 +14,7 @@ import {
 	bigint,
 	boolean,
 	check,
+	doublePrecision,
 	foreignKey,
 	index,
 	integer,
@@ -203,6 +204,27 @@ export const runs = pgTable(
 	() => [check('runs_stopping_check', sql`stopping IN ('drain', 'stop')`)],
 );
 
+/** What each attempt cost, as its agent reported it (migration 0029): one row per card and epoch. */
+export const attemptUsage = pgTable(
+	'attempt_usage',
+	{
+		cardId: text().notNull(),
+		epoch: integer().notNull(),
+		kind: text(),
+		project: text(),
+		inputTokens: bigint({ mode: 'number' }).notNull(),
+		outputTokens: bigint({ mode: 'number' }).notNull(),
+		costUsd: doublePrecision(),
+		updatedAt: at().notNull(),
+	},
+	t => [
+		primaryKey({ name: 'attempt_usage_pkey', columns: [t.cardId, t.epoch] }),
+		check('attempt_usage_input_tokens_check', sql`input_tokens >= 0`),
+		check('attempt_usage_output_tokens_check', sql`output_tokens >= 0`),
+		check('attempt_usage_cost_usd_check', sql`cost_usd >= 0`),
+	],
+);
+
 export const tables = {
 	cards,
 	edges,
@@ -223,4 +245,5 @@ export const tables = {
 	projectSettings,
 	pauses,
 	runs,
+	attemptUsage,
 } as const;

@@ -1,0 +1,142 @@
+/**
+ * What attempts cost (table attempt_usage, migration 0029): the report of an attempt's usage (the
+ * supervisor's `dispatch/usage` from its agent's BATON_USAGE lines, or the agent's own heartbeat), the
+ * usage of a card's attempts for card/get, and the sums for card/stats and /metrics. A report is the
+ * attempt's running total: it replaces the one before. Writes only attempt_usage, and no event (a cost
+ * is not a change of the card); decides no card transition and invents no cost.
+ */
+import { BatonError } from '../errors';
+import type { Attempt, ParsedParams, Result, Usage, UsageReport, UsageTotals } from '../protocol';
+import { sumUsage } from '../rules/usage';
+import type { Queryable } from '../store/db';
+import { loadCard } from './cardActions';
+import type { OpContext, UnitOfWork } from './unitOfWork';
+
+/** The key of attempts whose agent was not dispatched (no kind) in stats' byKind and /metrics. */
+export const noKind = 'none';
+
+interface UsageRow {
+	epoch: number;
+	kind: string | null;
+	project: string | null;
+	input: number;
+	output: number;
+	cost: number | null;
+}
+
+const columns = `epoch, kind, project, input_tokens::float8 AS input, output_tokens::float8 AS output, cost_usd AS cost`;
+
+function usageOf(row: UsageRow): Usage {
+	return {
+		inputTokens: Number(row.input),
+		outputTokens: Number(row.output),
+		costUsd: row.cost === null ? null : Number(row.cost),
+	};
+}
+
+/** Records (replaces) the usage of the attempt `epoch` of a card, with the agent kind and the card's project. */
+export async function recordUsage(
+	q: Queryable,
+	at: { cardId: string; epoch: number; kind: string | null; project: string | null },
+	usage: UsageReport,
+	now: Date,
+): Promise<void> {
+	await q.query(
+		`INSERT INTO attempt_usage (card_id, epoch, kind, project, input_tokens, output_tokens, cost_usd, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		 ON CONFLICT (card_id, epoch) DO UPDATE SET kind = coalesce(EXCLUDED.kind, attempt_usage.kind),
+			project = EXCLUDED.project, input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
+			cost_usd = EXCLUDED.cost_usd, updated_at = EXCLUDED.updated_at`,
+		[at.cardId, at.epoch, at.kind, at.project, usage.inputTokens, usage.outputTokens, usage.costUsd ?? null, now],
+	);
+}
+
+/** Each attempt with its reported usage, and their sum (undefined when none reported any). */
+export async function withUsage(
+	q: Queryable,
+	cardId: string,
+	attempts: Attempt[],
+): Promise<{ attempts: Attempt[]; usage?: Usage }> {
+	const rows = await q.query<UsageRow>(`SELECT ${columns} FROM attempt_usage WHERE card_id = $1 ORDER BY epoch`, [
+		cardId,
+	]);
+	if (rows.length === 0) {
+		return { attempts };
+	}
+	const byEpoch = new Map(rows.map(r => [Number(r.epoch), usageOf(r)]));
+	const usage = sumUsage(rows.map(usageOf));
+	return {
+		attempts: attempts.map(a => {
+			const u = byEpoch.get(a.epoch);
+			return u === undefined ? a : { ...a, usage: u };
+		}),
+		...(usage === undefined ? {} : { usage }),
+	};
+}
+
+const zero: Usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+
+/**
+ * The sums of every recorded attempt (narrowed by `project` as card/stats is: a project id counts its
+ * cards and those with none, null only those with none, '*' or undefined all), by kind and by project.
+ */
+export async function usageTotals(q: Queryable, project?: string | null): Promise<UsageTotals> {
+	const params: unknown[] = [];
+	const where =
+		project === undefined || project === '*'
+			? ''
+			: project === null
+				? ' WHERE project IS NULL'
+				: ` WHERE project IS NULL OR project = $${params.push(project)}`;
+	// Grouped in SQL (one row per kind and project): never one row per attempt to the hub.
+	const rows = await q.query<UsageRow & { unknown: boolean }>(
+		`SELECT 0 AS epoch, kind, project, sum(input_tokens)::float8 AS input, sum(output_tokens)::float8 AS output,
+			sum(cost_usd) AS cost, bool_or(cost_usd IS NULL) AS unknown
+		 FROM attempt_usage${where} GROUP BY kind, project`,
+		params,
+	);
+	const parts = rows.map(r => ({ row: r, usage: { ...usageOf(r), costUsd: r.unknown ? null : Number(r.cost ?? 0) } }));
+	const by = (key: (r: UsageRow) => string): Record<string, Usage> => {
+		const out: Record<string, Usage> = {};
+		for (const p of parts) {
+			const k = key(p.row);
+			out[k] = sumUsage([out[k], p.usage]) as Usage;
+		}
+		return out;
+	};
+	return {
+		total: sumUsage(parts.map(p => p.usage)) ?? zero,
+		byKind: by(r => r.kind ?? noKind),
+		byProject: by(r => r.project ?? ''),
+	};
+}
+
+/**
+ * `dispatch/usage`: the holder of the claim at `epoch` (the supervisor's seat speaks as its agent)
+ * records that attempt's usage, during the claim or after it ended (the last report often comes with
+ * the completion). Anyone else is refused `lease_lost`, and nothing is written.
+ */
+export function reportUsage(
+	uow: UnitOfWork,
+	ctx: OpContext,
+	p: ParsedParams<'dispatch/usage'>,
+): Promise<Result<'dispatch/usage'>> {
+	return uow.mutate(ctx, 'dispatch/usage', async (tx, now) => {
+		const card = await loadCard(tx, p.cardId, false);
+		const held = await tx.query(
+			`SELECT 1 FROM events WHERE card_id = $1 AND type = 'claimed'
+			 AND data->'card'->>'claimOwner' = $2 AND (data->'card'->>'claimEpoch')::int = $3 LIMIT 1`,
+			[p.cardId, ctx.actor, p.epoch],
+		);
+		if (held.length === 0) {
+			throw new BatonError(
+				'lease_lost',
+				`Card ${p.cardId}'s attempt at epoch ${p.epoch} was not ${ctx.actor}'s claim: only its holder reports its usage.`,
+				{ cardId: p.cardId, yourEpoch: p.epoch },
+			);
+		}
+		const kind = ctx.kind ?? card.dispatch?.kind ?? null;
+		await recordUsage(tx, { cardId: card.id, epoch: p.epoch, kind, project: card.project ?? null }, p.usage, now);
+		return { result: {}, events: [] };
+	});
+}
