@@ -6,7 +6,7 @@
  * is not a change of the card); decides no card transition and invents no cost.
  */
 import { BatonError } from '../errors';
-import type { Attempt, ParsedParams, Result, Usage, UsageReport, UsageTotals } from '../protocol';
+import type { Attempt, ParsedParams, Result, Usage, UsageReport, UsageSum, UsageTotals } from '../protocol';
 import { sumUsage } from '../rules/usage';
 import type { Queryable } from '../store/db';
 import { loadCard } from './cardActions';
@@ -74,7 +74,16 @@ export async function withUsage(
 	};
 }
 
-const zero: Usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+const zero: UsageSum = { inputTokens: 0, outputTokens: 0, costUsd: 0, knownCostUsd: 0 };
+
+function addSums(a: UsageSum, b: UsageSum): UsageSum {
+	return {
+		inputTokens: a.inputTokens + b.inputTokens,
+		outputTokens: a.outputTokens + b.outputTokens,
+		costUsd: a.costUsd === null || b.costUsd === null ? null : a.costUsd + b.costUsd,
+		knownCostUsd: a.knownCostUsd + b.knownCostUsd,
+	};
+}
 
 /**
  * The sums of every recorded attempt (narrowed by `project` as card/stats is: a project id counts its
@@ -89,26 +98,37 @@ export async function usageTotals(q: Queryable, project?: string | null): Promis
 				? ' WHERE project IS NULL'
 				: ` WHERE project IS NULL OR project = $${params.push(project)}`;
 	// Grouped in SQL (one row per kind and project): never one row per attempt to the hub.
-	const rows = await q.query<UsageRow & { unknown: boolean }>(
-		`SELECT 0 AS epoch, kind, project, sum(input_tokens)::float8 AS input, sum(output_tokens)::float8 AS output,
-			sum(cost_usd) AS cost, bool_or(cost_usd IS NULL) AS unknown
+	const rows = await q.query<{
+		kind: string | null;
+		project: string | null;
+		input: number;
+		output: number;
+		known: number | null;
+		unknown: boolean;
+	}>(
+		`SELECT kind, project, sum(input_tokens)::float8 AS input, sum(output_tokens)::float8 AS output,
+			sum(cost_usd) AS known, bool_or(cost_usd IS NULL) AS unknown
 		 FROM attempt_usage${where} GROUP BY kind, project`,
 		params,
 	);
-	const parts = rows.map(r => ({ row: r, usage: { ...usageOf(r), costUsd: r.unknown ? null : Number(r.cost ?? 0) } }));
-	const by = (key: (r: UsageRow) => string): Record<string, Usage> => {
-		const out: Record<string, Usage> = {};
-		for (const p of parts) {
-			const k = key(p.row);
-			out[k] = sumUsage([out[k], p.usage]) as Usage;
-		}
-		return out;
-	};
-	return {
-		total: sumUsage(parts.map(p => p.usage)) ?? zero,
-		byKind: by(r => r.kind ?? noKind),
-		byProject: by(r => r.project ?? ''),
-	};
+	const byKind: Record<string, UsageSum> = {};
+	const byProject: Record<string, UsageSum> = {};
+	let sum = zero;
+	for (const r of rows) {
+		const known = Number(r.known ?? 0);
+		const part: UsageSum = {
+			inputTokens: Number(r.input),
+			outputTokens: Number(r.output),
+			costUsd: r.unknown ? null : known,
+			knownCostUsd: known,
+		};
+		sum = addSums(sum, part);
+		const kind = r.kind ?? noKind;
+		byKind[kind] = addSums(byKind[kind] ?? zero, part);
+		const p = r.project ?? '';
+		byProject[p] = addSums(byProject[p] ?? zero, part);
+	}
+	return { total: sum, byKind, byProject };
 }
 
 /**

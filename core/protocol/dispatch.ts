@@ -124,10 +124,15 @@ export type Usage = z.infer<typeof Usage>;
 export const UsageReport = Usage.extend({ costUsd: Usage.shape.costUsd.optional() }).strict();
 export type UsageReport = z.input<typeof UsageReport>;
 /** Usage summed over attempts, as card/stats gives it: the whole, by agent kind ('none': not dispatched) and project ('' : none). */
+export const UsageSum = Usage.extend({
+	/** The dollars that were reported, also when some attempt reported none (then costUsd is null). */
+	knownCostUsd: z.number().nonnegative(),
+}).strict();
+export type UsageSum = z.infer<typeof UsageSum>;
 export const UsageTotals = z.object({
-	total: Usage,
-	byKind: z.record(z.string(), Usage),
-	byProject: z.record(z.string(), Usage),
+	total: UsageSum,
+	byKind: z.record(z.string(), UsageSum),
+	byProject: z.record(z.string(), UsageSum),
 });
 export type UsageTotals = z.infer<typeof UsageTotals>;
 /**
@@ -144,6 +149,7 @@ export const AgentExitReason = z.enum([
 	'failed',
 	'exited',
 	'timeout',
+	'budget',
 	'hung',
 	'rate_limited',
 	'stopped',

@@ -24,6 +24,7 @@ import { advisoryText } from './sandbox';
 import { SeatPool } from './seatPool';
 import { type PauseLike, type RunConfig, type RunLike, covers } from './runConfig';
 import { KindHealth, streakReason } from './streaks';
+import { RunLimits } from './runLimits';
 
 const log = createLogger('run');
 
@@ -53,6 +54,9 @@ export class Supervisor {
 		this.finished = resolve;
 	});
 	private readonly ctx: JobContext;
+	private readonly limits: RunLimits;
+	/** What the run's line last said holds it back (budget, review line): said again only when it changes. */
+	private heldSaid: string | undefined;
 
 	constructor(
 		private readonly config: RunConfig,
@@ -62,6 +66,7 @@ export class Supervisor {
 	) {
 		this.health = new KindHealth(config.cooldownSeconds * 1000);
 		this.pool = new SeatPool(config.seats, config.kind, config.name, connect);
+		this.limits = new RunLimits(config.runBudgetUsd, config.maxInReview, config.project);
 		this.ctx = {
 			dataDir: config.dataDir,
 			run: config.name,
@@ -71,6 +76,8 @@ export class Supervisor {
 			batonMcp: config.batonMcp,
 			baseEnv: config.baseEnv,
 			maxSeconds: config.maxSeconds,
+			maxCostUsd: config.maxCostUsd,
+			onSpend: (key, cost) => this.limits.spend(key, cost),
 			idleSeconds: config.idleSeconds,
 			stopGraceMs: config.stopGraceMs,
 			logMaxBytes: config.logMaxBytes,
@@ -231,6 +238,8 @@ export class Supervisor {
 		try {
 			for (;;) {
 				this.refill = false;
+				await this.limits.refresh(this.main, text => log.warn(text));
+				this.sayHeld();
 				while (this.mayClaim()) {
 					const seat = this.pool.firstFree();
 					if (seat === undefined || !(await this.claimInto(seat))) {
@@ -251,9 +260,19 @@ export class Supervisor {
 		return this.refill && this.mayClaim();
 	}
 
-	/** Running, a seat free and the kind not cooling down (read afresh: it changes across awaits). */
+	/** Running, a seat free, the kind not cooling down, no budget or review line holding (read afresh: it changes across awaits). */
 	private mayClaim(): boolean {
-		return this.mode === 'running' && !this.closed && this.inUse() < this.config.seats && !this.cooling();
+		const free = this.mode === 'running' && !this.closed && this.inUse() < this.config.seats;
+		return free && !this.cooling() && this.limits.held() === undefined;
+	}
+
+	/** The run's line says what holds it back (an event when that changes). */
+	private sayHeld(): void {
+		const held = this.limits.held();
+		if (held !== this.heldSaid) {
+			this.heldSaid = held;
+			this.display.event(held === undefined ? { event: 'claiming' } : { event: 'held', reason: held });
+		}
 	}
 
 	private cooling(): boolean {
@@ -325,7 +344,7 @@ export class Supervisor {
 		// this seat may claim again.
 		if (end.reason === 'completed') {
 			this.health.succeeded(this.config.kind);
-		} else if (end.reason === 'exited' || end.reason === 'timeout' || end.reason === 'hung') {
+		} else if (['exited', 'timeout', 'budget', 'hung'].includes(end.reason)) {
 			await this.countFailure(job.card.id, end.cardReason ?? end.reason);
 		} else if (end.reason === 'rate_limited') {
 			const until = this.health.coolDown(this.config.kind, Date.now());
@@ -389,7 +408,7 @@ export class Supervisor {
 			seats: this.config.seats,
 			inUse: this.inUse(),
 			mode: this.mode,
-			idle: this.idle,
+			idle: this.limits.held() ?? this.idle,
 			coolingUntil: this.health.coolingUntil(this.config.kind, Date.now()),
 		};
 		this.display.draw(rows, status);

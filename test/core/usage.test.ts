@@ -69,9 +69,14 @@ for (const store of storeKinds) {
 			);
 
 			const stats = await b.stats(human, {});
-			assert.deepEqual(stats.usage?.total, { inputTokens: 1250, outputTokens: 305, costUsd: null });
-			assert.deepEqual(stats.usage?.byKind.claude, { inputTokens: 1200, outputTokens: 300, costUsd: 0.06 });
-			assert.deepEqual(stats.usage?.byKind.none, { inputTokens: 50, outputTokens: 5, costUsd: null });
+			assert.deepEqual(stats.usage?.total, { inputTokens: 1250, outputTokens: 305, costUsd: null, knownCostUsd: 0.06 });
+			assert.deepEqual(stats.usage?.byKind.claude, {
+				inputTokens: 1200,
+				outputTokens: 300,
+				costUsd: 0.06,
+				knownCostUsd: 0.06,
+			});
+			assert.deepEqual(stats.usage?.byKind.none, { inputTokens: 50, outputTokens: 5, costUsd: null, knownCostUsd: 0 });
 			assert.deepEqual(stats.usage?.byProject.web, stats.usage?.total);
 		});
 
@@ -89,10 +94,10 @@ for (const store of storeKinds) {
 				usage: { inputTokens: 7, outputTokens: 3, costUsd: 0.5 },
 			});
 			const api = await b.stats(human, { project: 'api' });
-			assert.deepEqual(api.usage?.total, { inputTokens: 7, outputTokens: 3, costUsd: 0.5 });
+			assert.deepEqual(api.usage?.total, { inputTokens: 7, outputTokens: 3, costUsd: 0.5, knownCostUsd: 0.5 });
 			assert.deepEqual(Object.keys(api.usage?.byProject ?? {}), ['api']);
 			const all = await b.stats(human, {});
-			assert.deepEqual(all.usage?.byKind.codex, { inputTokens: 7, outputTokens: 3, costUsd: 0.5 });
+			assert.deepEqual(all.usage?.byKind.codex, { inputTokens: 7, outputTokens: 3, costUsd: 0.5, knownCostUsd: 0.5 });
 			const quiet = await b.get(human, { cardId: 'u3' });
 			assert.equal(quiet.usage, undefined);
 		});

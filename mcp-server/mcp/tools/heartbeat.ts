@@ -24,14 +24,16 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 		{
 			title: 'Report progress',
 			description:
-				'Report progress on a card you hold; renews its lease. Returns {lease}. On lease_lost, stop and claim again.',
-			listing: leanObject(HeartbeatToolParams.omit({ epoch: true }), {
+				'Report progress on a held card; renews its lease. Returns {lease}. On lease_lost, stop; claim again.',
+			// `usage` ({inputTokens, outputTokens, costUsd}: the attempt's running total) is listed as a bare
+			// object: tools/list is at its byte budget, and a wrong shape is refused naming the fields.
+			listing: leanObject(HeartbeatToolParams.omit({ epoch: true, usage: true }), {
 				cardId: 'Id',
-				progress: 'Percent 0-100',
+				progress: '0-100',
 				note: 'Doing now',
-				ttlSeconds: 'New lease seconds',
-				waitSeconds: 'Wait for inbox (s)',
-			}),
+				ttlSeconds: 'Lease seconds',
+				waitSeconds: 'Inbox wait s',
+			}).extend({ usage: z.object({}).optional() }),
 			annotations: updatingTool,
 		},
 		toolHandler('heartbeat', HeartbeatToolParams, async ({ waitSeconds, ...args }, signal) => {
