@@ -143,8 +143,8 @@ export function reportUsage(
 ): Promise<Result<'dispatch/usage'>> {
 	return uow.mutate(ctx, 'dispatch/usage', async (tx, now) => {
 		const card = await loadCard(tx, p.cardId, false);
-		const held = await tx.query(
-			`SELECT 1 FROM events WHERE card_id = $1 AND type = 'claimed'
+		const held = await tx.query<{ kind: string | null }>(
+			`SELECT data->'card'->'dispatch'->>'kind' AS kind FROM events WHERE card_id = $1 AND type = 'claimed'
 			 AND data->'card'->>'claimOwner' = $2 AND (data->'card'->>'claimEpoch')::int = $3 LIMIT 1`,
 			[p.cardId, ctx.actor, p.epoch],
 		);
@@ -155,7 +155,8 @@ export function reportUsage(
 				{ cardId: p.cardId, yourEpoch: p.epoch },
 			);
 		}
-		const kind = ctx.kind ?? card.dispatch?.kind ?? null;
+		// The kind the claim was dispatched for (its event keeps it after the card's record is cleared).
+		const kind = held[0]?.kind ?? ctx.kind ?? null;
 		await recordUsage(tx, { cardId: card.id, epoch: p.epoch, kind, project: card.project ?? null }, p.usage, now);
 		return { result: {}, events: [] };
 	});
