@@ -147,6 +147,7 @@ export const DispatchUsageParams = z
 export const AgentExitReason = z.enum([
 	'completed',
 	'failed',
+	'released',
 	'exited',
 	'timeout',
 	'budget',

@@ -419,7 +419,9 @@ export class AgentJob {
 					? 'completed'
 					: outcome === 'failed'
 						? 'failed'
-						: (this.cause ?? 'exited');
+						: outcome === 'released' && this.cause === undefined
+							? 'released' // the agent handed it back itself: a release, not a failure
+							: (this.cause ?? 'exited');
 			return { reason, code };
 		}
 		const id = card.id;
