@@ -30,10 +30,10 @@ export function dollars(usd: number): string {
 	return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
 }
 
-/** "12,345 in / 678 out tokens, $0.0421"; "… tokens, cost unknown"; no usage reported: "usage unknown". */
+/** "12,345 in / 678 out tokens, $0.0421"; "… tokens, cost unknown"; none reported: "cost unknown (…)". */
 export function usageText(usage: Usage | undefined): string {
 	if (usage === undefined) {
-		return 'usage unknown (no attempt reported tokens or cost)';
+		return 'cost unknown (no attempt reported tokens or cost)';
 	}
 	const tokens = `${usage.inputTokens.toLocaleString('en-US')} in / ${usage.outputTokens.toLocaleString('en-US')} out tokens`;
 	return `${tokens}, ${usage.costUsd === null ? 'cost unknown' : dollars(usage.costUsd)}`;
