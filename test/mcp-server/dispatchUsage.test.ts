@@ -2,7 +2,8 @@
  * Usage and budgets end to end: a real hub, the real `baton run` in a child process, a fake agent
  * (test/fixtures/usageAgent.mjs, real MCP) printing BATON_USAGE lines. Proves the last line counts (also
  * one printed after the completion), unreadable lines are ignored and logged once, `show` and `stats`
- * (text and --json) and /metrics carry the sums by kind without a card id; --max-cost-usd stops the
+ * (text and --json) and /metrics carry the sums by kind without a card id, an agent reporting over MCP
+ * (heartbeat's usage) without a cost leaves the cost unknown; --max-cost-usd stops the
  * agent and fails its card naming the budget; --run-budget-usd stops claiming and the run says so; bad
  * budgets and --max-in-review 0 start nothing.
  */
@@ -43,9 +44,20 @@ describe('baton run: usage and budgets', () => {
 			'---',
 			line(1000, 200, 0.05),
 		].join('\n');
-		await api.request('card/create', { cards: [{ id: 'use-1', title: 'Report usage', body }] });
+		await api.request('card/create', {
+			cards: [
+				{ id: 'use-1', title: 'Report usage', body, priority: 2 },
+				{
+					id: 'use-mcp',
+					title: 'Report over MCP',
+					body: 'HEARTBEAT_USAGE {"inputTokens":40,"outputTokens":4}',
+					priority: 1,
+				},
+			],
+		});
 		const run = startRun(dataDir, ['--seats', '1', '--no-sandbox'], {}, usageAgent);
 		await run.waitFor(e => e.event === 'exited' && e.cardId === 'use-1', 60_000, 'use-1 to end');
+		await run.waitFor(e => e.event === 'exited' && e.cardId === 'use-mcp', 60_000, 'use-mcp to end');
 		run.proc.kill('SIGINT');
 		await run.exited;
 		assert.equal(run.stderr().match(/a BATON_USAGE line was ignored/g)?.length, 1, run.stderr());
@@ -61,13 +73,28 @@ describe('baton run: usage and budgets', () => {
 		const stats = JSON.parse((await runBaton(['stats', '--json', '--project', '*'], { dataDir })).stdout) as {
 			usage: { total: unknown; byKind: Record<string, unknown>; byProject: Record<string, unknown> };
 		};
-		assert.deepEqual(stats.usage.byKind.fake, { ...want, knownCostUsd: 0.05 });
-		assert.deepEqual(stats.usage.total, { ...want, knownCostUsd: 0.05 });
+		// The MCP agent reported tokens without a cost: the sums' cost is unknown, the reported dollars kept.
+		const mcp = await runBaton(['show', 'use-mcp', '--json'], { dataDir });
+		assert.deepEqual((JSON.parse(mcp.stdout) as { usage?: unknown }).usage, {
+			inputTokens: 40,
+			outputTokens: 4,
+			costUsd: null,
+		});
+		assert.match(
+			(await runBaton(['show', 'use-mcp'], { dataDir })).stdout,
+			/Usage: 40 in \/ 4 out tokens, cost unknown/,
+		);
+		const sum = { inputTokens: 1040, outputTokens: 204, costUsd: null, knownCostUsd: 0.05 };
+		assert.deepEqual(stats.usage.byKind.fake, sum);
+		assert.deepEqual(stats.usage.total, sum);
+		assert.deepEqual(stats.usage.byProject[''], sum);
+		const statsText = await runBaton(['stats', '--project', '*'], { dataDir });
+		assert.match(statsText.stdout, /usage +1,040 in \/ 204 out tokens, cost unknown \(\$0\.0500 reported\)/);
 
 		const token = readFileSync(hub.paths.metricsToken, 'utf8').trim();
 		const metrics = await hubHttp(hub.port, '/metrics', { headers: { Authorization: `Bearer ${token}` } });
-		assert.match(metrics.body, /^baton_tokens_total\{kind="fake",direction="input"\} 1000$/m);
-		assert.match(metrics.body, /^baton_tokens_total\{kind="fake",direction="output"\} 200$/m);
+		assert.match(metrics.body, /^baton_tokens_total\{kind="fake",direction="input"\} 1040$/m);
+		assert.match(metrics.body, /^baton_tokens_total\{kind="fake",direction="output"\} 204$/m);
 		assert.match(metrics.body, /^baton_cost_usd_total\{kind="fake"\} 0\.05$/m);
 		assert.doesNotMatch(metrics.body, /use-1/, 'no card id in a label');
 	});
