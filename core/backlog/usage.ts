@@ -28,9 +28,9 @@ const columns = `epoch, kind, project, input_tokens::float8 AS input, output_tok
 
 function usageOf(row: UsageRow): Usage {
 	return {
-		inputTokens: Number(row.input),
-		outputTokens: Number(row.output),
-		costUsd: row.cost === null ? null : Number(row.cost),
+		inputTokens: row.input,
+		outputTokens: row.output,
+		costUsd: row.cost,
 	};
 }
 
@@ -63,7 +63,7 @@ export async function withUsage(
 	if (rows.length === 0) {
 		return { attempts };
 	}
-	const byEpoch = new Map(rows.map(r => [Number(r.epoch), usageOf(r)]));
+	const byEpoch = new Map(rows.map(r => [r.epoch, usageOf(r)]));
 	const usage = sumUsage(rows.map(usageOf));
 	return {
 		attempts: attempts.map(a => {
@@ -115,10 +115,10 @@ export async function usageTotals(q: Queryable, project?: string | null): Promis
 	const byProject: Record<string, UsageSum> = {};
 	let sum = zero;
 	for (const r of rows) {
-		const known = Number(r.known ?? 0);
+		const known = r.known ?? 0;
 		const part: UsageSum = {
-			inputTokens: Number(r.input),
-			outputTokens: Number(r.output),
+			inputTokens: r.input,
+			outputTokens: r.output,
 			costUsd: r.unknown ? null : known,
 			knownCostUsd: known,
 		};

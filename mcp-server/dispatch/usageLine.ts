@@ -28,7 +28,7 @@ export function commandUsage(line: string): UsageLine | undefined {
 	if (!checked.success) {
 		const issue = checked.error.issues[0];
 		return {
-			invalid: `${issue?.path.join('.') || 'the line'}: ${issue?.message ?? 'not a usage report'} (want {"inputTokens":N,"outputTokens":N,"costUsd":X}, numbers ≥ 0, tokens whole)`,
+			invalid: `${issue === undefined || issue.path.length === 0 ? 'the line' : issue.path.join('.')}: ${issue?.message ?? 'not a usage report'} (want {"inputTokens":N,"outputTokens":N,"costUsd":X}, numbers ≥ 0, tokens whole)`,
 		};
 	}
 	return { usage: { ...checked.data, costUsd: checked.data.costUsd ?? null } };

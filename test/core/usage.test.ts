@@ -70,14 +70,14 @@ for (const store of storeKinds) {
 
 			const stats = await b.stats(human, {});
 			assert.deepEqual(stats.usage?.total, { inputTokens: 1250, outputTokens: 305, costUsd: null, knownCostUsd: 0.06 });
-			assert.deepEqual(stats.usage?.byKind.claude, {
+			assert.deepEqual(stats.usage.byKind.claude, {
 				inputTokens: 1200,
 				outputTokens: 300,
 				costUsd: 0.06,
 				knownCostUsd: 0.06,
 			});
-			assert.deepEqual(stats.usage?.byKind.none, { inputTokens: 50, outputTokens: 5, costUsd: null, knownCostUsd: 0 });
-			assert.deepEqual(stats.usage?.byProject.web, stats.usage?.total);
+			assert.deepEqual(stats.usage.byKind.none, { inputTokens: 50, outputTokens: 5, costUsd: null, knownCostUsd: 0 });
+			assert.deepEqual(stats.usage.byProject.web, stats.usage.total);
 		});
 
 		it('sums by project as stats narrows them, and a card nobody reported on has no usage', async () => {
@@ -95,7 +95,7 @@ for (const store of storeKinds) {
 			});
 			const api = await b.stats(human, { project: 'api' });
 			assert.deepEqual(api.usage?.total, { inputTokens: 7, outputTokens: 3, costUsd: 0.5, knownCostUsd: 0.5 });
-			assert.deepEqual(Object.keys(api.usage?.byProject ?? {}), ['api']);
+			assert.deepEqual(Object.keys(api.usage.byProject), ['api']);
 			const all = await b.stats(human, {});
 			assert.deepEqual(all.usage?.byKind.codex, { inputTokens: 7, outputTokens: 3, costUsd: 0.5, knownCostUsd: 0.5 });
 			const quiet = await b.get(human, { cardId: 'u3' });

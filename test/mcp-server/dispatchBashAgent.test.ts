@@ -62,10 +62,10 @@ describe('a bash agent using only the CLI', () => {
 			run.proc.kill('SIGINT');
 			await run.exited;
 		}
-		const exits = Object.fromEntries(run.lines.filter(l => l.event === 'exited').map(l => [l.cardId, l.reason]));
-		assert.equal(exits['sh-1'], 'completed', JSON.stringify(run.lines));
-		assert.equal(exits['sh-fail'], 'failed');
-		assert.equal(exits['sh-release'], 'released', 'a release is not a failure');
+		const exits = new Map(run.lines.filter(l => l.event === 'exited').map(l => [l.cardId, l.reason]));
+		assert.equal(exits.get('sh-1'), 'completed', JSON.stringify(run.lines));
+		assert.equal(exits.get('sh-fail'), 'failed');
+		assert.equal(exits.get('sh-release'), 'released', 'a release is not a failure');
 		assert.equal(run.lines.filter(l => l.event === 'paused').length, 0);
 		const got = await api.request('card/get', { cardId: 'sh-1' });
 		assert.equal(got.card.status, 'done');
@@ -73,10 +73,10 @@ describe('a bash agent using only the CLI', () => {
 		assert.equal(got.attempts[0]?.progress, 50);
 		assert.equal(got.messages.at(-1)?.text, 'wrote bash-sh-1.txt');
 		const heartbeat = got.history.find(e => e.type === 'heartbeat');
-		assert.equal(heartbeat?.actor, got.attempts[0]?.owner, 'the CLI acted as the seat agent');
+		assert.equal(heartbeat?.actor, got.attempts[0].owner, 'the CLI acted as the seat agent');
 		const released = await api.request('card/get', { cardId: 'sh-release' });
 		assert.equal(released.attempts[0]?.outcome, 'released');
-		assert.equal(released.attempts[0]?.reason, 'not mine to do');
+		assert.equal(released.attempts[0].reason, 'not mine to do');
 		const failed = await api.request('card/get', { cardId: 'sh-fail' });
 		assert.equal(failed.card.status, 'blocked');
 		assert.equal(failed.attempts[0]?.reason, 'the tests do not build');
