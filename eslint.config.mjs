@@ -1,4 +1,4 @@
-// Lint rules and the import boundaries of DESIGN §6 / STYLE §2.2, enforced per folder.
+// Lint rules and the import boundaries, enforced per folder (docs/decisions/0003-eslint-boundaries.md).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { readdirSync } from 'node:fs';
@@ -10,8 +10,8 @@ const hostAndStore = ['vscode', 'ws', 'pg', '@electric-sql/*', 'drizzle-orm', 'd
 /**
  * The core folders every face may import whole (docs/architecture.md): protocol/ (the schemas, the
  * client, the frame size rule), rules/ (the state machine and the derived rules: lease expired, health
- * and stalled, claimable, Done pages, so no face re-writes them) and scope/ (the one scope module,
- * issue 29 §1). All are platform-free (webview/tsconfig.json compiles them without node types); rules/
+ * and stalled, claimable, Done pages, so no face re-writes them) and scope/ (the one scope module).
+ * All are platform-free (webview/tsconfig.json compiles them without node types); rules/
  * and scope/ are zod-free too (types only from protocol/).
  */
 const sharedFolders = ['protocol', 'rules', 'scope'];
@@ -28,7 +28,7 @@ const protocolValues = ['zod', './protocol', './protocol/*', '../protocol', '../
 /** drizzle-kit is a devDependency: test/core/schema.test.ts has it render core/store/schema.ts as DDL. */
 const devOnly = { group: ['drizzle-kit', 'drizzle-kit/*'], message: 'drizzle-kit is for the schema test only.' };
 /**
- * drizzle-orm runs in the store's cold paths only (issue 29 §4: core/store/orm.ts over the store's own
+ * drizzle-orm runs in the store's cold paths only (docs/decisions/0045-drizzle.md; core/store/orm.ts over the store's own
  * connection, used by core/backlog/); everything else talks to the Backlog (docs/architecture.md, the store).
  */
 const storeOnly = {
@@ -50,7 +50,7 @@ const coreBoundary = [
 	'**/extension/**',
 	'**/webview/**',
 ];
-const coreBoundaryMessage = 'core/ imports nothing of ours but core/, never vscode (DESIGN §6).';
+const coreBoundaryMessage = 'core/ imports nothing of ours but core/, never vscode.';
 
 export default tseslint.config(
 	{ ignores: ['node_modules/', 'dist/', '.vscode-test/', '.baton/', '**/*.mjs', '**/*.js', 'core/store/migrations/'] },
@@ -142,14 +142,14 @@ export default tseslint.config(
 				'../mcp-server/*',
 				'../webview/*',
 			],
-			'The extension never loads PGlite or the store: it is a client of the hub (DESIGN §1).',
+			'The extension never loads PGlite or the store: it is a client of the hub.',
 		),
 	},
 	{
 		files: ['mcp-server/**/*.ts'],
 		rules: restrict(
 			['vscode', '../extension/*', '../webview/*'],
-			'mcp-server/ imports core/ only; no face imports another face (DESIGN §6).',
+			'mcp-server/ imports core/ only; no face imports another face.',
 			[devOnly, storeOnly],
 		),
 	},

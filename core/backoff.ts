@@ -1,5 +1,5 @@
 /**
- * The one retry policy of every connection lifecycle (docs/architecture.md, "Reconnects"): wait
+ * The one retry policy of every connection lifecycle (docs/decisions/0042-backoff.md): wait
  * `minMs` after the first failure, multiply by `factor` after each further one, never wait more
  * than `maxMs`, start over after a success. Pure arithmetic and a failure counter: callers arm their
  * own timers on their Clock. Platform-free and zod-free (the webview imports rpc.ts, which uses it).
@@ -24,7 +24,7 @@ export const reconnectBackoff: BackoffPolicy = { minMs: 100, maxMs: 2_000 };
 /**
  * Waiting for a hub this client just spawned to listen (connectHub.ts): a probe of a local socket
  * is cheap, and a CLI call waits on it, so the cap is short: at 250 ms a first command waited ~125 ms
- * on average after the hub was up (issue 28 §10).
+ * on average after the hub was up.
  */
 export const hubStartBackoff: BackoffPolicy = { minMs: 25, maxMs: 100 };
 

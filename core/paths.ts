@@ -1,5 +1,5 @@
 /**
- * Where a Baton data dir keeps its files (docs/architecture.md). Path arithmetic plus the environment
+ * Where a Baton data dir keeps its files (docs/decisions/0026-data-dir-layout.md). Path arithmetic plus the environment
  * lookup of the default data dir; creating and checking the folders is the hub's job.
  */
 import { existsSync } from 'node:fs';
@@ -19,7 +19,7 @@ export interface HubPaths {
 	ownerSocket: string;
 	/** 32 random bytes as hex, mode 0600. */
 	token: string;
-	/** The scrape token, like `token` but it opens only `GET /metrics` (issue 15; Prometheus reads it). */
+	/** The scrape token, like `token` but it opens only `GET /metrics` (Prometheus reads it). */
 	metricsToken: string;
 	/** `{port, pid, protocol}` of the live hub's TCP listener. */
 	hubJson: string;

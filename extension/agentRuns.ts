@@ -1,5 +1,5 @@
 /**
- * Starts `baton run` (the supervisor, issue 30) for "Baton: Start Agents…", with the same data dir and
+ * Starts `baton run` (the supervisor) for "Baton: Start Agents…", with the same data dir and
  * database as this window's hub: in a terminal (its live table; Ctrl-C drains) or in the background as a
  * child process (its `--json` lines in the "Baton Agents" output channel). Background runs are asked to
  * drain (SIGINT) when the window closes, so running agents finish their cards. It starts processes and

@@ -26,12 +26,12 @@ export interface EmptyNode {
 	label: string;
 }
 
-/** The last row of Done while more done cards exist than are loaded: "Load more…" (issue 14). */
+/** The last row of Done while more done cards exist than are loaded: "Load more…". */
 export interface MoreNode {
 	kind: 'more';
 }
 
-/** A pause on top of the tree (issue 30): "Paused: project acme/web — paused by ann: deploy freeze". */
+/** A pause on top of the tree: "Paused: project acme/web — paused by ann: deploy freeze". */
 export interface PauseNode {
 	kind: 'pause';
 	pause: Pause;
@@ -43,7 +43,7 @@ export const moreNode: MoreNode = { kind: 'more' };
 
 export interface BacklogFilter {
 	phase?: string;
-	/** One label (issue 31): only cards that carry it. */
+	/** One label: only cards that carry it. */
 	label?: string;
 	text?: string;
 }
@@ -72,7 +72,7 @@ export function groupOf(card: Card): GroupKey {
 }
 
 /**
- * Context value for `when` clauses (STYLE 2.6): card.ready, card.waiting, card.claimed.mine,
+ * Context value for `when` clauses: card.ready, card.waiting, card.claimed.mine,
  * card.review (card.review.own: this human completed it, so may not approve it), …; `.needsInput`
  * is appended while its agent waits for an answer.
  */

@@ -1,6 +1,6 @@
 /**
  * A card's detail as a read-only markdown document (`baton-card:/<id>.md`), opened in the markdown
- * preview so a reviewer reads the result rendered (issue 12 §4): status, who completed it, the result,
+ * preview so a reviewer reads the result rendered: status, who completed it, the result,
  * a requested change, acceptance, the body and the messages. The text comes from `card/get` each time
  * the document is shown; agents' markdown is rendered by VS Code's preview, which runs no script. It
  * never changes a card.

@@ -1,5 +1,5 @@
 /**
- * Finds what a card's result says about its changes (issue 12 §4, Open Changes): `commit: <sha>` and
+ * Finds what a card's result says about its changes (Open Changes): `commit: <sha>` and
  * `branch: <name>` lines (also as `- commit = …` or `"commit": "…"`), else SHAs in the text. Pure:
  * it reads text only, never asks git whether a commit or branch exists (gitChanges.ts does).
  */

@@ -1,6 +1,6 @@
 /**
  * The extension's settings (package.json `contributes.configuration`), read in one place. Unset
- * values fall back to what the CLI would use (DESIGN §1) or to the hub's own thresholds.
+ * values fall back to what the CLI would use or to the hub's own thresholds.
  */
 import { userInfo } from 'node:os';
 import { homedir } from 'node:os';
@@ -79,7 +79,7 @@ function userName(): string {
 	return safe === '' ? 'user' : safe;
 }
 
-/** The human acts as agent `vscode:<user>` (DESIGN §2); claims from VS Code are recorded under it. */
+/** The human acts as agent `vscode:<user>`; claims from VS Code are recorded under it. */
 export function humanAgent(config: BatonConfig): AgentInfo {
 	const user = userName();
 	return {

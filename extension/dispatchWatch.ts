@@ -1,5 +1,5 @@
 /**
- * The extension's copy of dispatch's shared state (issue 30): the registered runs (`run/list`) and the
+ * The extension's copy of dispatch's shared state: the registered runs (`run/list`) and the
  * pauses (`pause/list`), read on connect, again on each `paused` / `resumed` / `run_updated` /
  * `run_ended` event, and every 10 s while a run is registered (a supervisor killed with -9 sends no
  * event: it only stops re-registering, and is gone 30 s later). Which card sits in which seat comes

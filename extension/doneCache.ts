@@ -1,5 +1,5 @@
 /**
- * The Done part of the extension's card cache (issue 14): the connection loads every live card but
+ * The Done part of the extension's card cache: the connection loads every live card but
  * Done newest first, a page at a time (`card/list {status: 'done', order: 'recent'}`); this keeps the
  * cursor, where the loaded pages end (core/rules/donePages.ts), the backlog's done count (card/stats, then
  * the events) and the ids deleted since the snapshot, so a page read before a deletion does not bring

@@ -1,5 +1,5 @@
 /**
- * Open Changes (issue 12 §4): shows the diff of a commit or branch a card's result names, through the
+ * Open Changes: shows the diff of a commit or branch a card's result names, through the
  * built-in git extension's API, for the workspace's repository, in VS Code's multi-file changes
  * editor (one diff editor per file when that is missing). Every way it cannot (no git extension, git
  * disabled, no repository, an unknown commit or branch) is a BatonError with a sentence saying so;

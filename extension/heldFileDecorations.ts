@@ -1,5 +1,5 @@
 /**
- * Files inside a live claim's scope, as the editor shows them (issue 13 §3): a FileDecorationProvider
+ * Files inside a live claim's scope, as the editor shows them: a FileDecorationProvider
  * (a badge, the `baton.heldFileForeground` colour, propagated to the folders above, and the tooltip
  * "Held by claude-code-1 for AUTH-3 — Session cookie hardening" in the Explorer and on editor tabs)
  * and the warning shown once per card and claim epoch when the user starts editing a file another
@@ -71,7 +71,7 @@ export class HeldFileDecorations implements vscode.FileDecorationProvider, vscod
 		this.emitter.dispose();
 	}
 
-	/** Rebuilds the model; fires the change (synchronously, well within issue 13's 1 s) only if a live scope changed. */
+	/** Rebuilds the model; fires the change (synchronously, well within the 1 s a decoration may take) only if a live scope changed. */
 	private rebuild(rootsChanged = false): void {
 		const next = new HeldFiles(this.hub.cards.values(), this.projects.roots);
 		if (!rootsChanged && next.signature === this.model.signature) {

@@ -1,5 +1,5 @@
 /**
- * Which workspace files live claims hold (issue 13 §3), as the Explorer's decorations and the edit
+ * Which workspace files live claims hold, as the Explorer's decorations and the edit
  * warning need it: each workspace root gets an index (core/scope/match.ts) of the live scopes of the
  * cards of its project and of the cards without one, and a file is looked up by its path relative to
  * the root it is in (inside a card's worktree, `.baton/worktrees/<ID>/`, relative to that worktree). Also the tooltip text ("Held by claude-code-1 for AUTH-3 — Session cookie
@@ -42,7 +42,7 @@ export interface HeldDecoration {
 const worktreesFolder = '.baton/worktrees/';
 
 /**
- * A path inside a card's worktree (`.baton/worktrees/<ID>/src/a.ts`, issue 33) as the repository path it
+ * A path inside a card's worktree (`.baton/worktrees/<ID>/src/a.ts`) as the repository path it
  * is a copy of (`src/a.ts`), so scopes cover the worktrees' files as they cover the checkout's: the
  * commit guard refuses a worktree's commit of a path another live claim holds. Other paths unchanged.
  */

@@ -1,5 +1,5 @@
 /**
- * The agents as the extension's connection knows them (DESIGN §2): the hub's list and thresholds (from
+ * The agents as the extension's connection knows them: the hub's list and thresholds (from
  * its hello, agent frames and `agent/list`), health and stalled re-derived every second from
  * `lastSeenAt` with the `baton.health.*` settings over the hub's thresholds, told to the views only when
  * some derived health or stalled flag changed; and the human's own agent kept alive by `agent/ping`
@@ -15,7 +15,7 @@ import type { RpcClient } from '../core/protocol/rpc';
 import { type AgentView, agentViewsOf } from './agentHealth';
 import { type BatonConfig, effectiveThresholds } from './config';
 
-/** DESIGN §2's thresholds, used until the hub's hello brings its own. */
+/** The default health thresholds, used until the hub's hello brings its own. */
 const designThresholds: HealthThresholds = {
 	healthySeconds: 30,
 	lateSeconds: 100,
@@ -23,7 +23,7 @@ const designThresholds: HealthThresholds = {
 	stallSeconds: 900,
 };
 
-/** How often the human's agent pings, renewing its leases (DESIGN §5: ~10 s). */
+/** How often the human's agent pings, renewing its leases (~10 s, well inside the lease TTL). */
 const pingIntervalMs = 10_000;
 /** How often agent health is re-derived: a silent agent changes health with no message at all. */
 const healthTickMs = 1_000;
@@ -65,7 +65,7 @@ export class HubAgents {
 		return agent === undefined ? undefined : agentHealth(agent.lastSeenAt, now, this.thresholds);
 	}
 
-	/** Agents with health and stalled derived for `now` (DESIGN §2), most recently seen first. */
+	/** Agents with health and stalled derived for `now`, most recently seen first. */
 	agentViews(now = this.host.clock.now().getTime()): AgentView[] {
 		return agentViewsOf(this.agentList, this.host.cards(), this.thresholds, now);
 	}

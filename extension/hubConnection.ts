@@ -1,5 +1,5 @@
 /**
- * The extension's one connection to the hub (DESIGN §1): finds or spawns `baton hub` with VS Code's
+ * The extension's one connection to the hub: finds or spawns `baton hub` with VS Code's
  * own runtime (hubLaunch.ts), keeps a live copy of the cards (every live one, Done by pages:
  * liveCards.ts, doneCache.ts) and agents (hubAgents.ts, which also keeps the human's claims alive with
  * `agent/ping` while the window is open) from the event feed, and reconnects by itself. Never loads
@@ -121,7 +121,7 @@ export class HubConnection implements vscode.Disposable {
 		return this.live.map;
 	}
 
-	/** Done's pages and counts: the cache holds only the newest done cards (issue 14). */
+	/** Done's pages and counts: the cache holds only the newest done cards. */
 	get done(): DoneCache {
 		return this.live.done;
 	}
@@ -223,7 +223,7 @@ export class HubConnection implements vscode.Disposable {
 		return connectHub(this.connectOptions());
 	}
 
-	/** Agents with health and stalled derived for `now` (DESIGN §2), most recently seen first. */
+	/** Agents with health and stalled derived for `now`, most recently seen first. */
 	agentViews(now = this.clock.now().getTime()): AgentView[] {
 		return this.agentState.agentViews(now);
 	}
@@ -294,7 +294,7 @@ export class HubConnection implements vscode.Disposable {
 				this.live.onEvent(e);
 				this.eventEmitter.fire(e);
 			}),
-			// The log was compacted past what this window saw while away (issue 14 §2): load it again.
+			// The log was compacted past what this window saw while away: load it again.
 			client.onResync(() => void this.live.resync(client, this.config.doneLimit)),
 			client.onAgents(agents => this.agentState.setAgents(agents)),
 			client.onState(s => this.onClientState(s)),

@@ -1,7 +1,7 @@
 /**
  * How the extension reaches its hub (hubConnection.ts connects with these options): the data dir, the
  * human's identity, the clock, and the hub to spawn when none runs: `dist/baton.js hub` under VS
- * Code's own runtime as plain Node, so users need no separate Node (DESIGN §1). Options only: it
+ * Code's own runtime as plain Node, so users need no separate Node. Options only: it
  * never connects or spawns by itself.
  */
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ export function hubConnectOptions(config: BatonConfig, extensionPath: string, cl
 		client: 'extension',
 		clock,
 		agent: humanAgent(config),
-		// VS Code's own runtime runs the hub as plain Node, so users need no separate Node (DESIGN §1).
+		// VS Code's own runtime runs the hub as plain Node, so users need no separate Node.
 		spawnHub: {
 			command: process.execPath,
 			args: [join(extensionPath, 'dist', 'baton.js'), 'hub', '--data-dir', config.dataDir],

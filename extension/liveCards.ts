@@ -19,7 +19,7 @@ export interface CardsChange {
 
 export class LiveCards {
 	readonly map = new Map<string, Card>();
-	/** Done's pages and counts: the cache holds only the newest done cards (issue 14). */
+	/** Done's pages and counts: the cache holds only the newest done cards. */
 	readonly done = new DoneCache(this.map);
 	/** Events held while the snapshot reloads after a resync (undefined: not reloading). */
 	private held: BacklogEvent[] | undefined;
@@ -42,7 +42,7 @@ export class LiveCards {
 		}
 	}
 
-	/** Every live card, but Done newest first and by pages (issue 14, doneCache.ts). */
+	/** Every live card, but Done newest first and by pages (doneCache.ts). */
 	async load(client: RpcClient, doneLimit: number): Promise<void> {
 		const list = (p: Params<'card/list'>): Promise<Result<'card/list'>> => client.request('card/list', p);
 		const cards = await loadLiveCards(list);

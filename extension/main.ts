@@ -41,19 +41,19 @@ export interface BatonApi {
 	backlog: BacklogTreeProvider;
 	agents: AgentsTreeProvider;
 	statusBar: AgentStatusBar;
-	/** "N to review · M questions" (issue 12 §4). */
+	/** "N to review · M questions". */
 	reviewBar: ReviewStatusBar;
 	/** Review and question notifications. */
 	desk: ReviewDesk;
-	/** The workspace's projects and the All projects switch (issue 13 §1). */
+	/** The workspace's projects and the All projects switch. */
 	projects: WorkspaceProjects;
-	/** Runs and pauses (issue 30). */
+	/** Runs and pauses. */
 	dispatch: DispatchWatch;
-	/** "3/4 seats" (issue 30). */
+	/** "3/4 seats". */
 	seatBar: SeatStatusBar;
-	/** Each seat's live output (issue 30). */
+	/** Each seat's live output. */
 	seatOutputs: SeatOutputs;
-	/** Files inside live claims' scopes: Explorer decorations and the edit warning (issue 13 §3). */
+	/** Files inside live claims' scopes: Explorer decorations and the edit warning. */
 	heldFiles: HeldFileDecorations;
 	mcp: McpRegistration;
 	/** Time spent inside activate() itself, in ms. */

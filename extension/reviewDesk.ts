@@ -1,6 +1,6 @@
 /**
- * Notifications of the review desk (issue 12 §4): a card entered review (Open / Approve, and Changes
- * for a card with a workspace: its branch in the multi-file diff editor, issue 33) or an agent
+ * Notifications of the review desk: a card entered review (Open / Approve, and Changes
+ * for a card with a workspace: its branch in the multi-file diff editor) or an agent
  * asked a question (Open / Reply, with the question's text). What is new is reviewQueue.ts's to
  * decide; this module only looks at the cards at most once a second, so a burst (a plan's worth of
  * completions) becomes one notification per kind, and shows them. Off with the setting
@@ -87,7 +87,7 @@ export class ReviewDesk implements vscode.Disposable {
 			});
 			return;
 		}
-		// A card with a workspace has a branch to read before approving it (issue 33).
+		// A card with a workspace has a branch to read before approving it.
 		const changes = act === 'Approve' && card.workspace !== undefined ? ['Changes'] : [];
 		void vscode.window.showInformationMessage(visibleText(text), 'Open', ...changes, act).then(choice => {
 			if (choice === 'Open') {

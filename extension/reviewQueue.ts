@@ -1,5 +1,5 @@
 /**
- * The review desk's rules, decided from the extension's live copy of the cards (issue 12 §4): which
+ * The review desk's rules, decided from the extension's live copy of the cards: which
  * cards wait for this human's review (oldest first, the order Review Next Card takes), which cards
  * need input, the status bar's "N to review · M questions", and which of those are new since the
  * last look (for notifications). A card enters review or needs input once per time it happens; what

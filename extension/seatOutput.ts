@@ -1,5 +1,5 @@
 /**
- * A seat's live output one click away (issue 30): an output channel per seat ("Baton seat 2"), fed by
+ * A seat's live output one click away: an output channel per seat ("Baton seat 2"), fed by
  * tailing the `dispatch.log` file of the card that sits in that seat (the supervisor writes the agent's
  * output there), and following the seat to its next card. A seat whose run is on another host shows
  * the card's last output lines from the hub (`dispatch.output`) instead, as the log is not on this

@@ -1,5 +1,5 @@
 /**
- * The seats item of the status bar (issue 30, "Watch it"): `3/4 seats` over every live run of this
+ * The seats item of the status bar ("Watch it"): `3/4 seats` over every live run of this
  * backlog, hidden while no run is registered; warning colours while the line is paused or a run is
  * stopping; the tooltip lists each seat with its card, agent kind and elapsed time; a click picks a
  * seat and opens its live output (seatOutput.ts). Reads dispatchWatch.ts and the connection's cards;

@@ -3,7 +3,7 @@
  * one is late or stalled, error colour when one is stale or dead while holding work, or when the hub
  * is unreachable or its store refuses writes (disk full, PostgreSQL away); the tooltip lists agents
  * and their cards; a click opens the Agents view. The human's own agent is left out: this window knows
- * it is alive. Review (issue 12 §4): "N to review · M questions" beside it while there are any, the
+ * it is alive. Review: "N to review · M questions" beside it while there are any, the
  * cards in its tooltip; a click reviews the next card (or replies, when there are only questions).
  */
 import * as vscode from 'vscode';
@@ -25,7 +25,7 @@ function watched(views: readonly AgentView[], me: string): AgentView[] {
 
 /**
  * The status text and level for the current state; pure over the connection's cache. With `projects`
- * (issue 13 §1) each agent's cards are those of the workspace's projects, and the tooltip says so.
+ * each agent's cards are those of the workspace's projects, and the tooltip says so.
  */
 export function summarize(hub: HubConnection, now = Date.now(), projects?: WorkspaceProjects): StatusSummary {
 	if (hub.state !== 'connected') {

@@ -1,5 +1,5 @@
 /**
- * Epics in the Backlog tree (issue 31): which cards of a status group nest under their parent, an
+ * Epics in the Backlog tree: which cards of a status group nest under their parent, an
  * epic's "3 / 5 done", and the tooltip's lines for the tree (its epic, children, labels, related,
  * duplicates, discovered from). A child nests under its parent when both are in the same group; one
  * whose parent is elsewhere stays in its own group and names its epic ("in SHOP-1"), so In progress

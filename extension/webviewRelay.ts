@@ -1,5 +1,5 @@
 /**
- * Relays the board webview's hub frames (STYLE 2.3, webview/transport.ts): a string message is one hub
+ * Relays the board webview's hub frames (webview/transport.ts): a string message is one hub
  * frame, passed on unchanged; an object message is a ViewMessage. The extension holds the token, so
  * the webview's hello is answered here with the HelloOk of a dedicated connection that acts as the
  * human's agent; requests go to the hub over that connection with their idempotency keys, and its
@@ -154,7 +154,7 @@ export class WebviewRelay implements vscode.Disposable {
 				client.onEvent((e: BacklogEvent) => this.post(JSON.stringify({ event: e.type, seq: e.seq, data: e }))),
 				client.onAgents(agents => this.post(JSON.stringify({ notice: 'agents', agents }))),
 				client.onStore(store => this.post(JSON.stringify({ notice: 'store', store }))),
-				// The log was compacted past the board's seq (issue 14 §2): the board reloads.
+				// The log was compacted past the board's seq: the board reloads.
 				client.onResync(seq => this.post(JSON.stringify({ notice: 'resync', seq }))),
 			);
 			return client;

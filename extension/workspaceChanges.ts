@@ -1,5 +1,5 @@
 /**
- * A card's workspace diff in VS Code's multi-file diff editor (issue 33): the hub's `card/diff` names
+ * A card's workspace diff in VS Code's multi-file diff editor: the hub's `card/diff` names
  * the files, the merge base and the branch's commit; each side of each file is a `baton-git:` document
  * whose text is `git show <commit>:<path>` in the repository, read by this machine's git (the hub and
  * VS Code share the machine, and a workspace lives on the hub's). So a reviewer sees exactly the

@@ -1,5 +1,5 @@
 /**
- * The open workspace's projects (issue 13 §1) and the "All projects" switch: each workspace folder's
+ * The open workspace's projects and the "All projects" switch: each workspace folder's
  * git repository (core/client/gitRepo.ts: its root and project id; a folder outside git has none) and
  * whether the user asked to see every project, remembered in the workspace state. The tree, the
  * status bars, the board and the file decorations read it and follow its change event. Decides

@@ -3,7 +3,7 @@
  * config): it only picks the bundle to load. `baton mcp`, one process per agent, loads dist/mcp.js,
  * which holds the MCP server and the hub client and nothing of the hub, the store (PGlite, pg) or the
  * CLI; every other command loads dist/program.js (main.ts). Parsing the whole 3 MB bundle cost each
- * agent process most of its start-up CPU (issue 14). Must stay a few lines and import nothing of ours.
+ * agent process most of its start-up CPU. Must stay a few lines and import nothing of ours.
  *
  * BATON_V8_FLAGS (e.g. `--liftoff-only`) is handed to V8 before either bundle loads, after `baton mcp`'s
  * own: Node refuses V8 flags in NODE_OPTIONS, and an environment variable reaches the hubs a command spawns. The test
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 
 /**
- * `baton mcp` runs V8 in lite mode (issue 32): the interpreter only, no baseline or optimising
+ * `baton mcp` runs V8 in lite mode: the interpreter only, no baseline or optimising
  * compiler, no code generated at run time. An MCP session spends its CPU in builtins (JSON, strings,
  * the socket and pipe writes), not in hot loops of its own, and each of up to 64 agents' processes
  * compiled and optimised its paths for its own few calls a minute: with 64 agents, lite mode measured

@@ -7,7 +7,7 @@
  *
  * Clean, not dumped live: dumpDataDir copies a running cluster, whose control file says "in
  * production", so every new data dir's first start ran crash recovery — an fsync of every file of
- * the dir and an end-of-recovery checkpoint, ~0.3 s of CPU and more of wall time (issue 28 §10).
+ * the dir and an end-of-recovery checkpoint, ~0.3 s of CPU and more of wall time.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// Moves modules to new paths and rewrites every relative import to them (issue 29 §3: folders that
+// Moves modules to new paths and rewrites every relative import to them (folders that
 // show the design). The map is data (scripts/moveMap.json: "old": "new" per file, "old/": "new/" for
 // a whole folder), so the move can be replayed on a tree with files this script has never seen: each
 // relative specifier (import, export … from, import(), require(), import types) of every source file

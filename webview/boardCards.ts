@@ -28,7 +28,7 @@ export class BoardCards {
 	/** Cards whose agent asked a question nobody answered yet (`needsInput`), as the hub last said. */
 	protected readonly asking = new Set<string>();
 	private filterValue: Required<Filter> = { text: '', phase: '', blocked: 'all', projects: [], epic: '', label: '' };
-	/** Children by parent and labels in use (issue 31), kept as cards come and go. */
+	/** Children by parent and labels in use, kept as cards come and go. */
 	readonly index = new CardIndex();
 	/** Bumped whenever a card the hub reported changes: derived lists (projects, live claims) cache on it. */
 	version = 0;

@@ -1,5 +1,5 @@
 /**
- * The board's snapshot, progressively (issue 14): the first page of each live status (ready, claimed,
+ * The board's snapshot, progressively: the first page of each live status (ready, claimed,
  * review, blocked, in parallel) and the agents, then Done's first page, then `card/stats`; the events
  * that arrived meanwhile are applied and the board is drawn (`baton:first-render`). The remaining
  * pages of each live status then load in the background, one page merged per state change

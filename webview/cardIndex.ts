@@ -1,5 +1,5 @@
 /**
- * What the board knows of its cards' tree and labels (issue 31), kept as BoardState adds, changes and
+ * What the board knows of its cards' tree and labels, kept as BoardState adds, changes and
  * drops cards, so no redraw scans 50,000 cards: each parent's children held here, and how many cards
  * carry each label. Pure: no DOM, no transport. The roll-up a face shows ("3 / 5 done") is the hub's
  * (core/protocol/epicRollups.ts); the children here are only a fallback until it arrives.

@@ -1,5 +1,5 @@
 /**
- * The Messages section of the detail pane (issue 12 §2): the card's messages, newest last, each with
+ * The Messages section of the detail pane: the card's messages, newest last, each with
  * who, when, a question marker and when its holder got it; and the box to post one (a reply when an
  * agent asked), sent with the button or Ctrl/Cmd+Enter, with the 4 KiB limit shown as you type and a
  * refusal shown under the box with the text kept. Message text is markdown through markdown.ts (the

@@ -1,5 +1,5 @@
 /**
- * The Changes section of the detail pane (issue 33): for a card with a workspace, its branch against its
+ * The Changes section of the detail pane: for a card with a workspace, its branch against its
  * base from `card/diff` — a summary line, the changed files with +/− counts (each a button that jumps to
  * its diff, or loads it when the cut patch left it out) and the unified diff (diffView.ts). Loading,
  * empty, error and landed states are sentences. The section keeps its elements across the pane's
@@ -15,7 +15,7 @@ export interface DiffHost {
 	diff(cardId: string, paths?: string[]): Promise<CardDiffResult>;
 }
 
-/** The workspace fields the section reads (Card.workspace, issue 33). */
+/** The workspace fields the section reads (Card.workspace). */
 type Workspace = NonNullable<Card['workspace']>;
 
 const kb = (bytes: number): string => `${Math.round(bytes / 1024)} KB`;

@@ -1,5 +1,5 @@
 /**
- * The detail pane's "Epic and links" section (issue 31): the epic the card is part of with its
+ * The detail pane's "Epic and links" section: the epic the card is part of with its
  * progress, the card's own children (card/get's roll-up and list), its labels, and the links that do
  * not block: related, duplicates, discovered from. Each id opens that card in the pane. Text only,
  * never HTML; nothing is fetched here (the pane passes its card/get answer).

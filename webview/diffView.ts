@@ -1,5 +1,5 @@
 /**
- * A unified diff as the board shows it (issue 33): the patch parsed by jsdiff's parsePatch (it knows
+ * A unified diff as the board shows it: the patch parsed by jsdiff's parsePatch (it knows
  * git's dialect: new, deleted, renamed and binary files), each file a <details> block with its path and
  * counts, each hunk its header and lines with old and new line numbers, added and removed lines in the
  * theme's diff colours. Every piece of the patch goes in as text (el() sets textContent), never as HTML;

@@ -72,7 +72,7 @@ function suggest(f: Field, values: readonly string[]): void {
 	f.wrap.append(list);
 }
 
-/** Who approves the card's result (issue 12): '' = the backlog's default (create only). */
+/** Who approves the card's result: '' = the backlog's default (create only). */
 function reviewField(existing: Card | undefined): { wrap: HTMLElement; select: HTMLSelectElement } {
 	const wrap = document.createElement('label');
 	wrap.className = 'field';

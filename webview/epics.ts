@@ -1,5 +1,5 @@
 /**
- * A card's epic line on the board (issue 31): an epic shows "3 / 5 done" (its bar at the card's foot
+ * A card's epic line on the board: an epic shows "3 / 5 done" (its bar at the card's foot
  * shows the same share), a child shows its epic's id with a small progress bar, and labels show as
  * chips. The counts are the hub's roll-up (core/protocol/epicRollups.ts); until it arrives, the
  * children the board holds. Builds elements with text only; keeps no state beyond the roll-ups'.

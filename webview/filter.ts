@@ -11,11 +11,11 @@ export interface Filter {
 	phase: string;
 	/** Which blocked cards the Blocked column shows: failed ones (attempts used up), parked ones, or all. */
 	blocked?: BlockedFilter;
-	/** Projects to show (issue 13); cards without a project always show; empty or absent: every project. */
+	/** Projects to show; cards without a project always show; empty or absent: every project. */
 	projects?: readonly string[];
-	/** An epic's id (issue 31): the epic and its children; '' or absent: every card. */
+	/** An epic's id: the epic and its children; '' or absent: every card. */
 	epic?: string;
-	/** One label (issue 31); '' or absent: every card. */
+	/** One label; '' or absent: every card. */
 	label?: string;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The board before its first snapshot is drawn (issue 28 §8): the columns say what it waits for
+ * The board before its first snapshot is drawn: the columns say what it waits for
  * (connecting, offline, loading) instead of counting 0 cards, and the choices that have nothing to
  * choose from yet are disabled; afterwards the connection only changes the banner and the header.
  * Decides what the parts show, never what the board loads or sends.

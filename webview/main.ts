@@ -139,7 +139,7 @@ const client = new RpcClient({
 	// crypto.randomUUID exists only in secure contexts; getRandomValues works everywhere.
 	randomId: () => randomHex(16),
 });
-// Epics' "3 / 5 done" (issue 31): the hub's roll-ups, fetched as epics show and when their children change.
+// Epics' "3 / 5 done": the hub's roll-ups, fetched as epics show and when their children change.
 const rollups = new EpicRollups(
 	async cardId => (await client.request('card/get', { cardId })).children ?? null,
 	() => columnIds.forEach(col => view.columns[col].refreshAll()),
@@ -321,7 +321,7 @@ async function boot(): Promise<void> {
 	await client.subscribe(hello.seq);
 	performance.mark('baton:subscribed');
 	void pauseBar.load();
-	// The log was compacted past what this board saw while it was away (issue 14 §2): load it again.
+	// The log was compacted past what this board saw while it was away: load it again.
 	client.onResync(() => {
 		rollups.clear();
 		boardLoad.load().catch(showError);

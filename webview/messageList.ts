@@ -1,5 +1,5 @@
 /**
- * A card's messages as the detail pane keeps them (issue 12 §2): merged from `card/get`, from our own
+ * A card's messages as the detail pane keeps them: merged from `card/get`, from our own
  * posts and from live `commented` / `delivered` events, oldest first, each once. A message never
  * changes except that its deliveredAt is set once, so a merge keeps every message it has seen and any
  * deliveredAt it learnt: an older answer can never hide a newer message or undo a delivery. Also what

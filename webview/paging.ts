@@ -1,5 +1,5 @@
 /**
- * What the board loads, and when (issue 14): Ready, In progress, In review and Blocked in full; Done
+ * What the board loads, and when: Ready, In progress, In review and Blocked in full; Done
  * newest first, a page at a time as the user scrolls to its end (`card/list {status: 'done', order:
  * 'recent'}`), with the filter's text, phase and single project sent along so a search reaches every
  * done card, not only the loaded ones (core/rules/donePages.ts: the boundary and the counts). Requests and
@@ -25,7 +25,7 @@ export function doneQuery(filter: Filter): Params<'card/list'> {
 		limit: donePageSize,
 		...(text === '' ? {} : { text: text.slice(0, 200) }),
 		...(filter.phase === '' ? {} : { phase: filter.phase }),
-		// An epic's children and a label (issue 31): the epic itself shows when loaded (it is no child).
+		// An epic's children and a label: the epic itself shows when loaded (it is no child).
 		...(filter.epic === undefined || filter.epic === '' ? {} : { parent: filter.epic }),
 		...(filter.label === undefined || filter.label === '' ? {} : { label: filter.label }),
 		// The hub's project filter keeps cards with no project, as the board's does; several projects

@@ -1,5 +1,5 @@
 /**
- * Pausing the line from the board (issue 30): one banner row per pause under the toolbar ("Paused:
+ * Pausing the line from the board: one banner row per pause under the toolbar ("Paused:
  * everything — paused by ann: deploy freeze", with a Resume button) and the toolbar's Pause button,
  * which asks first (with an optional reason) and then sends `pause/set {scope: 'all'}`. The pauses
  * come from `pause/list`, read at start and after each `paused` / `resumed` event; until the first

@@ -1,5 +1,5 @@
 /**
- * The board's project choice (issue 13 §1): a select in the toolbar with "All projects", the
+ * The board's project choice: a select in the toolbar with "All projects", the
  * workspace's projects when the VS Code host named several, and each project seen among the cards;
  * and the empty state when the choice hides every card ("No cards in github.com/acme/web — show all
  * projects"). In VS Code the host's view/projects message sets it (the workspace's projects, or All

@@ -1,5 +1,5 @@
 /**
- * The review gate on the board (issue 12 §4): what a drop onto or out of In review means. From In
+ * The review gate on the board: what a drop onto or out of In review means. From In
  * review, Done approves and Ready requests changes (after asking the note); a human may review any
  * card except one they completed. Into In review, only the holder's own completion of a card that
  * needs review leads; everything else is refused with the reason. Also which column a keyboard move

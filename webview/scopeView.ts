@@ -1,5 +1,5 @@
 /**
- * What the board shows of a card's scope (issue 13 §4): the compact chip ("src/auth/** +2", every
+ * What the board shows of a card's scope: the compact chip ("src/auth/** +2", every
  * entry in its title), the facts line of the detail pane, and, for a ready card whose scope meets a
  * live claim of its project, "waits on files held by AUTH-3 (claude-code-1)". The rule is core's
  * (core/scope/conflicts.ts, the hub and the tree use the same); this module only caches the live

@@ -1,5 +1,5 @@
 /**
- * The board's epic and label choices (issue 31): two selects in the toolbar ("All epics" and each
+ * The board's epic and label choices: two selects in the toolbar ("All epics" and each
  * card with children, "All labels" and each label in use) and the empty state when they hide every
  * card ("No cards match epic WEB-1, label ui — clear epic and label"). The choices are rebuilt only
  * when the set of epics or labels changed (CardIndex.version), and a choice survives every redraw,

@@ -3,7 +3,7 @@
  * end (its last connection closed) and the pruning of ended rows, the list with health, and ending
  * every claim of one agent (a human's reclaim, or its session closing). Health is the pure health.ts;
  * claims end through the rules like any other. An ended agent that holds nothing is in no list and
- * no count but `all` (issue 27 §4); events keep naming it, they do not refer to the row.
+ * no count but `all`; events keep naming it, they do not refer to the row.
  */
 import { type StallView, agentHealth, isAgentStalled } from '../rules/health';
 import type { AgentInfo, Card, HealthThresholds, ParsedParams, Result } from '../protocol';

@@ -1,5 +1,5 @@
 /**
- * Links that do not block (issue 31): `related` (kept on both cards) and `duplicates` (on the card that
+ * Links that do not block: `related` (kept on both cards) and `duplicates` (on the card that
  * duplicates), added by card/link and removed by card/unlink beside dependencies, and the card a
  * creator held when it created another (`discoveredFrom`). Nothing here touches readiness; each change
  * is an `updated` event of the card it changed, so every face refreshes it.
@@ -81,7 +81,7 @@ function changedFields(change: LinkChange): string[] {
 }
 
 /**
- * A create by an actor that holds a card (issue 31): each new card records the held card (the most
+ * A create by an actor that holds a card: each new card records the held card (the most
  * recently claimed, if several) as `discoveredFrom` and takes its parent unless it names one (and only
  * within the held card's project). A `discoveredFrom` given explicitly (an import) must exist.
  */

@@ -1,7 +1,7 @@
 /**
  * card/list's pages: the ready page (the board's and agents' most common one, a prepared hot
  * statement in claim order), and every other filter and order written as one page query (paging.ts)
- * with its `waitsOn`, each text prepared by name on PGlite (pageName). card/listRows (issue 32) runs the
+ * with its `waitsOn`, each text prepared by name on PGlite (pageName). card/listRows runs the
  * same filter and order and builds each card's row (protocol CardRow) instead of the whole card. Must
  * not: write, hold SQL of the hot statements beyond sending the ready page, or decide readiness
  * (claimableSql.ts does).
@@ -191,7 +191,7 @@ export class CardList {
 	}
 
 	/**
-	 * The prepared-statement name of a list page's text on PGlite (issue 32): parsing and planning the
+	 * The prepared-statement name of a list page's text on PGlite: parsing and planning the
 	 * page (baton_card inlines 46 fields) was half of a 50-card page's CPU; prepared once, each page is
 	 * Bind/Execute. The text varies only with which filters are set, so the names are few; a text
 	 * filter's pattern is a literal in the text (the planner reads it) and is never named, and past

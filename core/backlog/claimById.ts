@@ -1,8 +1,8 @@
 /**
  * A claim of one card by id inside the general path's transaction (claimCycle.ts): resume when the
- * caller's session holds it already (issue 30: no event, same epoch), else every refusal that names
+ * caller's session holds it already (no event, same epoch), else every refusal that names
  * why — held, done, waiting, deferred, capabilities, its tree, its project, a pause or an assignment
- * (issue 30), max-held, a dispatched claim's seat limits, its scope — then the claim, with the seat's
+ *, max-held, a dispatched claim's seat limits, its scope — then the claim, with the seat's
  * dispatch record when the supervisor made it. Decides with the pure rules; never commits or waits.
  */
 import { BatonError } from '../errors';
@@ -35,7 +35,7 @@ export async function claimById(
 ): Promise<Mutation<Result<'card/claim'>>> {
 	const dispatch = p.dispatch;
 	if (uow.db.mode === 'postgres') {
-		// Issue 30: wait for a pause/set in flight, so the pause check below reads it (pauses.ts).
+		// Wait for a pause/set in flight, so the pause check below reads it (pauses.ts).
 		await tx.query('LOCK TABLE cards IN ROW EXCLUSIVE MODE');
 	}
 	const { card: before, claimSession } = await loadCardRow(tx, p.cardId, true);
@@ -47,7 +47,7 @@ export async function claimById(
 		before.leaseExpiresAt !== null &&
 		Date.parse(before.leaseExpiresAt) > now.getTime()
 	) {
-		// Resume (issue 30): the session that holds the card claims it again (a dispatched agent's
+		// Resume: the session that holds the card claims it again (a dispatched agent's
 		// first claim): the same card and lease, no event, the epoch unchanged.
 		return { result: { card: before, lease: leaseOf(cardState(before)) }, events: [] };
 	}

@@ -15,7 +15,7 @@ export const claimValue = `json_build_object('card', took.card, 'lease',
 // Two variants, with and without a phase: a generic plan for "($3 IS NULL OR phase = $3)" expects
 // one row and sorts the whole table instead of reading the claim index (measured 11 ms vs 0.5 ms).
 // Placeholders are passed in, so the complete-and-claim statement can reuse the same text.
-// Issue 30: every pick also asks whether the line lets this claimer (actor, kind) take the card.
+// Every pick also asks whether the line lets this claimer (actor, kind) take the card.
 export const pickWhere = (now: string, caps: string, actor: string, kind: string): string =>
 	`${claimableSql(now)} AND requires <@ ${caps}::text[] AND ${lineOpenSql(actor, kind)}`;
 

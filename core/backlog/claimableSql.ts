@@ -39,7 +39,7 @@ export function pausedSql(alias = ''): string {
 				OR (pz.scope = 'project' AND pz.target = ${col(alias, 'project')}) OR (pz.scope = 'phase' AND pz.target = ${col(alias, 'phase')}))`;
 }
 
-/** Ready, dependencies done, but held back by the tree: open children, or an ancestor that waits (issue 31). */
+/** Ready, dependencies done, but held back by the tree: open children, or an ancestor that waits. */
 export function heldByTreeSql(alias = ''): string {
 	return `${col(alias, 'status')} = 'ready' AND ${col(alias, 'unmet_deps')} = 0
 			AND (${col(alias, 'open_children')} > 0
@@ -63,11 +63,11 @@ export function ofProjectSql(project: string): string {
 }
 
 /**
- * Issue 30: whether the line lets `actor` (an agent id placeholder) of kind `kind` (a text placeholder,
+ * Whether the line lets `actor` (an agent id placeholder) of kind `kind` (a text placeholder,
  * null when the claimer has none) take the card of `alias` now: no pause covers it (all, its project,
  * phase or id, or the claimer's kind) and it is assigned to nobody, to the claimer or to its kind.
  * Every claim path runs it in the claiming statement itself, so a pause committed before the statement's
- * snapshot is seen (docs/architecture.md, Dispatch). With no pause at all the correlated part is never
+ * snapshot is seen (docs/decisions/0107-pause-atomicity.md). With no pause at all the correlated part is never
  * run: `NOT EXISTS (SELECT 1 FROM pauses)` is one InitPlan per statement that an empty table answers.
  * migrations/functions.sql (baton_hand_over) restates it, as stored functions must.
  */
@@ -93,7 +93,7 @@ export function assignedToSql(actor: string, kind: string, alias = ''): string {
 }
 
 /**
- * The hot claims' extra guard (issue 30): they take a card only while aging is off (the general path
+ * The hot claims' extra guard: they take a card only while aging is off (the general path
  * orders by effective priority) and maxHeld is off. The general path counts the cards a claimer holds
  * under a lock on the claimer (checkMaxHeld), which one statement cannot do: its snapshot is taken
  * before any lock it waits for, so two claims of one agent through two hubs on one PostgreSQL would
@@ -107,7 +107,7 @@ export const agingSinceSql = (alias = ''): string =>
 
 /**
  * A ready card's effective priority at `now` with aging every `hours` (placeholders): priority plus
- * one per `hours` waited (issue 30).
+ * one per `hours` waited.
  */
 export function effectivePrioritySql(now: string, hours: string, alias = ''): string {
 	return `(${col(alias, 'priority')} + floor(greatest(extract(epoch FROM ${now}::timestamptz - ${agingSinceSql(alias)}), 0)

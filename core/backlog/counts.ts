@@ -1,5 +1,5 @@
 /**
- * card/stats and the text filter of card/list, both without reading every card (issue 14; migration
+ * card/stats and the text filter of card/list, both without reading every card (migration
  * 0012): stats sums the maintained delta rows of card_counts and asks small partial indexes for the
  * few time-dependent counts; the text filter finds candidates through card_text's trigram index and
  * checks them against the card itself. Reads only, except folding card_counts' delta rows when many
@@ -76,7 +76,7 @@ export async function cardStats(
 	}
 	const agents: Record<AgentHealth, number> = { healthy: 0, late: 0, stale: 0, dead: 0 };
 	const healthOf = new Map<string, AgentHealth>();
-	// Ended agents holding nothing are not counted (issue 27 §4): 500 closed sessions are not 500 agents.
+	// Ended agents holding nothing are not counted: 500 closed sessions are not 500 agents.
 	for (const a of await listedLastSeen(db)) {
 		const health = agentHealth(a.lastSeen, now, thresholds);
 		healthOf.set(a.id, health);
@@ -121,7 +121,7 @@ export interface ProjectCount {
 }
 
 /**
- * Cards by project and status (/metrics, issue 15), in one statement that reads card_counts' delta
+ * Cards by project and status (/metrics), in one statement that reads card_counts' delta
  * rows (migration 0016 keys them by project) and, to split the shared 'open' bucket, the claimed
  * cards (one per working agent). Pairs with no card are left out.
  */
@@ -149,7 +149,7 @@ export async function cardCountsByProject(db: Db): Promise<ProjectCount[]> {
 	return out;
 }
 
-/** Open (not done) cards per label (/metrics, issue 31): at most `limit` labels, the most used first. */
+/** Open (not done) cards per label (/metrics): at most `limit` labels, the most used first. */
 export interface LabelCount {
 	label: string;
 	n: number;

@@ -1,5 +1,5 @@
 /**
- * The single-card create as one prepared statement (issue 32): the common create — one card, the id
+ * The single-card create as one prepared statement: the common create — one card, the id
  * given by the backlog, no idempotency key, no dependencies, no parent — numbers the card, inserts it,
  * logs its `created` event and records the request key in one round trip, where the general path
  * (cards.ts, a transaction) sends a dozen statements, each parsed and planned. It decides nothing of

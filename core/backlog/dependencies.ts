@@ -20,7 +20,7 @@ export class Dependencies {
 	async link(ctx: OpContext, p: ParsedParams<'card/link'>): Promise<Result<'card/link'>> {
 		const deps = depsOf(p);
 		return this.uow.mutate(ctx, 'card/link', async (tx, now) => {
-			// Related and duplicated cards first (issue 31): they never block, so no check below concerns them.
+			// Related and duplicated cards first: they never block, so no check below concerns them.
 			const links = await changeLinks(tx, await loadCard(tx, p.cardId, true), p, now, false);
 			const before = links.card;
 			// FOR SHARE: a reopen of one of them waits for this link, then sees the new edge.

@@ -1,7 +1,7 @@
 /**
  * The SQL catalogue of the hot paths: the claim, the holder's complete (and complete {next}), the
  * holder's heartbeat and the ready page, each one prepared statement, in the form each store runs them
- * (docs/architecture.md, "Hot paths are one statement"), built with the claim's pieces (claimSql.ts).
+ * (docs/decisions/0060-hot-statements.md), built with the claim's pieces (claimSql.ts).
  * Text only: it runs nothing and decides nothing; the unit of work sends these (cardList.ts the ready
  * page) and the claim cycle reads their rows.
  */
@@ -18,9 +18,9 @@ export interface SqlCatalogue {
 	sql: HotStatements;
 }
 
-/** The statements and seq expressions for a store of this mode (docs/architecture.md, Seqs). */
+/** The statements and seq expressions for a store of this mode (docs/decisions/0016-event-seqs.md). */
 export function sqlCatalogue(mode: 'pglite' | 'postgres'): SqlCatalogue {
-	/** PGlite has a single writer, so the next seq is max+1 in the transaction (docs/architecture.md). */
+	/** PGlite has a single writer, so the next seq is max+1 in the transaction (docs/decisions/0016-event-seqs.md). */
 	const nextSeq = mode === 'pglite' ? '(SELECT coalesce(max(seq), 0) + 1 FROM events)' : "nextval('event_seq')";
 	const seqBatch =
 		mode === 'pglite'
@@ -38,7 +38,7 @@ export function sqlCatalogue(mode: 'pglite' | 'postgres'): SqlCatalogue {
 export type HotStatements = ReturnType<typeof hotStatements>;
 
 /**
- * The dependents of card `id` that are parents (issue 31: they have a child, open or done). A
+ * The dependents of card `id` that are parents (they have a child, open or done). A
  * completion with one of them is left to the general path (baton_hand_over restates it): when the
  * parent's last dependency is done its subtree may be freed, which `unblocked` must list, and a child
  * whose ancestor is such a dependent would be judged by this statement's snapshot on the ancestor's
@@ -51,7 +51,7 @@ const treeDependents = (id: string): string =>
 	`SELECT 1 FROM edges e WHERE e.dep_id = ${id} AND EXISTS (SELECT 1 FROM cards k WHERE k.parent = e.card_id)`;
 
 /**
- * The card being completed (`cards`) has no parent, or is not its parent's last open child (issue 31):
+ * The card being completed (`cards`) has no parent, or is not its parent's last open child:
  * then its completion can neither free nor auto-close the parent, and migration 0023's trigger
  * (open_children - 1) is all the tree needs, so the one-statement complete may take it; the last open
  * child goes to the general path (tree.ts afterChildDone). `lock` (PostgreSQL) locks the parent's row
@@ -63,7 +63,7 @@ const notLastChild = (lock: boolean): string =>
 	`(parent IS NULL OR EXISTS (SELECT 1 FROM cards up WHERE up.id = cards.parent AND up.open_children > 1${lock ? ' FOR NO KEY UPDATE' : ''}))`;
 
 /**
- * Issue 32: the hot complete writes its own count rows (migration 0027). A condition of its first
+ * The hot complete writes its own count rows (migration 0027). A condition of its first
  * UPDATE marks the transaction, before any row is updated, so cards_count_moved's WHEN skips this
  * statement's rows; the statement is always a transaction of its own, so the mark ends with it.
  */
@@ -129,7 +129,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 	// The holder's complete: $1 now, $2 card id, $3 actor, $4 result, $5 epoch (null = the holder's),
 	// and `session` the placeholder of the caller's session (complete: $7, complete {next}: $12).
 	// A card that needs review goes to `review` instead: no row here, the general path decides; so does a
-	// parent's last open child (issue 31), whose completion may free or auto-close its parent, and a card
+	// parent's last open child, whose completion may free or auto-close its parent, and a card
 	// with a dependent that is a parent (treeDependents), whose subtree the completion may free. It
 	// writes card_counts' rows for what it moves itself (countRows).
 	const completeCtes = (session: string): string => `done AS (
@@ -219,19 +219,19 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 		readyPage: pageOf(claimableSql('$1'), '$2', true),
 		/** The next page after ($3 priority, $4 createdAt, $5 id). */
 		readyPageAfter: pageOf(`${claimableSql('$1')} AND ${afterInClaimOrder('$3', '$4', '$5')}`, '$2', true),
-		/** The ready page's rows (card/listRows, issue 32): $1 now, $2 limit. */
+		/** The ready page's rows (card/listRows): $1 now, $2 limit. */
 		readyRows: rowPageOf(claimableSql('$1'), '$2', true),
 		/** Their next page after ($3 priority, $4 createdAt, $5 id). */
 		readyRowsAfter: rowPageOf(`${claimableSql('$1')} AND ${afterInClaimOrder('$3', '$4', '$5')}`, '$2', true),
 		/**
 		 * The general path's candidates, in claim order (scopes.ts checks each one's scope): $1 now, $2
 		 * caps, $3 phase (null = any), $4 project, $5 ids not to pick, $6 limit; then the claimer's actor
-		 * and kind (issue 30) after the variant's own placeholders: $7, $8 here.
+		 * and kind after the variant's own placeholders: $7, $8 here.
 		 */
 		claimCandidates: candidates('', 6),
 		/** The next batch, after the last candidate of the previous one ($7 priority, $8 createdAt, $9 id; $10, $11). */
 		claimCandidatesAfter: candidates(`AND ${afterInClaimOrder('$7', '$8', '$9')}`, 9),
-		/** The candidates of a claim {labels} (issue 31): $7 the labels, one of which a card must have ($8, $9). */
+		/** The candidates of a claim {labels}: $7 the labels, one of which a card must have ($8, $9). */
 		claimCandidatesLabeled: candidates('', 7, 'AND labels && $7::text[]'),
 		/** Its next batch ($8 priority, $9 createdAt, $10 id; $11, $12). */
 		claimCandidatesLabeledAfter: candidates(
@@ -240,7 +240,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			'AND labels && $7::text[]',
 		),
 		/**
-		 * With aging on (issue 30), the candidates by effective priority, then the claim order, in one
+		 * With aging on, the candidates by effective priority, then the claim order, in one
 		 * batch: $1–$6 as claimCandidates, $7 actor, $8 kind, $9 agingHours, $10 labels (null = any).
 		 */
 		claimCandidatesAged: `SELECT id, project, array_to_string(scope, E'\n') AS scope, priority, baton_ts(created_at) AS at
@@ -257,7 +257,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 				${lockPick ? 'FOR UPDATE SKIP LOCKED' : ''})
 			${take('$1', '$4', '$5', '$6', '$8')} RETURNING baton_card(cards) AS card`,
 		/**
-		 * PGlite's scoped claim (scopedClaim.ts, issue 32): claim card $7, which TypeScript checked against
+		 * PGlite's scoped claim (scopedClaim.ts): claim card $7, which TypeScript checked against
 		 * the live scopes as of event seq $11, in one statement with its event and request key, but only
 		 * while that seq is still the newest (nothing changed since; else nothing, and the general path
 		 * runs). $1–$6 as claim, $8 session, $9 the claimer's kind, $10 request key. The hot claims'
@@ -280,7 +280,7 @@ function hotStatements(nextSeq: string, secondSeq: string, lockPick: boolean) {
 			SELECT took.card, ev.seq FROM took, ev`,
 		/**
 		 * $1 now, $2 caps, $3 phase (null here), $4 actor, $5 lease expiry, $6 ttl, $7 request key, $8 project,
-		 * $9 session, $10 the claimer's agent kind (issue 30; null = none).
+		 * $9 session, $10 the claimer's agent kind (null = none).
 		 */
 		claim: claimWith(false),
 		/** The same with $3 a phase. */

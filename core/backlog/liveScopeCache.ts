@@ -1,5 +1,5 @@
 /**
- * The live scopes kept between claims (issue 32: a scoped claim read and rebuilt all of them, 200 claims
+ * The live scopes kept between claims (docs/decisions/0075-scope-cache.md: a scoped claim read and rebuilt all of them, 200 claims
  * as one JSON value, every time). PGlite only: one hub owns the store there and numbers events
  * max(seq)+1 in commit order, so "the live scopes as of event seq S" plus the events after S is the
  * live set now. Every change of a card appends an event whose `data.card` is the card after it

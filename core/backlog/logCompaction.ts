@@ -1,5 +1,5 @@
 /**
- * The bounded event log (issue 14 §2). Progress events (`heartbeat`: a heartbeat that changed a card's
+ * The bounded event log. Progress events (`heartbeat`: a heartbeat that changed a card's
  * progress or note) are most of the log; compaction keeps the newest `progressEventsPerCard` of each
  * card (and the last one of every attempt, which its summary shows) and none older than
  * `progressEventDays`. Every other event — each state change — is kept forever.

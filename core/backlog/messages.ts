@@ -1,5 +1,5 @@
 /**
- * Messages on a card (issue 12 §2): post one (`card/comment`), read a card's messages back for
+ * Messages on a card: post one (`card/comment`), read a card's messages back for
  * `card/get`, find the ones waiting for a holder (its inbox) and record that the holder got them
  * (`inbox/ack`). A post stores the message and appends a `commented` event carrying it and the card,
  * in one transaction under the request key, so a re-send answers the first post instead of posting

@@ -6,7 +6,7 @@ import type { Card, CardRow, Result } from '../protocol';
 import { BatonError } from '../errors';
 
 /**
- * A page stops after about this many bytes of cards, whatever its limit (issue 27 §1): it then has
+ * A page stops after about this many bytes of cards, whatever its limit: it then has
  * fewer cards and a nextCursor. 1,000 ordinary cards fit; 1,000 cards of 25 KB would be a 25 MB
  * answer that costs the store most of a second and one client's flood of them starves the others.
  */
@@ -73,7 +73,7 @@ export function recentPageOf(where: string, limit: string): string {
 }
 
 /**
- * The columns a list row is built from (protocol CardRow, issue 32), and the row as JSON from them (the
+ * The columns a list row is built from (protocol CardRow), and the row as JSON from them (the
  * same expressions as baton_card_fields): 17 fields instead of 46, none of the long texts.
  */
 const rowColumns =

@@ -1,5 +1,5 @@
 /**
- * The checks of a parent set by create or edit (issue 31): the parent exists (in the same call's batch
+ * The checks of a parent set by create or edit: the parent exists (in the same call's batch
  * or the store), is not the card itself and is of the same project, and no cycle closes through
  * parents, or through parents and dependencies together. Only reads and refuses: it changes nothing,
  * and decides nothing about claimability (claimableSql.ts) or the tree's other words (tree.ts).

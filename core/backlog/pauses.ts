@@ -1,5 +1,5 @@
 /**
- * Pauses of the line (issue 30, table `pauses`): set, clear and list them, and the refusals a claim
+ * Pauses of the line (table `pauses`): set, clear and list them, and the refusals a claim
  * of one card reads ("paused by <who>: <reason>", "assigned to <assignee>"). A pause is atomic with
  * every claim: on PostgreSQL pause/set locks `cards` (SHARE ROW EXCLUSIVE) before it writes, so claims
  * in flight commit first and every later claim statement's snapshot sees it; the claim statements
@@ -90,7 +90,7 @@ export async function checkLineOpen(q: Queryable, card: Card, actor: string, kin
 }
 
 /**
- * The part of an empty claim's reason that the line explains (issue 30): how many claimable cards of
+ * The part of an empty claim's reason that the line explains: how many claimable cards of
  * the claimer's choice pauses keep back (naming the pauses) and how many are assigned to others; ''
  * when neither does.
  */

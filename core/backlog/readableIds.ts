@@ -1,5 +1,5 @@
 /**
- * Readable ids for new cards (issue 31): `<PREFIX>-<n>`, numbered per prefix without gaps, in the
+ * Readable ids for new cards: `<PREFIX>-<n>`, numbered per prefix without gaps, in the
  * create's own transaction (migration 0024's id_counters: one upsert per prefix, whose row lock makes
  * concurrent creates on several hubs wait their turn). The prefix is the project's own (id_prefixes),
  * else derived from its name, else the backlog's (the `idPrefix` setting). Never renames a card.

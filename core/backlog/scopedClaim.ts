@@ -1,5 +1,5 @@
 /**
- * PGlite's claim of a card with a scope in two statements (issue 32: the general path's transaction
+ * PGlite's claim of a card with a scope in two statements (the general path's transaction
  * took eight). The first reads the best few claimable cards, skipping those the cache knows a live
  * claim keeps back, with the newest event seq; TypeScript checks each scoped one against the live
  * scopes kept between claims (liveScopeCache.ts), as of that seq; the second claims the first free one

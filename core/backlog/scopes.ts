@@ -1,5 +1,5 @@
 /**
- * Scopes in the store (issue 13 §2): the general path's pick that never hands out a card whose scope
+ * Scopes in the store: the general path's pick that never hands out a card whose scope
  * overlaps a live claim of its project, the refusal of such a card claimed by id, card/reserve, and
  * the checks of a scope or project set by create or edit.
  * Granting a scope (a scoped claim, a reservation) happens under one advisory lock, so two hubs on one
@@ -102,16 +102,16 @@ export interface PickOptions {
 	project: string | null | undefined;
 	/** Ids not to pick. */
 	skip: readonly string[];
-	/** The claimer's session, stored with the lease (issue 27 §5). */
+	/** The claimer's session, stored with the lease. */
 	session?: string | undefined;
-	/** Only cards with one of these labels (claim {labels}, issue 31). */
+	/** Only cards with one of these labels (claim {labels}). */
 	labels?: readonly string[] | undefined;
-	/** The claimer's agent kind (issue 30: `kind:K` assignments and kind pauses); null = none. */
+	/** The claimer's agent kind (`kind:K` assignments and kind pauses); null = none. */
 	kind: string | null;
-	/** The backlog's agingHours (issue 30): candidates by effective priority; null = the claim order. */
+	/** The backlog's agingHours: candidates by effective priority; null = the claim order. */
 	agingHours: number | null;
 	/**
-	 * Asked before a candidate is taken (issue 30: a dispatched claim's seat limits of its project): a
+	 * Asked before a candidate is taken (a dispatched claim's seat limits of its project): a
 	 * sentence says why not, and the candidate is passed over.
 	 */
 	accept?: (candidate: { id: string; project: string | null }) => Promise<string | undefined>;
@@ -231,7 +231,7 @@ export async function pickClaimable(
 
 /**
  * How many ready cards, held back by no other guard (claimGuards.ts: files come last), wait on files a live claim of their
- * project holds (issue 28 §5: stats counted them claimable while claim said they wait). Reads the live
+ * project holds (stats once counted them claimable while claim said they wait). Reads the live
  * scopes, and only when there are some the scoped candidates, at most `scanLimit` of them (as the
  * claim's pick: beyond, they count as claimable). Takes no lock: a count, not a grant.
  */

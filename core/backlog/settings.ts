@@ -49,7 +49,7 @@ export class BacklogSettings {
 
 	async update(ctx: OpContext, p: ParsedParams<'settings/update'>): Promise<Settings> {
 		return this.uow.mutate(ctx, 'settings/update', async tx => {
-			// The id prefix (issue 31): the backlog's own, or a project's (readableIds.ts keeps those apart).
+			// The id prefix: the backlog's own, or a project's (readableIds.ts keeps those apart).
 			const { idPrefix, idPrefixProject, ...rest } = p;
 			if (idPrefix !== undefined) {
 				await setIdPrefix(tx, idPrefixProject ?? null, idPrefix.toUpperCase());

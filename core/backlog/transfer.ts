@@ -91,7 +91,7 @@ export class Transfer {
 				project: c.project ?? null,
 				scope: c.scope ?? [],
 				reserved: c.reserved ?? [],
-				// Lossless like the rest: a card's branch and worktree (issue 33) travel with it.
+				// Lossless like the rest: a card's branch and worktree travel with it.
 				workspace: c.workspace ?? null,
 				labels: checkLabels(c.id, c.labels ?? []),
 				parent: c.parent ?? null,
@@ -104,7 +104,7 @@ export class Transfer {
 				duplicates: c.duplicates ?? [],
 				discovered_from: c.discoveredFrom ?? null,
 				base: c.base ?? null,
-				// Issue 30: who may claim it, and the seat holding it while claimed (lossless, as the claim is).
+				// Who may claim it, and the seat holding it while claimed (lossless, as the claim is).
 				assignee: c.assignee ?? null,
 				dispatch: c.dispatch ?? null,
 			}));
@@ -139,7 +139,7 @@ export class Transfer {
 					[ids],
 				);
 			}
-			// `related` is kept on both cards (issue 31, cardLinks.ts): an imported card's related cards,
+			// `related` is kept on both cards (cardLinks.ts): an imported card's related cards,
 			// imported with it or before, get it back in theirs; the ones that existed already say so.
 			const backLinked =
 				ids.length === 0

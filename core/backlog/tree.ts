@@ -1,5 +1,5 @@
 /**
- * Parents and children in the store (issue 31): the words of a claim refused by the tree, a parent's
+ * Parents and children in the store: the words of a claim refused by the tree, a parent's
  * roll-up, the refusal to close a parent with open children or to delete a card with children, and
  * auto-close. The checks of a parent set by create or edit (it exists, same project, no cycle) are
  * parentChecks.ts's. "Claimable" itself is not decided here: claimableSql.ts holds it (open_children
@@ -129,7 +129,7 @@ const refJson = `json_build_object('id', c.id, 'title', c.title, 'status', c.sta
  * card/get's parent ref and children roll-up (undefined when it has none). One statement reads the
  * parent and the children in claim order, the list as one json value (1,000 refs decoded by
  * JSON.parse, not as 1,000 rows of 5 fields), and the counts are tallied from that list; only an epic
- * of more than 1,000 children is counted by a second query. Issue 31: `show` of an epic of 1,000
+ * of more than 1,000 children is counted by a second query. The target: `show` of an epic of 1,000
  * children ≤ 20 ms (docs/benchmarks.md, epics); the aggregate's ORDER BY is the subquery's, so
  * PostgreSQL sorts once, and both are named statements, planned once per connection.
  */

@@ -1,5 +1,5 @@
 /**
- * The tree checks of a create and of an edit (issue 31), between cards.ts and parentChecks.ts: which
+ * The tree checks of a create and of an edit, between cards.ts and parentChecks.ts: which
  * parents a batch names (in the batch or in the store), the project each child will have, and the cycle
  * check with the batch's own cards and links applied. Sends no SQL of its own; decides nothing
  * parentChecks.ts does not.

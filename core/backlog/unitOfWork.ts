@@ -19,11 +19,11 @@ export interface OpContext {
 	/** Idempotency key of a mutating request: a repeat returns the stored result. */
 	requestKey?: string | undefined;
 	/**
-	 * The caller's session (its hello's `session`, issue 27 §5): a claim stores it with the lease, and
+	 * The caller's session (its hello's `session`): a claim stores it with the lease, and
 	 * only the same session may then heartbeat, complete, release or fail that lease.
 	 */
 	session?: string | undefined;
-	/** The caller's agent kind (its hello's `agent.kind`, issue 30): `kind:K` assignments and kind pauses. */
+	/** The caller's agent kind (its hello's `agent.kind`): `kind:K` assignments and kind pauses. */
 	kind?: string | undefined;
 	/** The caller's host as its hello says (a dispatched claim records it as the seat's host). */
 	host?: string | undefined;
@@ -171,7 +171,7 @@ export class UnitOfWork {
 
 	/**
 	 * Runs a hot operation as one autocommitted statement that also logs its event and its request
-	 * key (PERFORMANCE.md §2). Returns undefined when the statement changed nothing, and the caller
+	 * key (docs/decisions/0060-hot-statements.md). Returns undefined when the statement changed nothing, and the caller
 	 * takes the general path, which explains the refusal, replays a known key, or handles the rarer
 	 * case. A repeated key makes the statement fail on request_log's primary key, so nothing is applied
 	 * twice and the common path needs no lookup first. With the `hot` switch off it returns undefined

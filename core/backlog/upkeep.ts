@@ -41,7 +41,7 @@ export class Upkeep {
 	 * VACUUM (ANALYZE) in PGlite (it has no autovacuum) on Baton's tables and pg_statistic (which each
 	 * ANALYZE rewrites). Not the other system catalogs: only DDL changes them (migrations; Baton makes
 	 * no temporary tables), and vacuuming all ~60 took 0.6–1.3 s of a 0.05–0.3 s VACUUM on a new store
-	 * (issue 28 §10).
+	 *.
 	 */
 	async maintenance(): Promise<void> {
 		const cutoff = new Date(this.uow.clock.now().getTime() - requestLogDays * 86_400_000);

@@ -1,5 +1,5 @@
 /**
- * Finds the hub of a data dir, or starts one, and returns a connected RpcClient (DESIGN §1). Only
+ * Finds the hub of a data dir, or starts one, and returns a connected RpcClient. Only
  * "nobody listens" (ENOENT/ECONNREFUSED on hub.sock) spawns a hub; a hub that accepts but does not
  * answer (SIGSTOP, long query) is waited for, never replaced. Racing spawns are safe: the hubs
  * elect one owner through mcp-server/hub/ownership.ts and the losers exit.
@@ -123,7 +123,7 @@ export function startHint(dataDir: string): string {
  * functions up to optimised code in the background during its first minute; four jobs at once hold
  * four compilers' memory, and much of it stays resident after: a ten-card hub idled at 235–241 MB with
  * four threads and 184–212 MB with one, at the same CPU per call with 64 agents, and started faster on
- * two cores (issue 32, docs/benchmarks.md). The extension passes its own command (VS Code's runtime).
+ * two cores (docs/benchmarks.md). The extension passes its own command (VS Code's runtime).
  */
 export function defaultSpawnCommand(dataDir: string): SpawnHubCommand {
 	const script = process.argv[1];
@@ -339,7 +339,7 @@ function ensureDir(dir: string): void {
 /**
  * glibc's malloc keeps freed blocks below its mmap threshold in the heap, which rarely shrinks; PGlite's
  * start-up allocations (the template, MEMFS) made ~30–40 MB of a hub's idle RSS that way. 128 KB
- * blocks and up are mmapped and returned whole (issue 32; measured idle with ten cards 265 → 232 MB).
+ * blocks and up are mmapped and returned whole (measured idle with ten cards 265 → 232 MB).
  * An explicit setting of the user's wins.
  */
 function withLeanMalloc(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
@@ -347,8 +347,8 @@ function withLeanMalloc(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 /**
- * A spawned hub's environment: this process's without `baton mcp`'s marker (BATON_INSIDE_MCP, issue
- * 27 §5), which it passes to nothing but what runs inside the agent's session; the hub serves everyone.
+ * A spawned hub's environment: this process's without `baton mcp`'s marker (BATON_INSIDE_MCP;
+ * docs/decisions/0029-sessions.md), which it passes to nothing but what runs inside the agent's session; the hub serves everyone.
  */
 function hubEnvFrom(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 	const { BATON_INSIDE_MCP: _marker, ...rest } = env;

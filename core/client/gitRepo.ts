@@ -1,5 +1,5 @@
 /**
- * Which project a folder belongs to (issue 13 §1), for the faces that start in one: `baton mcp` and the
+ * Which project a folder belongs to, for the faces that start in one: `baton mcp` and the
  * CLI (the working directory) and the VS Code extension (each workspace folder). Asks git for the
  * repository root and its `origin` remote, and derives the id with core/client/projectId.ts. Node only (it
  * runs `git`); it never throws: a folder outside any repository, or a machine without git, has no

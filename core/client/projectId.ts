@@ -1,5 +1,5 @@
 /**
- * A project's id (issue 13 §1), pure: derived from a git repository's `origin` remote, normalised so
+ * A project's id, pure: derived from a git repository's `origin` remote, normalised so
  * every clone of one repository agrees (`git@github.com:Acme/Web.git`, `https://github.com/acme/web`
  * and `ssh://git@github.com:22/acme/web.git` are all `github.com/acme/web`), with credentials, ports,
  * `.git` and trailing slashes dropped; without a usable remote, the repository root's folder name.

@@ -1,5 +1,5 @@
 /**
- * Bounded reads of files a user names (issue 27 §3): imports, restore, plan and body files, secret
+ * Bounded reads of files a user names: imports, restore, plan and body files, secret
  * files. Each read has a byte limit that is enforced while reading (never trusted from `stat().size`,
  * which is 0 for devices, FIFOs and /proc files); a path must be a regular file (a FIFO is opened
  * with O_NONBLOCK, so it is refused at once instead of waiting for a writer); and a file found inside

@@ -19,7 +19,7 @@ const mib = 1024 * 1024;
  */
 export const writeReserveBytes = 32 * mib;
 /**
- * A request of N bytes may write about this many times N, nearly all of it WAL (issue 27 §0). Card
+ * A request of N bytes may write about this many times N, nearly all of it WAL. Card
  * text goes into a trigram GIN index (card_text, migration 0012): each distinct trigram of a body is
  * an index insert with its own WAL record, and PGlite has no checkpointer, so the WAL is not recycled
  * before 1 GB. Measured on PGlite, `card/create` of 100 cards × 20 KB of random base64 (the worst

@@ -1,5 +1,5 @@
 /**
- * Whole files or none (issue 27 §0): every file Baton writes for a user (backups, exports, configs)
+ * Whole files or none: every file Baton writes for a user (backups, exports, configs)
  * goes to a temp file beside its target, every byte is written (a short write is continued, never
  * ignored), the size is checked, the data fsynced, and only then renamed over the target. Any failure
  * removes the temp file and throws one `BatonError` sentence (`disk_full` for ENOSPC), so a full disk

@@ -1,5 +1,5 @@
 /**
- * The board page (DESIGN §7): one HTML document for both hosts, the hub's /board route and the VS Code
+ * The board page: one HTML document for both hosts, the hub's /board route and the VS Code
  * webview, with a strict CSP (scripts only by nonce, styles only from the stylesheet, no inline
  * anything). Pure string building: no node, no DOM, no vscode; callers supply the URIs and nonce.
  */

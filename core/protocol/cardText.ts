@@ -97,7 +97,7 @@ export function parseTimestamp(field: string, value: string): Date {
 }
 
 /**
- * A card's labels (issue 31), checked, without duplicates and sorted: at most `limits.labels`, each
+ * A card's labels, checked, without duplicates and sorted: at most `limits.labels`, each
  * 1–`limits.labelLength` letters, digits or - _ : /. The refusal names the card and the label.
  */
 export function checkLabels(cardId: string, labels: readonly string[]): string[] {

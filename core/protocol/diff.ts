@@ -1,5 +1,5 @@
 /**
- * `card/diff` (issue 33): what a reviewer reads of a card's branch — its files with their kind of change
+ * `card/diff`: what a reviewer reads of a card's branch — its files with their kind of change
  * and line counts, and the unified patch cut to a byte cap so a huge branch cannot flood a client. Part
  * of `core/protocol/index.ts`; platform-free, imports only zod and the domain schemas.
  */

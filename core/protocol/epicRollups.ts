@@ -1,5 +1,5 @@
 /**
- * Epics' progress as the faces show it ("3 / 5 done", issue 31): card/get's children roll-up per epic,
+ * Epics' progress as the faces show it ("3 / 5 done"): card/get's children roll-up per epic,
  * fetched when a face first shows the epic and fetched again when one of its children is created,
  * deleted, moves to another parent or crosses done. Neither the board nor the tree holds every done
  * card (Done loads by pages), so the counts are the hub's, never a count of the cards at hand. No DOM,

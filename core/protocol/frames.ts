@@ -1,5 +1,5 @@
 /**
- * The frames on a connection (DESIGN §4): hello and its answers, request, response, event and notice
+ * The frames on a connection: hello and its answers, request, response, event and notice
  * frames, and the extension <-> webview host-only messages. Part of `core/protocol/index.ts`; platform-free,
  * imports only zod and the other protocol parts.
  */
@@ -30,7 +30,7 @@ export const Hello = z
 		agent: AgentInfo.optional(),
 		/**
 		 * A random id the client process made once and sends at every (re)connect, so it survives a hub
-		 * restart (issue 27 §5): a lease claimed by a connection with a session belongs to that session,
+		 * restart: a lease claimed by a connection with a session belongs to that session,
 		 * and no other may heartbeat, complete, release or fail it. `baton mcp` sends one; without it a
 		 * lease is the agent id's (the CLI, VS Code, the board). Never shown to other clients.
 		 */
@@ -119,7 +119,7 @@ export type StoreFrame = z.infer<typeof StoreFrame>;
  * A resubscribe after a reconnect came back with `resync` (SubscribeResult): events were compacted away
  * while this client was offline. Live from `seq` on; reload. The VS Code relay sends it to the board
  * when its own connection's resume was refused that way, and the hub sends it to a subscriber that
- * fell behind (it left too much unread, issue 27 §1) once that one caught up.
+ * fell behind (it left too much unread) once that one caught up.
  */
 export const ResyncFrame = z.object({ notice: z.literal('resync'), seq: Seq });
 export type ResyncFrame = z.infer<typeof ResyncFrame>;
@@ -148,7 +148,7 @@ export const ViewMessage = z.discriminatedUnion('type', [
 	z.object({ type: z.literal('view/connection'), state: z.enum(['connected', 'connecting', 'offline']) }),
 	/** host -> webview: select and open a card's detail pane. */
 	z.object({ type: z.literal('view/openCard'), cardId: CardId }),
-	/** host -> webview: the workspace's projects (issue 13 §1) and whether the user chose All projects. */
+	/** host -> webview: the workspace's projects and whether the user chose All projects. */
 	z.object({ type: z.literal('view/projects'), workspace: z.array(z.string()), showAll: z.boolean() }),
 ]);
 export type ViewMessage = z.infer<typeof ViewMessage>;

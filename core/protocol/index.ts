@@ -1,10 +1,10 @@
 /**
- * The one wire contract of Baton (DESIGN §4): every request, response, push and hello frame, as zod
+ * The one wire contract of Baton: every request, response, push and hello frame, as zod
  * schemas with the size limits in them. Hub, clients, MCP server, CLI, extension and webview all import
  * this file, so a change breaks the build, not the user. Platform-free: imports only zod. The schemas
  * live in parts, each importing only the ones before it: scalars (limits, scalars, statuses, error
- * codes), workspaces (issue 33: a card's workspace, project settings, workspace/gc), dispatch (issue 30:
- * agent kinds, assignments, pauses, runs), domain (domain
+ * codes), workspaces (a card's workspace, project settings, workspace/gc), dispatch (agent kinds,
+ * assignments, pauses, runs), domain (domain
  * objects and events), cards (card method params and results), hooks (`hooks/*`), diff (`card/diff`),
  * methods (the other methods and the `methods` table) and frames (hello, request, response, event and
  * notice frames). Import from here, not from a part.

@@ -1,5 +1,5 @@
 /**
- * Transport-agnostic protocol client (DESIGN §4): hello handshake, request/response correlation,
+ * Transport-agnostic protocol client: hello handshake, request/response correlation,
  * timeouts, event subscription that resumes from the last seen seq after a reconnect (no gap, no
  * duplicate), and re-sending of in-flight requests with their idempotency keys after a failover.
  * Platform-free: no node, no DOM; transports live in core/client/ (node) and webview/ (browser).
@@ -60,7 +60,7 @@ export interface RpcClientOptions {
 	randomId?: () => string;
 	/**
 	 * Methods whose results are taken as the hub sent them, not checked again against the protocol
-	 * (issue 32): `baton mcp`'s `card/listRows`, whose page of 50 (then whole) cards cost about a tenth
+	 *: `baton mcp`'s `card/listRows`, whose page of 50 (then whole) cards cost about a tenth
 	 * of the process's CPU to re-validate, while the hub built every row in SQL (exactly CardRow's fields)
 	 * and the hello already proved both sides speak the same protocol version. Default: none.
 	 */

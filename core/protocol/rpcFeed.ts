@@ -51,8 +51,8 @@ export class RpcFeed {
 	}
 
 	/**
-	 * The hub could not replay what this client missed (the log was compacted past its seq, issue 14
-	 * §2): the feed is live from the new seq, and the listener must reload what it shows.
+	 * The hub could not replay what this client missed (the log was compacted past its seq;
+	 * docs/decisions/0017-bounded-log.md): the feed is live from the new seq, and the listener must reload what it shows.
 	 */
 	onResync(listener: Listener<number>): () => void {
 		this.resyncListeners.add(listener);

@@ -1,5 +1,5 @@
 /**
- * The wire contract's vocabulary (DESIGN §2, §4): the limits every face enforces, the scalars (ids,
+ * The wire contract's vocabulary: the limits every face enforces, the scalars (ids,
  * titles, bodies, timestamps, project ids, scopes), the statuses and the error codes. Part of
  * `core/protocol/index.ts`, the first: platform-free, imports only zod, and holds no domain object,
  * method or frame (domain.ts and the parts after it build on these).
@@ -25,7 +25,7 @@ export const limits = {
 	/** A message on a card, in UTF-8 bytes (4 KiB). */
 	messageBytes: 4 * 1024,
 	dependsOn: 100,
-	/** Labels on a card (issue 31), and the characters of one. */
+	/** Labels on a card, and the characters of one. */
 	labels: 16,
 	labelLength: 32,
 	createBatch: 1000,
@@ -70,7 +70,7 @@ export const Capability = z
 	.max(limits.capabilityLength)
 	.regex(/^[A-Za-z0-9][A-Za-z0-9:._/+-]*$/, 'capabilities look like "lang:ts" or "repo:web"');
 
-/** A card's label (issue 31): `ui`, `area:api`, `team/web`. */
+/** A card's label: `ui`, `area:api`, `team/web`. */
 export const Label = z
 	.string()
 	.max(limits.labelLength)
@@ -100,7 +100,7 @@ export const MessageText = z
 	});
 export const Progress = z.number().int().min(0).max(100);
 /**
- * A project's id (issue 13 §1): `github.com/acme/web` from a git remote, or a repository folder's name
+ * A project's id: `github.com/acme/web` from a git remote, or a repository folder's name
  * (core/client/projectId.ts). `*` is not an id: a claim's `project: '*'` means every project.
  */
 export const ProjectId = z
@@ -110,7 +110,7 @@ export const ProjectId = z
 	.max(200)
 	.regex(/^[^\s\p{Cc}*][^\p{Cc}*]*$/u, 'project ids have no control characters or "*" and do not start with a space');
 /**
- * A card's scope (issue 13 §2): path globs relative to its project's root and `lock:` names. The
+ * A card's scope: path globs relative to its project's root and `lock:` names. The
  * backlog checks each entry (core/scope.ts); the schema bounds only the sizes.
  */
 export const ScopeEntries = z
@@ -125,7 +125,7 @@ export const StallSeconds = z
 	.min(0)
 	.max(7 * 86_400);
 
-/** `review`: completed by its agent, waiting for approval (issue 12); dependents keep waiting. */
+/** `review`: completed by its agent, waiting for approval; dependents keep waiting. */
 export const CardStatus = z.enum(['ready', 'claimed', 'review', 'blocked', 'done']);
 export type CardStatus = z.infer<typeof CardStatus>;
 export const cardStatuses = CardStatus.options;

@@ -108,7 +108,7 @@ export function checkClaimable(
 export interface UnclaimableCounts {
 	readyTotal: number;
 	waiting: number;
-	/** Ready cards whose children are not all done (issue 31). */
+	/** Ready cards whose children are not all done. */
 	openParents?: number;
 	/** Ready cards whose parent (or an ancestor) waits on a dependency. */
 	heldByParents?: number;

@@ -1,5 +1,5 @@
 /**
- * Pure dependency-graph checks (DESIGN §3: a link that would close a cycle is refused, naming it).
+ * Pure dependency-graph checks (a link that would close a cycle is refused, naming it).
  * Iterative, so a 1,000-long chain cannot overflow the stack. No I/O: callers pass the edges.
  */
 

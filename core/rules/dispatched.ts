@@ -1,5 +1,5 @@
 /**
- * Dispatch as people read it (issue 30), for every face alike (the tree, the status bar, the board):
+ * Dispatch as people read it, for every face alike (the tree, the status bar, the board):
  * which pause holds a card back, "seat 2 · 4 min", "running in seat 2, 4 min", who paused and why, and
  * a run's seats. Pure, platform-free and zod-free (types only from core/protocol/); callers pass now.
  * It words what the hub said and decides nothing the hub enforces: the claim's own transaction checks

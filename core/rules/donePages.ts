@@ -1,5 +1,5 @@
 /**
- * Done by pages (issue 14), the rules the board and the Backlog tree share. Both load every live card
+ * Done by pages, the rules the board and the Backlog tree share. Both load every live card
  * but only the newest done cards, a page at a time (`card/list {status: 'done', order: 'recent'}`:
  * updatedAt, then id, both descending). A face shows only the done cards at or above the last card
  * of its loaded pages (the boundary), so what it shows is a gapless prefix of the hub's order; and

@@ -1,5 +1,5 @@
 /**
- * Pure agent health and "stalled" (DESIGN §2, §5): the one definition the hub, the extension's trees
+ * Pure agent health and "stalled": the one definition the hub, the extension's trees
  * and status bar, and the board all call. Derived from lastSeenAt, the card's progress time and the
  * thresholds; no I/O, no clock reads (callers pass now). Platform-free and zod-free (types only from
  * core/protocol/index.ts), so the webview and the extension import it (docs/architecture.md).

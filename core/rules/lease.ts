@@ -1,9 +1,9 @@
 /**
- * Pure lease rules (DESIGN §3): who may act on a claimed card, and when a lease has run out. No I/O,
+ * Pure lease rules: who may act on a claimed card, and when a lease has run out. No I/O,
  * no clock reads: callers pass now. Every refusal names the card, the holder and both epochs, and says
  * what to do next, because the reader is usually an agent deciding its next call.
  * Platform-free and zod-free (types only from core/protocol/index.ts): the extension and the board import
- * `isLeaseExpired` from here rather than re-writing it (docs/architecture.md).
+ * `isLeaseExpired` from here rather than re-writing it (docs/decisions/0002-derived-rules.md).
  */
 import { type Instant, instantMs } from '../clock';
 import { BatonError } from '../errors';
@@ -17,7 +17,7 @@ export interface LeaseView {
 	claimEpoch: number;
 	leaseExpiresAt: Date | null;
 	/**
-	 * The session that claimed it (issue 27 §5); null or absent: a claim without a session, which is
+	 * The session that claimed it; null or absent: a claim without a session, which is
 	 * the agent id's. Core rows only: the wire never carries it.
 	 */
 	claimSession?: string | null | undefined;
@@ -60,7 +60,7 @@ const yourEpoch = (epoch: number | undefined): string =>
 /**
  * Whether a caller in `session` may act on a lease claimed in `card.claimSession`: a lease claimed
  * without a session is the agent id's (any of its connections); one claimed in a session is that
- * session's alone, whatever agent id another connection declares (issue 27 §5).
+ * session's alone, whatever agent id another connection declares.
  */
 export function sessionMayAct(card: Pick<LeaseView, 'claimSession'>, session: string | undefined): boolean {
 	return card.claimSession === null || card.claimSession === undefined || card.claimSession === session;

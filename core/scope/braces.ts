@@ -1,5 +1,5 @@
 /**
- * Brace expansion of a scope entry, the one expander every face uses (issue 29 §1: it replaced the
+ * Brace expansion of a scope entry, the one expander every face uses (it replaced the
  * `braces` library the hub used and a hand-written copy the faces used): `src/{a,b}/**`, `f{1..3}.ts`,
  * `f{01..10}.ts` (padded to the widest bound), `{a..e}` (letters), `{1..9..3}` (a step), as bash and
  * the `braces` library expand them. An escaped `\{` and a brace without a comma or range (`{a}`) stay

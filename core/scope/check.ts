@@ -1,9 +1,9 @@
 /**
- * A card's scope (issue 13 §2): path globs relative to its project's root (`src/auth/**`,
+ * A card's scope: path globs relative to its project's root (`src/auth/**`,
  * `package.json`) and named locks (`lock:db-migrations`). `checkScope` is the gate at create, edit
  * and reserve: it refuses, with the entry or the limit and what to do, an absolute path, one that
  * leaves the root, an empty or over-long entry, a lock name with spaces, a malformed glob, nested
- * braces, and every scope too costly to compare (issue 27 §2: too many entries, globs, characters or
+ * braces, and every scope too costly to compare (too many entries, globs, characters or
  * stars in a segment: read.ts's limits), so no claim ever meets one. For valid entries it gives what
  * read.ts `readScope` gives. Pure and platform-free; it decides no overlap (overlap.ts, conflicts.ts)
  * and knows nothing of claims.

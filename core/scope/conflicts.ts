@@ -1,6 +1,6 @@
 /**
- * Which live claim a scope runs into (issue 13 §2), decided once for the hub and every face (issue 29
- * §1): the claim's general path, card/reserve, the board and the Backlog tree all ask `LiveScopes`
+ * Which live claim a scope runs into, decided once for the hub and every face
+ * (docs/decisions/0076-scope-one-module.md): the claim's general path, card/reserve, the board and the Backlog tree all ask `LiveScopes`
  * "may this scope start now, and if not, who holds its files?", and all say the answer with `heldBy`
  * ("files held by AUTH-3 (claude-code-1)"). The project rule: scopes meet only within one project,
  * and cards without a project are one more project of their own (a card with none never waits on a
@@ -251,7 +251,7 @@ export function scopesOverlap(a: Scope, b: Scope): Pick<ScopeConflict, 'mine' | 
 	return undefined;
 }
 
-/** A card's live scope (issue 13 §2): scope ∪ reserved while it is claimed, else nothing. */
+/** A card's live scope: scope ∪ reserved while it is claimed, else nothing. */
 export function liveScope(card: Pick<Card, 'status' | 'scope' | 'reserved'>): string[] {
 	if (card.status !== 'claimed') {
 		return [];
@@ -277,7 +277,7 @@ export function liveScopesOf(cards: Iterable<Card>): LiveScopes {
 	return new LiveScopes(held);
 }
 
-/** The live claim a ready card waits on for its files (issue 13 §4), as the hub decides it; else undefined. */
+/** The live claim a ready card waits on for its files, as the hub decides it; else undefined. */
 export function scopeWait(card: Card, live: LiveScopes): ScopeConflict | undefined {
 	const scope = card.scope ?? [];
 	return card.status !== 'ready' || scope.length === 0

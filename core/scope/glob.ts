@@ -1,5 +1,5 @@
 /**
- * Baton's glob dialect, read once for every use (issue 29 §1): `/`-separated segments, `**` as a whole
+ * Baton's glob dialect, read once for every use: `/`-separated segments, `**` as a whole
  * segment (zero or more segments), and within a segment `*` (any run of characters), `?` (one
  * character), `[...]` classes (ranges, `!`/`^` negation) and literal characters (`\` escapes one).
  * Parses a glob (braces already expanded: braces.ts), says why one is malformed, and names its literal

@@ -1,5 +1,5 @@
 /**
- * Which files a card's scope covers (issue 13 §3), fast enough to decorate a 50,000-file workspace:
+ * Which files a card's scope covers, fast enough to decorate a 50,000-file workspace:
  * each glob of a scope (read by check.ts `readScope`, braces expanded by braces.ts) compiled to a
  * RegExp of glob.ts's dialect (`**` is zero or more segments, `*`/`?`/classes stay inside a segment,
  * dotfiles match, `\` escapes), and an index of many scopes on the lead tree (leadTree.ts), so a path

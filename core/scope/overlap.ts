@@ -1,6 +1,6 @@
 /**
- * Whether two path globs can match a common path (issue 13 §2: two cards' scopes overlap), decided
- * exactly for glob.ts's dialect at a cost near linear in the globs' length (issue 27 §2: the product
+ * Whether two path globs can match a common path (two cards' scopes overlap), decided
+ * exactly for glob.ts's dialect at a cost near linear in the globs' length (docs/decisions/0078-scope-exact-overlap.md: the product
  * of the two patterns, which Baton ran before, took |a| × |b| steps: `*a*a*…` × 100 against itself
  * cost 57 s for two cards). Both levels are the same problem: a glob is segments with `**`, a segment
  * is characters with `*`, and two such sequences meet when their heads and tails agree (both with a
@@ -303,7 +303,7 @@ export function globsOverlap(a: string, b: string): boolean {
 /**
  * The same question answered by the product of the two globs (segment by segment, and character by
  * character within two segments: |a| × |b| steps): the reference test/core/scope.test.ts holds
- * `globsOverlap` to, and what Baton ran until issue 27. Not for the claim path.
+ * `globsOverlap` to, and what Baton ran before the linear check. Not for the claim path.
  */
 export function globsOverlapByProduct(a: string, b: string): boolean {
 	return globsMeet(readGlob(a).segments, readGlob(b).segments);

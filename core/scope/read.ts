@@ -1,5 +1,5 @@
 /**
- * A stored scope read (issue 13 §2, issue 27 §2): its entries split into globs (braces expanded,
+ * A stored scope read: its entries split into globs (braces expanded,
  * `./` dropped) and lock names, without refusing anything, and the limits that bound what comparing
  * two scopes costs. The hub and every face read scopes here; check.ts, the gate at create, edit and
  * reserve, refuses what breaks these limits with the words to fix it, so a scope read here is over
@@ -9,7 +9,7 @@
 import { expandBraces } from './braces';
 import { normalizeGlob, parseGlob } from './glob';
 
-/** What one scope may hold: each bounds the work of comparing it with another (docs/architecture.md). */
+/** What one scope may hold: each bounds the work of comparing it with another (docs/decisions/0077-scope-bounded-cost.md). */
 export const scopeLimits = {
 	/** Entries a card's scope may list. */
 	entries: 64,

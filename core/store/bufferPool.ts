@@ -1,6 +1,6 @@
 /**
  * How much buffer pool (shared_buffers) a PGlite store gets, from the size of its relation files at
- * open (issue 32). PostgreSQL asks for its shared memory once, at start; PGlite's Emscripten `mmap`
+ * open. PostgreSQL asks for its shared memory once, at start; PGlite's Emscripten `mmap`
  * zero-fills it, so all of it is resident from the first second, used or not: a fixed 64 MB pool made
  * a ten-card hub pay for a 100k-card backlog's hot pages. Node only (reads the data dir); decides,
  * never opens anything.

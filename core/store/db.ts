@@ -1,6 +1,6 @@
 /**
  * The one database interface Backlog talks to, implemented over PGlite (pglite.ts) and node-postgres
- * (postgres.ts), so every operation has one code path for both (DESIGN §1, PERFORMANCE.md §2).
+ * (postgres.ts), so every operation has one code path for both (docs/decisions/0044-db-interface.md).
  */
 
 export type Row = Record<string, unknown>;
@@ -20,7 +20,7 @@ export interface Db extends Queryable {
 	 * Runs `fn` in one transaction: commit when it resolves, roll back when it throws. On PostgreSQL a
 	 * deadlock or serialization failure is retried a few times (fn must be safe to re-run: it only
 	 * touches the database). In PGlite the whole instance is locked until it settles, so fn must await
-	 * nothing but the database (PERFORMANCE.md §3).
+	 * nothing but the database.
 	 */
 	transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
 	/** Runs a script of several statements without parameters (migrations, maintenance). */

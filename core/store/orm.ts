@@ -1,8 +1,8 @@
 /**
- * drizzle over the store's own connection (issue 29 §4): a cold path builds its statements from
+ * drizzle over the store's own connection: a cold path builds its statements from
  * schema.ts and they run through a Queryable (the Db, or the unit of work's open transaction) by
  * drizzle's pg-proxy driver, so the driver, the transaction and the in-flight count stay the store's.
- * Builds and maps only; hot paths stay hand-written SQL (docs/architecture.md, the store).
+ * Builds and maps only; hot paths stay hand-written SQL (docs/decisions/0045-drizzle.md).
  */
 import { drizzle } from 'drizzle-orm/pg-proxy';
 

@@ -1,5 +1,5 @@
 /**
- * PGlite behind the Db interface (the default, single-process store; DESIGN §1). A new data dir is
+ * PGlite behind the Db interface (the default, single-process store). A new data dir is
  * seeded from a pre-built, migrated empty database (template.tar.gz) instead of running initdb. What
  * may be opened, and the one case that is set aside, is dataDir.ts's decision.
  */

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL behind the Db interface, through a node-postgres pool (team mode, DESIGN §1). Hot
+ * PostgreSQL behind the Db interface, through a node-postgres pool (team mode). Hot
  * statements run as named prepared statements; each connection pins search_path to the schema.
  * A server that goes away fails the requests that meet it (pgErrors.ts names it `unavailable`) and
  * never the process; the pool opens fresh connections once it is back. Nothing here retries a

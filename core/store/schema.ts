@@ -4,7 +4,7 @@
  * that runs; test/core/schema.test.ts has drizzle-kit render this file as DDL and checks that it builds
  * the same columns, defaults, indexes and constraints, names included. The cold paths that go through
  * drizzle (core/store/orm.ts: the webhooks' rows in core/backlog/hookStore.ts) read and write by it;
- * the hot paths' SQL is hand-written and shared by both drivers (docs/architecture.md, the store).
+ * the hot paths' SQL is hand-written and shared by both drivers (docs/decisions/0045-drizzle.md).
  * The tables live in three files: schemaCards.ts (cards, edges, counts, text), schemaHooks.ts
  * (webhooks) and this one (events, agents, the bookkeeping tables, messages, the log's state, project
  * settings, and `tables`, the whole list), re-exported here so importers name only schema.ts.

@@ -15,7 +15,7 @@ import type { AgentNode } from '../agentsTree';
 import { commandIds } from './ids';
 import { type CommandKit, cardIdOf, optionsOf } from './kit';
 
-/** " Work in <path> (branch <branch>)." when the claim made the card's worktree (issue 33). */
+/** " Work in <path> (branch <branch>)." when the claim made the card's worktree. */
 function workspaceNote(ws: ClaimedWorkspace | undefined): string {
 	return ws === undefined ? '' : ` Work in ${ws.path} (branch ${ws.branch}).`;
 }

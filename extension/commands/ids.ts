@@ -1,5 +1,5 @@
 /**
- * Every VS Code id of the extension in one place (STYLE 2.6): command ids as one `as const` object,
+ * Every VS Code id of the extension in one place: command ids as one `as const` object,
  * view ids and context keys beside them. package.json's contributions use exactly these strings.
  * Ids only: no vscode import, no behaviour, so any module (and the tests) can import them cheaply.
  */
@@ -49,6 +49,6 @@ export const commandIds = {
 	showSeatOutput: 'baton.showSeatOutput',
 } as const;
 
-/** View ids and context keys, next to the command ids (STYLE 2.6). */
+/** View ids and context keys, next to the command ids. */
 export const viewIds = { backlog: 'baton.backlog', agents: 'baton.agents', board: 'baton.board' } as const;
 export const contextKeys = { hubConnected: 'baton.hubConnected', backlogFiltered: 'baton.backlogFiltered' } as const;

@@ -23,13 +23,13 @@ import type { WorkspaceProjects } from '../workspaceProjects';
 export interface CardCommandOptions {
 	reason?: string;
 	result?: string;
-	/** Act on a card another agent holds without asking (the human override, DESIGN §3). */
+	/** Act on a card another agent holds without asking (the human override). */
 	force?: boolean;
 	/** false: skip the confirmation dialog. */
 	confirm?: boolean;
 }
 
-/** What the dispatch commands need (issue 30): runs and pauses, seats' output, starting `baton run`. */
+/** What the dispatch commands need: runs and pauses, seats' output, starting `baton run`. */
 export interface DispatchParts {
 	watch: DispatchWatch;
 	outputs: SeatOutputs;
@@ -41,12 +41,12 @@ export interface CommandContext {
 	backlog: BacklogTreeProvider;
 	backlogView: vscode.TreeView<BacklogNode>;
 	log: vscode.LogOutputChannel;
-	/** The workspace's projects and the All projects switch (issue 13 §1). */
+	/** The workspace's projects and the All projects switch. */
 	projects: WorkspaceProjects;
 	openBoard(cardId?: string): Promise<void>;
 	openBoardInEditor(cardId?: string): Promise<void>;
 	configureMcp(target: McpTarget, confirm: boolean): Promise<string | undefined>;
-	/** Runs, pauses, seats' output and starting `baton run` (issue 30). */
+	/** Runs, pauses, seats' output and starting `baton run`. */
 	dispatch: DispatchParts;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Pausing the line and assigning cards from VS Code (issue 30): Pause… / Resume… (everything, a project
+ * Pausing the line and assigning cards from VS Code: Pause… / Resume… (everything, a project
  * or a card, from the palette, a card's menu or a pause's row in the tree: `pause/set`, `pause/clear`)
  * and Assign Card… (`card/assign`: one agent or `kind:K`). Options passed as the argument answer the
  * prompts (the tests, keybindings). The hub decides and refuses; nothing here re-checks its rules.

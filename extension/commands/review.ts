@@ -1,6 +1,6 @@
 /**
- * The review desk's commands (issue 12 §4): Review Next Card (the oldest card in review, its detail
- * shown and, for a card with a workspace, its branch in the multi-file diff editor (issue 33), then
+ * The review desk's commands: Review Next Card (the oldest card in review, its detail
+ * shown and, for a card with a workspace, its branch in the multi-file diff editor, then
  * Approve / Request Changes / Open Changes), Approve Card…, Request Changes… (the note is required),
  * Message Agent… (a card someone else holds), Reply to Agent… (a card whose agent asked), Open Changes
  * (the card's workspace branch, else the commit or branch its result names) and Open Card Detail.

@@ -1,5 +1,5 @@
 /**
- * Agent runs from VS Code (issue 30): Start Agents… (`baton run` with a built-in agent or a command
+ * Agent runs from VS Code: Start Agents… (`baton run` with a built-in agent or a command
  * template, N seats, a project, in a terminal or the background: agentRuns.ts), Stop Agents (`run/stop`:
  * drain, or stop now after a confirmation) and a seat's live output (seatOutput.ts). Options passed as
  * the argument answer the prompts (the tests, keybindings). The hub and `baton run` decide and refuse;

@@ -1,7 +1,7 @@
 /**
  * Navigation and views: open the board (panel or editor, optionally at a card), focus the Agents view,
  * filter (phase, label, text) and reveal in the Backlog tree and load more of its Done, the All projects /
- * workspace projects switch (issue 13 §1), copy a card id, reconnect, show the log. Reads the connection's
+ * workspace projects switch, copy a card id, reconnect, show the log. Reads the connection's
  * cache and moves the UI; never sends a request that changes the backlog.
  */
 import * as vscode from 'vscode';
@@ -122,7 +122,7 @@ export function registerViewCommands(kit: CommandKit): vscode.Disposable[] {
 			ctx.backlogView.description = ctx.backlog.describeFilter();
 			return ctx.projects.filter ?? null;
 		}),
-		// The tree's "Load more…" under Done: the next page of done cards, newest first (issue 14).
+		// The tree's "Load more…" under Done: the next page of done cards, newest first.
 		register(commandIds.loadMoreDone, async () => {
 			await hub.loadMoreDone();
 			return [...hub.cards.values()].filter(c => c.status === 'done').length;

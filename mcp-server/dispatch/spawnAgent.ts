@@ -141,9 +141,13 @@ async function stopGroup(
  * namespace then ends with everything in it.
  */
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
-	if (signal !== 'SIGKILL' && isSandbox(pid)) {
-		// Not to the sandbox's own init either (also bubblewrap): it would end the namespace at once.
-		for (const member of groupMembers(pid).filter(m => !isSandbox(m))) {
+	// Not to the sandbox's own init either (also bubblewrap): it would end the namespace at once. When
+	// nothing but bubblewrap is in the group yet (a stop right after the start, before the agent's exec),
+	// there is no grace to keep: the TERM goes to bubblewrap, which ends, and stopGroup's KILL then
+	// takes whatever it had started. Otherwise that TERM reached nobody and the agent ran on for the grace.
+	const members = signal !== 'SIGKILL' && isSandbox(pid) ? groupMembers(pid).filter(m => !isSandbox(m)) : [];
+	if (members.length > 0) {
+		for (const member of members) {
 			try {
 				process.kill(member, signal);
 			} catch {

@@ -1,10 +1,10 @@
 /**
- * Which agents are connected (DESIGN §5): a connection is attached to its hello's agent and
+ * Which agents are connected: a connection is attached to its hello's agent and
  * detached when it closes; the last connection of an MCP agent releases that agent's claims at once
  * (not after the TTL), the last connection of one of its sessions that session's claims, and the
  * last connection of any agent ends it, so it leaves the agents list and the health counts unless it
- * still holds cards (issue 27 §4). Every change is told to the clients that show agents in a
- * `{notice: 'agents'}`, at most 4 a second; MCP sessions never get it (issue 14: with 64 agents
+ * still holds cards. Every change is told to the clients that show agents in a
+ * `{notice: 'agents'}`, at most 4 a second; MCP sessions never get it (with 64 agents
  * pinging, every `baton mcp` parsed the 64-agent list 4 times a second for nothing). It registers
  * no agent (the hello does, in connections.ts) and reads no frame.
  */
@@ -102,7 +102,7 @@ export class AgentPresence {
 	/** The agent's last connection closed: an MCP agent's claims are released, then it is ended. */
 	private async end(agentId: string, release: boolean): Promise<void> {
 		try {
-			// DESIGN §5: an MCP session that ends releases its claims at once, not after the TTL.
+			// An MCP session that ends releases its claims at once, not after the TTL: its agent is gone.
 			if (release) {
 				await this.options.beforeRelease?.(agentId);
 				await this.options.backlog.releaseAgent({ actor: agentId }, agentId, 'agent disconnected');

@@ -1,5 +1,5 @@
 /**
- * The hub's guards (DESIGN §7): the token file and its folder (refuse to start when loose, a
+ * The hub's guards: the token file and its folder (refuse to start when loose, a
  * symlink or foreign-owned), constant-time token checks, Host/Origin checks against DNS rebinding
  * and cross-site websocket hijacking, and the board's one-time tickets and session cookies.
  * Never logs or returns the token.

@@ -1,5 +1,5 @@
 /**
- * The hub's only HTTP surface (DESIGN §7): `/board?ticket=…` swaps a one-time ticket for an HttpOnly
+ * The hub's only HTTP surface: `/board?ticket=…` swaps a one-time ticket for an HttpOnly
  * SameSite=Strict session cookie, `/board` serves the board page, `/board/board.js|css` its built
  * assets. Everything else is 404. Never any CORS header; a non-loopback Host is 403 (DNS rebinding).
  */

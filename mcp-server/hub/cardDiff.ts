@@ -1,5 +1,5 @@
 /**
- * `card/diff` (issue 33): the hub reads a card's branch against its base for a reviewer (the board, VS
+ * `card/diff`: the hub reads a card's branch against its base for a reviewer (the board, VS
  * Code, the CLI) through the workspaces layer (reviewDiff.ts), with the patch read as git writes it and
  * kept within diffLimits.fileBytes per file and diffLimits.patchBytes in all, so a huge file on an
  * agent's branch costs the hub no more than the cap; at most diffLimits.concurrent diffs run at once,

@@ -1,5 +1,5 @@
 /**
- * The hub's connections (DESIGN §7): the two listeners (hub.sock and 127.0.0.1:<port>), the TCP
+ * The hub's connections: the two listeners (hub.sock and 127.0.0.1:<port>), the TCP
  * upgrade's checks (Host, Origin, then token or board cookie), each websocket's hello (protocol,
  * token, agent registration), its frames up to a well-formed request, and its close; which agents
  * are connected is agentPresence.ts's. It never runs a request (requests.ts does) and never pushes

@@ -1,5 +1,5 @@
 /**
- * Flow control for one connection (issue 27 §1): the bytes queued to it and its requests. Requests
+ * Flow control for one connection: the bytes queued to it and its requests. Requests
  * run at most `maxRunning` at a time, in arrival order, and start only while less than `highWater`
  * waits to be sent to the client; the rest wait in order, and with `maxWaiting` frames (or
  * `maxWaitingBytes`) waiting the socket is paused, so the client's own writes block instead of the
@@ -15,7 +15,7 @@ const log = createLogger('hub').child('flow');
 
 const mib = 1024 * 1024;
 
-/** The numbers and why: docs/architecture.md "Backpressure". */
+/** The numbers and why: docs/decisions/0024-backpressure.md. */
 export const flowLimits = {
 	/** Requests of one connection running at once: what another client's request may wait behind. */
 	maxRunning: 4,

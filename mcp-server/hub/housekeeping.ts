@@ -1,6 +1,6 @@
 /**
  * The hub's upkeep timers: write maintenance — the event log's compaction, the request log's pruning,
- * VACUUM, then the safe part of workspace gc (issue 33) — (soon after start, after 60 s without
+ * VACUUM, then the safe part of workspace gc — (soon after start, after 60 s without
  * writes, every ~5,000 events), periodic backups (only when something changed, never on a full disk) and the idle exit
  * (no client for `idleMs`). It owns these timers only: it answers no request, touches no connection
  * and stops the hub only through the `stop` it is given.
@@ -20,9 +20,9 @@ export interface HousekeepingOptions {
 	idleMs: number;
 	/** Periodic backup interval; 0 disables. */
 	backupIntervalMs: number;
-	/** Write maintenance after this many events (DESIGN: every ~5,000 writes). */
+	/** Write maintenance after this many events (about every 5,000 writes by default). */
 	maintenanceEveryWrites?: number | undefined;
-	/** The safe part of workspace gc (issue 33, workspaceGc.ts), run after the store's maintenance. */
+	/** The safe part of workspace gc (workspaceGc.ts), run after the store's maintenance. */
 	gcWorkspaces?: (() => Promise<void>) | undefined;
 	/** How many connections are open. */
 	clients: () => number;
@@ -33,7 +33,7 @@ export interface HousekeepingOptions {
 const idleMaintenanceMs = 60_000;
 /**
  * The start's maintenance waits this long: run at once, PGlite's VACUUM held the event loop while the
- * first client waited for its hello (0.5–2 s of a 2–3 s start, issue 28 §10; docs/benchmarks.md).
+ * first client waited for its hello (0.5–2 s of a 2–3 s start; docs/benchmarks.md).
  */
 const startMaintenanceDelayMs = 10_000;
 

@@ -1,5 +1,5 @@
 /**
- * The inbox push (issue 12 §2): messages on a card reach the MCP session of the agent that holds it
+ * The inbox push: messages on a card reach the MCP session of the agent that holds it
  * as `{notice: 'inbox', messages}` frames, sent (a) on each pumped `commented` event on a card the
  * agent holds, posted by someone else; (b) on each pumped `claimed` event, with what waited on that
  * card while nobody (or another agent) held it; (c) right after an MCP agent's hello, with everything

@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` on the hub's 127.0.0.1 listener (issue 15 §4): the Prometheus text exposition of
+ * `GET /metrics` on the hub's 127.0.0.1 listener: the Prometheus text exposition of
  * metrics.ts. A non-loopback Host is 403 (DNS rebinding, as boardRoute.ts); then an
  * `Authorization: Bearer` token must match the scrape token (run/metrics.token, which opens this
  * route and nothing else) or the hub's own token, compared in constant time; else 401. No CORS

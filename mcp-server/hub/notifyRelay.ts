@@ -1,5 +1,5 @@
 /**
- * PostgreSQL team mode (DESIGN §1): each machine's hub LISTENs on `baton_events` with its own
+ * PostgreSQL team mode: each machine's hub LISTENs on `baton_events` with its own
  * connection and pumps what other hubs wrote. The backlog's write transactions do not NOTIFY (a
  * transaction that has sent a NOTIFY takes one database-wide lock while it commits, which serialised
  * every commit); instead this hub `announce`s its own commits after they are committed, on this same

@@ -1,5 +1,5 @@
 /**
- * The single-owner guarantee of a data dir (DESIGN §1): whoever has `run/owner.sock` bound owns the
+ * The single-owner guarantee of a data dir: whoever has `run/owner.sock` bound owns the
  * store. The kernel decides: only one process can bind the path, and the binding dies with the
  * process even on kill -9. A leftover socket file that refuses connections is removed under a short
  * mkdir lock and the bind retried. Never pid files or mtime/TTL locks: pids are reused and a stalled
@@ -199,7 +199,7 @@ function ensurePrivateDir(dir: string, mode: number, exact: boolean): void {
 	}
 	mkdirSync(dir, { recursive: true, mode });
 	if (exact) {
-		// mkdir's mode is masked by the umask; the run dir must be exactly 0700 (DESIGN §7).
+		// mkdir's mode is masked by the umask; the run dir must be exactly 0700.
 		chmodSync(dir, mode);
 	}
 }

@@ -1,5 +1,5 @@
 /**
- * Returns expired leases to ready on exact timers (DESIGN §3: "as soon as they expire, not on a slow
+ * Returns expired leases to ready on exact timers ("as soon as they expire, not on a slow
  * poll"). Armed at the backlog's next lease expiry (one query at start and after each firing) and
  * pulled earlier by every lease a mutation hands out (`consider`), so writes cost no extra query.
  * Reclaim with no card id reclaims every expired lease (epoch++ happens in core).

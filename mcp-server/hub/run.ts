@@ -256,7 +256,7 @@ function positive(name: string, raw: string, min: number, max: number): number {
 /**
  * Where dist/baton.js really lives; its pglite/ and webview/ folders sit beside it. Real path: an
  * `npm i -g` install runs it through the symlink PREFIX/bin/baton, and beside that there is no
- * pglite/, so the hub fell back to the source layout and looked for dist/migrations (issue 15).
+ * pglite/, so the hub fell back to the source layout and looked for dist/migrations.
  */
 function bundleDir(): string {
 	const script = resolve(process.argv[1] ?? '.');

@@ -1,5 +1,5 @@
 /**
- * The hub's view of its store's health (issue 16): refuses writes with `disk_full` before PGlite
+ * The hub's view of its store's health: refuses writes with `disk_full` before PGlite
  * could run out of space, notices when space returns, names PostgreSQL outages and their end, and
  * tells a fatal store failure (a PANIC or FATAL from PGlite, a WASM trap, an I/O error) from an
  * ordinary refusal so the hub can stop instead of serving from a broken store. It only decides and

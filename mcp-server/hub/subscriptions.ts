@@ -1,10 +1,10 @@
 /**
- * Events to subscribers (DESIGN §4): `events/subscribe` replays the log after the client's seq in
+ * Events to subscribers: `events/subscribe` replays the log after the client's seq in
  * pages up to what the event pump has delivered, each page once the client took the last one, then
  * switches the connection to live in the same tick, so nothing falls between and nothing comes twice;
  * `deliver` pushes each pumped batch to the live connections. A resume from before the log's
  * compaction horizon is answered `resync` instead, and so is a live subscriber that fell behind (more
- * than flowLimits.eventLag unsent, issue 27 §1): it gets no events until it took what was queued, then
+ * than flowLimits.eventLag unsent): it gets no events until it took what was queued, then
  * a `{notice: 'resync', seq}` and the live feed from there. It reads the log through the backlog and
  * never writes; it wakes no claim.
  */

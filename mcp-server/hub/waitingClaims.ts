@@ -1,5 +1,5 @@
 /**
- * Waiting claims (`card/claim` with waitSeconds, DESIGN §4): retry when a delivered event could have
+ * Waiting claims (`card/claim` with waitSeconds): retry when a delivered event could have
  * made a card claimable, or when the next deferred card comes due, up to the deadline; woken by
  * events, never by polling. Only the final answer asks the backlog why nothing is claimable (a
  * count over the whole table). It decides nothing about cards: every try is a plain backlog claim.
@@ -30,9 +30,9 @@ const wakingEvents: ReadonlySet<EventType> = new Set<EventType>([
 	'approved',
 	'changes_requested',
 	'review_requested',
-	// An approval whose landing conflicted sends the card back to ready (issue 33).
+	// An approval whose landing conflicted sends the card back to ready.
 	'land_conflicted',
-	// Issue 30: a pause cleared, an assignment changed, a held card given up frees a max-held claimer.
+	// A pause cleared, an assignment changed, a held card given up frees a max-held claimer.
 	'resumed',
 	'assigned',
 ]);

@@ -1,7 +1,7 @@
 /**
  * Ends a hub whose main thread is stuck (inside the store, or in JavaScript that never yields), from a
  * worker thread that the stuck thread cannot block. PGlite runs each statement synchronously in WASM; when its disk ran out of
- * space mid-WAL-write it was seen spinning there at 100 % CPU forever, answering no one (issue 16).
+ * space mid-WAL-write it was seen spinning there at 100 % CPU forever, answering no one.
  * Nothing on the main thread can notice that, so the main thread ticks a shared counter and the
  * worker kills the process when the ticks stop for `stuckMs` while the store's filesystem is below
  * the start reserve, or for `hardStuckMs` whatever the disk says. Killing loses nothing acknowledged
@@ -51,9 +51,9 @@ setInterval(() => {
 	} catch {}
 	const lowDisk = free >= 0 && free < workerData.minFreeBytes;
 	if (!lowDisk && stuck < workerData.hardStuckMs) return;
-	// Say what was seen: with the disk full, the store spinning in a write (issue 16); otherwise only
+	// Say what was seen: with the disk full, the store spinning in a write; otherwise only
 	// that the event loop ran no timer, which a store statement or a request's own JavaScript can cause
-	// (issue 27 §2: a scope check once did, and this line blamed the store).
+	// (a scope check once did, and this line blamed the store).
 	const what = lowDisk
 		? 'the store has been stuck for ' + Math.round(stuck / 1000) + ' s with the disk holding it full (' + Math.round(free / 1048576) + ' MB free)'
 		: "the hub's event loop has been blocked for " + Math.round(stuck / 1000) + ' s (no timer ran: a store statement or a request that never yields)';

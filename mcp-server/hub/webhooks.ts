@@ -1,5 +1,5 @@
 /**
- * Outgoing webhooks, delivered in the hub's background (issue 15 §4; docs/architecture.md, "Outgoing
+ * Outgoing webhooks, delivered in the hub's background (docs/architecture.md, "Outgoing
  * webhooks"): one worker per hook POSTs the events after the hook's cursor, one at a time in seq
  * order (hence in order per card), signed (core/formats/webhook.ts), each with a request timeout, and retries
  * a failed one with core/backoff.ts's `webhookBackoff` until the receiver takes it. The cursor, the

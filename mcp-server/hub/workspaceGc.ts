@@ -1,5 +1,5 @@
 /**
- * Workspace clean-up for the hub (issue 33): `workspace/gc` (the CLI's `baton gc`) and its safe part
+ * Workspace clean-up for the hub: `workspace/gc` (the CLI's `baton gc`) and its safe part
  * in the hub's maintenance. It picks the repositories (the one named, else every project's repository
  * on this host), says which cards are live (they exist and are not done) and how old a WIP ref may get
  * (the project's wipDays), and runs workspaces/gc.ts: the plan is the dry run, and gc deletes exactly

@@ -73,7 +73,7 @@ export function compactCard(card: Card, now: number = Date.now()): CompactCard &
 }
 
 /**
- * A list row as `list` returns it (issue 32: the hub's CardRow, not the whole card; `show` has the rest):
+ * A list row as `list` returns it (the hub's CardRow, not the whole card; `show` has the rest):
  * dropped as a card is, and without unmetDeps, which `state: "waiting"` and the page's waitsOn say.
  */
 export function compactRow(row: CardRow, now: number = Date.now()): Partial<CardRow> & { state?: HeldWord } {

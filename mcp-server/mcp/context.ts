@@ -2,8 +2,8 @@
  * What the MCP tools share within one stdio session: the hub connection (opened lazily, once the
  * agent's identity is known), the capabilities this agent advertises, the lease epochs it got from
  * claim, so heartbeat/complete/release/fail/reserve fence exactly without the agent repeating the
- * epoch, the agent's project (issue 13: sent on every claim, given to the cards it creates) and its git
- * checkout (issue 33: sent on every claim, for the card's worktree), and the
+ * epoch, the agent's project (sent on every claim, given to the cards it creates) and its git
+ * checkout (sent on every claim, for the card's worktree), and the
  * inbox of messages the hub pushed for the agent's next tool result (inbox.ts).
  */
 import type { Method, Params, Result } from '../../core/protocol';
@@ -28,18 +28,18 @@ export class ToolContext {
 		readonly project: ProjectChoice = anyProject,
 		/**
 		 * The git checkout the session started in (its root), sent with every claim as `root`: where a
-		 * project with workspaces on gets the claimed card's worktree (issue 33). Undefined outside one.
+		 * project with workspaces on gets the claimed card's worktree. Undefined outside one.
 		 */
 		readonly root?: string,
 		/**
-		 * BATON_CARD_ID (issue 30): the card Baton's supervisor claimed for this agent's session; a claim
+		 * BATON_CARD_ID: the card Baton's supervisor claimed for this agent's session; a claim
 		 * without a card id claims it (the session holds it already: the claim returns it as it is).
 		 */
 		readonly dispatchedCard?: string,
 	) {}
 
 	/**
-	 * The labels of this session's last claim (issue 31): complete {next: true} claims the next card as
+	 * The labels of this session's last claim: complete {next: true} claims the next card as
 	 * that claim did, so an agent that only takes some kinds of work keeps to them across a hand-over.
 	 */
 	claimLabels: readonly string[] | undefined;

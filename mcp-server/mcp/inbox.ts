@@ -1,5 +1,5 @@
 /**
- * One MCP session's inbox (issue 12 §2): keeps the messages the hub pushes for cards this agent
+ * One MCP session's inbox: keeps the messages the hub pushes for cards this agent
  * holds (`{notice: 'inbox'}`, deduplicated by card and message id), hands them to the agent in the
  * result of its next successful tool call, of any tool, as `inbox: [{cardId, from, text, at,
  * question?}]`, and then acknowledges them (`inbox/ack`), so each message reaches the agent once.

@@ -1,5 +1,5 @@
 /**
- * Liveness for one MCP session (DESIGN §5): an `agent/ping` every ~10 s while stdio is open, so a
+ * Liveness for one MCP session: an `agent/ping` every ~10 s while stdio is open, so a
  * long model call never makes a live agent look dead (each ping renews the agent's leases). Failed
  * pings are logged and retried on the next tick; the client itself reconnects.
  */

@@ -1,6 +1,6 @@
 /**
  * Entry of dist/mcp.js: `baton mcp` alone, loaded by dist/baton.js (bin.ts) for that one command, so
- * each agent's MCP server parses no hub, store or CLI code (issue 14). Only wiring: no logic here.
+ * each agent's MCP server parses no hub, store or CLI code. Only wiring: no logic here.
  */
 import { createLogger } from '../../core/log';
 import { runMcp } from './run';

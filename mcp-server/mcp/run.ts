@@ -49,7 +49,7 @@ export interface McpOptions {
 	project: string | undefined;
 	dataDir: string | undefined;
 	/**
-	 * Issue 30, set by Baton's supervisor for the agents it starts: BATON_SESSION (the hello session that
+	 * Set by Baton's supervisor for the agents it starts: BATON_SESSION (the hello session that
 	 * holds the dispatched card), BATON_AGENT_KIND (the agent's kind) and BATON_CARD_ID (its card).
 	 */
 	session?: string;
@@ -103,7 +103,7 @@ export function parseMcpArgs(argv: string[], env: NodeJS.ProcessEnv): McpOptions
 	};
 }
 
-/** BATON_SESSION, BATON_AGENT_KIND and BATON_CARD_ID (issue 30), each checked; empty means unset. */
+/** BATON_SESSION, BATON_AGENT_KIND and BATON_CARD_ID, each checked; empty means unset. */
 function dispatchEnv(env: NodeJS.ProcessEnv): Pick<McpOptions, 'session' | 'kind' | 'cardId'> {
 	const given = (name: string): string | undefined => (env[name] === '' ? undefined : env[name]);
 	const session = given('BATON_SESSION');
@@ -170,9 +170,9 @@ export async function runMcp(argv: string[]): Promise<number> {
 	const sessionId = randomBytes(3).toString('hex');
 	// This process's session, the same at every reconnect (a restarted hub, a failover): the leases it
 	// claims are its own, and no other session may act on them, whatever agent id it declares.
-	// A dispatched agent's is the supervisor's (BATON_SESSION, issue 30): the session its card is held by.
+	// A dispatched agent's is the supervisor's (BATON_SESSION): the session its card is held by.
 	const session = options.session ?? randomBytes(16).toString('hex');
-	// What runs inside this agent's session (whatever it starts) is no person approving (issue 27 §5).
+	// What runs inside this agent's session (whatever it starts) is no person approving.
 	process.env[mcpMarker] = `baton mcp (pid ${process.pid})`;
 
 	let hubPromise: Promise<RpcClient> | undefined;
@@ -269,7 +269,7 @@ export async function runMcp(argv: string[]): Promise<number> {
 	stopKeepAlive?.();
 	if (hubPromise !== undefined) {
 		// Closing the connection is the signal: the hub releases an mcp agent's claims when its last
-		// connection closes (DESIGN §5).
+		// connection closes.
 		const hub = await hubPromise.catch(() => undefined);
 		hub?.close();
 	}

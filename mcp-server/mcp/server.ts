@@ -47,7 +47,7 @@ export function createMcpServer(ctx: ToolContext): McpServer {
 		['review', registerReviewTool],
 	] as const) {
 		const tool = register(server, ctx);
-		// Every tool, whatever it is, hands the agent its inbox (issue 12 §2).
+		// Every tool, whatever it is, hands the agent its inbox.
 		tool.registered.update({ callback: withInbox(ctx.inbox, tool.registered.handler as ToolCallback) });
 		tools.set(name, tool);
 	}

@@ -5,7 +5,7 @@
  * one "invalid_input: field: problem. Next step." shape. tools/list is answered here from each tool's
  * lean listing schema (leanSchema.ts) without `$schema` and `execution: {taskSupport: 'forbidden'}`
  * (the MCP default when absent): the SDK's own listing of the full schemas was 13.4 KB against the
- * 6 KB budget of issue 3 (7.5 KB for at most 14 tools since issue 12), nor `additionalProperties`.
+ * byte budget (docs/decisions/0008-mcp-budget.md), nor `additionalProperties`.
  * Every tool declares a title and all four annotation hints; the listing leaves out a hint that equals
  * the MCP default, which means the same to every client and saves about 40 bytes a tool.
  */
@@ -93,7 +93,7 @@ export function registerListedTool(
 }
 
 /**
- * Leaves out `additionalProperties` everywhere (29 bytes a tool, which paid for issue 13's `reserve`):
+ * Leaves out `additionalProperties` everywhere (29 bytes a tool, which paid for the `reserve` tool):
  * the listing says what to send, and an unknown key is still refused in toolHandler, naming the
  * accepted ones. An object without properties (create's `cards` items) is listed as just an object.
  */

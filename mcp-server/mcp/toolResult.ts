@@ -1,5 +1,5 @@
 /**
- * The one shape of every MCP tool result (STYLE §2.4): success carries structuredContent and the same
+ * The one shape of every MCP tool result: success carries structuredContent and the same
  * compact JSON as text; a refusal is `isError: true` with "code: message next step" and no
  * structuredContent; anything unexpected is logged to stderr and reaches the agent as a safe `internal`.
  * Every tool's result passes through `withInbox` last, which adds the agent's waiting messages.
@@ -37,7 +37,7 @@ const nextSteps: Record<ErrorCode, string> = {
 
 /**
  * Failures of the connection rather than of the request. Their messages come from this process's
- * client and name data-dir paths and log files, which agents must not see (DESIGN §7): they get a
+ * client and name data-dir paths and log files, which agents must not see: they get a
  * fixed sentence, and the original goes to stderr for the user.
  */
 const connectionMessages: Partial<Record<ErrorCode, string>> = {

@@ -8,7 +8,7 @@
  * condition is false in the main checkout and in every other worktree, and no config extension is
  * enabled (`extensions.worktreeConfig` makes go-git 5.17–5.19, libgit2 before 1.8 in format-1
  * repositories and tools bundling an old libgit2 refuse the whole repository, main checkout included:
- * docs/architecture.md, Workspaces). The hooks folder and the included file live in the worktree's
+ * docs/decisions/0141-ws-commit-guard.md). The hooks folder and the included file live in the worktree's
  * own git dir (`.git/worktrees/<name>/baton/`) and go with it; sections whose file is gone are pruned
  * at every install.
  * Must not: change what git does outside Baton's worktrees, or decide which paths are held (the CLI

@@ -1,5 +1,5 @@
 /**
- * The board at fleet scale (issue 14): 100,000 cards, 50,000 of them done, in headless Chromium
+ * The board at fleet scale: 100,000 cards, 50,000 of them done, in headless Chromium
  * against a real hub. Times the first render from navigation to the columns drawn (the first page of
  * each live column, Done's first page, the stats) and, as context, until every live page is in, reads the page's JS heap after a forced GC (CDP
  * `Runtime.getHeapUsage`), times a Done page loaded by scrolling, and the live update from another

@@ -197,7 +197,7 @@ async function phaseMeasure(dir: string, cards: number): Promise<void> {
 	const ops = Math.min(2_000, Math.floor(cards / 3));
 	const warm = Math.min(200, Math.floor(ops / 4));
 	const pages = 200;
-	// Warm-up: PGlite runs the first queries of a process 2–3× slower (WASM JIT, PERFORMANCE.md).
+	// Warm-up: PGlite runs the first queries of a process 2–3× slower (WASM JIT).
 	// Claims drain the small backlog, so they warm less there; pages read only, so every size gets 200.
 	for (let i = 0; i < warm; i++) {
 		const { card, lease } = await backlog.claim(ctx, {});

@@ -2,7 +2,7 @@
 # A/B of the core claim/complete figures between a base commit and this checkout, on PGlite in-process
 # at 100,000 cards (test/bench/core.ts's build and measure phases, each in a fresh process), three
 # interleaved rounds (ROUNDS=n for more); prints each round and the medians. Used for "complete without review is no
-# slower" (issue 12): test/bench/coreAB.sh 9fb7556   (the commit before the review gate)
+# slower": test/bench/coreAB.sh 9fb7556   (the commit before the review gate)
 # Needs node_modules here; the base gets a temporary worktree that shares them. About a minute.
 set -euo pipefail
 base="${1:?usage: test/bench/coreAB.sh BASE_COMMIT [CARDS]}"

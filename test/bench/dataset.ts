@@ -1,7 +1,7 @@
 /**
  * The benchmark backlog, the same in every bench and every run: priorities 0–3, 30 % of the cards
  * depending on 1–3 earlier cards (so the DAG is acyclic by construction), ids `c0`, `c1`, …; and
- * `withParents`, the same cards where 30 % are children of 1,000 epics (issue 31).
+ * `withParents`, the same cards where 30 % are children of 1,000 epics.
  */
 import type { CreateCardInput } from '../../core/protocol';
 import { prng } from '../helpers/prng';
@@ -41,7 +41,7 @@ export function* cardBatches(size: number, seed = 42): Generator<CreateCardInput
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The same backlog with parents (issue 31, test/bench/epics.ts): 30 % of the cards children of 1,000 epics.
+// The same backlog with parents (test/bench/epics.ts): 30 % of the cards children of 1,000 epics.
 
 /** Per batch of 1,000: the last card a top epic, the nine before it its sub-epics, 291 children of those. */
 export const subEpicsPerBatch = 9;

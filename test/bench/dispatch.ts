@@ -1,5 +1,5 @@
 /**
- * Dispatch (issue 30): `baton run` with the fake agent of the tests. (1) From a card becoming
+ * Dispatch: `baton run` with the fake agent of the tests. (1) From a card becoming
  * claimable to its agent process started, with a free seat: the clock starts before the bench sends
  * `card/create` and stops at the supervisor's `started` event (stamped right after the spawn), so the
  * create's own round trip is counted too. (2) The supervisor's own CPU with 8 busy seats (agents that

@@ -1,7 +1,7 @@
 /**
- * Watching Baton from outside (issue 15 §4), measured as users feel it on a real hub process:
+ * Watching Baton from outside, measured as users feel it on a real hub process:
  * - an agent's claim + complete round trip with no webhook, with a hook whose receiver never answers
- *   (the issue: "never delaying a claim", "a slow or dead receiver stalls nothing"), and with a healthy
+ *   (target: "never delaying a claim", "a slow or dead receiver stalls nothing"), and with a healthy
  *   receiver; the ratio of the hung case's p99 to the baseline's is the judged number;
  * - how long after the claim's answer a healthy receiver has the event (delivery lag);
  * - one Prometheus scrape of /metrics at the bench backlog's size, with the scrape token.
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
 				p99(whileHung) / p99(baseline),
 				'×',
 				{ max: 1.25 },
-				'the issue: a dead receiver never delays a claim',
+				'target: a dead receiver never delays a claim',
 			),
 		);
 		reporter.add(row('claim + complete p99, healthy receiver', p99(withHealthy), 'ms', undefined, note));

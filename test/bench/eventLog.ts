@@ -1,5 +1,5 @@
 /**
- * The bounded event log (issue 14 §2): a year of simulated fleet activity, about 1,000,000 events,
+ * The bounded event log: a year of simulated fleet activity, about 1,000,000 events,
  * compacted with the default policy (the newest 50 progress events per card, none older than 90 days),
  * on a PGlite data dir in process. 30,000 cards over 365 days, each created, claimed, given 8–47
  * progress heartbeats (every 50th a long one of 300) 30 s apart, and completed; the events are written

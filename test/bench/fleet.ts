@@ -1,5 +1,5 @@
 /**
- * Fleet scale (issue 14): many `baton mcp` processes, each driven by a real MCP SDK client, each making
+ * Fleet scale: many `baton mcp` processes, each driven by a real MCP SDK client, each making
  * about one call a second. (1) PGlite: one hub, 20,000 cards, 64 agents looping claim → 3 heartbeats →
  * complete {next} → 3 heartbeats → complete; call latencies from the clients, CPU per tool call of the
  * `baton mcp` processes and of the hub from /proc, the hub's peak RSS, errors, and no double hold (the

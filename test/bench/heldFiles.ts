@@ -1,5 +1,5 @@
 /**
- * Held-file decorations (issue 13 §3: "computing decorations for a 50k-file workspace ≤ 50 ms"): the
+ * Held-file decorations (target: "computing decorations for a 50k-file workspace ≤ 50 ms"): the
  * extension's model (extension/heldFiles.ts over core/scope/match.ts) with 200 live claims of 5 globs
  * each, asked for the decoration of every one of 50,000 workspace files, as the Explorer would if it
  * showed them all at once. Times the rebuild after a claim event (signature + index compile) and the

@@ -24,7 +24,7 @@ const pairs = Number(process.argv[3] ?? 600);
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 ? (process.argv[onlyAt + 1] ?? '').split(',').map(Number) : undefined;
 
-/** The card's fields before issues 31, 33 and 30 added theirs (functions.sql at 56002e7). */
+/** The card's fields before parents, workspaces and dispatch added theirs (functions.sql at 56002e7). */
 const liteCard = `CREATE OR REPLACE FUNCTION baton_card_lite(c cards) RETURNS json LANGUAGE sql STABLE AS $$
 	SELECT json_build_object(
 		'id', c.id, 'title', c.title, 'body', c.body, 'phase', c.phase, 'priority', c.priority,

@@ -52,7 +52,7 @@ export async function startHub(
 	const t0 = performance.now();
 	const proc = spawn(process.execPath, ['--v8-pool-size=1', ...nodeArgs, script, 'hub', '--data-dir', dataDir], {
 		stdio: ['ignore', 'ignore', 'pipe'],
-		// As core/client/connectHub.ts starts a hub for a user (withLeanMalloc, defaultSpawnCommand: issue 32).
+		// As core/client/connectHub.ts starts a hub for a user (withLeanMalloc, defaultSpawnCommand).
 		env: { MALLOC_MMAP_THRESHOLD_: '131072', ...process.env, ...env, BATON_DATA_DIR: dataDir },
 	});
 	let stderr = '';

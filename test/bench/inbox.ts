@@ -1,5 +1,5 @@
 /**
- * What the inbox costs an MCP call (issue 12 §2: "the inbox check adds ≤ 0.2 ms to an MCP call p50").
+ * What the inbox costs an MCP call (target: "the inbox check adds ≤ 0.2 ms to an MCP call p50").
  * 1. The check itself, in process: `Inbox.deliver` on an empty inbox, which every tool result passes
  *    through (mcp-server/mcp/inbox.ts).
  * 2. Through `baton mcp` (MCP SDK client over stdio → hub → PGlite), interleaved call by call: `show`

@@ -185,7 +185,7 @@ async function measureBatonCompare(temp: string): Promise<BatonCompare> {
 					throw new Error(`Baton list returned ${(out.cards as unknown[]).length} cards, expected ${compareCreates}`);
 				}
 			}
-			// A page of 50, the list's default and what an agent reads (issue 14's target).
+			// A page of 50, the list's default and what an agent reads: the case the target is set for.
 			const pageMs: number[] = [];
 			const pageCpu = cpuNow();
 			for (let i = 0; i < compareLists * 3; i++) {
@@ -229,7 +229,7 @@ async function main(): Promise<void> {
 
 		const session = await batonSession(dataDir, 'bench-mcp');
 		try {
-			// Resident memory of one agent's process (issue 32: ≤ 50 MB), after its first call and below
+			// Resident memory of one agent's process (target: ≤ 50 MB), after its first call and below
 			// after the claim+complete loop; private is its own memory (anonymous pages), the rest is the
 			// node binary's pages, which every agent's process shares.
 			await call(session, 'stats', {});
@@ -358,13 +358,11 @@ async function main(): Promise<void> {
 			),
 		);
 
-		// Baton's own create and list rows are judged (issue 14) whether or not backlog.md is there.
+		// Baton's own create and list rows are judged whether or not backlog.md is there.
 		const ours = await measureBatonCompare(temp);
 		report.add(row(`Baton MCP create p50 (${compareCreates} single creates)`, ours.create, 'ms', { max: 3 }));
 		report.add(row(`Baton MCP list of ${compareCreates} p50`, ours.list, 'ms'));
-		report.add(
-			row('Baton MCP list, a page of 50 p50', ours.page50, 'ms', { max: 3 }, `${compareLists * 3} calls (issue 14)`),
-		);
+		report.add(row('Baton MCP list, a page of 50 p50', ours.page50, 'ms', { max: 3 }, `${compareLists * 3} calls`));
 		report.add(
 			row(
 				'CPU per MCP create: baton mcp / hub',

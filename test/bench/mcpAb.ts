@@ -1,5 +1,5 @@
 /**
- * A/B of `baton mcp` + hub between two builds (issue 32): MCP `create` of one card, `list` of a page of
+ * A/B of `baton mcp` + hub between two builds: MCP `create` of one card, `list` of a page of
  * 50 and a claim+complete pair, wall p50 through the real SDK client, CPU per call of the `baton mcp`
  * process and of the hub from /proc, and `baton mcp` resident memory (after start, after the calls). Each build gets its own hub and
  * data dir; the calls alternate A, B, A, B … one by one, so a busy machine slows both alike.

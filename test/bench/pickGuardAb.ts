@@ -1,5 +1,5 @@
 /**
- * A/B of issue 30's extra conditions on the hot claim's pick, in one process on PGlite (and PostgreSQL
+ * A/B of dispatch's extra conditions on the hot claim's pick, in one process on PGlite (and PostgreSQL
  * with --postgres), alternating the two statements so a busy machine slows both alike: the pick as it
  * was (claimable, capabilities, phase, project, claim order) against the pick with the line's checks
  * (no pause, the assignee, aging off, under maxHeld), with no pause, assignment or setting present.

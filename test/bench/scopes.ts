@@ -1,5 +1,5 @@
 /**
- * What scopes cost a claim (issue 13 §4: "claim p50 at 100k cards with 200 live claims of 5 globs each
+ * What scopes cost a claim (target: "claim p50 at 100k cards with 200 live claims of 5 globs each
  * stays ≤ 2× the claim without scopes"). Two PGlite backlogs of the benchmark data set (dataset.ts),
  * in process: one as it is, one where every card has a scope of 5 globs (a folder, a file, tests, a
  * doc, a lock, over 10,000 modules: two cards meet when they share a module). Each gets 200 live

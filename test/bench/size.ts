@@ -1,8 +1,8 @@
 /**
- * Fleet scale (issue 14): what a big backlog costs a read and a small one costs the laptop. (1) The
+ * Fleet scale: what a big backlog costs a read and a small one costs the laptop. (1) The
  * hub's resident memory with ten cards, idle, after a first start and after a reopen. (2) card/stats
  * and card/list {text} at 100,000 cards (the benchmark data set, 150 cards done and 150 claimed), in
- * process on PGlite and through the hub from an outside client, as the issue measured them.
+ * process on PGlite and through the hub from an outside client, where its targets are set.
  * Standalone: `node --import tsx test/bench/size.ts [--quick]` (needs `npm run build`). Measures only.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

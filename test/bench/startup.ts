@@ -1,5 +1,5 @@
 /**
- * Start-up (issue 28 §10): the hub from spawn to its first answer (a client's hello) on a new and on an
+ * Start-up: the hub from spawn to its first answer (a client's hello) on a new and on an
  * existing data dir, and the first CLI command on a new data dir (`baton stats`, which spawns the hub),
  * each the median of several cold runs with the hub's CPU beside the wall time. Then where the time
  * goes, each part in its own cold child process: Node and the bundle, the WASM compile, the template

@@ -1,5 +1,5 @@
 /**
- * What workspaces cost (issue 33, "Performance"): on a real repository of 10,000 files (1,000 with
+ * What workspaces cost ("Performance"): on a real repository of 10,000 files (1,000 with
  * --quick), the time to make a card's worktree (ensureWorktree: branch, mark, `worktree add`, checkout
  * of every file; target p50 ≤ 1.5 s), twenty made at once (issue: no claim slower than 3 s), a WIP
  * snapshot of a worktree with 200 changed files (100 edited, 100 new; ≤ 500 ms), and landing a 50-file
@@ -62,7 +62,7 @@ function editFiles(dir: string, n: number, offset: number, tag: string): void {
 }
 
 /**
- * A whole claim as the hub answers it (issue 33): the backlog's claim (in-memory PGlite) and then
+ * A whole claim as the hub answers it: the backlog's claim (in-memory PGlite) and then
  * ClaimWorkspaces.afterClaim, which makes the worktree for a project with workspaces on; and the same
  * claim of a project with workspaces off (settings cached: no git, no query), against the plain claim.
  */

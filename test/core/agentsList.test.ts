@@ -1,5 +1,5 @@
 /**
- * Issue 27 §4, in core on real PGlite and PostgreSQL: an agent whose last connection closed (ended)
+ * The agents list, in core on real PGlite and PostgreSQL: an agent whose last connection closed (ended)
  * and that holds nothing leaves the agents list and the health counts at once; `all` still lists it
  * with its end; one that ended holding cards stays until they are reclaimed; an agent that comes back
  * (hello, ping) is listed again; maintenance forgets ended rows after the agentRetentionDays setting,

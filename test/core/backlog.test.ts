@@ -111,7 +111,7 @@ for (const kind of storeKinds) {
 				assert.equal(a.priority, 3);
 				assert.deepEqual(a.acceptance, ['parses']);
 				assert.equal(a.version, 1);
-				assert.match(g.id, /^CARD-\d+$/); // a readable id (issue 31)
+				assert.match(g.id, /^CARD-\d+$/); // a readable id
 				assert.deepEqual(g.requires, ['lang:ts']);
 				const events = await b.eventsAfter(seq, 10);
 				assert.deepEqual(

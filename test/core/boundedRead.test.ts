@@ -1,5 +1,5 @@
 /**
- * Bounded reads and whole-file writes (issue 27 §0, §3) on real files, devices, FIFOs and sockets:
+ * Bounded reads and whole-file writes on real files, devices, FIFOs and sockets:
  * a limit enforced while reading (stat().size is 0 for /dev/zero), non-regular files refused at once
  * (a FIFO without a writer must not hang), symlinks out of a folder recognised, and a write that
  * fails leaves no file behind.

@@ -1,5 +1,5 @@
 /**
- * The buffer pool a PGlite store gets from its size at open (issue 32): the small pool for a small
+ * The buffer pool a PGlite store gets from its size at open: the small pool for a small
  * backlog, the large one once its relation files pass 24 MB, the large one in memory; a fresh dir is judged by its
  * template's files. Real files in a temp dir; no PGlite needed to decide.
  */

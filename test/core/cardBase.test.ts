@@ -1,5 +1,5 @@
 /**
- * A card's own base branch (issue 33, `--base`) through the Backlog on real PGlite and PostgreSQL: set
+ * A card's own base branch (`--base`) through the Backlog on real PGlite and PostgreSQL: set
  * at create, shown by get and list, changed and dropped by edit (logged as `updated`), refused once the
  * card has a branch not yet landed, and kept by export/import and by a full backup's rows.
  */

@@ -1,5 +1,5 @@
 /**
- * Links that do not block (issue 31) through the Backlog on real PGlite and PostgreSQL: related cards
+ * Links that do not block through the Backlog on real PGlite and PostgreSQL: related cards
  * are kept on both (an import's too) and removed from both, duplicates on the duplicating card; neither changes
  * readiness; a card created by an agent while it holds another records it as discoveredFrom and takes
  * its parent unless it names one; unknown ids and a card linked to itself are refused, nothing changed.

@@ -1,5 +1,5 @@
 /**
- * One vocabulary for a card's state (issue 28 §3, §5), computed by core/rules/claimable.ts and the backlog
+ * One vocabulary for a card's state, computed by core/rules/claimable.ts and the backlog
  * on real PGlite and PostgreSQL: a ready card is exactly one of ready (claimable now), waiting or
  * deferred, and the stats add up to those words; a list names only the dependencies a card still
  * waits on; card/get's dependencies carry enough to say `waiting` for a waiting one; list, stats and

@@ -1,5 +1,5 @@
 /**
- * Issue 30's rules in core, on real PGlite and PostgreSQL: a pause keeps its cards from every claim
+ * Dispatch's rules in core, on real PGlite and PostgreSQL: a pause keeps its cards from every claim
  * path (the hot claim, the general path, a claim by id, complete {next}) until it is cleared, and says
  * who paused it and why; an assignment lets only its agent or kind claim; max-held refuses a claim
  * beyond N held cards; aging orders ready cards by effective priority; a project's seat limits refuse a

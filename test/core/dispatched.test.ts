@@ -1,5 +1,5 @@
 /**
- * core/rules/dispatched.ts: the words every face prints for dispatch (issue 30) and which pause holds
+ * core/rules/dispatched.ts: the words every face prints for dispatch and which pause holds
  * a card back, table-driven; pure, no store.
  */
 import assert from 'node:assert/strict';

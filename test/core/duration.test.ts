@@ -1,5 +1,5 @@
 /**
- * The one duration text (issue 29 §6): the tree rounded to the nearest second and the board cut down,
+ * The one duration text: the tree rounded to the nearest second and the board cut down,
  * so the same lease read "4m 05s" in one and "4m 04s" in the other. One function, cut down.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Every claim starts with no reservations (issue 29 §2): the one-statement claim (hotSql.ts) clears
+ * Every claim starts with no reservations: the one-statement claim (hotSql.ts) clears
  * `reserved` when it takes a card, and so must complete {next}'s hand-over, which on PostgreSQL is the
  * function baton_hand_over (migration 0011 had left it out). A ready card that still lists reserved
  * files (imported from an export that had them) shows the difference: before the fix, the card the

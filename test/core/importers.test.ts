@@ -84,7 +84,7 @@ describe('beads', () => {
 		assert.deepEqual(totals?.acceptance, ['Totals match the invoice', 'Rounding is per line']);
 		assert.deepEqual(totals.labels, ['checkout', 'backend']);
 		assert.match(b.items[2]?.statusNote ?? '', /in progress/);
-		// Links that do not block are links now (issue 31), not text.
+		// Links that do not block are links now, not text.
 		const blocked = b.items[3];
 		assert.ok(blocked !== undefined);
 		assert.deepEqual(blocked.related, ['bd-e5']);
@@ -265,7 +265,7 @@ describe('planImport', () => {
 			[{ ref: '3', id: '3-2', kept: false }],
 		);
 		const byId = new Map(plan.cards.map(c => [c.id, c]));
-		// Issue 31: sub-tasks are children, not dependencies of their parent.
+		// Sub-tasks are children, not dependencies of their parent.
 		assert.deepEqual(byId.get('3-2')?.dependsOn, ['2']);
 		assert.equal(byId.get('3.1')?.parent, '3-2');
 		assert.deepEqual(byId.get('3.1')?.labels, []);

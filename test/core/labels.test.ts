@@ -1,5 +1,5 @@
 /**
- * Labels (issue 31) through the Backlog on real PGlite and PostgreSQL: create and edit store them
+ * Labels through the Backlog on real PGlite and PostgreSQL: create and edit store them
  * sorted without duplicates, list filters by one, claim {labels} takes only a card with one of them
  * (and says so when there is none), /metrics' count reads open cards by label; a bad label is refused
  * with one clear error and changes nothing.

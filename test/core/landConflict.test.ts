@@ -1,5 +1,5 @@
 /**
- * The core half of landing an approval (issue 33) on real PGlite and PostgreSQL: `checkApproval`
+ * The core half of landing an approval on real PGlite and PostgreSQL: `checkApproval`
  * refuses exactly what an approval is refused (the same rules, nothing written) and says `replay` for a
  * request key that already has its answer; `landConflict` sends an approvable card back to ready with
  * the conflict as the hand-over (event `land_conflicted` with the files), not as a failed attempt, so

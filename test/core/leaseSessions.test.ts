@@ -1,5 +1,5 @@
 /**
- * Issue 27 §5, in core on real PGlite and PostgreSQL: a lease belongs to the session that claimed it.
+ * Lease sessions, in core on real PGlite and PostgreSQL: a lease belongs to the session that claimed it.
  * Another session, even under the same agent id and with the right epoch, cannot heartbeat, complete,
  * release, fail or reserve it, on the hot paths (claim, heartbeat, complete, complete {next}) and the
  * general ones (claim by id, release, fail, a review's lease) alike, and its pings renew nothing of it;

@@ -1,5 +1,5 @@
 /**
- * card/listRows (issue 32: "a lighter list row") on real PGlite and PostgreSQL: every page is the page
+ * card/listRows ("a lighter list row") on real PGlite and PostgreSQL: every page is the page
  * card/list gives for the same params — the same cards in the same order, the same nextCursor and
  * waitsOn — each card cut to protocol CardRow's fields and nothing else, whatever the filter, order or
  * cursor (the ready page's prepared statement, the general page, recent order, text, label, parent,

@@ -1,5 +1,5 @@
 /**
- * The live scopes kept between claims (issue 32, core/backlog/liveScopeCache.ts and scopedClaim.ts),
+ * The live scopes kept between claims (core/backlog/liveScopeCache.ts and scopedClaim.ts),
  * through the Backlog on real PGlite and PostgreSQL: a claim never takes a card whose scope meets a live
  * claim, and takes it as soon as that claim ends, whichever way it ends (complete, release, fail, a
  * forced reclaim, lease expiry and the reaper's reclaim, a block); a card kept back is remembered only

@@ -1,5 +1,5 @@
 /**
- * The bounded event log (issue 14 §2) on both stores: compaction keeps every state change and, of the
+ * The bounded event log on both stores: compaction keeps every state change and, of the
  * progress events, the newest N per card, the last one of each attempt and none older than D days;
  * it never deletes the log's newest event or an unsettled one, moves the horizon to the highest seq it
  * deleted, and loses no state change while claims, heartbeats and completes run alongside it.

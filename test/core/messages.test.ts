@@ -1,5 +1,5 @@
 /**
- * Messages on a card (issue 12 §2) through the Backlog on real PGlite and PostgreSQL: a post stores the
+ * Messages on a card through the Backlog on real PGlite and PostgreSQL: a post stores the
  * message and appends one `commented` event carrying it and the unchanged card; `get` lists the
  * card's messages newest last; a re-sent request answers the first post; an unknown card, empty text
  * and text over 4 KiB are refused and change nothing; a deleted card takes its messages with it. The

@@ -1,5 +1,5 @@
 /**
- * The page byte budget (issue 27 §1, core/backlog/paging.ts) on real PGlite and PostgreSQL: a list or
+ * The page byte budget (core/backlog/paging.ts) on real PGlite and PostgreSQL: a list or
  * export page whose cards would pass pageBytes stops early with a cursor, whatever its limit; the
  * cursor leads through every card exactly once, in the page's order (priority, claim order, recent,
  * id); the first card comes even when it alone is over the budget; small cards are not cut.

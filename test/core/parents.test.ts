@@ -1,5 +1,5 @@
 /**
- * Parents and children (issue 31) through the Backlog on real PGlite and PostgreSQL: a card with open
+ * Parents and children through the Backlog on real PGlite and PostgreSQL: a card with open
  * children is never claimable and a claim by id says so; a child waits while an ancestor waits on a
  * dependency, and the reason names the path; card/get rolls the children up; list filters by parent;
  * auto-close completes (or sends to review) a parent when its last child is done; closing a parent

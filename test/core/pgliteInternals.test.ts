@@ -18,7 +18,7 @@ function versionOf(packageJson: string): unknown {
 
 describe('PGlite internals gate', () => {
 	it('pins the PGlite whose internals the fast paths were checked against, and that one is installed', () => {
-		// A devDependency since issue 15: the package ships it bundled in dist/, so it has no runtime dependencies.
+		// A devDependency: the package ships it bundled in dist/, so it has no runtime dependencies.
 		const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
 			devDependencies?: Record<string, string>;
 		};

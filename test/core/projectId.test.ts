@@ -1,4 +1,4 @@
-/** Project ids from git remotes (issue 13 §1): every spelling of one repository gives one id; a folder's project. */
+/** Project ids from git remotes: every spelling of one repository gives one id; a folder's project. */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';

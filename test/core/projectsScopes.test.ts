@@ -1,5 +1,5 @@
 /**
- * Projects and scopes (issue 13 §1, §2) through the Backlog on real PGlite and PostgreSQL: a claim
+ * Projects and scopes through the Backlog on real PGlite and PostgreSQL: a claim
  * hands out its project's cards and cards with none, never another project's; it never hands out a
  * card whose scope overlaps a live claim of the same project, says who holds the files when nothing
  * else is claimable, and refuses such a card claimed by id naming the holder and both globs;
@@ -95,7 +95,7 @@ for (const kind of storeKinds) {
 			assert.equal(second.card?.id, none);
 			const third = await b.claim(a1, { project: web });
 			assert.equal(third.card, null);
-			// Another project's card is not taken, but named with how to take it (issue 28 §3).
+			// Another project's card is not taken, but named with how to take it.
 			assert.match(
 				third.reason ?? '',
 				/1 claimable card is in other projects \(github\.com\/acme\/api 1\): claim with project '\*'/,
@@ -145,7 +145,7 @@ for (const kind of storeKinds) {
 		});
 
 		it('the faces say a card waits exactly when the hub would refuse it: scopes meet only within one project', async () => {
-			// Issue 29 §1: the board and the tree said a card without a project "waits on files held by"
+			// The board and the tree once said a card without a project "waits on files held by"
 			// a web claim that the hub does not hold against it (the hub granted the claim).
 			await clearReady();
 			const [held, loose, sameWeb, apiSame] = [id('HELD'), id('LOOSE'), id('SAMEW'), id('APIS')];
@@ -166,7 +166,7 @@ for (const kind of storeKinds) {
 				return w === undefined ? undefined : scopeWaitText(w);
 			};
 			assert.equal(wait(sameWeb), `waits on files held by ${held} (claude-code-1)`);
-			// Issue 28 §5: stats counts it as the claim does, not claimable.
+			// Stats counts it as the claim does, not claimable.
 			assert.equal((await b.stats(human, {})).claimable, 2, 'loose and api; not the card waiting on files');
 			await refused(b.claim(a2, { cardId: sameWeb, project: web }), 'conflict', /claude-code-1/);
 			assert.equal(wait(loose), undefined, 'a card without a project is its own project');

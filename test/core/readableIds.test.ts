@@ -1,5 +1,5 @@
 /**
- * Readable ids (issue 31) on real PGlite and PostgreSQL: a card created without an id gets
+ * Readable ids on real PGlite and PostgreSQL: a card created without an id gets
  * `<PREFIX>-<n>`, numbered per prefix without gaps, the prefix from its project's name or set with
  * settings (idPrefix, per project or the backlog's own for cards without one); ids taken by hand are
  * skipped, existing ids stay; a bad prefix is refused by the wire schema. On PostgreSQL two backlogs

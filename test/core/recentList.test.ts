@@ -1,5 +1,5 @@
 /**
- * card/list in recent order (issue 14: the board and tree page Done newest first) on real PGlite and
+ * card/list in recent order (the board and tree page Done newest first) on real PGlite and
  * PostgreSQL: pages follow updatedAt, then id, descending; a cursor continues exactly after the last
  * card with no duplicate and no gap, also when cards change between pages; filters still apply; a
  * cursor of the other order is refused.

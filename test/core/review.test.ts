@@ -1,5 +1,5 @@
 /**
- * The review gate (issue 12 §1) through the Backlog on real PGlite and PostgreSQL: a complete of a card
+ * The review gate through the Backlog on real PGlite and PostgreSQL: a complete of a card
  * with review goes to `review` (lease ended, result kept, dependents waiting, event
  * `review_requested`); approve frees the dependents exactly as a plain complete (event `approved`);
  * request changes sends it back to ready with the note as the next claim's `handoff` and as the

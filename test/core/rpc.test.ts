@@ -295,7 +295,7 @@ describe('RpcClient resync', () => {
 	});
 });
 
-describe('RpcClient unchecked results (issue 32)', () => {
+describe('RpcClient unchecked results', () => {
 	it('checks a result against the protocol unless its method is unchecked, which takes it as sent', async () => {
 		const page = { cards: [], extra: 'kept only unchecked' };
 		const checked = clientOn();

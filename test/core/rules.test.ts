@@ -1,5 +1,5 @@
 /**
- * The state machine of DESIGN §3 as a table: every action from every status, legal ones with their
+ * The card state machine as a table: every action from every status, legal ones with their
  * resulting status and event, illegal ones with their error code; plus the lease (fencing) rules.
  */
 import assert from 'node:assert/strict';
@@ -137,7 +137,7 @@ const table: Record<CardStatus, Record<string, CardStatus | ErrorCode>> = {
 
 const statuses: CardStatus[] = ['ready', 'claimed', 'review', 'blocked', 'done'];
 
-describe('state machine (DESIGN §3)', () => {
+describe('state machine', () => {
 	for (const status of statuses) {
 		for (const [name, action] of Object.entries(actions)) {
 			const expected = table[status][name];

@@ -1,7 +1,7 @@
 /**
- * Scopes (issue 13 §2), pure: the glob overlap rules against picomatch as an oracle over a universe
+ * Scopes, pure: the glob overlap rules against picomatch as an oracle over a universe
  * small enough to search exhaustively (every pair of 4,000 generated globs agrees: an overlap has a
- * witness path, and no witness means no overlap), the issue's own examples, locks, and every refusal.
+ * witness path, and no witness means no overlap), the examples agents write, locks, and every refusal.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -53,7 +53,7 @@ describe('glob overlap', () => {
 	});
 
 	it('decides as the product of the two globs does, on 20,000 generated pairs of long segments', () => {
-		// The product (Baton's check until issue 27) is exact and quadratic; the linear check must agree
+		// The product (Baton's check before the linear one) is exact and quadratic; the linear check must agree
 		// with it on the shapes the exhaustive test above is too small to reach: many stars, long runs.
 		const random = prng(27);
 		const tokens = ['a', 'b', '.', '*', '?', '[ab]', '[!a]', '[.a]', 'a', 'b', '*'];
@@ -75,7 +75,7 @@ describe('glob overlap', () => {
 		assert.ok(overlapping > 3000 && overlapping < 17_000, `${overlapping} of 20000 overlap`);
 	});
 
-	it('costs steps linear in the globs for the shapes that froze the hub (issue 27 §2)', () => {
+	it('costs steps linear in the globs for the shapes that froze the hub', () => {
 		const repro = '*a'.repeat(100) + '*bjA1';
 		const cost = (a: string, b: string): number => {
 			const before = overlapSteps();
@@ -92,7 +92,7 @@ describe('glob overlap', () => {
 		assert.equal(globsOverlap(fixed, '*' + 'a'.repeat(50) + 'b*'), false);
 	});
 
-	it('decides the issue’s examples', () => {
+	it('decides the overlap of common globs', () => {
 		assert.equal(globsOverlap('src/**', 'src/a.ts'), true);
 		assert.equal(globsOverlap('src/a/**', 'src/b/**'), false);
 		assert.equal(globsOverlap('**/*.ts', 'src/x.ts'), true);
@@ -156,7 +156,7 @@ describe('scopes', () => {
 		assert.equal(checkScope(Array.from({ length: 64 }, (_, i) => `f${i}.ts`)).globs.length, 64);
 	});
 
-	it('refuses a scope too costly to compare before it is stored, naming the limit (issue 27 §2)', () => {
+	it('refuses a scope too costly to compare before it is stored, naming the limit', () => {
 		const repro = '*a'.repeat(100) + '*{b,c,d,e,f,g,h,i}{j,k,l,m,n,o,p,q}A1';
 		assert.equal(repro.length, 237);
 		refused([repro], /has 101 "\*" in one segment; at most 8/);
@@ -191,7 +191,7 @@ describe('scopes', () => {
 		assert.equal(overlapSteps(), before, 'no glob was compared');
 	});
 
-	it('costs at most twice the product of two scopes’ characters, whatever their shape (issue 27 §2)', () => {
+	it('costs at most twice the product of two scopes’ characters, whatever their shape', () => {
 		const pad = (i: number): string => String(i).padStart(2, '0');
 		const shapes: [string, string[], string[]][] = [
 			[

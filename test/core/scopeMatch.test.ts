@@ -74,7 +74,7 @@ describe('scope matcher', () => {
 		assert.ok(matched > tested / 50 && matched < tested / 2, `${matched} of ${tested} matched`);
 	});
 
-	it('reads the issue’s scopes the way an agent means them', () => {
+	it('reads typical scopes the way an agent means them', () => {
 		const held = matchScope(['src/auth/**', 'package.json', './docs/{api,guide}.md', 'lock:db-migrations']);
 		for (const p of [
 			'src/auth',
@@ -99,7 +99,7 @@ describe('scope matcher', () => {
 	});
 
 	it('expands braces as bash and the braces library do, and counts before expanding', () => {
-		// Expected: the braces library's output (the hub's expander until issue 29), recorded.
+		// Expected: the braces library's output (the hub's expander before core/scope/braces.ts), recorded.
 		const cases: [string, string[]][] = [
 			['src/{a,b}/**', ['src/a/**', 'src/b/**']],
 			['{a,b}/{c,d}.ts', ['a/c.ts', 'a/d.ts', 'b/c.ts', 'b/d.ts']],

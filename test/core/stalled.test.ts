@@ -1,5 +1,5 @@
 /**
- * "Stalled" is health.ts's rule wherever the backlog reports it (issue 29 §6): the agent list's
+ * "Stalled" is health.ts's rule wherever the backlog reports it: the agent list's
  * `stalled` and stats' `stalledClaims` on real PGlite and PostgreSQL. A claim is stalled when it is
  * quiet (no progress, nor the claim, for stallSeconds), its lease still runs and its holder is alive;
  * the SQL they used before counted a claim whose lease had run out and one held by a dead agent.

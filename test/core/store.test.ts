@@ -389,9 +389,9 @@ for (const kind of storeKinds) {
 				const readsByClaimIndexes = (key: string, plan: unknown): void => {
 					const scans = cardScans(plan);
 					assert.ok(scans.length > 0, `${key}: no scan of cards in ${JSON.stringify(plan)}`);
-					// A claim's max-held guard (issue 30) counts the claimer's held cards through the index of
+					// A claim's max-held guard counts the claimer's held cards through the index of
 					// claimed cards; it is an InitPlan that runs only while the maxHeld setting exists.
-					// A complete asks whether a dependent of the card is a parent (issue 31's treeDependents):
+					// A complete asks whether a dependent of the card is a parent (treeDependents):
 					// cards_parent_idx, one probe per dependent.
 					const allowed = /^(claim|completeNext|baton_hand_over)/.test(key)
 						? /^Index (Only )?Scan:(cards_pkey|cards_claim_idx|cards_claim_phase_idx|cards_lease_idx|cards_parent_idx)$/

@@ -1,5 +1,5 @@
 /**
- * The dispatch chaos proof (issue 30): 200 cards of one repository (worktrees on) on 8 seats of
+ * The dispatch chaos proof: 200 cards of one repository (worktrees on) on 8 seats of
  * `baton run`, started as users start it, with the fake agent CLI (test/fixtures/fakeAgent.mjs: a real
  * MCP SDK client to the `baton mcp` of {mcpConfig}) acting by its card's title: most complete, some
  * crash, hang past --max-seconds, exit without completing, fail, or are rate-limited once. Meanwhile a
@@ -7,7 +7,7 @@
  * with SIGKILL and starts it again. Then, from the hub's event log alone: the seats were never exceeded,
  * no claim was granted while a pause covering it was in effect (pause/set returned = its event
  * committed), no card was held twice, every card ended done or failed with a reason, and every crash's
- * edits are in a WIP snapshot (issue 33) of the card. Seed: BATON_CHAOS_SEED (printed).
+ * edits are in a WIP snapshot of the card. Seed: BATON_CHAOS_SEED (printed).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -31,7 +31,7 @@ const maxSeconds = 15;
 const seed = Number(process.env.BATON_CHAOS_SEED ?? 30_2026);
 const fakeAgent = path.resolve(import.meta.dirname, '..', 'fixtures', 'fakeAgent.mjs');
 // Run: npm run build && npm run test:chaos (not part of `npm test`: its wall time is minutes of waited-out
-// budgets and leases, docs/architecture.md).
+// budgets and leases, docs/decisions/0126-dispatch-tests.md).
 
 /** The title words the fake agent acts on, and how many cards get each (the rest complete). */
 const mix: [string, number][] = [

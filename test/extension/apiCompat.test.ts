@@ -1,5 +1,5 @@
 /**
- * The extension installs in VS Code 1.100 and in forks without the newer APIs (issue 15 §1), checked
+ * The extension installs in VS Code 1.100 and in forks without the newer APIs, checked
  * without VS Code: the type checker only knows the 1.100 API (@types/vscode pinned to the engine), so
  * anything newer must be reached through a cast of the `vscode` namespace, and each such module must
  * feature-detect what it looks up. The behaviour itself runs in test/extension's suite on code-server

@@ -1,5 +1,5 @@
 /**
- * The extension's Done cache (issue 14) against a fake `card/list` over an in-memory backlog: the
+ * The extension's Done cache against a fake `card/list` over an in-memory backlog: the
  * first page, "Load more…" pages newest first with no duplicate, a done card deleted or changed while
  * its page was unloaded, and the done count kept by events (core/rules/donePages.ts DoneTotals).
  */

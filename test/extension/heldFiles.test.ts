@@ -104,7 +104,7 @@ describe('held files', () => {
 		assert.equal(inProjects({ project: 'github.com/acme/web' }, projects), true);
 		assert.equal(inProjects({ project: 'github.com/acme/api' }, projects), false);
 		assert.equal(inProjects({ project: null }, projects), true);
-		assert.equal(inProjects({}, projects), true, 'a hub before issue 13 sends no project');
+		assert.equal(inProjects({}, projects), true, 'a hub older than projects sends no project');
 		assert.equal(inProjects({ project: 'github.com/acme/api' }, undefined), true);
 		assert.equal(inProjects({ project: 'github.com/acme/api' }, []), true);
 	});

@@ -1,5 +1,5 @@
 /**
- * `baton run` as a child process for the dispatch proofs (issue 30): the built dist/baton.js with the
+ * `baton run` as a child process for the dispatch proofs: the built dist/baton.js with the
  * given flags and --json, its event lines collected (and the pids of the agents it reports, so a test
  * can end any it left behind), a wait on them, and its exit. Starts nothing else.
  */

@@ -1,5 +1,5 @@
 /**
- * The real Claude Code CLI for the dispatch tests (issue 30): npm package `@anthropic-ai/claude-code`,
+ * The real Claude Code CLI for the dispatch tests: npm package `@anthropic-ai/claude-code`,
  * pinned, installed on first use into the ignored test cache (.vscode-test/, beside the code-server
  * builds), never into the project's node_modules. `ensureClaude` holds a lock, so the install .ci/run
  * starts (test/dispatch/installClaude.ts) is waited for, never used half done. `offlineClaudeEnv` is the

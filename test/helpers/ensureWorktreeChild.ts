@@ -1,5 +1,5 @@
 /**
- * A separate process claiming workspaces (issue 33): `node --import tsx ensureWorktreeChild.ts <repo>
+ * A separate process claiming workspaces: `node --import tsx ensureWorktreeChild.ts <repo>
  * <id>…` runs ensureWorktree for every id at once and prints one JSON line of the failures (an empty
  * list when all worked). Several of these at once race for git's locks as several `baton mcp` would.
  */

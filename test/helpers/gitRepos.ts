@@ -1,5 +1,5 @@
 /**
- * Real git repositories for the project tests (issue 13): a temp folder with `git init` and, when
+ * Real git repositories for the project tests: a temp folder with `git init` and, when
  * asked, an `origin` remote, so `baton mcp` and the CLI started inside infer their project the way
  * they do on a user's machine. Creates folders under the given parent only; runs only `git`.
  */

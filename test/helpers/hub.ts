@@ -150,7 +150,7 @@ export async function startHub(options: StartHubOptions): Promise<HubProcess> {
 	}
 }
 
-/** Hubs of their own data dirs sharing one PostgreSQL schema (team mode, DESIGN §1). */
+/** Hubs of their own data dirs sharing one PostgreSQL schema (team mode). */
 export interface SharedHubs {
 	dirs: string[];
 	hubs: HubProcess[];

@@ -46,7 +46,7 @@ function newestSource(dir: string): number {
 
 /**
  * Where children run unless a test says: outside any git repository, so no test's cards or claims
- * depend on the checkout's folder name or remote (issue 13's project inference).
+ * depend on the checkout's folder name or remote (the project inference).
  */
 export const neutralCwd = tmpdir();
 

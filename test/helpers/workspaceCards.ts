@@ -1,5 +1,5 @@
 /**
- * Cards with a workspace for the review tests (issue 33) before the claim makes them: a real worktree
+ * Cards with a workspace for the review tests before the claim makes them: a real worktree
  * and branch of a test repository (ensureWorktree), the agent's files committed on it, and the card's
  * `workspace` recorded with backlog.setWorkspace through a second Backlog on the hub's PostgreSQL
  * schema (a hub's PGlite admits no second writer). Test code only.

@@ -1,5 +1,5 @@
 /**
- * Real git repositories for the workspaces tests (issue 33): a temp repository on `main` with files
+ * Real git repositories for the workspaces tests: a temp repository on `main` with files
  * committed, helpers to write files, commit and read git's answers, and a byte-for-byte picture of a
  * folder (contents, modes, symlinks) to compare checkouts. Sets a commit identity through
  * GIT_AUTHOR_* and GIT_COMMITTER_* and hides the machine's global git config, so runs do not depend on

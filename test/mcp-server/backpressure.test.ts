@@ -1,5 +1,5 @@
 /**
- * Backpressure and fairness on the real hub, in its own process, over real websockets (issue 27 §1):
+ * Backpressure and fairness on the real hub, in its own process, over real websockets:
  * a backlog of 1,000 cards with 25 KB bodies; one client floods 100 `card/list {limit: 1000}` (300
  * behave the same, in three times as long); one pipelines 10,000 and stops reading; ten subscribers
  * stop reading while 12 MB of events are written.

@@ -1,5 +1,5 @@
 /**
- * Bounded reads through the real CLI (issue 27 §3): imports, plan, body and secret files, restore and
+ * Bounded reads through the real CLI: imports, plan, body and secret files, restore and
  * stdin refuse devices and FIFOs at once (stat().size is 0 for them, so these read without end or hung
  * for ever before), a Backlog.md task that a symlink leads out of the project is skipped and listed,
  * never read into a card; each bad input is one clear error in under 5 s and nothing is imported.

@@ -1,5 +1,5 @@
 /**
- * `card/diff` (issue 33) over a real hub connection: a real `baton hub` on a PostgreSQL schema, cards
+ * `card/diff` over a real hub connection: a real `baton hub` on a PostgreSQL schema, cards
  * whose workspaces are real worktrees and branches of a test repository (recorded through a second
  * Backlog on the schema, test/helpers/workspaceCards.ts), and a client asking over the hub's socket.
  * The answer lists the files with their change and counts and the patch of the branch since its base

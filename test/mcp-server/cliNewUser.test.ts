@@ -1,5 +1,5 @@
 /**
- * What a new user read in the CLI's output (issue 28 §6, §7), through the CLI (the bundle once, the
+ * What a new user read in the CLI's output, through the CLI (the bundle once, the
  * rest in process: runCliHere): the hint of `hub status` with no hub, `comment`'s answer, `show`'s note
  * for an attempt judged "changes requested", counted nouns, and the Backlog.md import of a real
  * `backlog init --backlog-dir .backlog` project (test/fixtures/import/make.sh) with a checked

@@ -1,5 +1,5 @@
 /**
- * The CLI and a reader that goes away (issue 27 §6): output to a pipe closed early (`| head -c 300`)
+ * The CLI and a reader that goes away: output to a pipe closed early (`| head -c 300`)
  * ends the command quietly with its usual exit code instead of an unhandled `write EPIPE` stack; and
  * `baton hub --help` prints the hub's help and exits 0.
  */

@@ -23,7 +23,7 @@ describe('baton CLI parsing', () => {
 		assert.ok(commands.length >= 25, `${commands.length} commands`);
 	});
 
-	it('covers every operation of the issue', () => {
+	it('covers every backlog operation an agent or a human needs', () => {
 		const names = new Set(commands.map(c => c.name));
 		for (const n of [
 			'create',

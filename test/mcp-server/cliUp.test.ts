@@ -41,7 +41,7 @@ describe('baton up', () => {
 			};
 		};
 		assert.equal(typeof up.hub.pid, 'number');
-		// The hub a command starts runs lean (issue 32): one V8 background thread, glibc's 128 KB mmap threshold.
+		// The hub a command starts runs lean: one V8 background thread, glibc's 128 KB mmap threshold.
 		assert.ok(readFileSync(`/proc/${up.hub.pid}/cmdline`, 'utf8').split('\0').includes('--v8-pool-size=1'));
 		assert.ok(
 			readFileSync(`/proc/${up.hub.pid}/environ`, 'utf8').split('\0').includes('MALLOC_MMAP_THRESHOLD_=131072'),

@@ -1,5 +1,5 @@
 /**
- * Messages on a card (issue 12 §2) through the real faces against one real hub: an agent posts with the
+ * Messages on a card through the real faces against one real hub: an agent posts with the
  * MCP `comment` tool over stdio (the SDK client) and reads it back in `show`; a human posts with `baton
  * comment` (the CLI in process: runCliHere) and sees both in `baton show`; bad input (empty, over 4
  * KiB, unknown card) is refused with a clear error by each face and changes nothing.

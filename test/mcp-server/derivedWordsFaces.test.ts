@@ -1,6 +1,6 @@
 /**
- * One vocabulary and one project rule through the faces where they were seen disagreeing (issue 28 §3,
- * §5): the CLI (in process, runCliHere) in a folder that is no git repository, and a real `baton mcp`
+ * One vocabulary and one project rule through the faces where they were seen disagreeing:
+ * the CLI (in process, runCliHere) in a folder that is no git repository, and a real `baton mcp`
  * driven by the MCP SDK client, against one real hub. Outside a repository list, stats and claim all
  * see only cards without a project and say how to reach the others (`--project '*'`); a waiting card is
  * `waiting` in list, show, show's dependency lines and the MCP results; list's WAITS names only the
@@ -152,6 +152,12 @@ describe('derived words outside a repository', () => {
 			'only cards without a project, as its claim sees them',
 		);
 		assert.deepEqual(listed.waitsOn, { 'DW-3': ['DW-2'], 'DW-4': ['DW-3'] });
+		// The word the card carries is a filter too, as in `baton list --status waiting`.
+		const waiting = await agent.json<{ cards: { id: string }[] }>('list', { status: 'waiting' });
+		assert.deepEqual(
+			waiting.cards.map(c => c.id),
+			['DW-3', 'DW-4'],
+		);
 		const stats = await agent.json<{ counts: { ready: number }; waiting: number }>('stats', {});
 		assert.deepEqual([stats.counts.ready, stats.waiting], [2, 2]);
 		const claim = await agent.json<{ card: unknown; reason?: string }>('claim', {});

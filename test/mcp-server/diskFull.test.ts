@@ -1,5 +1,5 @@
 /**
- * Machine faults on the store (issue 16), with real hubs on a real 64 MB tmpfs: four writers fill the
+ * Machine faults on the store, with real hubs on a real 64 MB tmpfs: four writers fill the
  * disk and every write is either acknowledged (and present after a kill -9 and a fresh hub) or
  * refused as `disk_full`; reads answer while full; writes work again within 10 s of space returning;
  * a hub does not start on a full disk and the client says why; a PANIC from the store stops the hub

@@ -1,5 +1,5 @@
 /**
- * The agent command lines of `baton run` (issue 30, mcp-server/dispatch/agents.ts, template.ts, prompt.ts,
+ * The agent command lines of `baton run` (mcp-server/dispatch/agents.ts, template.ts, prompt.ts,
  * mcpConfigFile.ts): the template's quote-aware split and its placeholders, checked before anything
  * starts (unknown placeholder, missing program: one clear error each); card text as exactly one argv
  * element, proven by spawning a real program without a shell and reading back its argv; the built-in

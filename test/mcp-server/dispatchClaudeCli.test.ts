@@ -1,5 +1,5 @@
 /**
- * The built-in `--agent claude` command line against the real Claude Code CLI (issue 30), pinned and
+ * The built-in `--agent claude` command line against the real Claude Code CLI, pinned and
  * installed by the test setup (test/helpers/claudeCli.ts): the CLI accepts the line (gets past its
  * argument parsing: a bad flag, the control, is refused by it), starts the `baton` MCP server of the
  * {mcpConfig} file with the card's environment, and with no model reachable (no login, the API a closed

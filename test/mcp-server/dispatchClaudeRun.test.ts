@@ -1,5 +1,5 @@
 /**
- * `baton run --agent claude` with the real Claude Code CLI (issue 30), pinned and installed by the test
+ * `baton run --agent claude` with the real Claude Code CLI, pinned and installed by the test
  * setup (test/helpers/claudeCli.ts), and no model reachable: no login, no API key, a throwaway HOME, the
  * API a closed local port. The supervisor starts the CLI with its built-in line, which the CLI accepts
  * (it gets past its argument parsing); each card then fails with the CLI's own error in the reason

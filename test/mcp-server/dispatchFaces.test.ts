@@ -1,5 +1,5 @@
 /**
- * Issue 30 through the real faces against one real hub: the CLI's `pause` / `resume` / `assign` and
+ * Dispatch through the real faces against one real hub: the CLI's `pause` / `resume` / `assign` and
  * the settings flags (max-held, aging, a project's seats), each bad input one clear error that changes
  * nothing; a dispatched card held by a seat connection (agent A, session S) is claimed by `baton mcp`
  * started with BATON_AGENT=A, BATON_SESSION=S, BATON_CARD_ID (the MCP SDK client's `claim {}` returns

@@ -1,5 +1,5 @@
 /**
- * The hand-over from a seat to its agent (issue 30) without the supervisor: a seat connection (agent A,
+ * The hand-over from a seat to its agent without the supervisor: a seat connection (agent A,
  * session S, kind fake) makes the dispatched claim, then the fake agent CLI (test/fixtures/fakeAgent.mjs)
  * is started the way `baton run --command` starts it (template, env and MCP config file of
  * mcp-server/dispatch/) and talks to the real `baton mcp` of that file: its `claim {}` gets the card the

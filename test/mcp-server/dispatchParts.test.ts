@@ -1,5 +1,5 @@
 /**
- * The supervisor's parts without a hub (issue 30): the output log's tail on a real file, rate-limit
+ * The supervisor's parts without a hub: the output log's tail on a real file, rate-limit
  * words, the failure streak and the cool-down, the table's text, the reasons with the last lines, and
  * real processes started, watched by pid and stopped with TERM then KILL.
  */

@@ -1,5 +1,5 @@
 /**
- * `baton run` (issue 30) end to end: a real hub, the real `baton run` in a child process, real agent
+ * `baton run` end to end: a real hub, the real `baton run` in a child process, real agent
  * processes (test/fixtures/runAgent.mjs talking MCP to a real `baton mcp`). Proves the seat cap, the
  * failure of a card whose agent exits without completing, the --max-seconds budget (TERM, then KILL),
  * the rate-limit release and cool-down, the failure streak pausing the kind, restart adoption after

@@ -8,11 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { chooseSandbox, gitWrites, sandboxed } from '../../mcp-server/dispatch/sandbox';
+import { spawnAgent } from '../../mcp-server/dispatch/spawnAgent';
 import { type TestRepo, gitOut, makeRepo } from '../helpers/workspaceRepo';
 
 const bwrap = ['/usr/bin/bwrap', '/usr/local/bin/bwrap'].find(p => existsSync(p));
@@ -110,6 +111,36 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 		assert.equal(existsSync(path.join(home, 'pwned.txt')), false);
 		assert.equal(existsSync('/tmp/scratch') && readFileSync('/tmp/scratch', 'utf8') === 'x\n', false);
 		assert.equal(readFileSync(path.join(home, '.claude', 'state'), 'utf8'), 'x\n');
+	});
+});
+
+describe('stopping a sandboxed agent', { skip: bwrap === undefined ? 'bubblewrap is not installed' : false }, () => {
+	it('a stop right after the start ends it with the TERM, not the KILL after the grace', async () => {
+		// Before the agent's exec only bubblewrap is in the group; the TERM must not be lost on it (it was,
+		// and the agent then ran for the whole grace: a "stop now" that did not stop).
+		const agent = await spawnAgent({
+			command: bwrap!,
+			args: ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--', 'sh', '-c', 'sleep 300'],
+			cwd: '/',
+			env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+			logFd: openSync('/dev/null', 'w'),
+		});
+		const exit = await agent.stop(600_000);
+		assert.deepEqual(exit, { code: null, signal: 'SIGTERM' });
+		// The KILL that follows takes the rest of the group (the sandbox's init, an agent that had just
+		// started); its members are gone once the system has reaped them.
+		const groupAlive = (): boolean => {
+			try {
+				process.kill(-agent.pid, 0);
+				return true;
+			} catch {
+				return false;
+			}
+		};
+		for (let i = 0; i < 200 && groupAlive(); i++) {
+			await new Promise(resolve => setTimeout(resolve, 50));
+		}
+		assert.equal(groupAlive(), false, 'nothing of its group is left');
 	});
 });
 

@@ -1,5 +1,5 @@
 /**
- * Issue 31 through the faces: the CLI in process (runCliHere: `baton create --parent --labels`, `list
+ * Epics, labels and links through the faces: the CLI in process (runCliHere: `baton create --parent --labels`, `list
  * --label`, `list --tree`, `list --parent`, `show`'s roll-up, `complete` refused on a parent with open
  * children and forced, `link --related`, bad labels; each refusal — a missing parent, one in another
  * project, a card as its own parent, a cycle through parents or through parents and dependencies,

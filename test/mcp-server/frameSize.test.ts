@@ -1,5 +1,5 @@
 /**
- * Sizes agree end to end (issue 16): a create the schema accepts but no frame can carry — 200 cards of
+ * Sizes agree end to end: a create the schema accepts but no frame can carry — 200 cards of
  * 60 KB bodies, a 12 MB message — is refused at once with too_large, its size, the limit and how to
  * split it, through a real MCP agent (whose server then still answers) and through `baton create
  * --file`; no reconnect storm reaches the hub's log, and nothing was created.

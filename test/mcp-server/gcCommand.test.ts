@@ -1,5 +1,5 @@
 /**
- * `baton gc` in process, without a hub (issue 33): its argument handling (help, usage errors, a
+ * `baton gc` in process, without a hub: its argument handling (help, usage errors, a
  * project id checked before any hub is started) and the report it prints, where a dry run's "would
  * delete" lines read exactly as gc's "deleted" lines. The real runs against a hub are in
  * landingHub.test.ts.

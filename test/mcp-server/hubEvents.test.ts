@@ -148,7 +148,7 @@ describe('hub events and timers', () => {
 		)) as { data: BacklogEvent };
 		console.log(`mcp agent disconnect -> released in ${Date.now() - closedAt} ms`);
 		assert.match(released.data.data.reason ?? '', /agent disconnected/);
-		// Released, it holds nothing: it ended, and leaves the notice (issue 27 §4); --all still has it.
+		// Released, it holds nothing: it ended, and leaves the notice; --all still has it.
 		await watcher.next(f => f.notice === 'agents' && !(f.agents as { id: string }[]).some(a => a.id === 'mcp-agent-1'));
 		const all = (await watcher.request('agent/list', { all: true })) as {
 			result: { agents: { id: string; connected: boolean; endedAt?: string | null }[] };
@@ -159,7 +159,7 @@ describe('hub events and timers', () => {
 		watcher.close();
 	});
 
-	it('sends no agent notices to MCP sessions, which never show agents (issue 14)', async () => {
+	it('sends no agent notices to MCP sessions, which never show agents', async () => {
 		const watcher = await RawClient.unix(hub.paths);
 		assert.equal((await watcher.hello({ token: hub.token })).hello, 'ok');
 		const mcp = await RawClient.unix(hub.paths);

@@ -1,5 +1,5 @@
 /**
- * Team mode (DESIGN §1): two hubs with separate data dirs on one PostgreSQL schema. Workers on both
+ * Team mode: two hubs with separate data dirs on one PostgreSQL schema. Workers on both
  * drain one backlog without double claims, and an event written through one hub reaches the other
  * hub's clients through LISTEN/NOTIFY quickly (the latency is printed). The relay announces a hub's
  * commits after they commit, coalesced, never dropping the last one, and ignores its own NOTIFYs.

@@ -1,5 +1,5 @@
 /**
- * The hub's local security (RELIABILITY 17–24, DESIGN §7), against a real `baton hub` process with
+ * The hub's local security (RELIABILITY 17–24), against a real `baton hub` process with
  * real websocket and HTTP clients: loopback-only TCP, token, Origin, Host, no CORS, token file
  * permissions, oversized and malformed frames, and the token never leaving the run dir.
  */

@@ -1,6 +1,6 @@
 /**
  * `baton import --from beads|backlog-md|taskmaster` through the CLI (in process: runCliHere) and one
- * real hub (issue 15 §3 and §5): each fixture (Backlog.md and Taskmaster made by their own CLIs, beads
+ * real hub: each fixture (Backlog.md and Taskmaster made by their own CLIs, beads
  * written from its format; test/fixtures/import/make.sh) round-trips with its counts printed and
  * checked against the store; a dry run writes nothing; a re-import creates nothing; a clashing id is
  * mapped; hostile sources are refused naming the line or file, and nothing of them is applied. Pure
@@ -116,12 +116,12 @@ describe('baton import --from', () => {
 		assert.equal(shown.card.status, 'ready');
 		assert.equal(shown.card.unmetDeps, 0, 'its dependency was closed in beads');
 		const epic = { card: await show('bd-a1') };
-		// Issue 31: parent-child is containment, not a dependency.
+		// Parent-child is containment, not a dependency.
 		assert.deepEqual(epic.card.dependsOn, [], 'the epic is their parent, not their dependent');
 		assert.equal(shown.card.parent, 'bd-a1');
 		const totals = { card: await show('bd-b2-2') };
 		assert.deepEqual(totals.card.acceptance, ['Totals match the invoice', 'Rounding is per line']);
-		// Links that do not block (issue 31): discovered-from and duplicates land on the card.
+		// Links that do not block: discovered-from and duplicates land on the card.
 		const receipt = await show('bd-e5');
 		assert.deepEqual([receipt.discoveredFrom, receipt.duplicates], ['bd-c3', ['bd-d4']]);
 	});

@@ -1,5 +1,5 @@
 /**
- * The inbox end to end (issue 12 §2): a human posts on a card through the hub protocol (a board
+ * The inbox end to end: a human posts on a card through the hub protocol (a board
  * client), and the agent holding it reads the message in its next MCP tool result, of any tool, over
  * stdio with the real SDK client and a real hub: within 1 s, once, with deliveredAt and a `delivered`
  * event recorded; a message that waited on an unheld card reaches its next holder; the holder's own

@@ -1,5 +1,5 @@
 /**
- * Landing on approval (issue 33): the hub's landing.ts in process, against a real backlog (PGlite) and
+ * Landing on approval: the hub's landing.ts in process, against a real backlog (PGlite) and
  * real git repositories. Squash, merge and rebase each land exactly the branch's changes and record
  * `workspace.landed`; `none` lands nothing and keeps worktree and branch; a conflict changes nothing
  * in the base or any checkout and sends the card back to ready with the hand-over; a dirty checkout

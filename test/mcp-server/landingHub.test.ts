@@ -1,5 +1,5 @@
 /**
- * Issue 33's landing and gc proofs through a real hub (`node dist/baton.js hub` on a PostgreSQL schema)
+ * Landing and gc proofs through a real hub (`node dist/baton.js hub` on a PostgreSQL schema)
  * and the CLI (in process: runCliHere) on real git repositories: `baton approve` lands with squash,
  * merge and rebase exactly the branch's changes; a conflicting approve changes nothing in the base or
  * any checkout, sends the card back to ready with the hand-over and exits 1; a dirty checkout of the

@@ -1,5 +1,5 @@
 /**
- * The MCP launch command (issue 28 §1): `baton init` writes the command that starts the Baton that ran
+ * The MCP launch command: `baton init` writes the command that starts the Baton that ran
  * it, checks that it starts before writing, and `baton up` prints the same. Detection on real files
  * (an npx cache path, a `baton` on PATH that is this install or another one); the CLI as a process
  * from a copy of the built bundles installed like npm does (an executable bin, a symlink on PATH).

@@ -1,5 +1,5 @@
 /**
- * Issue 17's lifecycle rules through the faces users touch: an MCP agent (real SDK client over stdio)
+ * The lifecycle rules through the faces users touch: an MCP agent (real SDK client over stdio)
  * holds a card built on another; `baton reopen` (the CLI in process: runCliHere) refuses, naming it,
  * and changes nothing; `--force` ends the claim, and the agent's next tool call is refused with
  * lease_lost saying why. `baton settings` and the per-card policy flags; a release through MCP gives

@@ -1,5 +1,5 @@
 /**
- * The bounded log seen from the hub's clients (issue 14 §2), on a real hub process over PostgreSQL,
+ * The bounded log seen from the hub's clients, on a real hub process over PostgreSQL,
  * whose log the test compacts through a second Backlog on the same schema (as another hub would): a
  * live subscriber keeps every event in order, gap-free, while compaction deletes old progress; a client
  * that resumes after a seq older than the horizon gets an explicit `resync` answer (and RpcClient's

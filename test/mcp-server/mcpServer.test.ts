@@ -56,7 +56,7 @@ async function call(client: Client, name: string, args: unknown): Promise<CallTo
 }
 
 describe('baton mcp tools/list', () => {
-	it('lists the fourteen tools within the 7.5 KB budget of the whole MCP surface (issues 12, 13)', async () => {
+	it('lists the fourteen tools within the 7.5 KB budget of the whole MCP surface', async () => {
 		const { client } = await connect();
 		const list = await client.listTools();
 		const bytes = Buffer.byteLength(JSON.stringify(list));

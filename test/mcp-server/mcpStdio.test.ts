@@ -166,7 +166,7 @@ describe('baton mcp over stdio: happy paths', () => {
 		assert.deepEqual(seen.sort(), ['A1', 'B1', 'B2']);
 	});
 
-	it('list: each card is its light row (issue 32), compact; show has the whole card', async () => {
+	it('list: each card is its light row, compact; show has the whole card', async () => {
 		await alpha.json('create', {
 			id: 'R1',
 			title: 'Row card',
@@ -204,7 +204,7 @@ describe('baton mcp over stdio: happy paths', () => {
 		}
 	});
 
-	it('list: text finds cards by a phrase of the title or the body, in any case (issue 14)', async () => {
+	it('list: text finds cards by a phrase of the title or the body, in any case', async () => {
 		await alpha.json('create', {
 			cards: [
 				{ id: 'T1', title: 'Fix the Login redirect', body: 'After sign-in the user lands on /home.' },

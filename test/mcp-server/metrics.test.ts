@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` (issue 15 §4, §5) against one real `baton hub` process: claims, a complete, a fail
+ * `GET /metrics` against one real `baton hub` process: claims, a complete, a fail
  * and a lease expiry through the protocol (an MCP-kind connection, so its calls are timed), then the
  * exposition read by a Prometheus text-format parser: families, types, labels and counts, the card
  * gauges equal to card/stats, open cards by card label (one series per label, no card id). The guards: a missing or wrong token is 401, the scrape token opens
@@ -86,7 +86,7 @@ describe('/metrics', () => {
 		agent = await client(dataDir, { client: 'mcp', agent: { id: 'metrics-agent' } });
 		await human.request('card/create', {
 			cards: [
-				// Labels (issue 31): ui on two open cards and a done one, api on one open card.
+				// Labels: ui on two open cards and a done one, api on one open card.
 				{ id: 'M1', title: 'expires', priority: 9, project: 'github.com/acme/web', labels: ['ui'] },
 				{ id: 'M2', title: 'completes', priority: 8, project: 'github.com/acme/web', labels: ['ui'] },
 				{ id: 'M3', title: 'fails', priority: 7, project: 'github.com/acme/api', labels: ['ui', 'api'] },

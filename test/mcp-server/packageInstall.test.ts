@@ -1,5 +1,5 @@
 /**
- * The npm package as a new user gets it (issue 15 §1, proof of §5): `npm pack` of the built repository,
+ * The npm package as a new user gets it (proof of §5): `npm pack` of the built repository,
  * its file list checked (what runs, nothing else), installed globally into an empty prefix with an
  * empty cache and `--offline` (so nothing may come from the registry, and no build step runs), then
  * the installed `baton` starts a hub with `up --once` and serves an MCP claim to the real SDK client,

@@ -1,5 +1,5 @@
 /**
- * Team mode while PostgreSQL goes away (issue 16, point 4), on a PostgreSQL this test starts itself
+ * Team mode while PostgreSQL goes away (point 4), on a PostgreSQL this test starts itself
  * (test/helpers/pgCluster.ts), so the shared server is untouched. Two hubs share one schema; four MCP
  * agents (two per hub) create, claim and complete cards while the server is stopped twice (fast, then
  * immediate) and started again. Proven: every face (MCP tools, an agent session started during the

@@ -1,5 +1,5 @@
 /**
- * Projects, scopes and reserve on the command line (issue 13 §1, §2): the CLI (in process,
+ * Projects, scopes and reserve on the command line: the CLI (in process,
  * runCliHere; a plan on stdin through the bundle) run inside a temp git repository with an `origin`
  * remote, another without, and outside any, against one real hub. create/list/claim take the folder's project unless --project / --no-project say
  * otherwise, --scope is a comma list that keeps brace globs whole, a plan file carries project and

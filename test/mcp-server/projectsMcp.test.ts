@@ -1,5 +1,5 @@
 /**
- * Projects, scopes and reserve through `baton mcp` (issue 13 §1, §2): real `baton mcp` processes
+ * Projects, scopes and reserve through `baton mcp`: real `baton mcp` processes
  * started inside real temp git repositories (one with an `origin` remote, one without) and outside
  * any, driven by the MCP SDK client over stdio against one real hub. The agent's project comes from
  * its working directory unless --project / BATON_PROJECT say otherwise; claims never cross projects;

@@ -1,5 +1,5 @@
 /**
- * README's lists of MCP tools and CLI commands (issue 28 §9) against the program's own registries:
+ * README's lists of MCP tools and CLI commands against the program's own registries:
  * the tools a real MCP client lists (in-memory transport, no hub) and the CLI's command table. A tool
  * or a command added without README, or named in README but gone, fails here.
  */

@@ -1,5 +1,5 @@
 /**
- * The review gate (issue 12 §1, §3, §5) through the real faces against one real hub: MCP agents over
+ * The review gate through the real faces against one real hub: MCP agents over
  * stdio (the SDK client) complete cards into review, take agent review work with `claim {review: true}`
  * and decide with the `review` tool; a human approves and rejects (the CLI in process: runCliHere) with
  * `baton approve` / `baton reject`, creates with `--review` and lists `--status review`; the next

@@ -1,5 +1,5 @@
 /**
- * The reviewer's diff of a card's branch (issue 33, mcp-server/workspaces/reviewDiff.ts) on real git:
+ * The reviewer's diff of a card's branch (mcp-server/workspaces/reviewDiff.ts) on real git:
  * each file's kind of change and line counts, renames, binary files and non-ASCII names, `paths`, and
  * the byte budgets (per file and in all), which cut only at file or hunk boundaries so the patch still
  * parses, and stop git at the total before it writes the rest.

@@ -1,5 +1,5 @@
 /**
- * Scope contention proof (issue 13 §4): 16 agents, each its own process (test/helpers/scopeAgent.ts),
+ * Scope contention proof: 16 agents, each its own process (test/helpers/scopeAgent.ts),
  * drain 500 cards of two projects (and some of none) with random, partly overlapping scopes, and
  * sometimes reserve one more path mid-work. On PGlite through one hub; on PostgreSQL through two hubs
  * on one schema (8 agents each), so the advisory lock is what keeps them apart. Checked from the event

@@ -1,5 +1,5 @@
 /**
- * One card's scope cannot freeze the hub (issue 27 §2), on a real hub: the scope of the report (`*a`
+ * One card's scope cannot freeze the hub, on a real hub: the scope of the report (`*a`
  * × 100 then braces, 237 characters) is refused at create with the limit named, in well under 5 s,
  * and nothing is stored; two cards with the costliest scopes the limits let in are claimed one after
  * the other by id, and another client's `card/stats` answers within 1 s throughout.
@@ -14,7 +14,7 @@ import { type HubProcess, client, removeDataDir, startHub, tempDataDir } from '.
 
 const project = 'github.com/acme/web';
 
-describe('a costly scope and the hub (issue 27 §2)', () => {
+describe('a costly scope and the hub', () => {
 	let dataDir: string;
 	let hub: HubProcess;
 	let planner: RpcClient;

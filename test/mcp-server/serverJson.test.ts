@@ -1,5 +1,5 @@
 /**
- * server.json, Baton's entry for the official MCP registry (issue 15 §1), checked without network:
+ * server.json, Baton's entry for the official MCP registry, checked without network:
  * against the registry's own schema (vendored in test/fixtures/server.schema.json; where it came from
  * is in test/fixtures/README.md), and against package.json and the code it describes (name, version, the environment
  * variables the program reads). The schema is JSON Schema draft-07 (its `$schema`), so the draft-07

@@ -1,5 +1,5 @@
 /**
- * Issue 27 §4 and §5 through the real hub and the real faces: sessions opened and closed leave the
+ * Sessions and who may act on a lease, through the real hub and the real faces: sessions opened and closed leave the
  * agents list and the health counts (`--all` still shows them); a second `baton mcp` session under the
  * same agent id cannot heartbeat, complete, release or fail the first one's card (the real MCP SDK
  * client over stdio); `baton approve` / `reject` run inside a coding agent (an environment marker, or
@@ -72,7 +72,7 @@ after(async () => {
 	await cleanupDataDir(dataDir);
 });
 
-describe('ended sessions leave the agents list (issue 27 §4)', () => {
+describe('ended sessions leave the agents list', () => {
 	it('50 MCP and board sessions opened and closed: not listed, not counted; --all shows them', async () => {
 		const ids: string[] = [];
 		for (let i = 0; i < 50; i++) {
@@ -108,7 +108,7 @@ describe('ended sessions leave the agents list (issue 27 §4)', () => {
 	});
 });
 
-describe('a lease belongs to the session that claimed it (issue 27 §5)', () => {
+describe('a lease belongs to the session that claimed it', () => {
 	it("a second baton mcp --agent alpha cannot heartbeat, complete, release or fail the first one's card", async () => {
 		const first = await agent('alpha');
 		const second = await agent('alpha');
@@ -166,7 +166,7 @@ describe('a lease belongs to the session that claimed it (issue 27 §5)', () => 
 	});
 });
 
-describe('approvals come from a person (issue 27 §5)', () => {
+describe('approvals come from a person', () => {
 	let author: Agent;
 	before(async () => {
 		author = await agent('gamma');

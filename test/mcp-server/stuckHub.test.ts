@@ -1,5 +1,5 @@
 /**
- * A stuck hub is diagnosed and can be ended (issue 16): with the hub's process stopped (SIGSTOP), a
+ * A stuck hub is diagnosed and can be ended: with the hub's process stopped (SIGSTOP), a
  * command fails within seconds naming the pid, that the process is alive but stopped, and
  * `baton hub stop --force`, which ends it; the next command starts a fresh hub with every card
  * acknowledged before. A process burning CPU is reported busy, with its CPU share.

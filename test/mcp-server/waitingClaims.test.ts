@@ -1,5 +1,5 @@
 /**
- * One clock on the claim path (issue 29 §6): a waiting claim's deadline and its sleep until the next
+ * One clock on the claim path: a waiting claim's deadline and its sleep until the next
  * deferred card run on the hub's Clock, the one the backlog decides with, so a ManualClock drives
  * them. Before, they read Date.now() and armed real timers: a claim waiting 30 s on a ManualClock
  * answered only after 30 real seconds, whatever the backlog's clock said. Real PGlite backlog; the

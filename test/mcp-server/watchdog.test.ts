@@ -1,5 +1,5 @@
 /**
- * The hub's watchdog names what was stuck (issue 27 §2): a main thread busy in JavaScript with the
+ * The hub's watchdog names what was stuck: a main thread busy in JavaScript with the
  * store's disk fine is "the event loop", not the store (it once logged that the store was stuck when
  * a scope check had blocked the loop for two minutes). A real Watchdog in a child process whose main
  * thread then spins; the worker ends it with SIGKILL and its line on stderr.

@@ -1,5 +1,5 @@
 /**
- * Webhooks as a new user meets them (issue 28 §2, §4), through the CLI (in process: runCliHere; the
+ * Webhooks as a new user meets them, through the CLI (in process: runCliHere; the
  * restore as a child) and a real HTTP receiver. The secret is made with the guide's own shell line and
  * every delivery is checked with the guide's `verify()` snippet, extracted from docs/guide.md and run
  * as written in a Node process. A full backup restored into a copy brings the hook back paused (saying

@@ -1,5 +1,5 @@
 /**
- * Outgoing webhooks end to end (issue 15 §5): a real hub process and a real HTTP receiver on
+ * Outgoing webhooks end to end: a real hub process and a real HTTP receiver on
  * 127.0.0.1 that answers, then hangs (slower than the hook's timeout), then answers 500, then is
  * down while the hub restarts, then is back. Every event after the hook was added arrives, in seq
  * order (hence per card), with a valid signature; retries after a timeout re-send the same delivery

@@ -1,5 +1,5 @@
 /**
- * Whole files or none (issue 27 §0), through the CLI (in process: runCliHere, its own part without
+ * Whole files or none, through the CLI (in process: runCliHere, its own part without
  * starting the bundle per command) and real hub processes on real small disks (tmpfs, root as on CI): an export or backup that does not fit exits 1 with one line and leaves no file, and older
  * backups stay; a backup that does not read back whole is removed; a card/create whose WAL would not
  * fit is refused as `disk_full` while the hub stays up and loses nothing; and `baton restore`/`import`

@@ -1,5 +1,5 @@
 /**
- * The hub's WIP keeper (issue 33, "While working") on real git with constructed card workspaces and a
+ * The hub's WIP keeper ("While working") on real git with constructed card workspaces and a
  * stand-in backlog: complete commits the agent's uncommitted work (tracked, deleted, untracked, not
  * ignored) with the card id and title and counts the branch; a refused commit refuses the completion;
  * the end of a claim noticed from its event snapshots the worktree under the ended claim's epoch, once,

@@ -1,5 +1,5 @@
 /**
- * The hub's workspace gc (issue 33, mcp-server/hub/workspaceGc.ts) in process against a real backlog
+ * The hub's workspace gc (mcp-server/hub/workspaceGc.ts) in process against a real backlog
  * (PGlite) and real git repositories: a card is live while it exists and is not done; the dry run lists
  * exactly what gc then deletes; unsnapshotted work and unlanded commits survive unless forced; the
  * repositories are the one named, the project's on this host, or every project's on this host (a broken

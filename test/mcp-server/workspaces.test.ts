@@ -1,5 +1,5 @@
 /**
- * Workspaces, git layer (issue 33): inspecting a repository and making a card's worktree on real git
+ * Workspaces, git layer: inspecting a repository and making a card's worktree on real git
  * repositories — names, the info/exclude line, continuing a card's branch, the include files and the
  * setup command, twenty claims at once, and one clear refusal per bad input (nothing changed).
  */

@@ -1,5 +1,5 @@
 /**
- * A card's own base branch (issue 33, `--base`) on real git repositories against one real hub: `baton
+ * A card's own base branch (`--base`) on real git repositories against one real hub: `baton
  * create --base` and `baton edit --base/--no-base` set it and `show` prints it; the card's worktree then
  * starts from that branch, not the project's, and wins over a `--land none` dependency's branch too; a
  * base that does not exist refuses the claim naming the card's base and how to change it, and hands

@@ -1,5 +1,5 @@
 /**
- * Workspaces turned on and claimed (issue 33 "Turning it on", "On claim"), on real git repositories
+ * Workspaces turned on and claimed, on real git repositories
  * against one real hub: `baton settings --worktrees on|off` and each refusal (not a repository, bare,
  * detached, a missing base, git missing: exit 1, settings unchanged), `baton init --worktrees`; an MCP
  * claim (real SDK client, `baton mcp` started inside the repository) returns workspace {path, branch,

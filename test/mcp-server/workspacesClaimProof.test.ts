@@ -1,5 +1,5 @@
 /**
- * Issue 33's proof for claims: 20 agents (20 real hub clients, each its own agent) claim 20 cards of
+ * Workspaces' proof for claims: 20 agents (20 real hub clients, each its own agent) claim 20 cards of
  * one repository at once against one real hub, each sending the checkout as `root`: 20 claims, 20
  * distinct worktrees on 20 distinct branches, no git lock error. The slowest claim is printed; the
  * bound asserted is a generous liveness bound only (the 3 s target is measured in test/bench/workspaces.ts).

@@ -1,5 +1,5 @@
 /**
- * Workspaces clean-up (issue 33) on real git: the plan (the dry run) lists exactly what gc then
+ * Workspaces clean-up on real git: the plan (the dry run) lists exactly what gc then
  * deletes; unsnapshotted work and unlanded commits survive unless forced; live cards, branches Baton
  * did not make and worktrees that changed since the plan are left alone; old WIP refs go, except a live
  * card's newest.

@@ -1,5 +1,5 @@
 /**
- * The commit guard of a card's worktree (issue 33), on real repositories against a real hub: a commit
+ * The commit guard of a card's worktree, on real repositories against a real hub: a commit
  * in card B's worktree that changes a file held by card A's live claim is refused naming the file, A's
  * glob and A's holder (`git commit` of the index and `git commit -a`'s temporary index alike); a
  * commit of other files goes through; claims of another project do not count; the main checkout and a

@@ -1,5 +1,5 @@
 /**
- * Workspaces, review and landing (issue 33) on real git: commitAll, diffStat and diff of a card's
+ * Workspaces, review and landing on real git: commitAll, diffStat and diff of a card's
  * branch; squash, merge and rebase each land exactly the branch's changes; a conflict, a dirty user
  * checkout or a dirty card worktree changes nothing anywhere; a checkout on another branch is never
  * touched; pushBranch against a local bare repository as origin.

@@ -1,5 +1,5 @@
 /**
- * Workspaces while working (issue 33) with real processes: the built `baton` hub, `baton mcp` agents
+ * Workspaces while working with real processes: the built `baton` hub, `baton mcp` agents
  * driven by the MCP SDK client, the CLI (in process: runCliHere), and real git repositories. Proves that an agent killed with
  * SIGKILL (its `baton mcp` and its own editing process) in the middle of its edits loses nothing: the
  * hub snapshots every edit into refs/baton/wip/<ID>/<attempt> and the next claimer's worktree has

@@ -1,5 +1,5 @@
 /**
- * Worktrees nested in the repository must not leak into the main checkout's own tools (issue 33).
+ * Worktrees nested in the repository must not leak into the main checkout's own tools.
  * Baton's own repository: on a fixture that carries this project's real tsconfig files, a card
  * worktree's files are outside every `tsc -p` project the typecheck runs; the test scripts name their
  * files under test/ only; eslint.config.mjs's `ignores` and .prettierignore list `.baton/`. A user's

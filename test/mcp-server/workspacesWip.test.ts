@@ -1,5 +1,5 @@
 /**
- * Workspaces, WIP snapshots (issue 33) on real git: a snapshot holds every tracked and untracked (not
+ * Workspaces, WIP snapshots on real git: a snapshot holds every tracked and untracked (not
  * ignored) edit byte for byte without touching the worktree's index, HEAD or files; an agent killed
  * with SIGKILL in the middle of its edits loses nothing, and the next worktree of the card gets them.
  */

@@ -149,7 +149,7 @@ class Scenario {
 			const made: { id: string; project?: string | undefined }[] = [];
 			const batch = Array.from({ length: 1 + Math.floor(this.random() * 3) }, () => {
 				const id = `${this.tag}${this.next++}`;
-				// Parents (issue 31): an existing card or one made earlier in this batch, its project taken along.
+				// Parents: an existing card or one made earlier in this batch, its project taken along.
 				const parentOf = this.random() < 0.3 ? this.pick([...cards, ...made]) : undefined;
 				const project =
 					parentOf === undefined
@@ -169,7 +169,7 @@ class Scenario {
 					...(this.random() < 0.15 ? { requires: ['gpu'] } : {}),
 					...(this.random() < 0.2 ? { phase: 'p1' } : {}),
 					...(this.random() < 0.2 ? { maxAttempts: 2 } : {}),
-					// What the hot paths hand to the general path or filter on (issue 29 §2): projects, scopes
+					// What the hot paths hand to the general path or filter on: projects, scopes
 					// (a scoped card is never taken by the one-statement claims) and the review gate.
 					...(project === undefined ? {} : { project }),
 					...(parentOf === undefined ? {} : { parent: parentOf.id }),
@@ -179,7 +179,7 @@ class Scenario {
 				};
 			});
 			// A single card is often left to the backlog's readable id, and made by an agent that may hold a
-			// card (discoveredFrom, and its parent): the one-statement create's cases (issue 32).
+			// card (discoveredFrom, and its parent): the one-statement create's cases.
 			const cardsOut = batch.length === 1 && this.random() < 0.5 ? batch.map(({ id: _id, ...rest }) => rest) : batch;
 			const creator = this.random() < 0.3 ? (this.pick(agents) ?? 'planner') : 'planner';
 			return keyed(`create ${batch.map(c => c.id).join(' ')}`, creator, (b, ctx) => b.create(ctx, { cards: cardsOut }));
@@ -192,7 +192,7 @@ class Scenario {
 			return keyed(`link ${from} -> ${to}`, 'planner', (b, ctx) => b.link(ctx, { cardId: from, dependsOn: to }));
 		}
 		if (r < 0.2) {
-			// Move a card under another parent, or out of its own (issue 31); cycles and projects refused alike.
+			// Move a card under another parent, or out of its own; cycles and projects refused alike.
 			const c = this.pick(cards);
 			const to = this.random() < 0.25 ? null : this.pick(cards.filter(x => x.project === c?.project));
 			if (c === undefined || to === undefined) {
@@ -318,7 +318,7 @@ class Scenario {
 			);
 		}
 		if (r < 0.94) {
-			// Deletions (issue 31's plans): refused while it has dependents, children or a holder.
+			// Deletions: refused while it has dependents, children or a holder.
 			const c = this.pick(cards);
 			if (c === undefined) {
 				return undefined;
@@ -417,7 +417,7 @@ for (const kind of storeKinds) {
 						assert.deepEqual(
 							await listedClaimable(reference.backlog),
 							ruleClaimable(await allCards(reference.backlog), clock.now()),
-							`seed ${seed} step ${step}: claimable is not what issue 31's rule says`,
+							`seed ${seed} step ${step}: claimable is not what the claimable rule says`,
 						);
 					}
 				}

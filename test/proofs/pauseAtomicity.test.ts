@@ -1,5 +1,5 @@
 /**
- * Pause atomicity on real PostgreSQL (issue 30): four claimer processes (test/helpers/pauseClaimer.ts)
+ * Pause atomicity on real PostgreSQL: four claimer processes (test/helpers/pauseClaimer.ts)
  * claim and complete in a loop by every claim path — the hot claim, a claim by id, the general path,
  * complete {next}'s stored hand-over — while this process pauses and resumes the line (a project, then
  * everything) in rounds. Right after pause/set returns it reads the claimed events that exist; right

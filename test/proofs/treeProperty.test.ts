@@ -1,5 +1,5 @@
 /**
- * Issue 31's property over a random plan of thousands of cards, on PGlite and PostgreSQL: random
+ * The tree's property over a random plan of thousands of cards, on PGlite and PostgreSQL: random
  * dependencies and parents (each on an earlier card, so most creates stand; the ones that would close
  * a cycle through parents and dependencies are refused and skipped), then random completions (forced,
  * parents with open children included), reopens and deletions. After each phase the cards list

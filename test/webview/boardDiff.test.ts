@@ -1,5 +1,5 @@
 /**
- * A card's changes on the board (issue 33), in real headless Chromium against a real hub on
+ * A card's changes on the board, in real headless Chromium against a real hub on
  * PostgreSQL: an agent's card in review whose workspace is a real worktree and branch of a test
  * repository (recorded through a second Backlog on the schema, test/helpers/workspaceCards.ts). Its
  * detail lists the changed files with +/− counts and shows the unified diff; HTML in the files' text

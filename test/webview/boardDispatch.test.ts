@@ -1,5 +1,5 @@
 /**
- * Dispatch on the board (issue 30), in real headless Chromium against a real hub: a card a dispatched
+ * Dispatch on the board, in real headless Chromium against a real hub: a card a dispatched
  * agent holds (claimed with the supervisor's hidden `dispatch` param, output lines recorded with
  * `dispatch/update`, as `baton run` does) shows "running in seat 2, 4 min" and its last output line,
  * which follows the feed; an assigned card shows its assignee chip; a pause set elsewhere shows as a

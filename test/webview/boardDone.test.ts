@@ -1,5 +1,5 @@
 /**
- * Done by pages (issue 14) in headless Chromium against a real hub: the board loads Done newest first,
+ * Done by pages in headless Chromium against a real hub: the board loads Done newest first,
  * 200 cards at a time, and the next page as the user scrolls to the end, with no duplicate and no gap;
  * the column counts every done card (the hub's stats, then the events), also while most are not
  * loaded; a card completed live lands on top of Done; a done card of an unloaded page that changes,

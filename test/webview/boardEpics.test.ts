@@ -1,5 +1,5 @@
 /**
- * Issue 31 on the board, in headless Chromium against a real hub: an epic shows "N / M done" with its
+ * Epics and labels on the board, in headless Chromium against a real hub: an epic shows "N / M done" with its
  * bar and a child its epic's id and bar, both following live when a child completes; label chips; the
  * epic and label choices filter the columns (by keyboard too), say so when they hide every card, and
  * survive a redraw and a reload; the detail pane shows the epic, the children's roll-up and the links

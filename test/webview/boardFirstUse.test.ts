@@ -1,5 +1,5 @@
 /**
- * What a new user meets on the board (issue 28 §8), in headless Chromium against a real hub: before
+ * What a new user meets on the board, in headless Chromium against a real hub: before
  * its socket connects the board says it is connecting (no column claims 0 cards, the choices are
  * disabled, not blank), a loaded empty backlog says how to make cards, a lost socket turns the
  * header's agent count into "offline", a done card's result is rendered markdown with its raw HTML

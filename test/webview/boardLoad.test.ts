@@ -1,5 +1,5 @@
 /**
- * The progressive load (issue 14, webview/boardLoad.ts) in headless Chromium against a real hub, with
+ * The progressive load (webview/boardLoad.ts) in headless Chromium against a real hub, with
  * 2,500 ready cards (three pages of 1,000): the board is drawn with Ready's first page while the
  * second is held back on the wire, counting every ready card from the hub's stats; a card renamed and
  * one deleted by another client meanwhile, both on the held (now stale) page, show as the events say

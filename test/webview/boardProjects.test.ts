@@ -1,5 +1,5 @@
 /**
- * Issue 13 on the board, in headless Chromium against a real hub: the project choice (All projects by
+ * Projects and scopes on the board, in headless Chromium against a real hub: the project choice (All projects by
  * default in a browser tab, each project seen among the cards, remembered in localStorage across a
  * reload, the helpful empty state and its way back), the scope chip of a card, and "waits on files
  * held by …" on a ready card whose scope meets another agent's live claim, which goes away when that

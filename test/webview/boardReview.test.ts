@@ -1,5 +1,5 @@
 /**
- * The review gate, messages and questions on the board (issue 12 §4), in real headless Chromium
+ * The review gate, messages and questions on the board, in real headless Chromium
  * against a real hub: agents are hub protocol clients of kind 'mcp' (what card/review treats as an
  * agent), each with its own identity; the board is the human. Cards in review show in In review with
  * who completed them; a drop on Done approves and frees the dependent; a drop on Ready asks for the

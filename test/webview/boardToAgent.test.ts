@@ -1,5 +1,5 @@
 /**
- * Issue 12 §5, end to end: "a message typed on the board reaches the holder's next MCP tool result
+ * A board message to the agent, end to end: "a message typed on the board reaches the holder's next MCP tool result
  * within 1 s". A real `baton mcp` agent (the MCP SDK client over stdio) claims a card; the board, in
  * headless Chromium against the same hub, types a message into the card's detail and sends it with
  * Ctrl+Enter; the agent's next tool call (any tool: `stats` here, polled) carries it in `inbox`, and

@@ -1,5 +1,5 @@
 /**
- * Issue 31's face logic in node: the board's index of children and labels as cards come, change and
+ * The epics' face logic in node: the board's index of children and labels as cards come, change and
  * go; the epic and label filter; the shared roll-up cache (fetched once per epic, again only when a
  * child is created, deleted, moves or crosses done, bursts coalesced); the tree's nesting within a
  * group. Real BoardState and EpicRollups, with a recording fetch in place of the hub's card/get.

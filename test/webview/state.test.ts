@@ -576,7 +576,7 @@ describe('messages in the detail pane', () => {
 	});
 });
 
-describe('BoardState: projects (issue 13)', () => {
+describe('BoardState: projects', () => {
 	it('filters by project, always shows cards without one, and lists the projects seen', () => {
 		const s = new BoardState();
 		s.load([

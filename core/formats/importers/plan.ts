@@ -31,9 +31,9 @@ export interface ForeignItem {
 	priority: number;
 	/** Refs this item waits on (blocking dependencies only). */
 	dependsOn: string[];
-	/** The ref of the parent (epic, task of a sub-task): the card's parent (issue 31). */
+	/** The ref of the parent (epic, task of a sub-task): the card's parent. */
 	parent?: string;
-	/** Refs of related and duplicated items, and of the item whose work found this one (issue 31). */
+	/** Refs of related and duplicated items, and of the item whose work found this one. */
 	related?: string[];
 	duplicates?: string[];
 	discoveredFrom?: string;
@@ -213,7 +213,7 @@ export function planImport(
 			addDep(item, on, 'dependency');
 		}
 	}
-	// Sub-tasks become children of their parent (issue 31), imported now or before; links that do not
+	// Sub-tasks become children of their parent, imported now or before; links that do not
 	// block keep the ids they map to. A ref that is in neither is dropped and reported.
 	for (const item of fresh) {
 		for (const [what, ref] of [
@@ -333,7 +333,7 @@ function toCard(
 
 const labelPattern = /^[A-Za-z0-9_:/-]{1,32}$/;
 
-/** The labels a card can hold (issue 31: the first 16 valid ones) and the rest, kept in the text. */
+/** The labels a card can hold (the first 16 valid ones) and the rest, kept in the text. */
 function labelsOf(item: ForeignItem): { kept: string[]; text: string[] } {
 	const valid = [...new Set(item.labels.filter(l => labelPattern.test(l)))].sort();
 	const kept = valid.slice(0, limits.labels);

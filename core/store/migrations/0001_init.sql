@@ -1,4 +1,4 @@
--- Baton schema v1 (DESIGN §2, PERFORMANCE.md). Readiness is maintained, not computed: edges live in
+-- Baton schema v1 (docs/decisions/0046-schema.md). Readiness is maintained, not computed: edges live in
 -- their own table and each card keeps an unmet_deps counter, so a claim touches one row.
 CREATE TABLE cards (
 	id text PRIMARY KEY,

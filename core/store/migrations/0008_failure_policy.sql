@@ -1,4 +1,4 @@
--- Failure bookkeeping and the stall policy (issue 17):
+-- Failure bookkeeping and the stall policy:
 -- * `failed` tells a card that used up its attempts (or that its agent gave up on) from one a human
 --   parked: both are `blocked`, only the first is shown as failed.
 -- * `backoff_seconds` / `stall_release_seconds` override the backlog's settings per card (NULL = use

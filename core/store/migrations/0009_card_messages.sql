@@ -1,4 +1,4 @@
--- Messages on a card (issue 12 §2): anyone posts markdown text (≤ 4 KiB, checked by core) on a card;
+-- Messages on a card: anyone posts markdown text (≤ 4 KiB, checked by core) on a card;
 -- `question` marks an agent asking a human. A post also appends a `commented` event carrying the
 -- message, in the same transaction. `id` numbers a card's messages 1, 2, 3… in the order they were
 -- posted (taken under the card's row lock), so "newest last" holds even within one millisecond;

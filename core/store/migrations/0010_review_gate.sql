@@ -1,4 +1,4 @@
--- The review gate and the inbox (issue 12):
+-- The review gate and the inbox:
 -- * status `review`: a card whose `review` is not 'none' goes there on complete instead of done; its
 --   dependents keep waiting until it is approved. `completed_by` is the agent whose work is under
 --   review (it may never approve it); an agent reviewer holds the card under a lease like a claim

@@ -1,4 +1,4 @@
--- Projects and scopes (issue 13):
+-- Projects and scopes:
 -- * `project`: the repository a card belongs to (`github.com/acme/web`); null = none, claimable from any.
 -- * `scope`: path globs relative to the project root and `lock:` names its work touches, as given.
 -- * `reserved`: what the holder added with card/reserve while it works; emptied whenever the claim ends

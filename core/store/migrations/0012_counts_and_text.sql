@@ -1,4 +1,4 @@
--- Fleet scale (issue 14): card/stats and the text filter stop scanning every card.
+-- Fleet scale: card/stats and the text filter stop scanning every card.
 --
 -- * `card_counts`: how many cards are in each (bucket, waiting, needs_input), kept as delta rows. The
 --   bucket is the status, except that ready and claimed cards share the bucket 'open': a claim or a

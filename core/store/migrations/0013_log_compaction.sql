@@ -1,4 +1,4 @@
--- A bounded event log (issue 14 §2). Compaction (core/backlog/logCompaction.ts) deletes progress events
+-- A bounded event log. Compaction (core/backlog/logCompaction.ts) deletes progress events
 -- (`heartbeat`) beyond the newest N per card and older than D days; every other event is kept forever.
 -- One row of bookkeeping, shared by every hub on a PostgreSQL backlog:
 -- * `horizon`: the highest seq compaction ever deleted. A client that resumes the feed after a seq

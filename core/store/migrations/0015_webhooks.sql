@@ -1,4 +1,4 @@
--- Outgoing webhooks (issue 15 §4): the backlog's events POSTed to receivers outside Baton, delivered by
+-- Outgoing webhooks: the backlog's events POSTed to receivers outside Baton, delivered by
 -- a hub in the background (mcp-server/hub/webhooks.ts; SQL in core/backlog/hookStore.ts).
 -- * `cursor`: the highest seq this hook is done with (delivered, filtered out or reported skipped).
 --   A new hook starts at the log's end; a restarted hub resumes after it.

@@ -1,4 +1,4 @@
--- /metrics (issue 15): `card_counts` (0012) keeps each row's project too, so `baton_cards{status,
+-- /metrics: `card_counts` (0012) keeps each row's project too, so `baton_cards{status,
 -- project}` is a sum over a few dozen delta rows at scrape time, never a scan of every card. The key
 -- grows by the project; everything else stays as 0012 made it: ready and claimed share the bucket
 -- 'open' (a claim fires no trigger, the claim path is untouched), rows are only inserted, and

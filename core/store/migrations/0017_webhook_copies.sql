@@ -1,4 +1,4 @@
--- Webhooks in a restored copy (issue 28 §2): a restore brought the original's hooks back active, and
+-- Webhooks in a restored copy: a restore brought the original's hooks back active, and
 -- the copy re-sent events under the original's delivery ids (`<hook>-<seq>`), so receivers that
 -- de-duplicate on them dropped one backlog's real events.
 -- * `paused`: why the hook sends nothing (null = it delivers). `baton restore` sets it on every hook it

@@ -1,4 +1,4 @@
--- Every claim starts with no reservations (issue 29 §2). The one-statement claim (hotSql.ts `take`)
+-- Every claim starts with no reservations. The one-statement claim (hotSql.ts `take`)
 -- and the general path (cardActions.ts) clear `reserved` when they take a card; 0011's
 -- baton_hand_over, PostgreSQL's complete {next}, did not, so the card it handed over kept whatever
 -- files a stored ready card still listed (an imported export). Same function, that one column

@@ -1,4 +1,4 @@
--- Issue 27: who may act on a lease, and agents that ended.
+-- Who may act on a lease, and agents that ended.
 --
 -- `cards.claim_session`: the session (a random id the client process made once, sent in its hello)
 -- whose connection claimed the card. Heartbeat, complete, release and fail from another session are

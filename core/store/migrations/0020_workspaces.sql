@@ -1,4 +1,4 @@
--- Workspaces (issue 33): a claimed card's own branch and git worktree, made and kept by the hub that
+-- Workspaces: a claimed card's own branch and git worktree, made and kept by the hub that
 -- claimed it (mcp-server/hub/claimWorkspace.ts and its neighbours; the git itself in mcp-server/workspaces/).
 --
 -- `cards.workspace`: the card's workspace as protocol CardWorkspace (root, path, branch, base, host, and

@@ -1,4 +1,4 @@
--- Labels on cards (issue 31): short tags (`ui`, `area:api`, `team/web`) an agent or a human filters
+-- Labels on cards: short tags (`ui`, `area:api`, `team/web`) an agent or a human filters
 -- by (`list --label`, `claim {labels}`), checked by the protocol's schema (protocolDomain.ts Label: at
 -- most 16 of at most 32 characters). baton_card carries them (functions.sql), so the stored functions of older hubs
 -- must not be written back: this migration tells them the store is newer.

@@ -1,4 +1,4 @@
--- Parents and children (issue 31): containment, not a dependency.
+-- Parents and children: containment, not a dependency.
 --
 -- * `parent`: the card this one is part of (an epic); null = none. Checked by the backlog (exists, same
 --   project, no cycle through parents or parents and dependencies: core/backlog/tree.ts), not by a

@@ -1,4 +1,4 @@
--- Dispatch (issue 30): Baton starts the agents. The pauses of the line and the supervisor runs, each a
+-- Dispatch: Baton starts the agents. The pauses of the line and the supervisor runs, each a
 -- table of their own; a card's assignee (who may claim it) and its dispatch record (the seat and agent
 -- program holding it, cleared whenever the claim ends); the seat limits of a project. The global
 -- settings maxHeld and agingHours are rows of `settings` (no schema change). baton_card carries

@@ -1,4 +1,4 @@
--- The hot complete writes its own count rows (issue 32): the one-statement complete and complete {next}
+-- The hot complete writes its own count rows: the one-statement complete and complete {next}
 -- (core/backlog/hotSql.ts) and PostgreSQL's baton_hand_over (functions.sql) insert card_counts' delta rows
 -- for the card they complete and the dependents they free in the statement itself, instead of having
 -- cards_count_moved queue a row event for each and run a PL/pgSQL call at the statement's end (the

@@ -1,4 +1,4 @@
--- "An ancestor waits" as a column (issue 31's claim at 100k cards): `tree_waits` is true when some
+-- "An ancestor waits" as a column (so the claim stays fast at 100k cards): `tree_waits` is true when some
 -- ancestor of the card (its parent, the parent's parent, …) has an unmet dependency. A child held back
 -- that way used to sit in the claim indexes (its own unmet_deps is 0), so every claim stepped over all
 -- of them at the head of the claim order, walking up each one's parents in PL/pgSQL

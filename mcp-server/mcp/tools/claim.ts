@@ -9,7 +9,7 @@ import { leanObject } from '../leanSchema';
 import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
-/** dispatch is the supervisor's alone (issue 30): an agent's claim neither lists nor takes it. */
+/** dispatch is the supervisor's alone: an agent's claim neither lists nor takes it. */
 const ClaimToolParams = ClaimParams.omit({ dispatch: true });
 
 /** Head room over waitSeconds so a long-poll that ends empty is not mistaken for a dead hub. */

@@ -1,4 +1,4 @@
-/** `comment`: post a message on a card (a question asks a human); issue 12 §2. */
+/** `comment`: post a message on a card (a question asks a human). */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 import { CommentParams } from '../../../core/protocol';

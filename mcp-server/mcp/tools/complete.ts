@@ -48,7 +48,7 @@ export function registerCompleteTool(server: McpServer, ctx: ToolContext): Liste
 				);
 			}
 			const epoch = ctx.epochFor(args.cardId, args.epoch);
-			// An agent Baton's supervisor started (BATON_CARD_ID, issue 30) does one card: its seat takes
+			// An agent Baton's supervisor started (BATON_CARD_ID) does one card: its seat takes
 			// the next, under the seat limits, so `next` claims nothing here and says so.
 			const chain = next === true && ctx.dispatchedCard === undefined;
 			const capabilities = ctx.capabilities.length > 0 ? [...ctx.capabilities] : undefined;

@@ -43,13 +43,13 @@ const createListing = leanObject(
 		backoffSeconds: true,
 		stallReleaseSeconds: true,
 		project: true,
-		// Rare for an agent (issue 31 paid for labels and parent with them); still taken. autoClose is
+		// Rare for an agent (labels and parent were paid for with them); still taken. autoClose is
 		// named in the guide (guide.ts) instead, which every session reads.
 		deferUntil: true,
 		idempotencyKey: true,
 		autoClose: true,
 		discoveredFrom: true,
-		// A card's own base branch (issue 33) is a human's choice; tools/list has no room for it.
+		// A card's own base branch is a human's choice; tools/list has no room for it.
 		base: true,
 	}),
 	{

@@ -8,7 +8,7 @@ import { leanObject } from '../leanSchema';
 import { type ListedTool, registerListedTool, updatingTool } from '../toolListing';
 import { toolHandler } from '../toolResult';
 
-// refundAttempt is the supervisor's (issue 30): a release gives the attempt back anyway.
+// refundAttempt is the supervisor's: a release gives the attempt back anyway.
 const ReleaseToolParams = ReleaseParams.omit({ force: true, refundAttempt: true })
 	.extend({ reason: Reason.optional().describe('Why you are handing it back') })
 	.strict();

@@ -1,5 +1,5 @@
 /**
- * `reserve`: widen the scope of a held card mid-work (issue 13 §2). The hub grants what no other live
+ * `reserve`: widen the scope of a held card mid-work. The hub grants what no other live
  * claim of the project holds and names the holder and card of the rest; this tool only fills in the
  * session's epoch and drops the card from the answer (the agent holds it and knows it).
  */

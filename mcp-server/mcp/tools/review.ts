@@ -1,5 +1,5 @@
 /**
- * `review`: a reviewing agent's verdict on a card in review (issue 12 §1): approve (done, its
+ * `review`: a reviewing agent's verdict on a card in review: approve (done, its
  * dependents start) or request changes (back to ready; the note is the next attempt's hand-over).
  * The agent takes review work first with `claim {review: true}` (capability `review`); the hub refuses
  * the card's own author and cards that wait for a human. Decides nothing itself.

@@ -145,7 +145,7 @@ describe('stalled in the trees', () => {
 	});
 });
 
-// Issue 14: the connection holds every live card but Done only by pages, newest first.
+// The connection holds every live card but Done only by pages, newest first.
 describe('Done by pages in the Backlog tree', () => {
 	it('lists Done newest first, more per Load more…, each card once, and counts every done card', async () => {
 		const baton = await api();

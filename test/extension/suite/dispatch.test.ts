@@ -1,5 +1,5 @@
 /**
- * Dispatch's faces in VS Code (issue 30), driven through the protocol the way `baton run` drives it:
+ * Dispatch's faces in VS Code, driven through the protocol the way `baton run` drives it:
  * a run registers (`run/register`), a seat connection claims a card with the hidden `dispatch` param
  * and records the agent's log (`dispatch/update`). The seats item of the status bar counts it (and the
  * workbench draws it), a seat's output channel tails the log as it grows, the tree shows the seat, the
@@ -163,7 +163,7 @@ describe('dispatch faces', () => {
 });
 
 /**
- * Start Agents end to end (issue 30's VS Code proof): the command starts the real `baton run` in the
+ * Start Agents end to end: the command starts the real `baton run` in the
  * background with the fake agent (test/fixtures/fakeAgent.mjs, a real MCP client of `baton mcp`), the
  * seats item counts both seats busy, a seat's output channel shows the agent's own lines, and Stop
  * Agents drains: both agents finish their cards (done), nothing new starts, and the run goes away.
@@ -268,18 +268,31 @@ describe('start agents (baton run, fake agent)', () => {
 		const last = ids[2]!;
 		await waitFor('1/1 seats', () => baton.seatBar.summary?.text.endsWith('1/1 seats'), 20_000);
 		await waitFor(`${last} in the seat`, () => baton.hub.cards.get(last)?.dispatch?.run === term, 10_000);
+		const seatedAt = Date.now();
 		await vscode.commands.executeCommand('baton.stopAgents', { name: term, stop: true, confirm: false });
+		// The stop goes run/stop → the supervisor's event → TERM to the agent's group (KILL after the
+		// 10 s grace) → card/release: seconds, but a loaded 2-core machine has taken over 30 s. On a
+		// timeout the card's own events say which step did not happen.
 		const released = await waitFor(
 			'the card back in Ready',
 			async () => {
 				const c = await storeCard(observer!, last);
 				return c.status === 'ready' ? c : undefined;
 			},
-			30_000,
-		);
+			60_000,
+		).catch(async (e: unknown) => {
+			const { events } = await observer!.request('events/list', { cardId: last });
+			const run = (await observer!.request('run/list', {})).runs.find(r => r.name === term);
+			console.log(
+				`card ${last} events: ${JSON.stringify(events.map(ev => [ev.type, ev.at, ev.actor, (ev.data as { reason?: unknown }).reason ?? null]))}`,
+			);
+			console.log(`run ${term}: ${JSON.stringify(run ?? null)}`);
+			throw e;
+		});
+		console.log(`stop now → card back in Ready in ${Date.now() - seatedAt} ms`);
 		assert.equal(released.dispatch ?? null, null, 'the dispatch record is cleared with the claim');
 		await waitFor('the run gone from the status bar', () => baton.seatBar.summary === undefined, 30_000);
-	}, 90_000);
+	}, 150_000);
 
 	it('refuses a template with an unknown placeholder in baton run’s words, starting nothing', async () => {
 		assert.ok(observer);

@@ -22,7 +22,7 @@ function card(over: Partial<Card>): Card {
 }
 
 describe('pure rules', () => {
-	it('derives health from last seen at the DESIGN thresholds', () => {
+	it('derives health from last seen at the default thresholds', () => {
 		const cases: [number, string][] = [
 			[0, 'healthy'],
 			[29.9, 'healthy'],

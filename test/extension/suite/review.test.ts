@@ -1,5 +1,5 @@
 /**
- * The review desk in a real VS Code (issue 12 §4–5), with real MCP agents (the SDK client over stdio)
+ * The review desk in a real VS Code, with real MCP agents (the SDK client over stdio)
  * and the real workbench (Playwright in the shim drives the command palette, its quick picks and
  * input boxes): an agent's completion waits In review in the tree and the status bar, the human
  * approves from the palette and a second agent can claim the dependent; Request Changes hands the

@@ -1,5 +1,5 @@
 /**
- * Issue 13 in a real VS Code: the workspace's project (its git remote) filters the Backlog tree, with
+ * Projects and scopes in a real VS Code: the workspace's project (its git remote) filters the Backlog tree, with
  * the All projects switch, as the user sees the rows; and a real MCP agent's claim (the SDK client over
  * stdio) decorates the file in its scope in the Explorer (the badge drawn, the exact tooltip), editing
  * that file warns once, and the agent's complete removes the decoration, each within 1 s of the

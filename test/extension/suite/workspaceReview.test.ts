@@ -1,5 +1,5 @@
 /**
- * Reviewing a card's workspace in a real VS Code (issue 33): a card in review whose workspace is a
+ * Reviewing a card's workspace in a real VS Code: a card in review whose workspace is a
  * real worktree and branch (ensureWorktree) of a fresh repository outside the VS Code workspace, the
  * agent's work committed there. Review Next Card opens the branch's diff in the multi-file diff
  * editor without anyone naming a ref, and both sides are the commits the hub compared (read through
