@@ -1,9 +1,10 @@
 /**
  * What attempts cost (table attempt_usage, migration 0029): the report of an attempt's usage (the
  * supervisor's `dispatch/usage` from its agent's BATON_USAGE lines, or the agent's own heartbeat), the
- * usage of a card's attempts for card/get, and the sums for card/stats and /metrics. A report is the
- * attempt's running total: it replaces the one before. Writes only attempt_usage, and no event (a cost
- * is not a change of the card); decides no card transition and invents no cost.
+ * usage of a card's attempts for card/get, and the sums for card/stats and /metrics (usage_totals, kept
+ * by each report). A report is the attempt's running total: it replaces the one before. Writes only
+ * attempt_usage and usage_totals, and no event (a cost is not a change of the card); decides no card
+ * transition and invents no cost.
  */
 import { BatonError } from '../errors';
 import type { Attempt, ParsedParams, Result, Usage, UsageReport, UsageSum, UsageTotals } from '../protocol';
@@ -34,7 +35,12 @@ function usageOf(row: UsageRow): Usage {
 	};
 }
 
-/** Records (replaces) the usage of the attempt `epoch` of a card, with the agent kind and the card's project. */
+/**
+ * Records (replaces) the usage of the attempt `epoch` of a card, with the agent kind and the card's
+ * project, and moves usage_totals by the difference from the attempt's previous report, in the caller's
+ * transaction. The attempt's row is made first (zeros) and then locked, so two reports of one attempt
+ * at once on PostgreSQL take turns and each adds only its own difference.
+ */
 export async function recordUsage(
 	q: Queryable,
 	at: { cardId: string; epoch: number; kind: string | null; project: string | null },
@@ -43,11 +49,43 @@ export async function recordUsage(
 ): Promise<void> {
 	await q.query(
 		`INSERT INTO attempt_usage (card_id, epoch, kind, project, input_tokens, output_tokens, cost_usd, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		 ON CONFLICT (card_id, epoch) DO UPDATE SET kind = coalesce(EXCLUDED.kind, attempt_usage.kind),
-			project = EXCLUDED.project, input_tokens = EXCLUDED.input_tokens, output_tokens = EXCLUDED.output_tokens,
-			cost_usd = EXCLUDED.cost_usd, updated_at = EXCLUDED.updated_at`,
-		[at.cardId, at.epoch, at.kind, at.project, usage.inputTokens, usage.outputTokens, usage.costUsd ?? null, now],
+		 VALUES ($1, $2, $3, $4, 0, 0, 0, $5) ON CONFLICT (card_id, epoch) DO NOTHING`,
+		[at.cardId, at.epoch, at.kind, at.project, now],
+	);
+	const [old] = await q.query<UsageRow>(
+		`SELECT ${columns} FROM attempt_usage WHERE card_id = $1 AND epoch = $2 FOR UPDATE`,
+		[at.cardId, at.epoch],
+	);
+	const kind = at.kind ?? old?.kind ?? null;
+	const cost = usage.costUsd ?? null;
+	await q.query(
+		`UPDATE attempt_usage SET kind = $3, project = $4, input_tokens = $5, output_tokens = $6, cost_usd = $7,
+			updated_at = $8 WHERE card_id = $1 AND epoch = $2`,
+		[at.cardId, at.epoch, kind, at.project, usage.inputTokens, usage.outputTokens, cost, now],
+	);
+	if (old !== undefined) {
+		await addTotals(q, old.kind, old.project, -old.input, -old.output, -(old.cost ?? 0), old.cost === null ? -1 : 0);
+	}
+	await addTotals(q, kind, at.project, usage.inputTokens, usage.outputTokens, cost ?? 0, cost === null ? 1 : 0);
+}
+
+async function addTotals(
+	q: Queryable,
+	kind: string | null,
+	project: string | null,
+	input: number,
+	output: number,
+	known: number,
+	unknown: number,
+): Promise<void> {
+	await q.query(
+		`INSERT INTO usage_totals (kind, project, input_tokens, output_tokens, known_cost_usd, unknown_cost)
+		 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (kind, project) DO UPDATE SET
+			input_tokens = usage_totals.input_tokens + EXCLUDED.input_tokens,
+			output_tokens = usage_totals.output_tokens + EXCLUDED.output_tokens,
+			known_cost_usd = usage_totals.known_cost_usd + EXCLUDED.known_cost_usd,
+			unknown_cost = usage_totals.unknown_cost + EXCLUDED.unknown_cost`,
+		[kind ?? '', project ?? '', input, output, known, unknown],
 	);
 }
 
@@ -76,12 +114,17 @@ export async function withUsage(
 
 const zero: UsageSum = { inputTokens: 0, outputTokens: 0, costUsd: 0, knownCostUsd: 0 };
 
+/** A float sum of dollars drifts in its last bits (0.01 + 0.05): kept to a millionth of a dollar. */
+function centsOf(usd: number): number {
+	return Math.round(usd * 1e6) / 1e6;
+}
+
 function addSums(a: UsageSum, b: UsageSum): UsageSum {
 	return {
 		inputTokens: a.inputTokens + b.inputTokens,
 		outputTokens: a.outputTokens + b.outputTokens,
-		costUsd: a.costUsd === null || b.costUsd === null ? null : a.costUsd + b.costUsd,
-		knownCostUsd: a.knownCostUsd + b.knownCostUsd,
+		costUsd: a.costUsd === null || b.costUsd === null ? null : centsOf(a.costUsd + b.costUsd),
+		knownCostUsd: centsOf(a.knownCostUsd + b.knownCostUsd),
 	};
 }
 
@@ -95,38 +138,40 @@ export async function usageTotals(q: Queryable, project?: string | null): Promis
 		project === undefined || project === '*'
 			? ''
 			: project === null
-				? ' WHERE project IS NULL'
-				: ` WHERE project IS NULL OR project = $${params.push(project)}`;
-	// Grouped in SQL (one row per kind and project): never one row per attempt to the hub.
+				? " WHERE project = ''"
+				: ` WHERE project = '' OR project = $${params.push(project)}`;
+	// The maintained sums (one row per kind and project), never the attempts themselves.
 	const rows = await q.query<{
-		kind: string | null;
-		project: string | null;
+		kind: string;
+		project: string;
 		input: number;
 		output: number;
-		known: number | null;
-		unknown: boolean;
+		known: number;
+		unknown: number;
 	}>(
-		`SELECT kind, project, sum(input_tokens)::float8 AS input, sum(output_tokens)::float8 AS output,
-			sum(cost_usd) AS known, bool_or(cost_usd IS NULL) AS unknown
-		 FROM attempt_usage${where} GROUP BY kind, project`,
+		`SELECT kind, project, input_tokens::float8 AS input, output_tokens::float8 AS output,
+			known_cost_usd AS known, unknown_cost AS unknown
+		 FROM usage_totals${where}`,
 		params,
 	);
 	const byKind: Record<string, UsageSum> = {};
 	const byProject: Record<string, UsageSum> = {};
 	let sum = zero;
 	for (const r of rows) {
-		const known = r.known ?? 0;
+		if (r.input === 0 && r.output === 0 && r.known === 0 && r.unknown === 0) {
+			continue; // a key whose attempts all moved elsewhere (a card changed project)
+		}
+		const known = centsOf(r.known);
 		const part: UsageSum = {
 			inputTokens: r.input,
 			outputTokens: r.output,
-			costUsd: r.unknown ? null : known,
+			costUsd: r.unknown > 0 ? null : known,
 			knownCostUsd: known,
 		};
 		sum = addSums(sum, part);
-		const kind = r.kind ?? noKind;
+		const kind = r.kind === '' ? noKind : r.kind;
 		byKind[kind] = addSums(byKind[kind] ?? zero, part);
-		const p = r.project ?? '';
-		byProject[p] = addSums(byProject[p] ?? zero, part);
+		byProject[r.project] = addSums(byProject[r.project] ?? zero, part);
 	}
 	return { total: sum, byKind, byProject };
 }

@@ -19,7 +19,9 @@ export function sumUsage(usages: readonly (Usage | undefined)[]): Usage | undefi
 				: {
 						inputTokens: sum.inputTokens + u.inputTokens,
 						outputTokens: sum.outputTokens + u.outputTokens,
-						costUsd: sum.costUsd === null || u.costUsd === null ? null : sum.costUsd + u.costUsd,
+						// Kept to a millionth of a dollar: a float sum drifts in its last bits (0.01 + 0.05).
+						costUsd:
+							sum.costUsd === null || u.costUsd === null ? null : Math.round((sum.costUsd + u.costUsd) * 1e6) / 1e6,
 					};
 	}
 	return sum;

@@ -32,6 +32,7 @@ export const dumpTables = [
 	{ name: 'pauses', key: ['scope', 'target'] },
 	// What each attempt cost (migration 0029): spend is history a restore keeps.
 	{ name: 'attempt_usage', key: ['card_id', 'epoch'] },
+	{ name: 'usage_totals', key: ['kind', 'project'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];

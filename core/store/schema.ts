@@ -225,6 +225,20 @@ export const attemptUsage = pgTable(
 	],
 );
 
+/** attempt_usage summed by kind and project ('' for none), kept by each report (migration 0029). */
+export const usageTotals = pgTable(
+	'usage_totals',
+	{
+		kind: text().notNull(),
+		project: text().notNull(),
+		inputTokens: bigint({ mode: 'number' }).notNull(),
+		outputTokens: bigint({ mode: 'number' }).notNull(),
+		knownCostUsd: doublePrecision().notNull(),
+		unknownCost: integer().notNull(),
+	},
+	t => [primaryKey({ name: 'usage_totals_pkey', columns: [t.kind, t.project] })],
+);
+
 export const tables = {
 	cards,
 	edges,
@@ -246,4 +260,5 @@ export const tables = {
 	pauses,
 	runs,
 	attemptUsage,
+	usageTotals,
 } as const;

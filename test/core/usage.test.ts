@@ -102,6 +102,39 @@ for (const store of storeKinds) {
 			assert.equal(quiet.usage, undefined);
 		});
 
+		it('keeps the sums equal to the attempts regrouped, also when a card moves to another project', async () => {
+			await b.create(human, { cards: [{ id: 'u4', title: 'Moving', project: 'old' }] });
+			const c = await b.claim(codex, { cardId: 'u4', dispatch: { run: 'default', seat: 3, kind: 'codex' } });
+			const epoch = c.lease?.epoch ?? -1;
+			await b.dispatch.usage(codex, {
+				cardId: 'u4',
+				epoch,
+				usage: { inputTokens: 10, outputTokens: 1, costUsd: 0.25 },
+			});
+			// Its project changes once the claim ended; the holder's last report comes after that.
+			await b.release(codex, { cardId: 'u4', epoch });
+			await b.update(human, { cardId: 'u4', project: 'new' });
+			await b.dispatch.usage(codex, {
+				cardId: 'u4',
+				epoch,
+				usage: { inputTokens: 30, outputTokens: 3, costUsd: 0.75 },
+			});
+			const stats = await b.stats(human, {});
+			assert.equal(stats.usage.byProject.old, undefined, 'nothing is left under the old project');
+			assert.deepEqual(stats.usage.byProject.new, {
+				inputTokens: 30,
+				outputTokens: 3,
+				costUsd: 0.75,
+				knownCostUsd: 0.75,
+			});
+			const db = (b as unknown as { uow: { db: { query<T>(sql: string): Promise<T[]> } } }).uow.db;
+			const [regrouped] = await db.query<{ input: number; output: number }>(
+				'SELECT sum(input_tokens)::float8 AS input, sum(output_tokens)::float8 AS output FROM attempt_usage',
+			);
+			assert.equal(stats.usage.total.inputTokens, regrouped?.input);
+			assert.equal(stats.usage.total.outputTokens, regrouped?.output);
+		});
+
 		it('refuses negative or fractional numbers before anything is written', () => {
 			const params = methods['dispatch/usage'].params;
 			for (const usage of [

@@ -15,3 +15,17 @@ CREATE TABLE attempt_usage (
 	updated_at timestamptz NOT NULL,
 	PRIMARY KEY (card_id, epoch)
 );
+
+-- The sums card/stats and /metrics read, kept by every report in its own transaction (the difference
+-- from the attempt's previous report is added), so a stats call reads a few rows instead of grouping
+-- every attempt ever made (measured: 300 ms at 100k attempts on a loaded 2-core machine). '' stands for
+-- no kind (not dispatched) and no project; unknown_cost counts the attempts whose report has no cost.
+CREATE TABLE usage_totals (
+	kind text NOT NULL,
+	project text NOT NULL,
+	input_tokens bigint NOT NULL,
+	output_tokens bigint NOT NULL,
+	known_cost_usd double precision NOT NULL,
+	unknown_cost integer NOT NULL,
+	PRIMARY KEY (kind, project)
+);
