@@ -42,9 +42,11 @@ const watch = process.argv.includes('--watch');
  * credential's hello field in the shared protocol (0.9 KB) and the claim guards' table with the holds a
  * face derives from the cards it has (core/rules/claimGuards.ts, faceHolds.ts: 4.3 KB) to 620.7 KB of 622.6;
  * the same two (visible escapes of agent text, the guard table's words on the board) took the board
- * to 586.6 KB of 589.8.
+ * to 586.6 KB of 589.8. The check before review raised the extension's to 610 KB: the card's `checks`,
+ * the project's check settings and the `checks_finished` event in the shared protocol, and their words
+ * in the tree's row and tooltip (core/rules/checks.ts checksSummary) took it to 608.5 KB.
  */
-const budgetBytes = { 'dist/extension.js': 608 * 1024, 'dist/webview/board.js': 576 * 1024 };
+const budgetBytes = { 'dist/extension.js': 610 * 1024, 'dist/webview/board.js': 576 * 1024 };
 
 const common = {
 	bundle: true,

@@ -9,6 +9,7 @@ import { formatDuration } from '../core/duration';
 import { isCardStalled } from '../core/rules/health';
 import { isLeaseExpired } from '../core/rules/lease';
 import { pauseText, seatText } from '../core/rules/dispatched';
+import { checksSummary } from '../core/rules/checks';
 import type { AgentHealth, Card, HealthThresholds, Pause } from '../core/protocol';
 
 /** "lease 4m 05s" or "lease expired 12s ago"; undefined for a card without a lease. */
@@ -64,6 +65,13 @@ export function cardSummary(
 	}
 	if (card.status === 'review' && card.completedBy) {
 		parts.push(`by ${card.completedBy}`);
+	}
+	// The check before review: in review (running or passed), or what sent a ready card back.
+	if (
+		card.checks !== undefined &&
+		(card.status === 'review' || (card.status === 'ready' && card.checks.state !== 'passed'))
+	) {
+		parts.push(cut(checksSummary(card.checks), 60));
 	}
 	if (card.needsInput === true) {
 		parts.push('needs input');

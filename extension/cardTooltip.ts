@@ -1,6 +1,6 @@
 /**
  * The Backlog tree's card tooltip (backlogTree.ts builds it only when a row is hovered): state,
- * priority and phase, the claim and its lease, a question waiting, review, result, hand-off, blocked
+ * priority and phase, the claim and its lease, a question waiting, review, checks, result, hand-off, blocked
  * reason, scope and the files it waits on, dependencies, body excerpt, acceptance, deferral. Words
  * only: the rules (state word, deferred, failed) are core's and alertRules.ts's; card text is escaped,
  * never interpreted as markdown.
@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { isDeferred, stateWord } from '../core/rules/claimable';
 import { formatDuration } from '../core/duration';
 import type { Card } from '../core/protocol';
+import { checksSummary } from '../core/rules/checks';
 import { type ScopeConflict, scopeWaitText } from '../core/scope/conflicts';
 import { isFailed } from './alertRules';
 import type { GroupKey } from './backlogNodes';
@@ -58,8 +59,17 @@ export function cardTooltip(
 		tip.appendMarkdown('**Result**\n\n');
 		tip.appendCodeblock(card.result.length > 400 ? `${card.result.slice(0, 400)}…` : card.result, 'markdown');
 	}
+	if (card.checks !== undefined && card.status !== 'done') {
+		const icon = { running: '$(sync)', passed: '$(pass)', failed: '$(error)', timed_out: '$(error)' }[
+			card.checks.state
+		];
+		tip.appendMarkdown(`${icon} ${md(checksSummary(card.checks))}\n\n`);
+	}
 	if (card.handoff && card.status !== 'review') {
-		tip.appendMarkdown(`$(comment-discussion) **Changes requested:** ${md(card.handoff)}\n\n`);
+		const checked = card.checks?.state === 'failed' || card.checks?.state === 'timed_out';
+		tip.appendMarkdown(
+			`$(comment-discussion) **${checked ? 'Checks failed; the next attempt starts from' : 'Changes requested'}:** ${md(card.handoff)}\n\n`,
+		);
 	}
 	if (card.blockedReason !== null && card.status === 'blocked') {
 		const icon = isFailed(card) ? '$(error) Failed: ' : '$(circle-slash) ';

@@ -10,6 +10,7 @@ import type { Card } from '../core/protocol';
 import type { EpicRollups } from '../core/protocol/epicRollups';
 import { formatDuration } from '../core/duration';
 import { pauseOf, pauseText, runningText } from '../core/rules/dispatched';
+import { checksBadge } from './checksView';
 import { fillTags } from './epics';
 import { formatRemaining } from './format';
 import { renderMarkdownSummary } from './markdown';
@@ -190,7 +191,8 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		}
 		labels.push(`${card.failed === true ? 'failed' : 'blocked'}: ${note}`);
 	} else if (card.status === 'ready' && card.handoff !== null && card.handoff !== undefined) {
-		note = `changes requested: ${card.handoff}`;
+		const checkFailed = card.checks !== undefined && card.checks.state !== 'passed' && card.checks.state !== 'running';
+		note = `${checkFailed ? 'checks failed' : 'changes requested'}: ${card.handoff}`;
 		labels.push(note);
 	} else if (card.status === 'done') {
 		note = `done ${formatDuration(Math.max(0, ctx.nowMs - Date.parse(card.updatedAt)))} ago`;
@@ -219,6 +221,11 @@ export function fillCard(node: HTMLElement, card: Card, ctx: RenderContext): voi
 		note = scopeWait.text;
 		addFlag(p.flags, 'waiting', 'files held', `${scopeWait.text}: ${scopeWait.wait.theirs}`);
 		labels.push(note);
+	}
+	const badge = checksBadge(card);
+	if (badge !== undefined) {
+		addFlag(p.flags, badge.name, badge.label, badge.title);
+		labels.push(badge.title);
 	}
 	const chip = scopeChip(card);
 	if (chip !== undefined) {

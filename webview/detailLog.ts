@@ -31,6 +31,9 @@ export function describeEvent(e: BacklogEvent): string {
 	if (e.type === 'commented' && e.data.message?.question === true) {
 		bits[0] = 'asked a question';
 	}
+	if (e.type === 'checks_finished') {
+		bits[0] = `checks ${e.data.state === 'timed_out' ? 'timed out' : (e.data.state ?? 'ended')}`;
+	}
 	if (e.data.reason !== undefined) {
 		bits.push(`— ${e.data.reason}`);
 	} else if (e.data.note !== undefined) {

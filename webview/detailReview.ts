@@ -1,11 +1,12 @@
 /**
  * The review parts of the detail pane (issue 12 §4): for a card in review, who completed it, who must
  * review it, the reviewing agent if one holds it, and Approve / Request changes (the same moves as a
- * drop on Done / Ready, so they ask and confirm the same way); for a card sent back, the reviewer's
- * note; and the result, rendered as markdown through markdown.ts. It decides nothing: the moves are
+ * drop on Done / Ready, so they ask and confirm the same way), held back while its check runs; for a
+ * card sent back, the reviewer's note or the failed check's output; and the result, rendered as markdown through markdown.ts. It decides nothing: the moves are
  * planMove's and the verdict the hub's.
  */
 import type { Card } from '../core/protocol';
+import { checksSentence } from './checksView';
 import type { ColumnId } from './columns';
 import { section } from './detailLog';
 import { renderMarkdown } from './markdown';
@@ -24,7 +25,16 @@ export function reviewBox(
 			return undefined;
 		}
 		const box = el('div', 'review-box review-box--handoff');
-		box.append(el('p', 'review-state', 'Changes requested. The next attempt starts from this note:'));
+		const failed = card.checks?.state === 'failed' || card.checks?.state === 'timed_out' ? card.checks : undefined;
+		box.append(
+			el(
+				'p',
+				'review-state',
+				failed === undefined
+					? 'Changes requested. The next attempt starts from this note:'
+					: `${checksSentence(failed)} The next attempt starts from its output:`,
+			),
+		);
 		box.append(el('blockquote', 'review-note', card.handoff));
 		return box;
 	}
@@ -37,8 +47,14 @@ export function reviewBox(
 		`In review: waits for ${who}.`,
 		by === undefined ? '' : `Completed by ${by === actor ? 'you' : by}.`,
 		card.claimOwner === null ? '' : `${card.claimOwner} is reviewing it now.`,
+		card.checks === undefined ? '' : checksSentence(card.checks),
 	].filter(s => s !== '');
 	box.append(el('p', 'review-state', lines.join(' ')));
+	if (card.checks?.state === 'running') {
+		// The hub refuses an approval while the check runs; the box says so instead of offering it.
+		box.append(el('p', 'muted', 'Approve waits until the checks pass; a failure sends the card back to an agent.'));
+		return box;
+	}
 	const approve = planMove(card, 'done', { actor, nowMs, waitingOn: [] });
 	const changes = planMove(card, 'ready', { actor, nowMs, waitingOn: [] });
 	if (approve.kind === 'refuse') {
@@ -68,6 +84,14 @@ export function reviewFacts(card: Card, add: (key: string, value: string) => voi
 	}
 	if ((card.review ?? 'none') !== 'none') {
 		add('Review', card.review === 'agent' ? 'by an agent (or a human)' : 'by a human');
+	}
+	if (card.checks !== undefined && card.status !== 'done') {
+		add(
+			'Checks',
+			checksSentence(card.checks)
+				.replace(/^Checks /, '')
+				.replace(/\.$/, ''),
+		);
 	}
 }
 

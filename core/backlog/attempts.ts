@@ -2,7 +2,8 @@
  * Pure: a card's attempts (each claim and how it ended) read from its events. No I/O. A review claim
  * (`claimed` with data.review) is not an attempt at the work; a review's verdict re-labels the attempt
  * it judged: `approved`, `changes requested` with the reviewer's note as its reason, or `landing
- * conflicted` (issue 33) with the conflict as its reason.
+ * conflicted` (the base moved under an approval) with the conflict as its reason; a failed check,
+ * `checks failed` (or `checks timed out`) with its hand-over as the reason.
  */
 import type { Attempt, BacklogEvent, Card, EventType } from '../protocol';
 
@@ -27,7 +28,14 @@ export function deriveAttempts(history: readonly BacklogEvent[], current: Card):
 	};
 	for (const e of history) {
 		const card = e.data.card;
-		if (e.type === 'approved' || e.type === 'changes_requested' || e.type === 'land_conflicted') {
+		if (e.type === 'checks_finished' && e.data.state !== 'passed') {
+			// A failed check ends the attempt it judged as a failed one, its hand-over the reason.
+			const judged = [...attempts].reverse().find(a => a.outcome === 'in review');
+			if (judged !== undefined) {
+				judged.outcome = e.data.state === 'timed_out' ? 'checks timed out' : 'checks failed';
+				judged.reason = e.data.reason ?? judged.reason;
+			}
+		} else if (e.type === 'approved' || e.type === 'changes_requested' || e.type === 'land_conflicted') {
 			const judged = [...attempts].reverse().find(a => a.outcome === 'in review');
 			if (judged !== undefined) {
 				judged.outcome = verdicts[e.type];

@@ -29,6 +29,7 @@ const patchColumns: Record<keyof CardPatch, string> = {
 	failed: 'failed',
 	completedBy: 'completed_by',
 	handoff: 'handoff',
+	checks: 'checks',
 };
 
 /** The rule-facing view of a wire card (with its lease's session, which only the store knows). */
@@ -52,6 +53,7 @@ export function cardState(card: Card, claimSession: string | null = null): CardS
 		version: card.version,
 		review: card.review ?? 'none',
 		completedBy: card.completedBy ?? null,
+		checks: card.checks ?? null,
 	};
 }
 
@@ -86,8 +88,10 @@ async function applyPatch(tx: Queryable, cardId: string, patch: CardPatch, now: 
 	const sets: string[] = [];
 	const params: unknown[] = [cardId, now];
 	for (const [key, value] of Object.entries(patch) as [keyof CardPatch, unknown][]) {
-		params.push(value);
-		sets.push(`${patchColumns[key]} = $${params.length}`);
+		// The one json column a rule sets (checks): sent as its text, stored as jsonb.
+		const json = key === 'checks';
+		params.push(json && value !== null ? JSON.stringify(value) : value);
+		sets.push(`${patchColumns[key]} = $${params.length}${json ? '::jsonb' : ''}`);
 	}
 	if (patch.status !== undefined || patch.claimEpoch !== undefined) {
 		// Reservations live as long as the claim that made them (issue 13): any end or new epoch drops them,

@@ -250,8 +250,8 @@ export class ClaimCycle {
 		decide(cardState(card, claimSession), completeAction(ctx, p), this.uow.clock.now());
 	}
 
-	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		const done = await this.completeOnly(ctx, p);
+	async complete(ctx: OpContext, p: ParsedParams<'card/complete'>, check?: string): Promise<Result<'card/complete'>> {
+		const done = await this.completeOnly(ctx, p, check);
 		if (p.next === undefined || done.next !== undefined) {
 			return done;
 		}
@@ -271,7 +271,11 @@ export class ClaimCycle {
 	}
 
 	/** The completion, with the card the one-call hand-over took when it ran and took one. */
-	private async completeOnly(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
+	private async completeOnly(
+		ctx: OpContext,
+		p: ParsedParams<'card/complete'>,
+		check: string | undefined,
+	): Promise<Result<'card/complete'>> {
 		// A next claim by labels takes the general path (issue 31), as claim {labels} does: the one-call
 		// hand-over's pick does not filter by label.
 		const handOver =
@@ -308,7 +312,7 @@ export class ClaimCycle {
 			const { card, readiness, events } = await act(
 				tx,
 				p.cardId,
-				completeAction(ctx, p),
+				completeAction(ctx, p, check),
 				now,
 				leftOpen.length > 0 ? { leftOpen } : {},
 			);
@@ -377,6 +381,14 @@ function completeParams(ctx: OpContext, p: ParsedParams<'card/complete'>, now: D
 }
 
 /** The state machine's `complete` for a request: one shape for the check before the hub commits and the write. */
-function completeAction(ctx: OpContext, p: ParsedParams<'card/complete'>): Action {
-	return { type: 'complete', actor: ctx.actor, session: ctx.session, epoch: p.epoch, result: p.result, force: p.force };
+function completeAction(ctx: OpContext, p: ParsedParams<'card/complete'>, check?: string): Action {
+	return {
+		type: 'complete',
+		actor: ctx.actor,
+		session: ctx.session,
+		epoch: p.epoch,
+		result: p.result,
+		force: p.force,
+		...(check === undefined ? {} : { check }),
+	};
 }

@@ -174,8 +174,9 @@ export class Backlog extends BacklogWiring {
 		return this.claimCycle.heartbeat(ctx, p);
 	}
 
-	complete(ctx: OpContext, p: ParsedParams<'card/complete'>): Promise<Result<'card/complete'>> {
-		return this.claimCycle.complete(ctx, p);
+	/** `check`: the project's check command, which a completion to review starts (the hub runs it). */
+	complete(ctx: OpContext, p: ParsedParams<'card/complete'>, check?: string): Promise<Result<'card/complete'>> {
+		return this.claimCycle.complete(ctx, p, check);
 	}
 
 	/** Would `complete` `p` be allowed now (the same rule, nothing written)? The hub asks before it commits the worktree. */

@@ -12,6 +12,7 @@ import {
 	type ParsedParams,
 	type ProjectSettings,
 	LandMode,
+	checksLimits,
 } from '../protocol';
 import type { Queryable } from '../store/db';
 import { settingsEventId } from './settings';
@@ -23,6 +24,7 @@ export const defaultProjectSettings: Omit<ProjectSettings, 'project'> = {
 	land: 'squash',
 	push: false,
 	setupTimeoutSeconds: 600,
+	checkTimeoutSeconds: checksLimits.defaultTimeoutSeconds,
 	wipDays: 30,
 	roots: {},
 };
@@ -35,6 +37,8 @@ interface SettingsRow {
 	push: boolean;
 	setup: string | null;
 	setup_timeout_seconds: number;
+	check_command: string | null;
+	check_timeout_seconds: number;
 	wip_days: number;
 	roots: Record<string, string> | string;
 	seats: number | null;
@@ -57,6 +61,8 @@ function fromRow(project: string, row: SettingsRow | undefined): ProjectSettings
 		push: row.push,
 		...(row.setup === null ? {} : { setup: row.setup }),
 		setupTimeoutSeconds: row.setup_timeout_seconds,
+		...(row.check_command === null ? {} : { check: row.check_command }),
+		checkTimeoutSeconds: row.check_timeout_seconds,
 		wipDays: row.wip_days,
 		roots: { ...roots },
 		...(row.seats === null ? {} : { seats: row.seats }),
@@ -89,7 +95,7 @@ export class ProjectSettingsStore {
 		return rows.map(row => fromRow(row.project, row));
 	}
 
-	/** Changes what `p` names; null clears base or setup, and a null root removes that host's. */
+	/** Changes what `p` names; null clears base, setup or check, and a null root removes that host's. */
 	update(ctx: OpContext, p: ParsedParams<'project/settings/update'>): Promise<ProjectSettings> {
 		return this.uow.mutate(ctx, 'project/settings/update', async tx => {
 			// Insert the defaults first so the row can be locked: two updates of one project take turns.
@@ -105,7 +111,8 @@ export class ProjectSettingsStore {
 			// Issue 30: kindSeats replaces the whole map; a kind given 0 has no seat (its agents take none).
 			await tx.query(
 				`UPDATE project_settings SET worktrees = $2, base = $3, land = $4, push = $5, setup = $6,
-					setup_timeout_seconds = $7, wip_days = $8, roots = $9::jsonb, seats = $10, kind_seats = $11::jsonb
+					setup_timeout_seconds = $7, wip_days = $8, roots = $9::jsonb, seats = $10, kind_seats = $11::jsonb,
+					check_command = $12, check_timeout_seconds = $13
 				 WHERE project = $1`,
 				[
 					p.project,
@@ -119,6 +126,8 @@ export class ProjectSettingsStore {
 					JSON.stringify(roots),
 					pick(p.seats, before.seats ?? null),
 					JSON.stringify(pick(p.kindSeats, before.kindSeats ?? {})),
+					pick(p.check, before.check ?? null),
+					pick(p.checkTimeoutSeconds, before.checkTimeoutSeconds),
 				],
 			);
 			// Who changed what, in the audit log: the keys, not the values (a setup command or a root is

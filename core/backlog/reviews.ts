@@ -151,6 +151,7 @@ export class Reviews {
 					`SELECT id FROM cards
 					 WHERE status = 'review' AND review = 'agent' AND (claim_owner IS NULL OR lease_expires_at <= $1)
 						AND completed_by IS DISTINCT FROM $2 AND ($3::text IS NULL OR phase = $3)
+						AND (checks IS NULL OR checks->>'state' = 'passed')
 					 ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
 					[now, ctx.actor, p.phase ?? null],
 				);

@@ -1,5 +1,5 @@
 /**
- * What attempts cost (table attempt_usage, migration 0029): the report of an attempt's usage (the
+ * What attempts cost (table attempt_usage, migration 0030): the report of an attempt's usage (the
  * supervisor's `dispatch/usage` from its agent's BATON_USAGE lines, or the agent's own heartbeat), the
  * usage of a card's attempts for card/get, and the sums for card/stats and /metrics (usage_totals, kept
  * by each report). A report is the attempt's running total: it replaces the one before. Writes only

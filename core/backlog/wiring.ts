@@ -7,6 +7,7 @@
 import { Agents } from './agents';
 import { Cards } from './cards';
 import { ClaimCycle } from './claimCycle';
+import { CheckRuns } from './checkRuns';
 import { ClaimEnds } from './claimEnds';
 import { Dependencies } from './dependencies';
 import { DispatchOps } from './dispatchOps';
@@ -67,6 +68,8 @@ export abstract class BacklogWiring {
 	readonly pauses: Pauses;
 	/** Dispatch (backlog/dispatchOps.ts, issue 30): card/assign, dispatch/update|exited, run/*. */
 	readonly dispatch: DispatchOps;
+	/** Checks before review (backlog/checkRuns.ts): a check's outcome, the checks still running. */
+	readonly checks: CheckRuns;
 
 	/** A backlog on an opened, migrated store (openStore); close() closes the store. */
 	constructor(db: Db, options: BacklogOptions = {}, dump?: () => Promise<Blob | File>) {
@@ -99,6 +102,7 @@ export abstract class BacklogWiring {
 		this.projects = new ProjectSettingsStore(this.uow);
 		this.pauses = new Pauses(this.uow);
 		this.dispatch = new DispatchOps(this.uow);
+		this.checks = new CheckRuns(this.uow, this.settingsStore);
 	}
 
 	// The store and the hot statements, under the names the store test and test/bench/core.ts (which

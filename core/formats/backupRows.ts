@@ -19,7 +19,7 @@ export function cardRuleProblem(card: Card): string | undefined {
 function cardOfRow(row: Record<string, unknown>): Record<string, unknown> {
 	const card: Record<string, unknown> = {};
 	for (const [column, value] of Object.entries(row)) {
-		if (column === 'workspace' && value === null) {
+		if ((column === 'workspace' || column === 'checks') && value === null) {
 			continue; // the wire card has none then (baton_card leaves it out)
 		}
 		const field =

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { Capabilities, AgentId, CardId, CardStatus, Epoch, ReviewMode, Seq, Timestamp } from './scalars';
-import { BaseBranch, CardWorkspace } from './workspaces';
+import { BaseBranch, CardChecks, CardWorkspace, ChecksState } from './workspaces';
 import { AgentKind, Assignee, CardDispatch, Usage } from './dispatch';
 
 // ---------------------------------------------------------------------------------------------------
@@ -89,6 +89,8 @@ export const Card = z.object({
 	reserved: z.array(z.string()).optional(),
 	/** Its branch and worktree (issue 33); absent when it has none. */
 	workspace: CardWorkspace.optional(),
+	/** The project's check on its completed work: running, passed, failed or timed out; absent = none ran. */
+	checks: CardChecks.optional(),
 	/** Its labels (issue 31), sorted, no duplicates. */
 	labels: someStrings,
 	/** The card it is part of (issue 31); null = none. A child waits while its parent waits on a dependency. */
@@ -252,6 +254,11 @@ export const EventType = z.enum([
 	'hook_changed',
 	/** `baton gc --force` deleted unlanded work (data.gc: what it removed); cardId `baton:gc`. */
 	'workspace_gc',
+	/**
+	 * The check on a card's completed work ended (data.state, exitCode, durationMs): passed, the card
+	 * stays in review; failed or timed out, it went back to ready (or parked) like a failed attempt.
+	 */
+	'checks_finished',
 ]);
 export type EventType = z.infer<typeof EventType>;
 
@@ -323,6 +330,10 @@ export const EventData = z
 		granted: z.array(z.string()).optional(),
 		/** On `land_conflicted`: the files that conflict with the base. */
 		files: z.array(z.string()).optional(),
+		/** On `checks_finished`: how the check ended, its exit code (null: killed) and how long it ran. */
+		state: ChecksState.optional(),
+		exitCode: z.number().int().nullable().optional(),
+		durationMs: z.number().int().optional(),
 		/** On the events of a human verb (approve, force, settings, pauses, hooks, …): who performed it. */
 		origin: EventOrigin.optional(),
 		/** On `settings_changed`: the backlog's settings or a project's, and the keys that changed. */

@@ -39,6 +39,30 @@ export const CardWorkspace = z.object({
 });
 export type CardWorkspace = z.infer<typeof CardWorkspace>;
 
+/** Where a card's check stands: running, or how it ended. */
+export const ChecksState = z.enum(['running', 'passed', 'failed', 'timed_out']);
+export type ChecksState = z.infer<typeof ChecksState>;
+
+/** The bounds of a check: its output tail kept on the card, and the default time limit. */
+export const checksLimits = { tailBytes: 4096, defaultTimeoutSeconds: 600 } as const;
+
+/**
+ * The project's check (`baton settings --check`) as run on a card's worktree after complete committed
+ * it: the command, where it stands, and once it ended its exit code (null: killed or a signal), the
+ * last ≤ 4 KB of its combined output (visible-safe), when it ended and how long it took. Lives here,
+ * beside CardWorkspace, because domain.ts's Card carries it and may import only the parts before it.
+ */
+export const CardChecks = z.object({
+	command: wsText,
+	state: ChecksState,
+	exitCode: z.number().int().nullable().optional(),
+	tail: wsText.optional(),
+	startedAt: Timestamp,
+	endedAt: Timestamp.optional(),
+	durationMs: z.number().int().optional(),
+});
+export type CardChecks = z.infer<typeof CardChecks>;
+
 /**
  * A base branch's name, as a project's settings and a card's own `base` give it (git itself checks it
  * at the claim: one that does not exist is refused there, naming it).
@@ -74,6 +98,9 @@ export const ProjectSettings = z.object({
 	/** A shell command run in each fresh worktree (e.g. `npm ci`); absent = none. */
 	setup: z.string().min(1).max(4000).optional(),
 	setupTimeoutSeconds: z.number().int().min(1).max(86_400),
+	/** The check run in a card's worktree after complete committed it (e.g. `npm test`); absent = none. */
+	check: z.string().min(1).max(4000).optional(),
+	checkTimeoutSeconds: z.number().int().min(1).max(86_400),
 	wipDays: z.number().int().min(1).max(36_500),
 	/** host name -> absolute path of the repository's main checkout there. */
 	roots: z.record(z.string(), z.string()),
@@ -84,12 +111,13 @@ export const ProjectSettings = z.object({
 });
 export type ProjectSettings = z.infer<typeof ProjectSettings>;
 export const ProjectSettingsParams = ProjectSettings.pick({ project: true }).strict();
-/** Changes only what it names; `null` clears base or setup; `roots` is merged per host (null removes one). */
+/** Changes only what it names; `null` clears base, setup or check; `roots` is merged per host (null removes one). */
 export const ProjectSettingsUpdateParams = ProjectSettings.partial()
 	.extend({
 		project: ProjectId,
 		base: ProjectSettings.shape.base.nullable(),
 		setup: ProjectSettings.shape.setup.nullable(),
+		check: ProjectSettings.shape.check.nullable(),
 		seats: ProjectSettings.shape.seats.nullable(),
 		roots: z.record(z.string(), z.string().nullable()).optional(),
 	})

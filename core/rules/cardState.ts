@@ -3,7 +3,8 @@
  * the patch and event a decision returns, and the retry backoff of a failed attempt. Types and one
  * formula only: deciding is core/rules/stateMachine.ts's (core/rules/claim.ts, core/rules/review.ts for their parts).
  */
-import type { CardStatus, EventType, ReviewMode } from '../protocol';
+import type { CardChecks, CardStatus, EventType, ReviewMode } from '../protocol';
+import type { ChecksFinishedAction } from './checks';
 import type { LeaseView } from './lease';
 import type { ReviewAction } from './review';
 
@@ -23,6 +24,8 @@ export interface CardState extends LeaseView {
 	review: ReviewMode;
 	/** In review: the agent whose work it is. */
 	completedBy: string | null;
+	/** The project's check on its completed work (absent or null: none ran). */
+	checks?: CardChecks | null;
 }
 
 /** How long a failed attempt keeps a card out of the queue (resolved from the card and the settings). */
@@ -62,6 +65,7 @@ export interface CardPatch {
 	failed?: boolean;
 	completedBy?: string | null;
 	handoff?: string | null;
+	checks?: CardChecks | null;
 }
 
 export interface Decision {
@@ -90,6 +94,8 @@ export type Action =
 			epoch?: number | undefined;
 			result?: string | undefined;
 			force?: boolean | undefined;
+			/** The project's check, run on the completed work by the hub: a completion to review starts it. */
+			check?: string | undefined;
 	  }
 	| {
 			type: 'release';
@@ -124,4 +130,6 @@ export type Action =
 	 */
 	| { type: 'requeue'; reason: string }
 	/** The review gate: approve, request changes, a reviewing agent's claim (core/rules/review.ts). */
-	| ReviewAction;
+	| ReviewAction
+	/** A check on completed work ended (core/rules/checks.ts). */
+	| ChecksFinishedAction;

@@ -7,6 +7,7 @@
  * reads; who the reviewer is (a human, or an agent and its capabilities) is the caller's to say.
  */
 import { BatonError } from '../errors';
+import { checkChecksPassed, checksStarted } from './checks';
 import { clip, noClaim, refuse } from './claim';
 import { checkLease, isHeld, isLeaseExpired, leaseExpiry } from './lease';
 import type { Action, CardPatch, CardState, Decision } from './cardState';
@@ -53,8 +54,18 @@ export type ReviewAction =
 			session?: string | undefined;
 	  };
 
-/** The holder's complete of a card that needs review: to `review`, the lease ended, the result kept. */
-export function submitForReview(card: CardState, actor: string, result: string | undefined): Decision {
+/**
+ * The holder's complete of a card that needs review: to `review`, the lease ended, the result kept.
+ * With the project's `check`, its run starts in the same write (`checks` running), so no approval can
+ * slip in before it; without one, an earlier run's outcome is dropped (it judged other work).
+ */
+export function submitForReview(
+	card: CardState,
+	actor: string,
+	result: string | undefined,
+	check?: string,
+	now?: Date,
+): Decision {
 	return {
 		patch: {
 			status: 'review',
@@ -64,6 +75,11 @@ export function submitForReview(card: CardState, actor: string, result: string |
 			handoff: null,
 			blockedReason: null,
 			deferUntil: null,
+			...(check !== undefined && now !== undefined
+				? { checks: checksStarted(check, now) }
+				: card.checks != null
+					? { checks: null }
+					: {}),
 		},
 		event: 'review_requested',
 		data: { ...(result !== undefined ? { result } : {}), review: card.review },
@@ -176,6 +192,9 @@ function checkReviewable(
 			{ cardId: card.id, completedBy: card.completedBy },
 		);
 	}
+	if (action.type === 'approve') {
+		checkChecksPassed(card, 'approved');
+	}
 	if (action.version !== undefined && action.version !== card.version) {
 		throw new BatonError(
 			'conflict',
@@ -239,6 +258,7 @@ export function checkReviewClaimable(card: CardState, actor: string, capabilitie
 			completedBy: card.completedBy,
 		});
 	}
+	checkChecksPassed(card, 'reviewed');
 	if (card.claimOwner !== null && !isLeaseExpired(card, now)) {
 		throw new BatonError(
 			'conflict',

@@ -8,6 +8,7 @@ import { BatonError } from '../errors';
 import { checkLease, isHeld, leaseExpiry } from './lease';
 import { type Action, type CardPatch, type CardState, type Decision, backoffDelaySeconds } from './cardState';
 import { checkClaimable, clip, noClaim, refuse } from './claim';
+import { checksFinished } from './checks';
 import { decideReview, endReviewLease, reviewLeaseEnded, submitForReview } from './review';
 
 export type { Action, BackoffPolicy, CardPatch, CardState, Decision } from './cardState';
@@ -66,7 +67,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			// The DAG invariant: never done while a dependency is not (link and reopen keep claimed cards at 0).
 			checkDepsDone(card);
 			if (action.force !== true && card.review !== 'none') {
-				return submitForReview(card, action.actor, action.result);
+				return submitForReview(card, action.actor, action.result, action.check, now);
 			}
 			return {
 				patch: {
@@ -251,6 +252,8 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 		case 'landConflict':
 		case 'claimReview':
 			return decideReview(card, action, now);
+		case 'checksFinished':
+			return checksFinished(card, action, now);
 	}
 }
 

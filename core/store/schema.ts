@@ -153,6 +153,9 @@ export const projectSettings = pgTable(
 		push: boolean().notNull().default(false),
 		setup: text(),
 		setupTimeoutSeconds: integer().notNull().default(600),
+		/** The check run after complete (migration 0029); null = none. */
+		checkCommand: text(),
+		checkTimeoutSeconds: integer().notNull().default(600),
 		wipDays: integer().notNull().default(30),
 		roots: jsonb()
 			.notNull()
@@ -204,7 +207,7 @@ export const runs = pgTable(
 	() => [check('runs_stopping_check', sql`stopping IN ('drain', 'stop')`)],
 );
 
-/** What each attempt cost, as its agent reported it (migration 0029): one row per card and epoch. */
+/** What each attempt cost, as its agent reported it (migration 0030): one row per card and epoch. */
 export const attemptUsage = pgTable(
 	'attempt_usage',
 	{
@@ -225,7 +228,7 @@ export const attemptUsage = pgTable(
 	],
 );
 
-/** attempt_usage summed by kind and project ('' for none), kept by each report (migration 0029). */
+/** attempt_usage summed by kind and project ('' for none), kept by each report (migration 0030). */
 export const usageTotals = pgTable(
 	'usage_totals',
 	{

@@ -98,6 +98,8 @@ export const cards = pgTable(
 			.default(sql`'{}'`),
 		/** Its branch and git worktree (protocol CardWorkspace, migration 0020); NULL = none. */
 		workspace: jsonb(),
+		/** The project's check on its completed work (protocol CardChecks, migration 0029); NULL = none ran. */
+		checks: jsonb(),
 		/** Its labels, sorted (migration 0022). */
 		labels: text()
 			.array()

@@ -39,7 +39,7 @@ import {
 } from './launch';
 import { UsageError, printJson } from './output';
 import { unifiedDiff } from './textDiff';
-import { applyWorkspaceSettings, workspaceLines } from './workspaceSettings';
+import { applyWorkspaceSettings, checkFlags, readCheckFlags, workspaceLines } from './workspaceSettings';
 
 const initFlags = cliFlags({
 	dir: {
@@ -204,7 +204,7 @@ export const initCommand: Command = {
 	args: '',
 	minArgs: 0,
 	maxArgs: 0,
-	options: initFlags.options,
+	options: { ...initFlags.options, ...checkFlags.options },
 	notes: [
 		'Clients found: Claude Code (.mcp.json, .claude/ or CLAUDE.md), Cursor (.cursor/ or .cursorrules),',
 		'VS Code (.vscode/); none found: Claude Code. Existing entries of other servers and comments are kept;',
@@ -216,6 +216,10 @@ export const initCommand: Command = {
 	].join('\n'),
 	async run(ctx) {
 		const flags = initFlags.read(ctx.values);
+		const check = readCheckFlags(ctx.values);
+		if (!flags.worktrees && Object.keys(check).length > 0) {
+			throw new UsageError("--check and --check-timeout go with --worktrees: checks run in the cards' worktrees.");
+		}
 		if (flags.launch !== undefined && !isLaunchKind(flags.launch)) {
 			throw new UsageError(`--launch ${flags.launch}: use npx, baton or node.`);
 		}
@@ -284,7 +288,7 @@ export const initCommand: Command = {
 		// Before any file is written: a repository that cannot have workspaces is refused with nothing changed.
 		const workspaces =
 			flags.worktrees && !flags.dryRun
-				? await applyWorkspaceSettings(ctx, { project: undefined, patch: { worktrees: true } }, dir)
+				? await applyWorkspaceSettings(ctx, { project: undefined, patch: { worktrees: true, ...check } }, dir)
 				: undefined;
 		if (!flags.dryRun) {
 			for (const f of changes) {

@@ -3,6 +3,7 @@
  * shapes (exit 1: refused, exit 2: usage). Writes through injected streams so tests and `baton up`
  * share it; no colour codes, so logs and CI stay readable.
  */
+import { checksSummary } from '../../core/rules/checks';
 import { cardHold } from '../../core/rules/claimGuards';
 import { type StateWord, refStateWord, stateWord, unmetDependencies } from '../../core/rules/claimable';
 import { jsonVisible, visibleText } from '../../core/visibleText';
@@ -212,6 +213,12 @@ export function workspaceChanges(ws: CardWorkspace): string | null {
 	return `${files}, +${ws.insertions ?? 0} −${ws.deletions ?? 0} at ${ws.head.slice(0, 8)}`;
 }
 
+/** A failed check's output tail, unless the hand-over already quotes it. */
+function checksOutput(card: Card): string | null {
+	const tail = card.checks?.state === 'passed' ? undefined : card.checks?.tail;
+	return tail === undefined || tail === '' || card.handoff?.includes(tail) === true ? null : tail;
+}
+
 /** A card for `show`; `dependencies` (card/get's) name what a waiting card waits on. */
 export function describeCard(
 	card: Card,
@@ -282,6 +289,9 @@ export function describeCard(
 				: `${card.workspace.branch} (from ${card.workspace.base}) in ${card.workspace.path}`,
 		],
 		['changes', card.workspace === undefined ? null : workspaceChanges(card.workspace)],
+		// "checks  passed (npm test, 12 s)": the label says the word the summary starts with.
+		['checks', card.checks === undefined ? null : checksSummary(card.checks).replace(/^checks /, '')],
+		['checks output', checksOutput(card)],
 		['needs input', card.needsInput === true ? 'an agent asked a question (baton comment ID TEXT answers it)' : null],
 		['result', card.result],
 	];
@@ -293,7 +303,7 @@ export function describeCard(
 	const width = Math.max(...rows.map(([k]) => k.length));
 	// A value's own lines are indented under the values (a result cannot pose as another field), the
 	// one-line fields show their newlines as \n, and every control character as a visible escape.
-	const multiline = new Set(['result', 'blocked', 'failed', 'handoff']);
+	const multiline = new Set(['result', 'blocked', 'failed', 'handoff', 'checks output']);
 	const lines = rows.map(
 		([k, v]) =>
 			`${k.padEnd(width)}  ${visibleText(v, { multiline: multiline.has(k) }).replace(/\n/g, `\n${' '.repeat(width + 2)}`)}`,

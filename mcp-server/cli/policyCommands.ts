@@ -13,6 +13,7 @@ import { type FieldFlag, paramFlags } from './flags';
 import { printJson } from './output';
 import {
 	applyWorkspaceSettings,
+	checkFlags,
 	readWorkspaceFlags,
 	workspaceFieldFlags,
 	workspaceFlags,
@@ -111,6 +112,7 @@ const settings: Command = {
 		...noProjectFlag.options,
 		...workspaceFlags.options,
 		...workspaceFieldFlags.options,
+		...checkFlags.options,
 	},
 	notes:
 		"Settings live in the backlog, so every hub and every backup agree. A card's own --backoff-seconds or\n" +
@@ -118,7 +120,9 @@ const settings: Command = {
 		'progress events (heartbeats that changed a progress note) it keeps the newest --keep-progress per card\n' +
 		'and none older than --progress-days; the hub compacts the rest during its maintenance.\n' +
 		'Workspaces (--worktrees on, run inside the repository): each claimed card of the project gets its own\n' +
-		'branch baton/<ID> and worktree <repo>/.baton/worktrees/<ID>; approve lands the branch (--land).',
+		'branch baton/<ID> and worktree <repo>/.baton/worktrees/<ID>; approve lands the branch (--land).\n' +
+		"--check runs in the card's worktree after complete; the card waits in review until it passes, and a\n" +
+		'failure or a timeout sends it back to an agent with the output (as a failed attempt).',
 	async run(ctx) {
 		const { idPrefix, ...rest } = settingFlags.read(ctx.values);
 		// --id-prefix is the project's (issue 31): this folder's, unless --no-project or outside a repository.

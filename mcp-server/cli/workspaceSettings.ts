@@ -1,6 +1,7 @@
 /**
  * The workspace flags of `baton settings` and `baton init --worktrees` (issue 33): a project's
- * worktrees on or off, its base branch, how approval lands, push, the setup command, WIP retention.
+ * worktrees on or off, its base branch, how approval lands, push, the setup command, WIP retention,
+ * and the check run on completed work before review (`--check`, `--check-timeout`).
  * Turning worktrees on is done inside the repository: it must be a git checkout (not bare, not on a
  * detached HEAD) whose base branch exists, and its root is recorded for this machine; each refusal
  * says why and changes nothing. One `project/settings/update` request; the hub stores, this module
@@ -11,7 +12,7 @@ import { hostname } from 'node:os';
 
 import { BatonError } from '../../core/errors';
 import { plural } from '../../core/plural';
-import { type ProjectSettings, ProjectSettingsUpdateParams, type Params } from '../../core/protocol';
+import { ProjectSettings, ProjectSettingsUpdateParams, type Params } from '../../core/protocol';
 import { inspectRepo, resolveBase } from '../workspaces/repo';
 import type { CommandContext } from './command';
 import { cliFlags, paramFlags } from './flags';
@@ -38,6 +39,46 @@ export const workspaceFlags = cliFlags({
 		description: 'Seats per agent kind in the project, e.g. claude=2,codex=1 ("off" removes them)',
 	},
 });
+
+/** The check before review, for `settings` and `init --worktrees`. */
+export const checkFlags = cliFlags({
+	check: {
+		type: 'string',
+		value: 'CMD',
+		description:
+			"With worktrees: run in the card's worktree after complete, e.g. \"npm test\"; a failure sends the card back to an agent; '' removes it",
+	},
+	checkTimeout: { type: 'string', value: 'SECONDS', description: 'Time limit of the check; default 600' },
+});
+
+/** The check flags given, as update fields: `--check ''` clears it; a time limit must be a positive whole number. */
+export function readCheckFlags(
+	values: CommandContext['values'],
+): Pick<Params<'project/settings/update'>, 'check' | 'checkTimeoutSeconds'> {
+	const { check, checkTimeout } = checkFlags.read(values);
+	const out: Pick<Params<'project/settings/update'>, 'check' | 'checkTimeoutSeconds'> = {};
+	if (check !== undefined) {
+		const parsed = ProjectSettings.shape.check.safeParse(check.trim() === '' ? undefined : check);
+		if (!parsed.success) {
+			throw new BatonError('invalid_input', "--check: a command of at most 4,000 characters, or '' to remove it.", {
+				field: 'check',
+			});
+		}
+		out.check = parsed.data ?? null;
+	}
+	if (checkTimeout !== undefined) {
+		const seconds = /^\s*\d+\s*$/.test(checkTimeout) ? Number(checkTimeout) : Number.NaN;
+		if (!ProjectSettings.shape.checkTimeoutSeconds.safeParse(seconds).success) {
+			throw new BatonError(
+				'invalid_input',
+				`--check-timeout must be a positive whole number of seconds (at most 86400), got "${checkTimeout}". Nothing was changed.`,
+				{ field: 'checkTimeoutSeconds' },
+			);
+		}
+		out.checkTimeoutSeconds = seconds;
+	}
+	return out;
+}
 
 /** `claude=2,codex=1` as kind -> seats; "off" is none. A usage error names what is wrong. */
 export function parseKindSeats(text: string): Record<string, number> {
@@ -103,6 +144,7 @@ export function readWorkspaceFlags(
 	const pushOn = onOff('push', push);
 	const patch = {
 		...fields,
+		...readCheckFlags(values),
 		...(on === undefined ? {} : { worktrees: on }),
 		...(pushOn === undefined ? {} : { push: pushOn }),
 		...(kindSeats === undefined ? {} : { kindSeats: parseKindSeats(kindSeats) }),
@@ -172,6 +214,7 @@ export function workspaceLines(s: ProjectSettings, recorded?: string): string[] 
 		lines.push(
 			`landing         ${s.land === 'none' ? 'none: approve lands nothing (use a pull request)' : `${s.land} into the base on approve`}; push ${s.push ? 'on' : 'off'}`,
 			`worktree setup  ${s.setup === undefined ? 'none' : `${s.setup} (time limit ${s.setupTimeoutSeconds} s)`}`,
+			`checks          ${s.check === undefined ? 'none: completed work goes to review unchecked' : `${s.check} after complete, in the card's worktree (time limit ${s.checkTimeoutSeconds} s); a failure sends the card back to an agent`}`,
 			`WIP snapshots   kept ${plural(s.wipDays, 'day')}`,
 		);
 	}

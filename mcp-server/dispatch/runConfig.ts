@@ -48,6 +48,7 @@ export interface PauseLike {
 export interface RunLike {
 	name: string;
 	host?: string;
+	pid?: number;
 	stopping?: 'drain' | 'stop' | null;
 }
 

@@ -100,7 +100,9 @@ export class Supervisor {
 			});
 		}
 		this.main.onEvent(e => this.onEvent(e));
-		await this.main.subscribe();
+		// From now, not from the log's start: a replay would bring back every earlier run's stop request
+		// under this name (a new run drained before it claimed anything) and cost a read of the whole log.
+		await this.main.subscribe((await this.main.start()).seq);
 		// Refused while a live supervisor holds this name: nothing of its agents is adopted or ended.
 		await registerRun(this.main, this.config, this.host, run => this.onRunUpdate(run), true);
 		this.registered = true;
@@ -211,7 +213,13 @@ export class Supervisor {
 	}
 
 	private onRunUpdate(run: RunLike | undefined): void {
-		if (run?.name !== this.config.name || (run.host !== undefined && run.host !== this.host)) {
+		// A stop request belongs to one run instance: this process's (a run of the same name before it,
+		// on this host or another, is another instance).
+		if (
+			run?.name !== this.config.name ||
+			(run.host !== undefined && run.host !== this.host) ||
+			(run.pid !== undefined && run.pid !== process.pid)
+		) {
 			return;
 		}
 		if (run.stopping === 'stop') {

@@ -54,7 +54,8 @@ export class ClaimWorkspaces {
 		this.settings.set(settings.project, { value: settings, until: Date.now() + settingsTtlMs });
 	}
 
-	private async settingsOf(project: string): Promise<ProjectSettings> {
+	/** A project's settings, cached (the check before review reads its command and time limit here too). */
+	async settingsOf(project: string): Promise<ProjectSettings> {
 		const cached = this.settings.get(project);
 		if (cached !== undefined && cached.until > Date.now()) {
 			return cached.value;

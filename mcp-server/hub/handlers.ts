@@ -9,6 +9,7 @@
 import type { Backlog, OpContext } from '../../core/backlog';
 import type { Method, ParsedParams, Result } from '../../core/protocol';
 import type { Backups } from './backups';
+import type { HubChecks } from './checks';
 import type { ClaimWorkspaces } from './claimWorkspace';
 import { cardDiff } from './cardDiff';
 import type { Connection, Connections } from './connections';
@@ -48,6 +49,8 @@ export interface HubParts {
 	workspaceGc: WorkspaceGc;
 	/** Issue 33: a claimed card's branch and worktree, when its project has worktrees on. */
 	workspaces: ClaimWorkspaces;
+	/** The project's check on completed work, run in the background (checks.ts). */
+	checks: HubChecks;
 	/** The last seq the event pump delivered. */
 	seq: () => number;
 	status: () => Result<'hub/status'>;
@@ -76,8 +79,12 @@ export function createHandlers(hub: HubParts): Handlers {
 		// Force, reclaiming another's card, settings, pauses, hooks, gc --force…: requests.ts refuses
 		// these to agents before the handler runs (humanVerbs.ts declares them).
 		'card/complete': async ({ ctx, params }) => {
-			// Commit the agent's work before the card moves on (wipKeeper), then the next card's workspace.
-			const result = await hub.wip.complete(ctx, params, () => b.complete(ctx, params));
+			// Commit the agent's work before the card moves on (wipKeeper), starting the project's check on
+			// it in the same write; the check runs in the background (checks.ts); then the next card's workspace.
+			const result = await hub.wip.complete(ctx, params, async work =>
+				b.complete(ctx, params, await hub.checks.commandFor(work?.project)),
+			);
+			hub.checks.started(result.card);
 			return params.next === undefined || result.next === undefined
 				? result
 				: { ...result, next: await hub.workspaces.afterNextClaim(ctx, params.next, result.next) };

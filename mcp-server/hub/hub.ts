@@ -25,6 +25,7 @@ import { Connections } from './connections';
 import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
 import { Housekeeping } from './housekeeping';
+import { HubChecks } from './checks';
 import { Landing } from './landing';
 import { WorkspaceGc } from './workspaceGc';
 import { InboxPush } from './inbox';
@@ -82,6 +83,7 @@ export class Hub {
 	private readonly webhooks: Webhooks;
 	private readonly metrics: HubMetrics;
 	private readonly wip: WipKeeper;
+	private readonly checks: HubChecks;
 	private readonly stopCounting: () => void;
 	private readonly stopKeeping: () => void;
 	private relay: NotifyRelay | undefined;
@@ -170,6 +172,8 @@ export class Hub {
 		});
 		this.inbox = new InboxPush({ backlog, connectionsOf: agent => this.connections.agents.connectionsOf(agent) });
 		const workspaceGc = new WorkspaceGc(backlog);
+		const workspaces = new ClaimWorkspaces(backlog, undefined, options.paths.dataDir);
+		this.checks = new HubChecks({ backlog, settingsOf: project => workspaces.settingsOf(project) });
 		this.requests = new Requests({
 			seats: this.connections.seats,
 			handlers: createHandlers({
@@ -183,7 +187,8 @@ export class Hub {
 				wip: this.wip,
 				landing: new Landing(backlog),
 				workspaceGc,
-				workspaces: new ClaimWorkspaces(backlog, undefined, options.paths.dataDir),
+				workspaces,
+				checks: this.checks,
 				seq: () => this.pump.seq,
 				status: () => this.status(),
 				stop,
@@ -242,6 +247,10 @@ export class Hub {
 		await this.connections.listen(this.options.paths.socket);
 		this.reaper.rearm();
 		this.housekeeping.start();
+		// Checks that were running when the last hub stopped run again (in the background).
+		void this.checks
+			.resume()
+			.catch((e: unknown) => log.error(`rerunning the checks under way failed: ${errorText(e)}`));
 		// Last: delivery runs in the background and never holds up the start.
 		void this.webhooks.start().catch((e: unknown) => log.error(`starting the webhooks failed: ${errorText(e)}`));
 	}
@@ -330,6 +339,8 @@ export class Hub {
 		await this.webhooks.stop(this.failure === undefined);
 		// Snapshots under way finish (their notes need the store); nothing new starts once the pump stops.
 		await this.wip.idle();
+		// Checks under way are killed, not recorded: the next hub's start runs them again.
+		await this.checks.stop();
 		this.pump.stop();
 		this.stopCounting();
 		this.stopKeeping();

@@ -32,6 +32,8 @@ const wakingEvents: ReadonlySet<EventType> = new Set<EventType>([
 	'review_requested',
 	// An approval whose landing conflicted sends the card back to ready.
 	'land_conflicted',
+	// A failed check sends the card back to ready; a passed one makes it review work for an agent.
+	'checks_finished',
 	// A pause cleared, an assignment changed, a held card given up frees a max-held claimer.
 	'resumed',
 	'assigned',

@@ -216,7 +216,8 @@ export class WipKeeper {
 	async complete(
 		ctx: OpContext,
 		p: ParsedParams<'card/complete'>,
-		run: () => Promise<Result<'card/complete'>>,
+		/** `work`: the completion committed the card's worktree here (its project's check may run on it). */
+		run: (work?: { project: string | undefined }) => Promise<Result<'card/complete'>>,
 	): Promise<Result<'card/complete'>> {
 		const k = this.known.get(p.cardId);
 		// Only the holder's completion (or a person's forced one) commits: anyone else's is refused by run().
@@ -259,7 +260,7 @@ export class WipKeeper {
 			await this.options.backlog.setWorkspace({ actor: ctx.actor }, p.cardId, updated);
 			this.known.set(p.cardId, { ...k, workspace: updated });
 		}
-		const result = await run();
+		const result = await run(committed ? { project: k.project } : undefined);
 		if (stats !== undefined && result.card.workspace !== undefined) {
 			result.card = { ...result.card, workspace: { ...result.card.workspace, ...stats } };
 		}

@@ -2,7 +2,8 @@
  * Making a fresh card worktree usable (issue 33): copies the files `.baton/worktree-include` names
  * (gitignore patterns: ignored files such as `.env` that a checkout lacks) from the main checkout, and
  * runs the project's setup command (`npm ci`) with a time limit, returning its outcome for the card's
- * history. Must not: touch git metadata, or run anything in the main checkout.
+ * history; its runner also runs the project's check (hub/checks.ts). Must not: touch git metadata, or
+ * run anything in the main checkout.
  */
 import { spawn } from 'node:child_process';
 import { copyFile, constants, lstat, mkdir, readlink, symlink, chmod, access } from 'node:fs/promises';
@@ -86,7 +87,22 @@ async function copyOne(from: string, to: string): Promise<boolean> {
  * BATON_WORKTREE set; stops it and its children after `timeoutMs`. Never throws for a failing command:
  * the outcome says how it ended.
  */
-export function runSetupCommand(command: string, cwd: string, timeoutMs: number): Promise<SetupOutcome> {
+export async function runSetupCommand(command: string, cwd: string, timeoutMs: number): Promise<SetupOutcome> {
+	return (await runWorktreeCommand(command, cwd, timeoutMs)).outcome;
+}
+
+/**
+ * The one runner of a user's command line in a worktree (the setup command, and the project's check
+ * after complete, mcp-server/hub/checks.ts): `/bin/sh -c` in its own process group, so the time limit
+ * (or `signal`, a stopping hub) kills its children too. Returns the outcome and the last 16 KB of the
+ * combined output as text (`stopped`: ended by `signal`, not by itself or its time limit).
+ */
+export function runWorktreeCommand(
+	command: string,
+	cwd: string,
+	timeoutMs: number,
+	signal?: AbortSignal,
+): Promise<{ outcome: SetupOutcome; output: string; stopped: boolean }> {
 	const started = performance.now();
 	return new Promise(resolve => {
 		const windows = process.platform === 'win32';
@@ -108,8 +124,8 @@ export function runSetupCommand(command: string, cwd: string, timeoutMs: number)
 		child.stdout.on('data', keep);
 		child.stderr.on('data', keep);
 		let timedOut = false;
-		const timer = setTimeout(() => {
-			timedOut = true;
+		let stopped = false;
+		const kill = () => {
 			try {
 				if (!windows && child.pid !== undefined) {
 					process.kill(-child.pid, 'SIGKILL');
@@ -119,20 +135,39 @@ export function runSetupCommand(command: string, cwd: string, timeoutMs: number)
 			} catch {
 				// Already gone between the timer firing and the kill: nothing left to stop.
 			}
+		};
+		const timer = setTimeout(() => {
+			timedOut = true;
+			kill();
 		}, timeoutMs);
+		const onAbort = () => {
+			stopped = true;
+			kill();
+		};
+		signal?.addEventListener('abort', onAbort, { once: true });
+		let ended = false;
 		const finish = (exitCode: number | null) => {
+			if (ended) {
+				return;
+			}
+			ended = true;
 			clearTimeout(timer);
+			signal?.removeEventListener('abort', onAbort);
 			const tail = output
 				.split('\n')
 				.map(l => l.trimEnd())
 				.filter(l => l !== '')
 				.slice(-20);
 			resolve({
-				command,
-				exitCode: timedOut ? null : exitCode,
-				timedOut,
-				durationMs: Math.round(performance.now() - started),
-				tail,
+				outcome: {
+					command,
+					exitCode: timedOut ? null : exitCode,
+					timedOut,
+					durationMs: Math.round(performance.now() - started),
+					tail,
+				},
+				output,
+				stopped,
 			});
 		};
 		child.on('error', e => {

@@ -120,6 +120,7 @@ for (const store of storeKinds) {
 				usage: { inputTokens: 30, outputTokens: 3, costUsd: 0.75 },
 			});
 			const stats = await b.stats(human, {});
+			assert.ok(stats.usage !== undefined);
 			assert.equal(stats.usage.byProject.old, undefined, 'nothing is left under the old project');
 			assert.deepEqual(stats.usage.byProject.new, {
 				inputTokens: 30,

@@ -26,6 +26,7 @@ for (const kind of storeKinds) {
 				land: 'squash',
 				push: false,
 				setupTimeoutSeconds: 600,
+				checkTimeoutSeconds: 600,
 				wipDays: 30,
 				roots: {},
 			});
@@ -52,11 +53,20 @@ for (const kind of storeKinds) {
 				land: 'rebase',
 				push: false,
 				setupTimeoutSeconds: 600,
+				checkTimeoutSeconds: 600,
 				wipDays: 30,
 				roots: { laptop: '/src/web', desk: '/home/a/web' },
 			});
 			assert.deepEqual(await b.projectSettings('acme/web'), next);
 			assert.equal((await b.projectSettings('other')).worktrees, false, 'settings are per project');
+			const checked = await b.updateProjectSettings(human, {
+				project: 'acme/web',
+				check: 'npm test',
+				checkTimeoutSeconds: 90,
+			});
+			assert.deepEqual([checked.check, checked.checkTimeoutSeconds, checked.land], ['npm test', 90, 'rebase']);
+			const cleared = await b.updateProjectSettings(human, { project: 'acme/web', check: null });
+			assert.deepEqual([cleared.check, cleared.checkTimeoutSeconds], [undefined, 90]);
 		});
 
 		it('records a workspace on the card, logs it as updated, and leaves it out when there is none', async () => {

@@ -20,7 +20,7 @@ CREATE OR REPLACE FUNCTION baton_ts(t timestamptz) RETURNS text LANGUAGE sql STA
 	SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $$;
 
--- A card as it crosses the wire (protocol.ts Card), but for `workspace`: baton_card adds it. Built in
+-- A card as it crosses the wire (protocol.ts Card), but for `workspace` and `checks`: baton_card adds them. Built in
 -- SQL so a single statement can both change a card and log the event that carries it. json, not jsonb
 -- (migration 0003): written once as text, never parsed into a binary tree. claim_session is never part
 -- of it (migration 0019). json_build_object takes at most 100 arguments, 50 fields: 46 are used here,
@@ -49,12 +49,15 @@ CREATE OR REPLACE FUNCTION baton_card_fields(c cards) RETURNS json LANGUAGE sql 
 	)
 $$;
 
--- A card as it crosses the wire: its fields, and `workspace` only when it has one (migration 0020; absent,
--- not null, as protocol Card says). Both functions inline into the calling statement, and a card without
--- a workspace (nearly all of them) costs one test more than before.
+-- A card as it crosses the wire: its fields, and `workspace` and `checks` only when it has them (migrations
+-- 0020 and 0029; absent, not null, as protocol Card says). Both functions inline into the calling
+-- statement, and a card without either (nearly all of them) costs two tests more than before.
 CREATE OR REPLACE FUNCTION baton_card(c cards) RETURNS json LANGUAGE sql STABLE AS $$
-	SELECT CASE WHEN c.workspace IS NULL THEN baton_card_fields(c)
-		ELSE (left(baton_card_fields(c)::text, -1) || ', "workspace" : ' || c.workspace::text || '}')::json END
+	SELECT CASE WHEN c.workspace IS NULL AND c.checks IS NULL THEN baton_card_fields(c)
+		ELSE (left(baton_card_fields(c)::text, -1)
+			|| CASE WHEN c.workspace IS NULL THEN '' ELSE ', "workspace" : ' || c.workspace::text END
+			|| CASE WHEN c.checks IS NULL THEN '' ELSE ', "checks" : ' || c.checks::text END
+			|| '}')::json END
 $$;
 -- Whether an ancestor of a card (starting at its parent `p`) waits on a dependency (issue 31): a child
 -- waits while any ancestor does. "Claimable now" reads the stored answer, cards.tree_waits (migration

@@ -294,6 +294,48 @@ describe('start agents (baton run, fake agent)', () => {
 		await waitFor('the run gone from the status bar', () => baton.seatBar.summary === undefined, 30_000);
 	}, 150_000);
 
+	it('stops a run and starts it again under the same name, three times: each new run claims a new card', async () => {
+		assert.ok(observer);
+		const baton = await api();
+		const fake = join(env('BATON_TEST_ROOT'), 'test', 'fixtures', 'fakeAgent.mjs');
+		const again = 'again';
+		const lap = uniqueId('lap');
+		const laps = [0, 1, 2].map(i => `${lap}-${i}`);
+		// Quick cards, one per lap: a stop request of an ended run must not carry over to the next one.
+		await observer.request('card/create', {
+			cards: laps.map((id, i) => ({ id, title: `Lap ${i} 100ms`, phase: lap, priority: 9 - i })),
+		});
+		for (const [i, id] of laps.entries()) {
+			const started = await vscode.commands.executeCommand<{ name: string } | undefined>('baton.startAgents', {
+				command: `${process.execPath} ${fake} {mcpConfig}`,
+				seats: 1,
+				project: null,
+				phase: lap,
+				name: again,
+				where: 'background',
+			});
+			assert.equal(started?.name, again, `lap ${i}: the name is free again, so the start works`);
+			await waitFor(
+				`lap ${i}: ${id} done`,
+				async () => (await storeCard(observer!, id)).status === 'done',
+				30_000,
+			).catch(async (e: unknown) => {
+				const { events } = await observer!.request('events/list', { cardId: id });
+				console.log(`lap ${i}: ${id} events ${JSON.stringify(events.map(ev => [ev.type, ev.at, ev.actor]))}`);
+				console.log(`lap ${i}: runs ${JSON.stringify((await observer!.request('run/list', {})).runs)}`);
+				console.log(`lap ${i}: card ${JSON.stringify(await storeCard(observer!, id))}`);
+				throw e;
+			});
+			await vscode.commands.executeCommand('baton.stopAgents', { name: again, stop: i % 2 === 1, confirm: false });
+			await waitFor(
+				`lap ${i}: the run gone`,
+				async () => (await observer!.request('run/list', {})).runs.every(r => r.name !== again),
+				30_000,
+			);
+			await waitFor(`lap ${i}: the status bar clear`, () => baton.seatBar.summary === undefined, 30_000);
+		}
+	}, 150_000);
+
 	it('refuses a template with an unknown placeholder in baton run’s words, starting nothing', async () => {
 		assert.ok(observer);
 		const r = await vscode.commands.executeCommand('baton.startAgents', {
