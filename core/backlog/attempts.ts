@@ -3,7 +3,8 @@
  * (`claimed` with data.review) is not an attempt at the work; a review's verdict re-labels the attempt
  * it judged: `approved`, `changes requested` with the reviewer's note as its reason, or `landing
  * conflicted` (the base moved under an approval) with the conflict as its reason; a failed check,
- * `checks failed` (or `checks timed out`) with its hand-over as the reason.
+ * `checks failed` (or `checks timed out`) with its hand-over as the reason. A holder's completion that
+ * did not land (review none) ends its own attempt as `landing conflicted`, with why.
  */
 import type { Attempt, BacklogEvent, Card, EventType } from '../protocol';
 
@@ -35,6 +36,12 @@ export function deriveAttempts(history: readonly BacklogEvent[], current: Card):
 				judged.outcome = e.data.state === 'timed_out' ? 'checks timed out' : 'checks failed';
 				judged.reason = e.data.reason ?? judged.reason;
 			}
+		} else if (e.type === 'land_conflicted' && open !== undefined) {
+			// The holder's own completion did not land (review none): its attempt ends here, with why.
+			open.endedAt = e.at;
+			open.outcome = verdicts.land_conflicted;
+			open.reason = e.data.reason ?? null;
+			open = undefined;
 		} else if (e.type === 'approved' || e.type === 'changes_requested' || e.type === 'land_conflicted') {
 			const judged = [...attempts].reverse().find(a => a.outcome === 'in review');
 			if (judged !== undefined) {

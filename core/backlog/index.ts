@@ -273,6 +273,18 @@ export class Backlog extends BacklogWiring {
 		return this.reviews.landConflict(ctx, p, reviewer, conflict);
 	}
 
+	/**
+	 * The holder's completion of a card that lands by itself did not land: back to ready (blocked past
+	 * maxAttempts) with why as the hand-over, event `land_conflicted`.
+	 */
+	landFailed(
+		ctx: OpContext,
+		cardId: string,
+		failure: { epoch?: number | undefined; handoff: string; files: readonly string[] },
+	): Promise<Card> {
+		return this.reviews.landFailed(ctx, cardId, failure);
+	}
+
 	// Scopes (backlog/scopes.ts)
 
 	/** The holder widens its card's scope: what no other live claim of the project holds is granted. */

@@ -136,6 +136,33 @@ export class Reviews {
 	}
 
 	/**
+	 * The holder completed a card that lands by itself (review none) and the hub could not land its
+	 * branch: the card goes back to ready with `handoff` (blocked past maxAttempts), event `land_conflicted`.
+	 */
+	async landFailed(
+		ctx: OpContext,
+		cardId: string,
+		failure: { epoch?: number | undefined; handoff: string; files: readonly string[] },
+	): Promise<Card> {
+		return this.uow.mutate(ctx, 'card/complete', async (tx, now) => {
+			const { card, events } = await act(
+				tx,
+				cardId,
+				{
+					type: 'landFailed',
+					actor: ctx.actor,
+					epoch: failure.epoch,
+					session: ctx.session,
+					handoff: failure.handoff,
+					files: failure.files,
+				},
+				now,
+			);
+			return { result: card, events };
+		});
+	}
+
+	/**
 	 * A reviewing agent takes review work: the card by id, or the oldest of the highest priority among
 	 * cards in review for an agent that nobody reviews now and that the claimer did not complete itself.
 	 * The card stays `review`; the claimer holds it under a lease (heartbeat, release, then `review`).

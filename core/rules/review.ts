@@ -3,7 +3,9 @@
  * complete of a card with review → `review`; approve → `done`; request changes → back to `ready`
  * with the note as the next attempt's hand-over (a failed attempt: past maxAttempts it parks in
  * `blocked`); an approval whose landing conflicts (issue 33) → back to `ready` with the conflict as
- * the hand-over (not a failed attempt); a reviewing agent's claim of review work. No I/O and no clock
+ * the hand-over (not a failed attempt); a completion that lands by itself (review none) but whose
+ * landing failed → back to `ready` with why as the hand-over (a failed attempt); a reviewing agent's
+ * claim of review work; whether a card's checks let a person approve it in bulk. No I/O and no clock
  * reads; who the reviewer is (a human, or an agent and its capabilities) is the caller's to say.
  */
 import { BatonError } from '../errors';
@@ -41,6 +43,19 @@ export type ReviewAction =
 			actor: string;
 			reviewer: Reviewer;
 			version?: number | undefined;
+			epoch?: number | undefined;
+			session?: string | undefined;
+			handoff: string;
+			files: readonly string[];
+	  }
+	| {
+			/**
+			 * The holder completed a card that lands by itself (review none, workspaces on) and landing its
+			 * branch failed (a conflict, or a refusal: nothing to land, a checkout of the base mid-rebase…):
+			 * the card goes back to ready with `handoff` (why, and the files), the branch kept.
+			 */
+			type: 'landFailed';
+			actor: string;
 			epoch?: number | undefined;
 			session?: string | undefined;
 			handoff: string;
@@ -92,6 +107,9 @@ export function decideReview(card: CardState, action: ReviewAction, now: Date): 
 	}
 	if (action.type === 'landConflict') {
 		return landConflict(card, action, now);
+	}
+	if (action.type === 'landFailed') {
+		return landFailed(card, action, now);
 	}
 	checkReviewable(card, action, now);
 	const held = isHeld(card);
@@ -169,6 +187,48 @@ function landConflict(card: CardState, action: Extract<ReviewAction, { type: 'la
 				: {}),
 		},
 	};
+}
+
+/**
+ * The holder's completion did not land: back to ready with why as the hand-over, the lease ended. A
+ * failed attempt (unlike an approval's conflict), so a card that can never land (an agent that changes
+ * nothing, a conflict no agent resolves) parks in blocked after maxAttempts instead of cycling forever.
+ */
+function landFailed(card: CardState, action: Extract<ReviewAction, { type: 'landFailed' }>, now: Date): Decision {
+	if (card.status !== 'claimed') {
+		refuse(card, 'completed', 'Only its holder completes a claimed card.');
+	}
+	checkLease(card, action.actor, action.epoch, now, 'complete', action.session);
+	const handoff = clip(action.handoff);
+	const data = { reason: action.handoff, files: [...action.files] };
+	if (card.attempts < card.maxAttempts) {
+		return {
+			patch: { status: 'ready', ...noClaim, result: null, handoff, deferUntil: null },
+			event: 'land_conflicted',
+			data,
+		};
+	}
+	return {
+		patch: {
+			status: 'blocked',
+			...noClaim,
+			result: null,
+			handoff,
+			blockedReason: clip(`failed ${card.attempts} of ${card.maxAttempts} attempts; last: ${action.handoff}`),
+			failed: true,
+		},
+		event: 'land_conflicted',
+		data,
+	};
+}
+
+/**
+ * Whether a card's checks let a person approve it with the others (`baton approve --all-passing`): it
+ * passes when its project runs no check (no `checks` record) or its last check passed. Takes any card
+ * shape, so a card without the field reads as one without a check.
+ */
+export function passesChecks(card: { id: string; checks?: { state: string } | null | undefined }): boolean {
+	return card.checks == null || card.checks.state === 'passed';
 }
 
 /** Throws unless `action`'s reviewer may approve or request changes on `card` now. */

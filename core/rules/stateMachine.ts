@@ -250,6 +250,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 		case 'approve':
 		case 'requestChanges':
 		case 'landConflict':
+		case 'landFailed':
 		case 'claimReview':
 			return decideReview(card, action, now);
 		case 'checksFinished':

@@ -185,6 +185,10 @@ function completedWork(r: Result<'card/complete'>): string {
 			: r.push.ok
 				? `\nPushed ${ws.branch} to ${r.push.remote}.`
 				: `\nPushing ${ws.branch} to ${r.push.remote} failed (the completion stands): ${r.push.error ?? 'unknown error'}`;
+	if (ws.landed !== undefined) {
+		// Review none: the completion landed it, and the branch is gone.
+		return `\nLanded on ${ws.base} as ${ws.landed.commit.slice(0, 12)} (${ws.landed.mode}): ${changes}.`;
+	}
 	return `\nBranch ${ws.branch}: ${changes} against ${ws.base}.${push}`;
 }
 

@@ -288,7 +288,11 @@ export const initCommand: Command = {
 		// Before any file is written: a repository that cannot have workspaces is refused with nothing changed.
 		const workspaces =
 			flags.worktrees && !flags.dryRun
-				? await applyWorkspaceSettings(ctx, { project: undefined, patch: { worktrees: true, ...check } }, dir)
+				? {
+						...(await applyWorkspaceSettings(ctx, { project: undefined, patch: { worktrees: true, ...check } }, dir)),
+						// Which path a completed card takes follows the backlog's default review.
+						review: (await (await ctx.hub()).request('settings/get', {})).review,
+					}
 				: undefined;
 		if (!flags.dryRun) {
 			for (const f of changes) {
@@ -335,7 +339,7 @@ export const initCommand: Command = {
 		if (workspaces !== undefined) {
 			lines.push(
 				`Workspaces turned on (as baton settings --worktrees on):`,
-				...workspaceLines(workspaces.settings, workspaces.recorded).map(l => `  ${l}`),
+				...workspaceLines(workspaces.settings, workspaces.recorded, workspaces.review).map(l => `  ${l}`),
 			);
 		} else if (flags.worktrees) {
 			lines.push('Dry run: workspaces would be turned on for this repository (baton settings --worktrees on).');

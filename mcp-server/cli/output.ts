@@ -210,7 +210,19 @@ export function workspaceChanges(ws: CardWorkspace): string | null {
 		return null;
 	}
 	const files = `${ws.filesChanged} ${ws.filesChanged === 1 ? 'file' : 'files'}`;
-	return `${files}, +${ws.insertions ?? 0} −${ws.deletions ?? 0} at ${ws.head.slice(0, 8)}`;
+	// A landed branch's tip is gone with the branch: the landed commit (the workspace row) is what to read.
+	return `${files}, +${ws.insertions ?? 0} −${ws.deletions ?? 0}${ws.landed === undefined ? ` at ${ws.head.slice(0, 8)}` : ''}`;
+}
+
+/**
+ * Where a card's work is: its branch and worktree, or once landed the commit on its base (the
+ * worktree and branch are gone then, so neither is named).
+ */
+export function workspaceWhere(ws: CardWorkspace): string {
+	if (ws.landed !== undefined) {
+		return `landed as ${ws.landed.commit.slice(0, 12)} on ${ws.base} (${ws.landed.mode}, ${ws.landed.at})`;
+	}
+	return `${ws.branch} (from ${ws.base}) in ${ws.path}`;
 }
 
 /** A failed check's output tail, unless the hand-over already quotes it. */
@@ -282,12 +294,7 @@ export function describeCard(
 		['completed by', card.status === 'review' ? (card.completedBy ?? null) : null],
 		['handoff', card.handoff ?? null],
 		['base', card.base == null ? null : `${card.base} (this card's; its worktree starts from it and lands into it)`],
-		[
-			'workspace',
-			card.workspace === undefined
-				? null
-				: `${card.workspace.branch} (from ${card.workspace.base}) in ${card.workspace.path}`,
-		],
+		['workspace', card.workspace === undefined ? null : workspaceWhere(card.workspace)],
 		['changes', card.workspace === undefined ? null : workspaceChanges(card.workspace)],
 		// "checks  passed (npm test, 12 s)": the label says the word the summary starts with.
 		['checks', card.checks === undefined ? null : checksSummary(card.checks).replace(/^checks /, '')],

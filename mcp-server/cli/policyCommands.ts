@@ -7,7 +7,7 @@
  */
 import { stateWord } from '../../core/rules/claimable';
 import { plural } from '../../core/plural';
-import { ReopenParams, SettingsUpdateParams } from '../../core/protocol';
+import { ReopenParams, type ReviewMode, SettingsUpdateParams } from '../../core/protocol';
 import { type Command, type CommandContext, arg, show } from './command';
 import { type FieldFlag, paramFlags } from './flags';
 import { printJson } from './output';
@@ -91,13 +91,13 @@ const settingFlags = paramFlags(SettingsUpdateParams, {
 });
 
 /** The working directory's project's workspace lines when its workspaces are on; else none. */
-async function workingWorkspaceLines(ctx: CommandContext): Promise<string[]> {
+async function workingWorkspaceLines(ctx: CommandContext, review: ReviewMode): Promise<string[]> {
 	const project = await ctx.workingProject();
 	if (project === null || project === anyProject) {
 		return [];
 	}
 	const s = await (await ctx.hub()).request('project/settings', { project });
-	return s.worktrees ? workspaceLines(s) : [];
+	return s.worktrees ? workspaceLines(s, undefined, review) : [];
 }
 
 const settings: Command = {
@@ -142,7 +142,9 @@ const settings: Command = {
 			if (Object.keys(patch).length > 0) {
 				await (await ctx.hub()).request('settings/update', patch);
 			}
-			show(ctx, applied.settings, () => workspaceLines(applied.settings, applied.recorded).join('\n'));
+			// Which path a completed card takes follows the backlog's default review: named with the settings.
+			const { review } = ctx.json ? { review: undefined } : await (await ctx.hub()).request('settings/get', {});
+			show(ctx, applied.settings, () => workspaceLines(applied.settings, applied.recorded, review).join('\n'));
 			return 0;
 		}
 		const hub = await ctx.hub();
@@ -165,7 +167,7 @@ const settings: Command = {
 				`id prefix       ${r.idPrefix}- for new cards without a project${idProject === undefined ? '' : `; ${idPrefix?.toUpperCase() ?? ''}- for ${idProject}`}`,
 				`max held        ${r.maxHeld === null ? 'no limit' : `${plural(r.maxHeld, 'card')} per agent`}`,
 				`aging           ${r.agingHours === null ? 'off' : `priority +1 per ${r.agingHours} h a ready card waits`}`,
-				...(await workingWorkspaceLines(ctx)),
+				...(await workingWorkspaceLines(ctx, r.review)),
 			].join('\n'),
 		);
 		return 0;

@@ -18,6 +18,7 @@ import { dataCommands } from './dataCommands';
 import { dispatchCommands } from './dispatchCommands';
 import type { Command, CommandContext, OptionSpec } from './command';
 import { demoCommand } from './demo';
+import { diffCommand } from './diffCommand';
 import { commitGuardCommand } from './commitGuard';
 import { cliFlags } from './flags';
 import { gcCommand } from './gcCommand';
@@ -25,6 +26,7 @@ import { hookCommands } from './hookCommands';
 import { openHub } from './hubClient';
 import { insideAgent } from './insideAgent';
 import { initCommand } from './init';
+import { logsCommand } from './logsCommand';
 import { policyCommands } from './policyCommands';
 import { runCommand } from './runCommand';
 import { type ProjectChoice, explicitProject, workingProject } from './project';
@@ -37,6 +39,8 @@ const log = createLogger('cli');
 export const commands: readonly Command[] = [
 	...cardCommands,
 	...steeringCommands,
+	diffCommand,
+	logsCommand,
 	...policyCommands,
 	...dispatchCommands,
 	...adminCommands,

@@ -1,7 +1,8 @@
 /**
  * CLI subcommands with which a human steers agents' work (issue 12): comment (a message, or with
  * --question a question, to whoever holds the card), approve and reject (the review gate). Each is
- * one hub request whose flags are bound to its params schema (flags.ts). The CLI is a human's face:
+ * one hub request whose flags are bound to its params schema (flags.ts); approve, which also takes
+ * several cards, is approveCommand.ts. The CLI is a human's face:
  * the hub lets it approve any card in review except work it completed itself — but not from inside a
  * coding agent's process (insideAgent.ts, issue 27 §5): approvals come from a person.
  */
@@ -10,6 +11,7 @@ import { CommentParams, type Result, ReviewParams } from '../../core/protocol';
 import { statusLine } from './cardChange';
 import { type Command, type CommandContext, arg, show } from './command';
 import { paramFlags } from './flags';
+import { approveCommand } from './approveCommand';
 import { approvalRefusal } from './insideAgent';
 
 const commentFlags = paramFlags(CommentParams, { question: { description: 'Ask a human for an answer' } });
@@ -41,17 +43,13 @@ const comment: Command = {
 	},
 };
 
-const approveFlags = paramFlags(ReviewParams.pick({ note: true, version: true }), {
-	note: { value: 'TEXT', description: 'A remark on the approval, kept in the log' },
-	version: { value: 'N' },
-});
 const rejectFlags = paramFlags(ReviewParams.pick({ note: true, version: true }).required({ note: true }), {
 	note: { value: 'TEXT', description: 'What to change; the next attempt starts from it' },
 	version: { value: 'N' },
 });
 
 /** Refuses before any hub is reached when this process runs inside a coding agent (exit 1). */
-function refuseInsideAgent(ctx: CommandContext, verb: 'approve' | 'reject'): void {
+function refuseInsideAgent(ctx: CommandContext, verb: 'reject'): void {
 	const why = ctx.insideAgent();
 	if (why !== undefined) {
 		throw new BatonError('invalid_input', approvalRefusal(verb, arg(ctx, 0), why), { insideAgent: why });
@@ -70,30 +68,6 @@ function reviewed(ctx: CommandContext, r: Result<'card/review'>): void {
 	});
 }
 
-const approve: Command = {
-	name: 'approve',
-	summary: "Approve a card in review: its branch lands (the project's land mode), it is done, its dependents may start",
-	args: 'ID',
-	minArgs: 1,
-	maxArgs: 1,
-	options: approveFlags.options,
-	notes:
-		'With --version, a card that changed since you looked at it is refused. A card with a workspace lands\n' +
-		'its branch first: a checkout of the base with changes to the landed files refuses the approval (exit 1),\n' +
-		'and a conflict sends the card back to ready with the conflict as its hand-over (exit 1).',
-	async run(ctx) {
-		const p = approveFlags.read(ctx.values);
-		refuseInsideAgent(ctx, 'approve');
-		// An approval may land the card's branch first (issue 33): git gets two minutes, not the usual 15 s.
-		const hub = await ctx.hub();
-		reviewed(
-			ctx,
-			await hub.request('card/review', { cardId: arg(ctx, 0), approve: true, ...p }, { timeoutMs: 120_000 }),
-		);
-		return 0;
-	},
-};
-
 const reject: Command = {
 	name: 'reject',
 	summary: 'Request changes on a card in review: back to ready, the note handed to the next attempt',
@@ -110,4 +84,4 @@ const reject: Command = {
 	},
 };
 
-export const steeringCommands: readonly Command[] = [comment, approve, reject];
+export const steeringCommands: readonly Command[] = [comment, approveCommand, reject];

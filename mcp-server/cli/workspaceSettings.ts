@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 
 import { BatonError } from '../../core/errors';
 import { plural } from '../../core/plural';
-import { ProjectSettings, ProjectSettingsUpdateParams, type Params } from '../../core/protocol';
+import { ProjectSettings, ProjectSettingsUpdateParams, type Params, type ReviewMode } from '../../core/protocol';
 import { inspectRepo, resolveBase } from '../workspaces/repo';
 import type { CommandContext } from './command';
 import { cliFlags, paramFlags } from './flags';
@@ -204,15 +204,33 @@ export async function applyWorkspaceSettings(
 	return recorded === undefined ? { settings } : { settings, recorded };
 }
 
-/** The project's workspace settings as lines of `baton settings`. */
-export function workspaceLines(s: ProjectSettings, recorded?: string): string[] {
+/**
+ * Which path a completed card of a workspaces project takes, as `settings` and `init --worktrees` say
+ * it: `review` is the backlog's default for new cards (a card may say otherwise; both paths are named).
+ */
+export function completedPath(s: ProjectSettings, review: ReviewMode): string {
+	const base = s.base ?? 'the default branch';
+	if (review !== 'none') {
+		const who = review === 'agent' ? "a reviewing agent's" : 'your';
+		const lands =
+			s.land === 'none' ? 'approving lands nothing (land none: use a pull request)' : `approving lands them on ${base}`;
+		return `completed cards wait for ${who} review (review ${review}); ${lands}`;
+	}
+	return s.land === 'none'
+		? 'completed cards are done when complete (review none); their branches wait for a pull request (land none)'
+		: `completed cards land on ${base} when complete (review none), and are done once landed; one that cannot land goes back to ready with why`;
+}
+
+/** The project's workspace settings as lines of `baton settings`; `review`: the backlog's default. */
+export function workspaceLines(s: ProjectSettings, recorded?: string, review?: ReviewMode): string[] {
 	const root = s.roots[hostname()];
 	const lines = [
 		`workspaces      ${s.worktrees ? 'on' : 'off'} for ${s.project}${s.worktrees ? `: each claimed card gets branch baton/<ID> from ${s.base ?? 'the default branch'}${root === undefined ? '' : ` and worktree ${root}/.baton/worktrees/<ID>`}` : ''}`,
 	];
 	if (s.worktrees) {
 		lines.push(
-			`landing         ${s.land === 'none' ? 'none: approve lands nothing (use a pull request)' : `${s.land} into the base on approve`}; push ${s.push ? 'on' : 'off'}`,
+			`landing         ${s.land === 'none' ? 'none: approve lands nothing (use a pull request)' : `${s.land} into the base on approve, or at complete for review none`}; push ${s.push ? 'on' : 'off'}`,
+			...(review === undefined ? [] : [completedPath(s, review)]),
 			`worktree setup  ${s.setup === undefined ? 'none' : `${s.setup} (time limit ${s.setupTimeoutSeconds} s)`}`,
 			`checks          ${s.check === undefined ? 'none: completed work goes to review unchecked' : `${s.check} after complete, in the card's worktree (time limit ${s.checkTimeoutSeconds} s); a failure sends the card back to an agent`}`,
 			`WIP snapshots   kept ${plural(s.wipDays, 'day')}`,

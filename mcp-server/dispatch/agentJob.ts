@@ -26,6 +26,7 @@ import { Silence } from './silence';
 import { commandRateLimit, exitRateLimit } from './rateLimit';
 import { type SandboxChoice, programPaths, sandboxed } from './sandbox';
 import { AttemptUsage } from './attemptUsage';
+import { seatbelted } from './seatbelt';
 
 const log = createLogger('run').child('job');
 
@@ -202,18 +203,21 @@ export class AgentJob {
 			env: { ...ctx.baseEnv, ...server.env },
 			mcpServer: server,
 		});
+		const plan = {
+			workspace,
+			repoRoot: ctx.repoRoot,
+			dataDir: ctx.dataDir,
+			socket: ctx.hubSocket,
+			readable: [mcpConfigPath, promptFile],
+			programs: [...programPaths(ctx.batonMcp), ...programPaths(plain)],
+			kind: ctx.kind,
+		};
 		const launch =
 			ctx.sandbox.kind === 'bwrap'
-				? sandboxed(ctx.sandbox.program, plain, {
-						workspace,
-						repoRoot: ctx.repoRoot,
-						dataDir: ctx.dataDir,
-						socket: ctx.hubSocket,
-						readable: [mcpConfigPath, promptFile],
-						programs: [...programPaths(ctx.batonMcp), ...programPaths(plain)],
-						kind: ctx.kind,
-					})
-				: plain;
+				? sandboxed(ctx.sandbox.program, plain, plan)
+				: ctx.sandbox.kind === 'seatbelt'
+					? seatbelted(ctx.sandbox.program, plain, plan)
+					: plain;
 		const proc = await spawnAgent({ ...launch, logFd: fd });
 		const job = new AgentJob(
 			ctx,
@@ -417,8 +421,8 @@ export class AgentJob {
 			const reason: ExitReason =
 				outcome === 'completed' || card.status === 'done' || card.status === 'review'
 					? 'completed'
-					: outcome === 'failed'
-						? 'failed'
+					: outcome === 'failed' || outcome === 'landing conflicted'
+						? 'failed' // the card came back for a reason it names: not the kind's streak
 						: outcome === 'released' && this.cause === undefined
 							? 'released' // the agent handed it back itself: a release, not a failure
 							: (this.cause ?? 'exited');

@@ -1,5 +1,5 @@
 /**
- * The sandbox `baton run` starts every agent in (Linux: bubblewrap). Inside it the card's workspace, the
+ * The sandbox `baton run` starts every agent in (Linux: bubblewrap; macOS: Seatbelt, seatbelt.ts). Inside it the card's workspace, the
  * parts of the repository's git dir a commit writes (objects, the card branches' refs and reflogs, the
  * worktree's own admin dir; never `config`, `hooks` or another branch's ref), a private /tmp and the agent's own config and cache folders
  * (declared per kind below) are writable; the rest of the file system, the main checkout included, is
@@ -28,8 +28,12 @@ export const agentHomeWrites: Readonly<Record<string, readonly string[]>> = {
 	common: ['.cache/', '.npm/', '.local/state/', '.local/share/pnpm/', '.yarn/'],
 };
 
-/** How agents are started: in a bubblewrap sandbox, or plainly (with why: the gate is advisory). */
-export type SandboxChoice = { kind: 'bwrap'; program: string } | { kind: 'none'; why: string };
+/**
+ * How agents are started: in a bubblewrap sandbox (Linux), in Seatbelt (macOS: seatbelt.ts), or plainly
+ * (with why: the gate is advisory).
+ */
+export type SandboxChoice =
+	{ kind: 'bwrap'; program: string } | { kind: 'seatbelt'; program: string } | { kind: 'none'; why: string };
 
 /**
  * Whether bubblewrap can run here: on PATH (the supervisor's), and a trial sandbox starts (user
@@ -39,11 +43,16 @@ export function chooseSandbox(options: {
 	off: boolean;
 	pathVar: string | undefined;
 	platform?: NodeJS.Platform;
+	/** macOS: where sandbox-exec is (default its fixed place). */
+	sandboxExec?: string;
 }): SandboxChoice {
 	if (options.off) {
 		return { kind: 'none', why: '--no-sandbox was given' };
 	}
 	const platform = options.platform ?? process.platform;
+	if (platform === 'darwin') {
+		return chooseSeatbelt(options.sandboxExec ?? sandboxExecPath);
+	}
 	if (platform !== 'linux') {
 		return { kind: 'none', why: `no sandbox is implemented on ${platform}` };
 	}
@@ -67,6 +76,29 @@ export function chooseSandbox(options: {
 		return { kind: 'none', why: `bubblewrap cannot start a sandbox here: ${said ?? ''}` };
 	}
 	return { kind: 'bwrap', program };
+}
+
+/** Where macOS keeps sandbox-exec; never looked up on PATH (a writable PATH entry could shadow it). */
+export const sandboxExecPath = '/usr/bin/sandbox-exec';
+
+/** Seatbelt where `program` is there and a trial profile runs (it is deprecated, not removed). */
+function chooseSeatbelt(program: string): SandboxChoice {
+	if (!existsSync(program)) {
+		return { kind: 'none', why: `${program} is not on this Mac` };
+	}
+	const trial = spawnSync(program, ['-p', '(version 1)(allow default)', '/usr/bin/true'], {
+		stdio: ['ignore', 'ignore', 'pipe'],
+		timeout: 10_000,
+		encoding: 'utf8',
+	});
+	if (trial.status !== 0) {
+		const said = [trial.stderr, trial.error?.message, `exit ${String(trial.status)}`]
+			.find(t => t !== undefined && t.trim() !== '')
+			?.trim()
+			.split('\n')[0];
+		return { kind: 'none', why: `sandbox-exec cannot start a sandbox here: ${said ?? ''}` };
+	}
+	return { kind: 'seatbelt', program };
 }
 
 /** The line `baton run` prints at start when agents run without a sandbox. */

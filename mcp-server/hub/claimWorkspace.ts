@@ -178,7 +178,7 @@ export class ClaimWorkspaces {
 			}).catch((e: unknown) => log.warn(`card ${card.id}: no commit guard in ${ws.path}: ${errorText(e)}`));
 		}
 		const record: CardWorkspace = {
-			...had,
+			...roundOf(had),
 			root: path.dirname(path.dirname(path.dirname(ws.path))),
 			path: ws.path,
 			branch: ws.branch,
@@ -192,7 +192,8 @@ export class ClaimWorkspaces {
 				: { restored: { ref: ws.restored.ref, attempt: ws.restored.attempt, files: ws.restored.files } }),
 			...(ws.copied.length === 0 ? {} : { copied: ws.copied }),
 		};
-		const unchanged = had !== undefined && sameWorkspace(had, record) && Object.keys(extra).length === 0;
+		const unchanged =
+			had !== undefined && had.landed === undefined && sameWorkspace(had, record) && Object.keys(extra).length === 0;
 		const updated = unchanged ? card : await this.backlog.setWorkspace(ctx, card.id, record, extra);
 		if (ws.setup !== undefined && (ws.setup.exitCode !== 0 || ws.setup.timedOut)) {
 			log.warn(
@@ -225,4 +226,18 @@ function ownBaseMissing(cardId: string, e: BatonError): BatonError {
 
 function sameWorkspace(a: CardWorkspace, b: CardWorkspace): boolean {
 	return a.root === b.root && a.path === b.path && a.branch === b.branch && a.base === b.base && a.host === b.host;
+}
+
+/**
+ * What a claim keeps of the card's workspace record: all of it, except after a landing (a reopened
+ * card): the new round's branch starts from the base that has the first round, and its own commit and
+ * counts are made at its complete; a kept `landed` would make approval and completion skip landing the
+ * new work and report the first round's commit as this one's.
+ */
+function roundOf(had: CardWorkspace | undefined): Partial<CardWorkspace> | undefined {
+	if (had?.landed === undefined) {
+		return had;
+	}
+	const { landed: _landed, head: _head, filesChanged: _f, insertions: _i, deletions: _d, ...kept } = had;
+	return kept;
 }

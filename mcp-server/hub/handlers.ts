@@ -80,9 +80,12 @@ export function createHandlers(hub: HubParts): Handlers {
 		// these to agents before the handler runs (humanVerbs.ts declares them).
 		'card/complete': async ({ ctx, params }) => {
 			// Commit the agent's work before the card moves on (wipKeeper), starting the project's check on
-			// it in the same write; the check runs in the background (checks.ts); then the next card's workspace.
-			const result = await hub.wip.complete(ctx, params, async work =>
-				b.complete(ctx, params, await hub.checks.commandFor(work?.project)),
+			// it in the same write; the check runs in the background (checks.ts). A card that is done once
+			// complete lands first (landing.ts: done means landed). Then the next card's workspace.
+			const run = async (work?: { project: string | undefined }): Promise<Result<'card/complete'>> =>
+				b.complete(ctx, params, await hub.checks.commandFor(work?.project));
+			const result = await hub.wip.complete(ctx, params, run, work =>
+				hub.landing.complete(ctx, params, () => run(work)),
 			);
 			hub.checks.started(result.card);
 			return params.next === undefined || result.next === undefined

@@ -1,16 +1,20 @@
 /**
- * Landing on approval (issue 33): the hub's `card/review` path, so every face (CLI, VS Code, the
- * board, a reviewing agent) lands the same way. An approval of a card with a workspace on this host is
- * checked by core's own rules first (nothing written), then its branch lands into its base with the
- * project's land mode (workspaces/land.ts: squash, merge, rebase, or none = left to a pull request),
- * then the approval is written with `workspace.landed {mode, commit, at}` in the same transaction. A
- * refused landing (a dirty checkout of the base, one in the middle of a rebase or merge, uncommitted
+ * Landing ("done means landed"): the one path by which a card's branch reaches its base.
+ * Two callers: the hub's `card/review` (every face — CLI, VS Code, the board, a reviewing agent — lands
+ * the same way) and `card/complete` of a card whose completion makes it done (review none, or a
+ * person's forced completion), so such a card is done only once its work is on the base. Either way
+ * the card is checked by core's own rules first (nothing written), then its branch lands into its base
+ * with the project's land mode (workspaces/land.ts: squash, merge, rebase, or none = left to a pull
+ * request), then the approval or completion is written with `workspace.landed {mode, commit, at}`.
+ * A refused landing (a dirty checkout of the base, one in the middle of a rebase or merge, uncommitted
  * work in the card's worktree, a base that moved, a refusing hook, a branch with nothing to land)
- * changes nothing and the card stays in review; a conflict sends the card back to ready with the
+ * changes nothing and an approved card stays in review; a conflict sends it back to ready with the
  * conflict as the hand-over (event `land_conflicted`, the branch kept) and the approval fails with it.
- * Also the base a claim under `--land none` starts from (`stackedBase`: the dependency's branch).
- * Must not: restate a review rule (core decides who may approve what), or run git for a workspace of
- * another host.
+ * A holder's completion that cannot land (conflict or refusal) sends the card back to ready with why as
+ * the hand-over (a failed attempt), the branch kept and the base unchanged; a person's forced one is
+ * refused and changes nothing. Also the base a claim under `--land none` starts from (`stackedBase`).
+ * Must not: restate a review or completion rule (core decides who may approve or complete what), or run
+ * git for a workspace of another host.
  */
 import { hostname } from 'node:os';
 
@@ -19,13 +23,13 @@ import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import type { Card, CardWorkspace, ParsedParams, ProjectSettings, Result } from '../../core/protocol';
 import type { Reviewer } from '../../core/rules/review';
-import { land } from '../workspaces/land';
+import { type LandResult, land } from '../workspaces/land';
 import { inspectRepo } from '../workspaces/repo';
 
 const log = createLogger('hub').child('landing');
 
 export class Landing {
-	/** Cards whose approval is landing now: a second approval of one of them waits for none, it is refused. */
+	/** Cards landing now: a second approval or completion of one of them waits for none, it is refused. */
 	private readonly busy = new Set<string>();
 
 	constructor(
@@ -56,19 +60,176 @@ export class Landing {
 				{ cardId: card.id, host: ws.host },
 			);
 		}
-		if (this.busy.has(card.id)) {
+		return this.oneAtATime(card.id, () => this.landAndApprove(ctx, p, reviewer, card, ws));
+	}
+
+	/**
+	 * `card/complete` of a card with a workspace on this host (the caller, wipKeeper, has committed the
+	 * agent's work): when the completion makes the card done (review none, or `force`) its branch lands
+	 * first, and `run` (the backlog's complete) runs only once it has; anything else is `run` as before.
+	 */
+	async complete(
+		ctx: OpContext,
+		p: ParsedParams<'card/complete'>,
+		run: () => Promise<Result<'card/complete'>>,
+	): Promise<Result<'card/complete'>> {
+		const b = this.backlog;
+		const { card } = await b.get({ actor: ctx.actor }, { cardId: p.cardId });
+		const ws = card.workspace;
+		const landsNow = p.force === true || card.review === 'none';
+		if (
+			!landsNow ||
+			card.status !== 'claimed' ||
+			ws === undefined ||
+			ws.landed !== undefined ||
+			ws.host !== this.host
+		) {
+			return run(); // to review, refused by core, or landed already by a completion whose write failed
+		}
+		// The same rule the completion applies, asked first: a completion core will refuse must not land.
+		await b.checkComplete(ctx, p);
+		const mode = await landModeOf(b, card);
+		if (mode === 'none') {
+			return run(); // approved work waits in its branch for a pull request, as an approval's does
+		}
+		return this.oneAtATime(card.id, () => this.landAndComplete(ctx, p, run, card, ws, mode));
+	}
+
+	private async oneAtATime<T>(cardId: string, task: () => Promise<T>): Promise<T> {
+		if (this.busy.has(cardId)) {
 			throw new BatonError(
 				'conflict',
-				`Card ${card.id} is being landed by another approval right now; show it again in a moment.`,
-				{ cardId: card.id },
+				`Card ${cardId} is being landed by another approval or completion right now; show it again in a moment.`,
+				{ cardId },
 			);
 		}
-		this.busy.add(card.id);
+		this.busy.add(cardId);
 		try {
-			return await this.landAndApprove(ctx, p, reviewer, card, ws);
+			return await task();
 		} finally {
-			this.busy.delete(card.id);
+			this.busy.delete(cardId);
 		}
+	}
+
+	/** The branch of `card` onto its base with `mode`: the one landing both callers share. */
+	private async landBranch(card: Card, ws: CardWorkspace, mode: ProjectSettings['land']): Promise<LandResult> {
+		const landed = await land({
+			repo: ws.root,
+			branch: ws.branch,
+			base: ws.base,
+			mode,
+			message: `${card.id}: ${card.title}`,
+		});
+		if (landed.outcome === 'landed') {
+			if (landed.cleanupError !== undefined) {
+				log.warn(`landed ${ws.branch} on ${ws.base}, but its clean-up failed (gc retries): ${landed.cleanupError}`);
+			}
+			if (landed.unseen !== undefined) {
+				// On the card's history, where the reviewer looks: these files did not land and are not lost.
+				await this.backlog
+					.comment({ actor: 'baton' }, { cardId: card.id, text: landed.cleanupError?.slice(0, 4000) ?? '' })
+					.catch((e: unknown) =>
+						log.error(`${card.id}: recording the unlanded submodule files failed: ${errorText(e)}`),
+					);
+			}
+		}
+		return landed;
+	}
+
+	private async landAndComplete(
+		ctx: OpContext,
+		p: ParsedParams<'card/complete'>,
+		run: () => Promise<Result<'card/complete'>>,
+		card: Card,
+		ws: CardWorkspace,
+		mode: ProjectSettings['land'],
+	): Promise<Result<'card/complete'>> {
+		const b = this.backlog;
+		let landed: LandResult;
+		try {
+			landed = await this.landBranch(card, ws, mode);
+		} catch (e) {
+			if (p.force === true || !BatonError.is(e)) {
+				throw e; // a person's forced completion decides again with the reason; nothing was changed
+			}
+			throw await this.completionCameBack(ctx, p, card, ws, {
+				handoff: `Completing did not land ${ws.branch} on ${ws.base}: ${e.message}`,
+				files: filesOf(e),
+				code: e.code,
+				why: e.message,
+				...(isNothingToLand(e) ? { nothingToLand: true } : {}),
+			});
+		}
+		if (landed.outcome === 'kept') {
+			return run();
+		}
+		if (landed.outcome === 'conflict') {
+			if (p.force === true) {
+				throw new BatonError(
+					'conflict',
+					`Card ${card.id} was not completed: landing ${ws.branch} on ${ws.base} conflicts in ${landed.files.join(', ')}. Nothing was changed; rebase ${ws.branch} on ${ws.base}, or let an agent complete it.`,
+					{ cardId: card.id, files: landed.files, branch: ws.branch, base: ws.base },
+				);
+			}
+			throw await this.completionCameBack(ctx, p, card, ws, {
+				handoff: landed.message,
+				files: landed.files,
+				code: 'conflict',
+				why: `landing ${ws.branch} on ${ws.base} conflicts in ${landed.files.join(', ')}.`,
+			});
+		}
+		const record: CardWorkspace = {
+			...ws,
+			landed: { mode: landed.mode, commit: landed.newHead, at: new Date().toISOString() },
+		};
+		// Recorded before the completion, so its `completed` event carries the landing, and a completion
+		// whose write then fails (a lease that ran out meanwhile) completes again without landing twice.
+		await b.setWorkspace({ actor: ctx.actor }, card.id, record);
+		try {
+			return await run();
+		} catch (e) {
+			const why = e instanceof Error ? e.message : String(e);
+			throw new BatonError(
+				BatonError.is(e) ? e.code : 'internal',
+				`${ws.branch} landed on ${ws.base} as ${landed.newHead.slice(0, 12)}, but completing card ${card.id} then failed: ${why} Completing it again completes without landing twice.`,
+				{ cardId: card.id, landed: record.landed },
+			);
+		}
+	}
+
+	/**
+	 * The holder's completion did not land: the card goes back to ready (core's `landFailed`), the
+	 * branch and the base as they were; returns the error the completer gets.
+	 */
+	private async completionCameBack(
+		ctx: OpContext,
+		p: ParsedParams<'card/complete'>,
+		card: Card,
+		ws: CardWorkspace,
+		failure: { handoff: string; files: string[]; code: BatonError['code']; why: string; nothingToLand?: true },
+	): Promise<BatonError> {
+		const back = await this.backlog.landFailed(
+			{ actor: ctx.actor, session: ctx.session, origin: ctx.origin },
+			card.id,
+			{
+				epoch: p.epoch,
+				handoff: failure.handoff,
+				files: failure.files,
+			},
+		);
+		const where = back.status === 'blocked' ? 'It is blocked (out of attempts)' : 'It is back in ready';
+		return new BatonError(
+			failure.code,
+			`Card ${card.id} was completed but not landed: ${failure.why} ${where} with that as its hand-over; the branch ${ws.branch} is kept and ${ws.base} is unchanged.`,
+			{
+				cardId: card.id,
+				files: failure.files,
+				branch: ws.branch,
+				base: ws.base,
+				card: back,
+				...(failure.nothingToLand === true ? { nothingToLand: true } : {}),
+			},
+		);
 	}
 
 	private async landAndApprove(
@@ -80,13 +241,7 @@ export class Landing {
 	): Promise<Result<'card/review'>> {
 		const b = this.backlog;
 		const mode = await landModeOf(b, card);
-		const landed = await land({
-			repo: ws.root,
-			branch: ws.branch,
-			base: ws.base,
-			mode,
-			message: `${card.id}: ${card.title}`,
-		}).catch((e: unknown) => {
+		const landed = await this.landBranch(card, ws, mode).catch((e: unknown) => {
 			throw isNothingToLand(e) ? nothingToApprove(card, ws) : e;
 		});
 		if (landed.outcome === 'kept') {
@@ -103,15 +258,6 @@ export class Landing {
 				`Card ${card.id} was not approved: landing ${ws.branch} on ${ws.base} conflicts in ${landed.files.join(', ')}. It is back in ready with the hand-over "${landed.message}"; the branch ${ws.branch} is kept.`,
 				{ cardId: card.id, files: landed.files, branch: ws.branch, base: ws.base, card: back },
 			);
-		}
-		if (landed.cleanupError !== undefined) {
-			log.warn(`landed ${ws.branch} on ${ws.base}, but its clean-up failed (gc retries): ${landed.cleanupError}`);
-		}
-		if (landed.unseen !== undefined) {
-			// On the card's history, where the reviewer looks: these files did not land and are not lost.
-			await b
-				.comment({ actor: 'baton' }, { cardId: card.id, text: landed.cleanupError?.slice(0, 4000) ?? '' })
-				.catch((e: unknown) => log.error(`${card.id}: recording the unlanded submodule files failed: ${errorText(e)}`));
 		}
 		const record: CardWorkspace = {
 			...ws,
@@ -132,6 +278,12 @@ export class Landing {
 			);
 		}
 	}
+}
+
+/** The files a refusal names (a dirty checkout's, the worktree's uncommitted ones), for the hand-over's event. */
+function filesOf(e: BatonError): string[] {
+	const files = (e.data as { files?: unknown } | undefined)?.files;
+	return Array.isArray(files) ? files.filter((f): f is string => typeof f === 'string').slice(0, 200) : [];
 }
 
 function isNothingToLand(e: unknown): boolean {

@@ -210,14 +210,16 @@ export class WipKeeper {
 
 	/**
 	 * Complete: commits the agent's uncommitted work and stores the branch's counts before the card moves
-	 * on (a refused commit refuses the completion), runs `complete`, then pushes in team mode. A push that
-	 * fails is recorded on the card and in the result; the completion stands.
+	 * on (a refused commit refuses the completion), runs `complete` (`here`: the completion of a card with
+	 * a workspace on this host, which lands it first when that makes it done — landing.ts), then pushes in
+	 * team mode. A push that fails is recorded on the card and in the result; the completion stands.
 	 */
 	async complete(
 		ctx: OpContext,
 		p: ParsedParams<'card/complete'>,
 		/** `work`: the completion committed the card's worktree here (its project's check may run on it). */
 		run: (work?: { project: string | undefined }) => Promise<Result<'card/complete'>>,
+		here: (work?: { project: string | undefined }) => Promise<Result<'card/complete'>> = run,
 	): Promise<Result<'card/complete'>> {
 		const k = this.known.get(p.cardId);
 		// Only the holder's completion (or a person's forced one) commits: anyone else's is refused by run().
@@ -260,11 +262,13 @@ export class WipKeeper {
 			await this.options.backlog.setWorkspace({ actor: ctx.actor }, p.cardId, updated);
 			this.known.set(p.cardId, { ...k, workspace: updated });
 		}
-		const result = await run(committed ? { project: k.project } : undefined);
+		const result = await here(committed ? { project: k.project } : undefined);
 		if (stats !== undefined && result.card.workspace !== undefined) {
 			result.card = { ...result.card, workspace: { ...result.card.workspace, ...stats } };
 		}
-		const push = committed ? await this.pushIfOn(p.cardId, k.project, ws) : undefined;
+		// A landed branch is deleted with its worktree: its work is on the base, there is nothing to push.
+		const landed = result.card.workspace?.landed !== undefined;
+		const push = committed && !landed ? await this.pushIfOn(p.cardId, k.project, ws) : undefined;
 		return push === undefined ? result : { ...result, push };
 	}
 

@@ -8,11 +8,22 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	openSync,
+	readFileSync,
+	realpathSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { chooseSandbox, gitWrites, sandboxed } from '../../mcp-server/dispatch/sandbox';
+import { seatbelted } from '../../mcp-server/dispatch/seatbelt';
 import { spawnAgent } from '../../mcp-server/dispatch/spawnAgent';
 import { type TestRepo, gitOut, makeRepo } from '../helpers/workspaceRepo';
 
@@ -154,9 +165,109 @@ describe('choosing the sandbox', () => {
 			kind: 'none',
 			why: '--no-sandbox was given',
 		});
-		assert.equal(chooseSandbox({ off: false, pathVar: process.env.PATH, platform: 'darwin' }).kind, 'none');
+		// macOS: sandbox-exec at its fixed place (never from PATH), used once a trial profile runs.
+		assert.deepEqual(
+			chooseSandbox({
+				off: false,
+				pathVar: process.env.PATH,
+				platform: 'darwin',
+				sandboxExec: '/nonexistent/sandbox-exec',
+			}),
+			{
+				kind: 'none',
+				why: '/nonexistent/sandbox-exec is not on this Mac',
+			},
+		);
+		const fakes = mkdtempSync(path.join(tmpdir(), 'bt-seatbelt-'));
+		const works = path.join(fakes, 'works');
+		const refuses = path.join(fakes, 'refuses');
+		writeFileSync(works, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+		writeFileSync(refuses, '#!/bin/sh\necho "sandbox_apply: Operation not permitted" >&2\nexit 71\n', { mode: 0o755 });
+		assert.deepEqual(chooseSandbox({ off: false, pathVar: undefined, platform: 'darwin', sandboxExec: works }), {
+			kind: 'seatbelt',
+			program: works,
+		});
+		assert.deepEqual(chooseSandbox({ off: false, pathVar: undefined, platform: 'darwin', sandboxExec: refuses }), {
+			kind: 'none',
+			why: 'sandbox-exec cannot start a sandbox here: sandbox_apply: Operation not permitted',
+		});
+		rmSync(fakes, { recursive: true, force: true });
 		if (bwrap !== undefined) {
 			assert.deepEqual(chooseSandbox({ off: false, pathVar: path.dirname(bwrap) }), { kind: 'bwrap', program: bwrap });
 		}
+	});
+});
+
+describe('the macOS profile (Seatbelt)', () => {
+	it('makes the worktree, its git writes, temp and the kind’s home writable, hides the data dir but its three files, and passes every path as a parameter', () => {
+		const repo = makeRepo({ 'README.md': '# seatbelt\n' });
+		repos.push(repo);
+		const worktree = path.join(repo.root, '.baton', 'worktrees', 'SB-2');
+		gitOut(repo.root, 'worktree', 'add', '-q', '-b', 'baton/SB-2', worktree);
+		const home = path.join(repo.parent, 'home "quoted" (paren)');
+		const dataDir = path.join(home, '.config', 'baton', 'backlog');
+		mkdirSync(path.join(dataDir, 'runs', 'r'), { recursive: true });
+		const socket = path.join(dataDir, 'hub.sock');
+		const mcpConfig = path.join(dataDir, 'runs', 'r', 'SB-2.mcp.json');
+		const prompt = path.join(dataDir, 'runs', 'r', 'SB-2.prompt.md');
+		const launch = seatbelted(
+			'/usr/bin/sandbox-exec',
+			{ command: '/usr/local/bin/claude', args: ['-p', 'work'], cwd: worktree, env: { A: '1' } },
+			{
+				workspace: worktree,
+				repoRoot: repo.root,
+				dataDir,
+				socket,
+				readable: [mcpConfig, prompt],
+				programs: [],
+				kind: 'claude',
+				home,
+			},
+		);
+		assert.equal(launch.command, '/usr/bin/sandbox-exec');
+		assert.equal(launch.args[0], '-p');
+		const profile = launch.args[1]!;
+		const defines = new Map<string, string>();
+		let i = 2;
+		for (; launch.args[i] === '-D'; i += 2) {
+			const [key, ...value] = launch.args[i + 1]!.split('=');
+			defines.set(key!, value.join('='));
+		}
+		assert.deepEqual(
+			launch.args.slice(i),
+			['/usr/local/bin/claude', '-p', 'work'],
+			'the agent’s own line after the profile',
+		);
+		assert.doesNotMatch(profile, /quoted|paren|worktrees/, 'no path is spliced into the profile text');
+		const lines = profile.trim().split('\n');
+		assert.deepEqual(lines.slice(0, 3), ['(version 1)', '(allow default)', '(deny file-write*)']);
+		// Later rules win: the writable set, then the data dirs denied, then their files allowed back.
+		const keysIn = (line: string | undefined): string[] =>
+			[...(line ?? '').matchAll(/\(param "([A-Z]\d+)"\)/g)].map(m => m[1]!);
+		const valuesIn = (line: string | undefined): string[] => keysIn(line).map(k => defines.get(k)!);
+		const writable = valuesIn(lines[3]);
+		assert.match(lines[3]!, /^\(allow file-write\* /);
+		for (const want of [
+			realpathSync(worktree),
+			realpathSync(path.join(repo.root, '.git', 'objects')),
+			realpathSync(path.join(repo.root, '.git', 'worktrees', 'SB-2')),
+			realpathSync(path.join(repo.root, '.git', 'refs', 'heads', 'baton')),
+			realpathSync('/tmp'),
+			realpathSync(path.join(home, '.claude')),
+		]) {
+			assert.ok(writable.includes(want), `${want} is writable`);
+		}
+		assert.ok(!writable.includes(realpathSync(repo.root)), 'the main checkout is not');
+		assert.ok(!writable.some(w => w.endsWith(path.join('.git', 'refs', 'heads'))), 'no other branch’s ref');
+		assert.match(lines[4]!, /^\(deny file-read\* file-write\* /);
+		assert.deepEqual(valuesIn(lines[4]), [realpathSync(dataDir), realpathSync(path.join(home, '.config', 'baton'))]);
+		assert.match(lines[5]!, /^\(allow file-read-metadata \(literal /, 'the folders can be looked at, not listed');
+		assert.match(lines[6]!, /^\(allow file-read\* file-write\* \(literal /);
+		assert.deepEqual(valuesIn(lines[6]), [path.resolve(socket)]);
+		assert.deepEqual(valuesIn(lines[7]), [
+			realpathSync(path.dirname(mcpConfig)) + '/SB-2.mcp.json',
+			realpathSync(path.dirname(prompt)) + '/SB-2.prompt.md',
+		]);
+		assert.equal(lines.length, 8);
 	});
 });

@@ -112,7 +112,8 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 		await admin.request('pause/set', { scope: 'phase', target: 'frozen', reason: 'a person paused it' });
 		const hostile = (
 			await admin.request('card/create', {
-				cards: [{ title: 'hostile work', phase: 'hostile', project, maxAttempts: 1 }],
+				// Review human: a card of review none would land at complete and move main, which this checks is untouched.
+				cards: [{ title: 'hostile work', phase: 'hostile', project, maxAttempts: 1, review: 'human' }],
 			})
 		).cards[0];
 		assert.ok(hostile);
@@ -183,7 +184,7 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 			assert.match(log, /complete: ok/);
 			assert.equal(exited.reason, 'completed');
 			const done = await card(hostile.id);
-			assert.equal(done.status, 'done');
+			assert.equal(done.status, 'review');
 			assert.equal(
 				gitOut(repo.root, 'log', '-1', '--format=%s', String(r.commit.value)),
 				`seat work for ${hostile.id}`,

@@ -79,8 +79,9 @@ async function baton(args: string[], cwd = repo.root): Promise<string> {
 	return r.stdout;
 }
 
-async function createCard(title: string): Promise<string> {
-	const out = await baton(['create', title, '--json']);
+/** `review`: a card of review none lands at complete (landingComplete.test.ts); these read the branch after it. */
+async function createCard(title: string, review: 'none' | 'human' = 'none'): Promise<string> {
+	const out = await baton(['create', title, '--review', review, '--json']);
 	return (JSON.parse(out) as { cards: CardView[] }).cards[0]?.id ?? '';
 }
 
@@ -232,7 +233,7 @@ describe('workspaces while working', () => {
 	});
 
 	it('complete commits the uncommitted work with the card id and title, and show and complete carry the counts', async () => {
-		const cardId = await createCard('Complete commits');
+		const cardId = await createCard('Complete commits', 'human');
 		const a = await agent('agent-complete');
 		const claimed = await a.json<Claimed>('claim', { cardId });
 		assert.equal(claimed.card?.id, cardId);
@@ -242,7 +243,7 @@ describe('workspaces while working', () => {
 		rmSync(path.join(ws.path, 'src/gone.ts'));
 		writeFiles(ws.path, { 'debug.log': 'ignored\n' });
 		const done = await a.json<{ card: CardView }>('complete', { cardId, result: 'done' });
-		assert.equal(done.card.status, 'done');
+		assert.equal(done.card.status, 'review');
 		const head = gitOut(ws.path, 'rev-parse', 'HEAD');
 		assert.equal(gitOut(ws.path, 'log', '-1', '--format=%s'), `${cardId}: Complete commits`);
 		assert.equal(gitOut(ws.path, 'status', '--porcelain'), '', 'nothing left uncommitted');
@@ -264,7 +265,7 @@ describe('workspaces while working', () => {
 	});
 
 	it('the CLI complete reports the counts; release and fail snapshot before the card changes', async () => {
-		const cardId = await createCard('Released with edits');
+		const cardId = await createCard('Released with edits', 'human');
 		const a = await agent('agent-release');
 		const claimed = await a.json<Claimed>('claim', { cardId });
 		assert.equal(claimed.card?.id, cardId);
@@ -305,7 +306,7 @@ describe('workspaces while working', () => {
 		gitOut(repo.root, 'remote', 'add', 'origin', origin);
 		await projectSettings({ push: true });
 		const a = await agent('agent-push');
-		const pushed = await createCard('Pushed at complete');
+		const pushed = await createCard('Pushed at complete', 'human');
 		const claimed = await a.json<Claimed>('claim', { cardId: pushed });
 		assert.equal(claimed.card?.id, pushed);
 		writeFiles(claimed.workspace?.path ?? '', { 'pushed.txt': 'to origin\n' });
@@ -317,21 +318,21 @@ describe('workspaces while working', () => {
 
 		// The remote goes away: the completion stands, the result and the card's messages say so.
 		gitOut(repo.root, 'remote', 'set-url', 'origin', path.join(repo.parent, 'gone.git'));
-		const lost = await createCard('Push fails');
+		const lost = await createCard('Push fails', 'human');
 		const next = await a.json<Claimed>('claim', { cardId: lost });
 		assert.equal(next.card?.id, lost);
 		writeFiles(next.workspace?.path ?? '', { 'lost.txt': 'not pushed\n' });
 		const failed = await a.json<{ card: CardView; push?: { ok: boolean; error?: string } }>('complete', {
 			cardId: lost,
 		});
-		assert.equal(failed.card.status, 'done');
+		assert.equal(failed.card.status, 'review');
 		assert.equal(failed.push?.ok, false);
 		assert.match(failed.push.error ?? '', /Pushing baton\/.* to origin .* failed/);
 		const shown = JSON.parse(await baton(['show', lost, '--json'])) as {
 			card: CardView;
 			messages: { from: string; text: string }[];
 		};
-		assert.equal(shown.card.status, 'done');
+		assert.equal(shown.card.status, 'review');
 		assert.ok(shown.messages.some(m => m.from === 'baton' && /pushing baton\/.* to origin failed/.test(m.text)));
 		await projectSettings({ push: false });
 	});
