@@ -1,8 +1,9 @@
 /**
  * One dispatched card's agent, from its start (or its adoption after a restart) to the end of its
  * claim (issue 30): writes the agent's MCP config and prompt, starts the program in the card's
- * workspace, records its pid and log, follows its output (its rate-limit signal, rateLimit.ts; the last lines), keeps the
- * seat's lease alive, enforces --max-seconds, stops an agent that hangs (no output and no call
+ * workspace, records its pid and log, follows its output (its rate-limit signal, rateLimit.ts; its
+ * BATON_USAGE reports, attemptUsage.ts; the last lines), keeps the seat's lease alive, enforces
+ * --max-seconds and --max-cost-usd, stops an agent that hangs (no output and no call
  * reported on its card for --idle-seconds), and when the process exits ends a claim the agent left
  * held: failed with the exit code and the last lines, or released without using an attempt (rate
  * limit, stop). Speaks only on its seat's connection, i.e. as the card's holder (agent A, session S).

@@ -4,8 +4,9 @@
  * assignment and seat limits are checked in the claim's transaction) and starts the agent; it reacts
  * to the hub's events (a card becoming claimable, a pause with --stop, `run/stop`) rather than
  * polling, with a slow timer only for cards that become claimable by time. It cools a rate-limited
- * kind down, pauses a kind after three failures in a row within ten minutes, registers the run every
- * 10 s, adopts its agents after a restart, and drains (or stops) on request.
+ * kind down, pauses a kind after three failures in a row within ten minutes, claims nothing while its
+ * dollar budget is spent or its review line is full (runLimits.ts, said on the run's line), registers
+ * the run every 10 s, adopts its agents after a restart, and drains (or stops) on request.
  * Must not: claim under its own identity, complete a card, start a second agent for a card, or hold
  * more cards than seats (a seat is taken from the claim's send until its job has ended).
  */
