@@ -44,9 +44,12 @@ const watch = process.argv.includes('--watch');
  * the same two (visible escapes of agent text, the guard table's words on the board) took the board
  * to 586.6 KB of 589.8. The check before review raised the extension's to 610 KB: the card's `checks`,
  * the project's check settings and the `checks_finished` event in the shared protocol, and their words
- * in the tree's row and tooltip (core/rules/checks.ts checksSummary) took it to 608.5 KB.
+ * in the tree's row and tooltip (core/rules/checks.ts checksSummary) took it to 608.5 KB. What attempts
+ * cost raised both by 1 KB: the usage schemas in the shared protocol (an attempt's usage, the sums of
+ * card/stats, heartbeat's and dispatch/usage's params) and core/rules/usage.ts's words in the tree's
+ * tooltip and the board's detail pane took the extension to 610.1 KB and the board to 577.0 KB.
  */
-const budgetBytes = { 'dist/extension.js': 610 * 1024, 'dist/webview/board.js': 576 * 1024 };
+const budgetBytes = { 'dist/extension.js': 611 * 1024, 'dist/webview/board.js': 578 * 1024 };
 
 const common = {
 	bundle: true,

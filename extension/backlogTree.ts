@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import { compareRecent } from '../core/rules/donePages';
 import { pauseOf, pauseTarget, pauseText } from '../core/rules/dispatched';
 import { holdsOf } from '../core/rules/faceHolds';
+import { usageText } from '../core/rules/usage';
 import type { Card } from '../core/protocol';
 import { EpicRollups } from '../core/protocol/epicRollups';
 import { type LiveScopes, liveScopesOf, scopeWait, scopeWaitText } from '../core/scope/conflicts';
@@ -315,17 +316,23 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		return item;
 	}
 
-	/** Tooltips are built only when hovered: body excerpt, dependencies and acceptance. */
-	resolveTreeItem(item: vscode.TreeItem, element: BacklogNode): vscode.TreeItem {
+	/** Tooltips are built only when hovered: body excerpt, dependencies and acceptance, and its attempts' usage. */
+	async resolveTreeItem(item: vscode.TreeItem, element: BacklogNode): Promise<vscode.TreeItem> {
 		if (element.kind !== 'card') {
 			return item;
 		}
+		// The usage is not on the listed card: one card/get for the hovered row (a failure leaves it out).
+		const usage = await this.hub
+			.request('card/get', { cardId: element.card.id }, 2_000)
+			.then(r => `\n\n$(credit-card) ${md(usageText(r.usage))}`)
+			.catch(() => '');
 		const card = this.hub.cards.get(element.card.id) ?? element.card;
 		const now = Date.now();
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
 		const tip = cardTooltip(card, this.groupOf(card), now, this.hub.cards, wait);
 		const parentTitle = card.parent == null ? undefined : this.hub.cards.get(card.parent)?.title;
 		tip.appendMarkdown(linksMarkdown(card, this.progressOf(card), parentTitle, md));
+		tip.appendMarkdown(usage);
 		item.tooltip = tip;
 		return item;
 	}

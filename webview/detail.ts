@@ -8,6 +8,7 @@
  */
 import { BatonError } from '../core/errors';
 import type { BacklogEvent, Card, Message, Result } from '../core/protocol';
+import { usageText } from '../core/rules/usage';
 import { type ColumnId, columnIds, columnOf, columnTitles } from './columns';
 import { Conversation } from './conversation';
 import { DependencySections, type DependencyHost } from './detailDeps';
@@ -304,6 +305,10 @@ export class DetailPane {
 			add('Waits on', `${wait.text} (${wait.wait.theirs})`);
 		}
 		add('Attempts', `${card.attempts} of ${card.maxAttempts}`);
+		// What its attempts' agents reported (core/rules/usage.ts words), once card/get has answered.
+		if (this.last?.card.id === card.id) {
+			add('Usage', usageText(this.last.usage));
+		}
 		return dl;
 	}
 

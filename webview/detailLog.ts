@@ -5,6 +5,7 @@
  * one line, sanitised by markdown.ts, as a done card shows it. It fetches nothing and keeps no state.
  */
 import type { Attempt, BacklogEvent } from '../core/protocol';
+import { usageText } from '../core/rules/usage';
 import { el } from './dom';
 import { renderMarkdownSummary } from './markdown';
 
@@ -64,6 +65,9 @@ export function attemptsSection(attempts: readonly Attempt[]): HTMLElement {
 		}
 		if (a.progressNote !== null) {
 			bits.push(a.progressNote);
+		}
+		if (a.usage !== undefined) {
+			bits.push(usageText(a.usage));
 		}
 		if (a.reason !== null) {
 			// A review's verdict carries the reviewer's note as the attempt's reason.

@@ -36,6 +36,7 @@ import { checkCreatedTree, checkEditedParent } from './treeEdits';
 import { afterChildDone, checkNoChildren, treeOf } from './tree';
 import type { OpContext, UnitOfWork } from './unitOfWork';
 import { present } from './values';
+import { usageTotals, withUsage } from './usage';
 
 const historyLimit = 500;
 
@@ -274,7 +275,7 @@ export class Cards {
 			dependencies: refs.slice(0, dependencies.length),
 			dependents: refs.slice(dependencies.length),
 			history,
-			attempts: deriveAttempts(history, card),
+			...(await withUsage(this.uow.db, card.id, deriveAttempts(history, card))),
 			messages,
 			...(await treeOf(this.uow.db, card, now)),
 			...(await agedPriority(this.uow.db, card, now)),
@@ -290,7 +291,11 @@ export class Cards {
 	}
 
 	async stats(_ctx: OpContext, p: ParsedParams<'card/stats'> = {}): Promise<Result<'card/stats'>> {
-		return cardStats(this.uow.db, this.uow.clock.now(), this.thresholds, p.project);
+		const [stats, usage] = await Promise.all([
+			cardStats(this.uow.db, this.uow.clock.now(), this.thresholds, p.project),
+			usageTotals(this.uow.db, p.project),
+		]);
+		return { ...stats, usage };
 	}
 
 	async delete(ctx: OpContext, p: ParsedParams<'card/delete'>): Promise<Result<'card/delete'>> {

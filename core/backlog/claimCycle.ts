@@ -23,6 +23,7 @@ import type { Mutation, OpContext, UnitOfWork } from './unitOfWork';
 import type { Action } from '../rules/cardState';
 import { nothingClaimable } from './nothingClaimable';
 import { present } from './values';
+import { recordUsage } from './usage';
 
 /** How a claim answers when nothing is claimable. */
 export interface ClaimOptions {
@@ -172,29 +173,33 @@ export class ClaimCycle {
 
 	async heartbeat(ctx: OpContext, p: ParsedParams<'card/heartbeat'>): Promise<Result<'card/heartbeat'>> {
 		// The holder's heartbeat: one statement renews the lease, records progress and logs a change.
-		const fast = await this.uow.fast(ctx, async (now, key) => {
-			const rows = await this.uow.hot<{ card: Card; seq: unknown }>('heartbeat', [
-				now,
-				p.cardId,
-				ctx.actor,
-				p.epoch ?? null,
-				p.progress ?? null,
-				p.note ?? null,
-				p.ttlSeconds ?? null,
-				this.defaultTtl,
-				key,
-				ctx.session ?? null,
-			]);
-			const row = rows[0];
-			if (row === undefined) {
-				return undefined; // not the holder's live lease: the general path says why
-			}
-			const card = row.card;
-			return {
-				result: { card, lease: present(leaseOf(cardState(card))) },
-				events: row.seq === null ? [] : [this.uow.event(row.seq, now, card.id, ctx.actor, 'heartbeat', { card })],
-			};
-		});
+		// A usage report takes the general path: its row is written in the heartbeat's transaction.
+		const fast =
+			p.usage !== undefined
+				? undefined
+				: await this.uow.fast(ctx, async (now, key) => {
+						const rows = await this.uow.hot<{ card: Card; seq: unknown }>('heartbeat', [
+							now,
+							p.cardId,
+							ctx.actor,
+							p.epoch ?? null,
+							p.progress ?? null,
+							p.note ?? null,
+							p.ttlSeconds ?? null,
+							this.defaultTtl,
+							key,
+							ctx.session ?? null,
+						]);
+						const row = rows[0];
+						if (row === undefined) {
+							return undefined; // not the holder's live lease: the general path says why
+						}
+						const card = row.card;
+						return {
+							result: { card, lease: present(leaseOf(cardState(card))) },
+							events: row.seq === null ? [] : [this.uow.event(row.seq, now, card.id, ctx.actor, 'heartbeat', { card })],
+						};
+					});
 		if (fast !== undefined) {
 			return fast;
 		}
@@ -213,6 +218,11 @@ export class ClaimCycle {
 				},
 				now,
 			);
+			if (p.usage !== undefined) {
+				const kind = ctx.kind ?? card.dispatch?.kind ?? null;
+				const at = { cardId: card.id, epoch: card.claimEpoch, kind, project: card.project ?? null };
+				await recordUsage(tx, at, p.usage, now);
+			}
 			return { result: { card, lease: present(leaseOf(cardState(card))) }, events };
 		});
 	}

@@ -20,6 +20,7 @@ import {
 import type { Queryable } from '../store/db';
 import { loadCard, loadCardRow } from './cardActions';
 import type { OpContext, UnitOfWork } from './unitOfWork';
+import { reportUsage } from './usage';
 import { num, present, toIso } from './values';
 
 /** The event's card id when a run's event names no card. */
@@ -229,6 +230,11 @@ export class DispatchOps {
 			const card = (rows[0] as { card: Card }).card;
 			return { result: { card }, events: [{ cardId: card.id, type: 'dispatch_updated', data: { card } }] };
 		});
+	}
+
+	/** The attempt's usage as the seat's agent reported it (usage.ts). */
+	usage(ctx: OpContext, p: ParsedParams<'dispatch/usage'>): Promise<Result<'dispatch/usage'>> {
+		return reportUsage(this.uow, ctx, p);
 	}
 
 	/** Logs a dispatched agent's exit (`agent_exited`): the /metrics counter by reason and the proofs' record. */

@@ -31,7 +31,7 @@ import {
 	limits,
 } from './scalars';
 import { BaseBranch, CardWorkspace } from './workspaces';
-import { DispatchClaim } from './dispatch';
+import { DispatchClaim, Usage, UsageReport, UsageTotals } from './dispatch';
 import { Attempt, BacklogEvent, Card, CardRef, CardRow, ChildrenRollup, Lease, Message } from './domain';
 
 // ---------------------------------------------------------------------------------------------------
@@ -127,6 +127,8 @@ export const GetResult = z.object({
 	 * (`agingHours`): priority + one per agingHours waited. Absent when aging is off or the card is not ready.
 	 */
 	effectivePriority: z.number().int().optional(),
+	/** Its attempts' usage summed (costUsd null when one of them reported no cost); absent when none reported any. */
+	usage: Usage.optional(),
 });
 
 export const CommentParams = z
@@ -208,6 +210,8 @@ export const StatsResult = z.object({
 	stalledClaims: z.number(),
 	agents: z.object({ healthy: z.number(), late: z.number(), stale: z.number(), dead: z.number() }),
 	lastSeq: Seq,
+	/** Tokens and cost reported by the attempts of the cards counted. */
+	usage: UsageTotals.optional(),
 });
 export type StatsResult = z.infer<typeof StatsResult>;
 
@@ -257,6 +261,7 @@ export const HeartbeatParams = z
 		progress: Progress.optional().describe('Percent done'),
 		note: Note.optional().describe('What you are doing now'),
 		ttlSeconds: z.number().int().min(5).max(3600).optional().describe('New lease length'),
+		usage: UsageReport.optional(),
 	})
 	.strict();
 export const LeaseResult = z.object({ card: Card, lease: Lease });

@@ -108,11 +108,49 @@ export const DispatchUpdateParams = z
 	})
 	.strict();
 
+/**
+ * An attempt's usage as its agent reports it: the running total of the attempt (a later report replaces
+ * an earlier one). `costUsd` null: the agent reported tokens but no cost, and none is invented.
+ */
+export const Usage = z
+	.object({
+		inputTokens: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+		outputTokens: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+		costUsd: z.number().nonnegative().max(1e9).nullable(),
+	})
+	.strict();
+export type Usage = z.infer<typeof Usage>;
+/** What an agent or the supervisor reports: a cost may be left out (unknown). */
+export const UsageReport = Usage.extend({ costUsd: Usage.shape.costUsd.optional() }).strict();
+export type UsageReport = z.input<typeof UsageReport>;
+/** Usage summed over attempts, as card/stats gives it: the whole, by agent kind ('none': not dispatched) and project ('' : none). */
+export const UsageSum = Usage.extend({
+	/** The dollars that were reported, also when some attempt reported none (then costUsd is null). */
+	knownCostUsd: z.number().nonnegative(),
+}).strict();
+export type UsageSum = z.infer<typeof UsageSum>;
+export const UsageTotals = z.object({
+	total: UsageSum,
+	byKind: z.record(z.string(), UsageSum),
+	byProject: z.record(z.string(), UsageSum),
+});
+export type UsageTotals = z.infer<typeof UsageTotals>;
+/**
+ * The supervisor's record of its agent's usage on the attempt its seat held at `epoch`; accepted from
+ * the agent that held that claim even after the claim ended (an agent's last report often comes with
+ * its completion).
+ */
+export const DispatchUsageParams = z
+	.object({ cardId: CardId, epoch: z.number().int().nonnegative(), usage: UsageReport })
+	.strict();
+
 export const AgentExitReason = z.enum([
 	'completed',
 	'failed',
+	'released',
 	'exited',
 	'timeout',
+	'budget',
 	'hung',
 	'rate_limited',
 	'stopped',

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { Capabilities, AgentId, CardId, CardStatus, Epoch, ReviewMode, Seq, Timestamp } from './scalars';
 import { BaseBranch, CardChecks, CardWorkspace, ChecksState } from './workspaces';
-import { AgentKind, Assignee, CardDispatch } from './dispatch';
+import { AgentKind, Assignee, CardDispatch, Usage } from './dispatch';
 
 // ---------------------------------------------------------------------------------------------------
 // Domain objects as they cross the wire (camelCase, DESIGN §2)
@@ -373,6 +373,8 @@ export const Attempt = z.object({
 	progressNote: z.string().nullable(),
 	reason: z.string().nullable(),
 	result: z.string().nullable(),
+	/** Tokens and cost its agent reported; absent when it reported none. */
+	usage: Usage.optional(),
 });
 export type Attempt = z.infer<typeof Attempt>;
 

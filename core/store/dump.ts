@@ -30,6 +30,9 @@ export const dumpTables = [
 	// The pauses of the line (issue 30): a restored backlog is paused where the backup's was. The
 	// supervisors' runs are live processes, not history: left out.
 	{ name: 'pauses', key: ['scope', 'target'] },
+	// What each attempt cost (migration 0030): spend is history a restore keeps.
+	{ name: 'attempt_usage', key: ['card_id', 'epoch'] },
+	{ name: 'usage_totals', key: ['kind', 'project'] },
 ] as const;
 
 export type DumpTable = (typeof dumpTables)[number]['name'];

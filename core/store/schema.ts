@@ -14,6 +14,7 @@ import {
 	bigint,
 	boolean,
 	check,
+	doublePrecision,
 	foreignKey,
 	index,
 	integer,
@@ -206,6 +207,41 @@ export const runs = pgTable(
 	() => [check('runs_stopping_check', sql`stopping IN ('drain', 'stop')`)],
 );
 
+/** What each attempt cost, as its agent reported it (migration 0030): one row per card and epoch. */
+export const attemptUsage = pgTable(
+	'attempt_usage',
+	{
+		cardId: text().notNull(),
+		epoch: integer().notNull(),
+		kind: text(),
+		project: text(),
+		inputTokens: bigint({ mode: 'number' }).notNull(),
+		outputTokens: bigint({ mode: 'number' }).notNull(),
+		costUsd: doublePrecision(),
+		updatedAt: at().notNull(),
+	},
+	t => [
+		primaryKey({ name: 'attempt_usage_pkey', columns: [t.cardId, t.epoch] }),
+		check('attempt_usage_input_tokens_check', sql`input_tokens >= 0`),
+		check('attempt_usage_output_tokens_check', sql`output_tokens >= 0`),
+		check('attempt_usage_cost_usd_check', sql`cost_usd >= 0`),
+	],
+);
+
+/** attempt_usage summed by kind and project ('' for none), kept by each report (migration 0030). */
+export const usageTotals = pgTable(
+	'usage_totals',
+	{
+		kind: text().notNull(),
+		project: text().notNull(),
+		inputTokens: bigint({ mode: 'number' }).notNull(),
+		outputTokens: bigint({ mode: 'number' }).notNull(),
+		knownCostUsd: doublePrecision().notNull(),
+		unknownCost: integer().notNull(),
+	},
+	t => [primaryKey({ name: 'usage_totals_pkey', columns: [t.kind, t.project] })],
+);
+
 export const tables = {
 	cards,
 	edges,
@@ -226,4 +262,6 @@ export const tables = {
 	projectSettings,
 	pauses,
 	runs,
+	attemptUsage,
+	usageTotals,
 } as const;

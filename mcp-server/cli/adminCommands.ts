@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 
 import { BatonError } from '../../core/errors';
 import { hubPaths, resolveDataDir } from '../../core/paths';
-import { AgentListParams, type BacklogEvent, EventsListParams, StatsParams } from '../../core/protocol';
+import { AgentListParams, type BacklogEvent, EventsListParams, StatsParams, type UsageSum } from '../../core/protocol';
+import { dollars, usageText } from '../../core/rules/usage';
 import { type Command, type CommandContext, show } from './command';
 import { cliFlags, paramFlags } from './flags';
 import { forceStopHub } from './hubStop';
@@ -20,6 +21,15 @@ const statsFlags = paramFlags(StatsParams, {
 		description: 'This project\'s cards and cards with none; "*": every project (default: this folder\'s)',
 	},
 });
+
+/** The attempts' reported usage; with an unknown cost, the dollars that were reported. */
+function statsUsage(total: UsageSum | undefined): string {
+	if (total === undefined || (total.inputTokens === 0 && total.outputTokens === 0 && total.costUsd === 0)) {
+		return 'none reported';
+	}
+	const known = total.costUsd === null && total.knownCostUsd > 0 ? ` (${dollars(total.knownCostUsd)} reported)` : '';
+	return `${usageText(total)}${known}`;
+}
 
 const stats: Command = {
 	name: 'stats',
@@ -58,6 +68,7 @@ const stats: Command = {
 							'agents',
 							`${s.agents.healthy} healthy, ${s.agents.late} late, ${s.agents.stale} stale, ${s.agents.dead} dead`,
 						],
+						['usage', statsUsage(s.usage?.total)],
 						['last seq', String(s.lastSeq)],
 					],
 				)

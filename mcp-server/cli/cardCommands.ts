@@ -8,6 +8,7 @@ import { z } from 'zod';
 
 import { maxPlanBytes, readBoundedText } from '../../core/files/boundedRead';
 import { stateWord } from '../../core/rules/claimable';
+import { usageText } from '../../core/rules/usage';
 import { BlockParams, CreateCardInput, LinkParams, ListParams, ProjectId, UpdateParams } from '../../core/protocol';
 import { cardChange, cardChangeCommand, statusLine } from './cardChange';
 import { claimCommands } from './claimCommands';
@@ -232,7 +233,10 @@ const showCommand: Command = {
 		const hub = await ctx.hub();
 		const r = await hub.request('card/get', { cardId: arg(ctx, 0) });
 		show(ctx, r, () => {
-			const parts = [describeCard(r.card, r.dependencies, Date.now(), r.effectivePriority)];
+			const parts = [
+				describeCard(r.card, r.dependencies, Date.now(), r.effectivePriority),
+				`Usage: ${usageText(r.usage)}`,
+			];
 			const refs = (label: string, list: typeof r.dependencies): void => {
 				if (list.length > 0) {
 					parts.push('', `${label}:`, ...list.map(d => `  ${d.id}  ${refWord(d)}  ${truncate(d.title, 60)}`));
@@ -252,12 +256,13 @@ const showCommand: Command = {
 					'',
 					'Attempts:',
 					formatTable(
-						['EPOCH', 'OWNER', 'OUTCOME', 'PROGRESS', 'NOTE'],
+						['EPOCH', 'OWNER', 'OUTCOME', 'PROGRESS', 'USAGE', 'NOTE'],
 						r.attempts.map(a => [
 							String(a.epoch),
 							a.owner,
 							a.outcome,
 							a.progress === null ? '-' : `${a.progress}%`,
+							a.usage === undefined ? '-' : usageText(a.usage),
 							// How the attempt ended (the reviewer's note, the failure, the result) over its last progress note.
 							truncate(a.reason ?? a.result ?? a.progressNote ?? '', 50),
 						]),

@@ -40,6 +40,21 @@ const runFlags = cliFlags({
 	phase: { type: 'string', value: 'X', description: 'Only cards in this phase' },
 	capabilities: { type: 'string', value: 'a,b', description: 'Capabilities the agents have' },
 	maxSeconds: { type: 'string', value: 'N', description: 'Stop an agent after N s and fail its card' },
+	maxCostUsd: {
+		type: 'string',
+		value: 'USD',
+		description: 'Stop an agent whose reported cost passes this many dollars and fail its card',
+	},
+	runBudgetUsd: {
+		type: 'string',
+		value: 'USD',
+		description: 'Claim no new card once the run has spent this many dollars',
+	},
+	maxInReview: {
+		type: 'string',
+		value: 'N',
+		description: "Claim no new card while N or more of the run's cards wait for review",
+	},
 	idleSeconds: {
 		type: 'string',
 		value: 'N',
@@ -84,6 +99,18 @@ function count(flag: string, value: string | undefined, fallback: number | undef
 	return n;
 }
 
+/** A dollar amount: a positive number (0.5, 12). */
+function dollarsFlag(flag: string, value: string | undefined): number | undefined {
+	if (value === undefined) {
+		return undefined;
+	}
+	const n = Number(value);
+	if (value.trim() === '' || !Number.isFinite(n) || n <= 0) {
+		throw new UsageError(`--${flag} must be a positive number of dollars, e.g. 2.50; got "${value}".`);
+	}
+	return n;
+}
+
 /** The kind of a --command run: --kind, else the program's name when it is a valid kind, else custom. */
 function commandKind(template: string): string {
 	const program = splitTemplate(template)[0] ?? '';
@@ -101,6 +128,9 @@ export interface CheckedRun {
 	kind: string;
 	name: string;
 	maxSeconds: number | undefined;
+	maxCostUsd: number | undefined;
+	runBudgetUsd: number | undefined;
+	maxInReview: number | undefined;
 	idleSeconds: number;
 	cooldownSeconds: number;
 	stopGraceSeconds: number;
@@ -165,6 +195,9 @@ export function checkRunFlags(ctx: Pick<CommandContext, 'values'>, env: NodeJS.P
 		kind,
 		name,
 		maxSeconds: count('max-seconds', flags.maxSeconds, undefined, 1),
+		maxCostUsd: dollarsFlag('max-cost-usd', flags.maxCostUsd),
+		runBudgetUsd: dollarsFlag('run-budget-usd', flags.runBudgetUsd),
+		maxInReview: count('max-in-review', flags.maxInReview, undefined, 1),
 		idleSeconds: count('idle-seconds', flags.idleSeconds, defaultIdleSeconds, 0) ?? defaultIdleSeconds,
 		cooldownSeconds: count('cooldown-seconds', flags.cooldownSeconds, 300, 0) ?? 300,
 		stopGraceSeconds: count('stop-grace-seconds', flags.stopGraceSeconds, 10, 0) ?? 10,
@@ -249,6 +282,9 @@ export const runCommand: Command = {
 				phase: checked.phase,
 				capabilities: checked.capabilities,
 				maxSeconds: checked.maxSeconds,
+				maxCostUsd: checked.maxCostUsd,
+				runBudgetUsd: checked.runBudgetUsd,
+				maxInReview: checked.maxInReview,
 				idleSeconds: checked.idleSeconds,
 				cooldownSeconds: checked.cooldownSeconds,
 				stopGraceMs: checked.stopGraceSeconds * 1000,

@@ -1,8 +1,9 @@
 /**
  * One dispatched card's agent, from its start (or its adoption after a restart) to the end of its
  * claim (issue 30): writes the agent's MCP config and prompt, starts the program in the card's
- * workspace, records its pid and log, follows its output (its rate-limit signal, rateLimit.ts; the last lines), keeps the
- * seat's lease alive, enforces --max-seconds, stops an agent that hangs (no output and no call
+ * workspace, records its pid and log, follows its output (its rate-limit signal, rateLimit.ts; its
+ * BATON_USAGE reports, attemptUsage.ts; the last lines), keeps the seat's lease alive, enforces
+ * --max-seconds and --max-cost-usd, stops an agent that hangs (no output and no call
  * reported on its card for --idle-seconds), and when the process exits ends a claim the agent left
  * held: failed with the exit code and the last lines, or released without using an attempt (rate
  * limit, stop). Speaks only on its seat's connection, i.e. as the card's holder (agent A, session S).
@@ -25,6 +26,7 @@ import { type AgentExit, type AgentProcess, spawnAgent } from './spawnAgent';
 import { Silence } from './silence';
 import { commandRateLimit, exitRateLimit } from './rateLimit';
 import { type SandboxChoice, programPaths, sandboxed } from './sandbox';
+import { AttemptUsage } from './attemptUsage';
 import { seatbelted } from './seatbelt';
 
 const log = createLogger('run').child('job');
@@ -40,7 +42,7 @@ const publishMs = 5_000;
 const lingerMs = 30_000;
 
 /** Why the supervisor ends an agent itself. */
-export type StopCause = 'rate_limited' | 'timeout' | 'hung' | 'stopped';
+export type StopCause = 'rate_limited' | 'timeout' | 'hung' | 'stopped' | 'budget';
 /** How a dispatched agent ended (dispatch/exited's reasons). */
 export type ExitReason = AgentExitReason;
 
@@ -63,6 +65,10 @@ export interface JobContext {
 	/** The environment agents inherit (before the BATON_* of their seat). */
 	baseEnv: Record<string, string>;
 	maxSeconds: number | undefined;
+	/** Stop an agent whose reported cost passes this many dollars (--max-cost-usd) and fail its card. */
+	maxCostUsd: number | undefined;
+	/** The attempt `key` (card:epoch) has now reported spending `costUsd` in all (the run's budget adds them). */
+	onSpend?(key: string, costUsd: number): void;
 	/** Stop an agent after this long without output or a life sign on its card; 0: never. */
 	idleSeconds: number;
 	/** A card's log file is cut back to its tail past this size (outputLog.ts); 0: never. */
@@ -101,6 +107,8 @@ export class AgentJob {
 	private ending = false;
 	private readonly silence: Silence;
 	private published = '';
+	/** What the agent reported it used (BATON_USAGE lines of a --command agent). */
+	readonly usage: AttemptUsage;
 	private lastPublish = 0;
 	readonly done: Promise<JobEnd>;
 
@@ -120,6 +128,7 @@ export class AgentJob {
 		// An adopted agent gets a whole idle period from its adoption: its past is not known.
 		this.silence = new Silence(ctx.idleSeconds, adopted ? Date.now() : startedAt);
 		this.progress = card.progressNote ?? undefined;
+		this.usage = new AttemptUsage(card.id, epoch, ctx.maxCostUsd);
 		this.timers.push(
 			setInterval(() => {
 				this.follow();
@@ -301,6 +310,7 @@ export class AgentJob {
 						break;
 					}
 				}
+				this.readUsage(fresh);
 			}
 			const output = this.tail.last(5);
 			const text = output.join('\n');
@@ -311,6 +321,22 @@ export class AgentJob {
 			}
 		}
 		return fresh;
+	}
+
+	/** BATON_USAGE lines: recorded on the attempt, added to the run's spend, and checked against --max-cost-usd. */
+	private readUsage(fresh: readonly string[]): void {
+		if (!this.usage.read(fresh)) {
+			return;
+		}
+		const cost = this.usage.latest?.costUsd;
+		if (cost !== undefined && cost !== null) {
+			this.ctx.onSpend?.(`${this.card.id}:${this.epoch}`, cost);
+		}
+		const over = this.usage.overBudget();
+		if (over !== undefined) {
+			this.stop('budget', over);
+		}
+		void this.usage.flush(this.conn);
 	}
 
 	/** An agent silent for --idle-seconds (silence.ts) is taken for hung. */
@@ -347,6 +373,8 @@ export class AgentJob {
 		// Its last words may be its CLI's rate-limit report (or a --command agent's signal line).
 		this.follow();
 		this.tail.close();
+		// Its last report first: it often comes with the completion, and a budget's failure cites it.
+		await this.usage.flush(this.conn);
 		const lines = this.tail.last();
 		const limited = this.cause === undefined ? exitRateLimit(this.signalKind(), exit.code, lines) : undefined;
 		if (limited !== undefined) {
@@ -396,7 +424,9 @@ export class AgentJob {
 					? 'completed'
 					: outcome === 'failed' || outcome === 'landing conflicted'
 						? 'failed' // the card came back for a reason it names: not the kind's streak
-						: (this.cause ?? 'exited');
+						: outcome === 'released' && this.cause === undefined
+							? 'released' // the agent handed it back itself: a release, not a failure
+							: (this.cause ?? 'exited');
 			return { reason, code };
 		}
 		const id = card.id;
@@ -418,6 +448,11 @@ export class AgentJob {
 				);
 				await this.conn.request('card/fail', { cardId: id, epoch, reason: cardReason });
 				return { reason: 'hung', code, cardReason };
+			}
+			case 'budget': {
+				const cardReason = withLines(`agent stopped: ${this.causeLine ?? 'its cost passed --max-cost-usd'}`, lines);
+				await this.conn.request('card/fail', { cardId: id, epoch, reason: cardReason });
+				return { reason: 'budget', code, cardReason };
 			}
 			case 'timeout': {
 				const cardReason = withLines(

@@ -17,6 +17,12 @@ export interface RunConfig {
 	phase: string | undefined;
 	capabilities: string[];
 	maxSeconds: number | undefined;
+	/** Stop an agent whose reported cost passes this many dollars, and fail its card (--max-cost-usd). */
+	maxCostUsd?: number | undefined;
+	/** Claim no new card once this run's agents reported spending this many dollars (--run-budget-usd). */
+	runBudgetUsd?: number | undefined;
+	/** Claim no new card while this many of the run's scope wait for review (--max-in-review). */
+	maxInReview?: number | undefined;
 	/** Stop an agent silent this long (no output, no call on its card) and fail its card; 0: never. */
 	idleSeconds: number;
 	cooldownSeconds: number;

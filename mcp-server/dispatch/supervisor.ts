@@ -4,8 +4,9 @@
  * assignment and seat limits are checked in the claim's transaction) and starts the agent; it reacts
  * to the hub's events (a card becoming claimable, a pause with --stop, `run/stop`) rather than
  * polling, with a slow timer only for cards that become claimable by time. It cools a rate-limited
- * kind down, pauses a kind after three failures in a row within ten minutes, registers the run every
- * 10 s, adopts its agents after a restart, and drains (or stops) on request.
+ * kind down, pauses a kind after three failures in a row within ten minutes, claims nothing while its
+ * dollar budget is spent or its review line is full (runLimits.ts, said on the run's line), registers
+ * the run every 10 s, adopts its agents after a restart, and drains (or stops) on request.
  * Must not: claim under its own identity, complete a card, start a second agent for a card, or hold
  * more cards than seats (a seat is taken from the claim's send until its job has ended).
  */
@@ -24,6 +25,7 @@ import { advisoryText } from './sandbox';
 import { SeatPool } from './seatPool';
 import { type PauseLike, type RunConfig, type RunLike, covers } from './runConfig';
 import { KindHealth, streakReason } from './streaks';
+import { RunLimits } from './runLimits';
 
 const log = createLogger('run');
 
@@ -53,6 +55,9 @@ export class Supervisor {
 		this.finished = resolve;
 	});
 	private readonly ctx: JobContext;
+	private readonly limits: RunLimits;
+	/** What the run's line last said holds it back (budget, review line): said again only when it changes. */
+	private heldSaid: string | undefined;
 
 	constructor(
 		private readonly config: RunConfig,
@@ -62,6 +67,7 @@ export class Supervisor {
 	) {
 		this.health = new KindHealth(config.cooldownSeconds * 1000);
 		this.pool = new SeatPool(config.seats, config.kind, config.name, connect);
+		this.limits = new RunLimits(config.runBudgetUsd, config.maxInReview, config.project);
 		this.ctx = {
 			dataDir: config.dataDir,
 			run: config.name,
@@ -71,6 +77,8 @@ export class Supervisor {
 			batonMcp: config.batonMcp,
 			baseEnv: config.baseEnv,
 			maxSeconds: config.maxSeconds,
+			maxCostUsd: config.maxCostUsd,
+			onSpend: (key, cost) => this.limits.spend(key, cost),
 			idleSeconds: config.idleSeconds,
 			stopGraceMs: config.stopGraceMs,
 			logMaxBytes: config.logMaxBytes,
@@ -239,6 +247,8 @@ export class Supervisor {
 		try {
 			for (;;) {
 				this.refill = false;
+				await this.limits.refresh(this.main, text => log.warn(text));
+				this.sayHeld();
 				while (this.mayClaim()) {
 					const seat = this.pool.firstFree();
 					if (seat === undefined || !(await this.claimInto(seat))) {
@@ -259,9 +269,19 @@ export class Supervisor {
 		return this.refill && this.mayClaim();
 	}
 
-	/** Running, a seat free and the kind not cooling down (read afresh: it changes across awaits). */
+	/** Running, a seat free, the kind not cooling down, no budget or review line holding (read afresh: it changes across awaits). */
 	private mayClaim(): boolean {
-		return this.mode === 'running' && !this.closed && this.inUse() < this.config.seats && !this.cooling();
+		const free = this.mode === 'running' && !this.closed && this.inUse() < this.config.seats;
+		return free && !this.cooling() && this.limits.held() === undefined;
+	}
+
+	/** The run's line says what holds it back (an event when that changes). */
+	private sayHeld(): void {
+		const held = this.limits.held();
+		if (held !== this.heldSaid) {
+			this.heldSaid = held;
+			this.display.event(held === undefined ? { event: 'claiming' } : { event: 'held', reason: held });
+		}
 	}
 
 	private cooling(): boolean {
@@ -333,7 +353,7 @@ export class Supervisor {
 		// this seat may claim again.
 		if (end.reason === 'completed') {
 			this.health.succeeded(this.config.kind);
-		} else if (end.reason === 'exited' || end.reason === 'timeout' || end.reason === 'hung') {
+		} else if (['exited', 'timeout', 'budget', 'hung'].includes(end.reason)) {
 			await this.countFailure(job.card.id, end.cardReason ?? end.reason);
 		} else if (end.reason === 'rate_limited') {
 			const until = this.health.coolDown(this.config.kind, Date.now());
@@ -397,7 +417,7 @@ export class Supervisor {
 			seats: this.config.seats,
 			inUse: this.inUse(),
 			mode: this.mode,
-			idle: this.idle,
+			idle: this.limits.held() ?? this.idle,
 			coolingUntil: this.health.coolingUntil(this.config.kind, Date.now()),
 		};
 		this.display.draw(rows, status);

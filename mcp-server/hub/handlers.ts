@@ -181,6 +181,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		'pause/list': () => b.pauses.list(),
 		'card/assign': ({ ctx, params }) => b.dispatch.assign(ctx, params),
 		'dispatch/update': ({ ctx, params }) => b.dispatch.update(ctx, params),
+		'dispatch/usage': ({ ctx, params }) => b.dispatch.usage(ctx, params),
 		'dispatch/exited': ({ ctx, params }) => b.dispatch.exited(ctx, params),
 		'dispatch/seat': ({ conn, params }) => hub.connections.seats.mint(conn, params),
 		'run/register': ({ ctx, params }) => b.dispatch.register(ctx, params, pidAlive),

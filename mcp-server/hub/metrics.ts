@@ -59,6 +59,8 @@ export class HubMetrics {
 	private readonly storeUp: Gauge;
 	private readonly agentExits: Counter<'reason'>;
 	private readonly seats: Gauge<'kind'>;
+	private readonly tokens: Counter<'kind' | 'direction'>;
+	private readonly cost: Counter<'kind'>;
 
 	constructor(private readonly options: HubMetricsOptions) {
 		const registers = [this.registry];
@@ -164,6 +166,21 @@ export class HubMetrics {
 			labelNames: ['kind'],
 			registers,
 		});
+		// Read from the store at scrape time (the attempts' reported usage summed by kind), not counted from
+		// commits: a report replaces the attempt's earlier one, so only the store knows the total. The whole
+		// backlog's, the same from every hub: max() over hubs in team mode. No card id is ever a label.
+		this.tokens = new Counter({
+			name: 'baton_tokens_total',
+			help: "Tokens the attempts' agents reported, by agent kind ('none': not dispatched) and direction (input, output).",
+			labelNames: ['kind', 'direction'],
+			registers,
+		});
+		this.cost = new Counter({
+			name: 'baton_cost_usd_total',
+			help: "Dollars the attempts' agents reported, by agent kind; attempts that reported no cost add nothing.",
+			labelNames: ['kind'],
+			registers,
+		});
 		this.storeUp = new Gauge({
 			name: 'baton_store_up',
 			help: '1 when the scrape read the store and the store takes writes, else 0.',
@@ -227,6 +244,8 @@ export class HubMetrics {
 		this.agents.reset();
 		this.labeled.reset();
 		this.seats.reset();
+		this.tokens.reset();
+		this.cost.reset();
 		let read = false;
 		try {
 			const [s, byProject, byLabel, seats] = await Promise.all([
@@ -239,6 +258,11 @@ export class HubMetrics {
 			this.seats.set({ kind: '' }, 0);
 			for (const { kind, n } of seats) {
 				this.seats.set({ kind }, n);
+			}
+			for (const [kind, u] of Object.entries(s.usage?.byKind ?? {})) {
+				this.tokens.inc({ kind, direction: 'input' }, u.inputTokens);
+				this.tokens.inc({ kind, direction: 'output' }, u.outputTokens);
+				this.cost.inc({ kind }, u.knownCostUsd);
 			}
 			for (const { label, n } of byLabel) {
 				this.labeled.set({ label }, n);

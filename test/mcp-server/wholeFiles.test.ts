@@ -151,6 +151,8 @@ describe('a backup that does not read back whole', () => {
 				id_counters: [],
 				id_prefixes: [],
 				pauses: [],
+				attempt_usage: [],
+				usage_totals: [],
 			} as DumpRows;
 			rows.settings.push('{"key":"review","value":"none"}');
 			const path = join(dir, 'baton-x.jsonl.gz');

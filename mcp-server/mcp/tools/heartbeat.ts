@@ -23,15 +23,16 @@ export function registerHeartbeatTool(server: McpServer, ctx: ToolContext): List
 		'heartbeat',
 		{
 			title: 'Report progress',
-			description:
-				'Report progress on a card you hold; renews its lease. Returns {lease}. On lease_lost, stop and claim again.',
-			listing: leanObject(HeartbeatToolParams.omit({ epoch: true }), {
+			description: 'Report progress on a held card; renews its lease. Returns {lease}. lease_lost: stop, claim again.',
+			// `usage` ({inputTokens, outputTokens, costUsd}: the attempt's running total) is listed with a word
+			// and no type: tools/list is at its byte budget, and a wrong shape is refused naming the fields.
+			listing: leanObject(HeartbeatToolParams.omit({ epoch: true, usage: true }), {
 				cardId: 'Id',
-				progress: 'Percent 0-100',
+				progress: '%',
 				note: 'Doing now',
-				ttlSeconds: 'New lease seconds',
-				waitSeconds: 'Wait for inbox (s)',
-			}),
+				ttlSeconds: 'Lease s',
+				waitSeconds: 'Inbox wait',
+			}).extend({ usage: z.unknown().optional().describe('Tokens, USD') }),
 			annotations: updatingTool,
 		},
 		toolHandler('heartbeat', HeartbeatToolParams, async ({ waitSeconds, ...args }, signal) => {
