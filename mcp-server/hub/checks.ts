@@ -19,6 +19,7 @@ import { type Card, type CardWorkspace, type ProjectSettings, checksLimits } fro
 import type { ChecksOutcome } from '../../core/rules/checks';
 import { visibleText } from '../../core/visibleText';
 import { checkCommit } from '../workspaces/checkCommit';
+import { gitText } from '../workspaces/git';
 import type { VerifyOutcome } from '../workspaces/land';
 import { runWorktreeCommand } from '../workspaces/worktreeSetup';
 import { isHere } from './wipKeeper';
@@ -67,6 +68,10 @@ export async function mergedTreeCheck(
 	}
 	const timeoutSeconds = settings.checkTimeoutSeconds;
 	return async commit => {
+		// The tree that passed already (the branch as its check ran, the base not moved since): not again.
+		if (card.checks?.state === 'passed' && (await sameTree(ws.root, commit, ws.branch))) {
+			return { ok: true };
+		}
 		log.info(`${card.id}: running \`${command}\` on ${ws.base} with ${ws.branch} merged (${commit.slice(0, 12)})`);
 		const ran = await checkCommit(ws.root, commit, command, timeoutSeconds * 1000);
 		if (ran.passed) {
@@ -83,6 +88,11 @@ export async function mergedTreeCheck(
 			message: `The check \`${command}\` ${how} on ${ws.base} with ${ws.branch} merged, so ${ws.base} did not move. Make it pass on the current ${ws.base} (rebase ${ws.branch} on it).${tail === '' ? '' : ` Its output ended:\n${tail}`}`,
 		};
 	};
+}
+
+async function sameTree(root: string, a: string, b: string): Promise<boolean> {
+	const [ta, tb] = (await gitText(root, ['rev-parse', `${a}^{tree}`, `${b}^{tree}`])).split('\n');
+	return ta !== undefined && ta === tb;
 }
 
 export class HubChecks {

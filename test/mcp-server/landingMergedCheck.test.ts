@@ -144,6 +144,33 @@ describe('landing checks the merged tree before the base moves', () => {
 		assert.equal(gitOut(root, 'rev-parse', `${landed!}^`), someone, 'landed on the base as it had become');
 	});
 
+	it('a branch whose check passed, on a base that has not moved, lands without running the check again', async () => {
+		// This check would fail anywhere: landing without running it proves the passed tree was trusted.
+		const p = await project('exit 1');
+		await b.create(human, { cards: [{ id: 'PS-1', title: 'Passed once', review: 'human', project: p.project }] });
+		const claimed = await b.claim(agent, { cardId: 'PS-1' });
+		const ws = await ensureWorktree({ repo: p.repo.root, cardId: 'PS-1' });
+		writeFiles(ws.path, { 'f.calls': 'call old\n' });
+		commitAllFiles(ws.path, 'PS-1: work');
+		await b.setWorkspace(agent, 'PS-1', { root: p.repo.root, path: ws.path, branch: ws.branch, base: 'main', host });
+		await b.complete(agent, { cardId: 'PS-1', epoch: claimed.lease?.epoch, result: 'done' }, 'exit 1');
+		const running = await get('PS-1');
+		assert.equal(running.checks?.state, 'running');
+		await b.checks.finish({ actor: 'baton' }, 'PS-1', running.checks.startedAt, {
+			state: 'passed',
+			exitCode: 0,
+			tail: '',
+			durationMs: 5,
+			timeoutSeconds: 600,
+		});
+		await approve('PS-1');
+		assert.equal((await get('PS-1')).status, 'done');
+		// A card whose own check never ran is checked at landing (and fails here).
+		await inReview(p, 'PS-2', { 'g.calls': 'call old\n' });
+		const e = await refused(approve('PS-2'), 'conflict');
+		assert.match(e.message, /The check `exit 1` failed with exit 1 on main/);
+	});
+
 	it('two approvals of one base at once land one after the other, each checked on what it lands on', async () => {
 		const p = await project();
 		const root = p.repo.root;
