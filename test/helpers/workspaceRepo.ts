@@ -46,9 +46,13 @@ export function writeFiles(dir: string, files: Record<string, string | Buffer>):
 
 /** Stages everything in `dir` and commits it; returns the commit. */
 export function commitAllFiles(dir: string, message: string): string {
-	gitOut(dir, 'add', '-A');
-	gitOut(dir, 'commit', '-q', '--allow-empty', '-m', message);
-	return gitOut(dir, 'rev-parse', 'HEAD');
+	return (
+		gitSeries([
+			[dir, 'add', '-A'],
+			[dir, 'commit', '-q', '--allow-empty', '-m', message],
+			[dir, 'rev-parse', 'HEAD'],
+		])[2] ?? ''
+	);
 }
 
 export interface TestRepo {
