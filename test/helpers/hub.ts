@@ -2,8 +2,8 @@
  * Test helpers for the hub: short temp data dirs (Unix socket paths max 107 bytes), the built bundle,
  * real `baton hub` processes, raw websocket clients for frame-level checks, and connectHub clients.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import WebSocket from 'ws';
@@ -12,40 +12,11 @@ import { type HubPaths, hubPaths } from '../../core/paths';
 import { type AgentInfo, type ClientKind, protocolVersion } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { dropSchema, testDatabaseUrl } from './backlog';
+import { batonJs, ensureBuilt } from './build';
 import { testV8Flags } from './v8Flags';
 
-export const repoRoot = resolve(__dirname, '../..');
-/** The bundle under test; BATON_TEST_BATON_JS points at another build (then nothing is rebuilt). */
-export const batonJs = process.env.BATON_TEST_BATON_JS ?? join(repoRoot, 'dist', 'baton.js');
-
-/** Builds dist/baton.js when any source under core/ or mcp-server/ is newer than it. */
-export function ensureBuilt(): void {
-	if (process.env.BATON_TEST_BATON_JS !== undefined) {
-		return;
-	}
-	const bundleTime = existsSync(batonJs) ? statSync(batonJs).mtimeMs : 0;
-	const newest = Math.max(newestTs(join(repoRoot, 'core')), newestTs(join(repoRoot, 'mcp-server')));
-	if (newest <= bundleTime) {
-		return;
-	}
-	const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: repoRoot, encoding: 'utf8' });
-	if (r.status !== 0) {
-		throw new Error(`node esbuild.mjs failed:\n${r.stderr}`);
-	}
-}
-
-function newestTs(dir: string): number {
-	let newest = 0;
-	for (const entry of readdirSync(dir, { withFileTypes: true })) {
-		const path = join(dir, entry.name);
-		if (entry.isDirectory()) {
-			newest = Math.max(newest, newestTs(path));
-		} else if (entry.name.endsWith('.ts') || entry.name.endsWith('.sql')) {
-			newest = Math.max(newest, statSync(path).mtimeMs);
-		}
-	}
-	return newest;
-}
+export { batonJs, ensureBuilt, repoRoot } from './build';
+export { waitFor } from './waitFor';
 
 /** A fresh, short data dir path under /tmp (not created: the hub creates it, as in real use). */
 export function tempDataDir(): string {
@@ -307,20 +278,6 @@ export class RawClient {
 		for (const w of waiters) {
 			w();
 		}
-	}
-}
-
-export async function waitFor(
-	cond: () => boolean | Promise<boolean>,
-	timeoutMs = 10_000,
-	what = 'condition',
-): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!(await cond())) {
-		if (Date.now() > deadline) {
-			throw new Error(`timed out waiting for ${what}`);
-		}
-		await sleep(20);
 	}
 }
 

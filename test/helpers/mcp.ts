@@ -3,8 +3,8 @@
  * dir (Unix socket paths stay under 107 bytes), the real MCP SDK client over stdio, the CLI as a child
  * process, and a clean hub shutdown. Build first: `node esbuild.mjs`.
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -13,36 +13,12 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 import { agentEnvMarkers } from '../../mcp-server/cli/insideAgent';
+import { batonJs } from './build';
 import { testV8Flags } from './v8Flags';
+import { waitFor } from './waitFor';
 
-export const repoRoot = resolve(import.meta.dirname, '..', '..');
-export const batonJs = join(repoRoot, 'dist', 'baton.js');
-
-/** Rebuilds dist/baton.js when it is missing or older than any source under core/ or mcp-server/. */
-export function ensureBuilt(): void {
-	const bundleTime = existsSync(batonJs) ? statSync(batonJs).mtimeMs : 0;
-	const newest = Math.max(newestSource(join(repoRoot, 'core')), newestSource(join(repoRoot, 'mcp-server')));
-	if (newest <= bundleTime) {
-		return;
-	}
-	const r = spawnSync(process.execPath, ['esbuild.mjs'], { cwd: repoRoot, encoding: 'utf8' });
-	if (r.status !== 0) {
-		throw new Error(`node esbuild.mjs failed:\n${r.stderr}`);
-	}
-}
-
-function newestSource(dir: string): number {
-	let newest = 0;
-	for (const entry of readdirSync(dir, { withFileTypes: true })) {
-		const path = join(dir, entry.name);
-		if (entry.isDirectory()) {
-			newest = Math.max(newest, newestSource(path));
-		} else if (entry.name.endsWith('.ts') || entry.name.endsWith('.sql')) {
-			newest = Math.max(newest, statSync(path).mtimeMs);
-		}
-	}
-	return newest;
-}
+export { batonJs, ensureBuilt, repoRoot } from './build';
+export { waitFor } from './waitFor';
 
 /**
  * Where children run unless a test says: outside any git repository, so no test's cards or claims
@@ -253,16 +229,6 @@ export function isAlive(pid: number): boolean {
 		return true;
 	} catch {
 		return false;
-	}
-}
-
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!(await check())) {
-		if (Date.now() > deadline) {
-			throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		}
-		await new Promise(r => setTimeout(r, 20));
 	}
 }
 

@@ -1,5 +1,5 @@
 /**
- * Landing on approval: the hub's landing.ts in process, against a real backlog (PGlite) and
+ * Landing on approval: the hub's landing.ts in process, against a real backlog (PostgreSQL) and
  * real git repositories. Squash, merge and rebase each land exactly the branch's changes and record
  * `workspace.landed`; `none` lands nothing and keeps worktree and branch; a conflict changes nothing
  * in the base or any checkout and sends the card back to ready with the hand-over; a dirty checkout
@@ -17,7 +17,7 @@ import { Landing, stackedBase, stackedBaseFor } from '../../mcp-server/hub/landi
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { backlogForSuite } from '../helpers/backlog';
 import { refused } from '../helpers/refused';
-import { commitAllFiles, folderPicture, gitOut, makeRepo, writeFiles, type TestRepo } from '../helpers/workspaceRepo';
+import { folderPicture, gitOut, gitSeries, makeRepo, writeFiles, type TestRepo } from '../helpers/workspaceRepo';
 
 const human: OpContext = { actor: 'vscode:alice' };
 const agent: OpContext = { actor: 'claude-1' };
@@ -35,8 +35,10 @@ let counter = 0;
 /** Every ref, the status and every file of a checkout: equal before and after means nothing changed. */
 function state(dir: string): string {
 	return [
-		gitOut(dir, 'for-each-ref', '--format=%(refname) %(objectname)'),
-		gitOut(dir, '--no-optional-locks', 'status', '--porcelain', '--untracked-files=all'),
+		...gitSeries([
+			[dir, 'for-each-ref', '--format=%(refname) %(objectname)'],
+			[dir, '--no-optional-locks', 'status', '--porcelain', '--untracked-files=all'],
+		]),
 		JSON.stringify([...folderPicture(dir)]),
 	].join('\n');
 }
@@ -45,7 +47,9 @@ describe('landing on approval', () => {
 	let b: Backlog;
 	let landing: Landing;
 	const committed: BacklogEvent[] = [];
-	backlogForSuite('pglite', {}, t => {
+	// The store is not what these cases prove (core proves it on both); PostgreSQL keeps PGlite's
+	// hundreds of MB out of this process, which every git child landing spawns would fork (7x the CPU).
+	backlogForSuite('postgres', {}, t => {
 		b = t.backlog;
 		landing = new Landing(b);
 		b.onCommitted(events => committed.push(...events));
@@ -66,15 +70,25 @@ describe('landing on approval', () => {
 		const claimed = await b.claim(agent, { cardId: id });
 		const ws = await ensureWorktree({ repo: r.root, cardId: id });
 		writeFiles(ws.path, { 'a.txt': 'a1\na2 changed\na3\n', 'new.txt': 'new\n' });
-		gitOut(ws.path, 'rm', '-q', 'b.txt');
-		const tip = commitAllFiles(ws.path, `${id}: work`);
-		await b.setWorkspace(agent, id, { root: r.root, path: ws.path, branch: ws.branch, base: 'main', host });
-		await b.complete(agent, { cardId: id, epoch: claimed.lease?.epoch, result: 'done' });
 		if (options.mainMoves !== undefined) {
 			writeFiles(r.root, options.mainMoves);
-			commitAllFiles(r.root, 'main moves on');
 		}
-		const oldBase = gitOut(r.root, 'rev-parse', 'main');
+		const out = gitSeries([
+			[ws.path, 'rm', '-q', 'b.txt'],
+			[ws.path, 'add', '-A'],
+			[ws.path, 'commit', '-q', '-m', `${id}: work`],
+			[ws.path, 'rev-parse', 'HEAD'],
+			...(options.mainMoves === undefined
+				? []
+				: [
+						[r.root, 'add', '-A'],
+						[r.root, 'commit', '-q', '-m', 'main moves on'],
+					]),
+			[r.root, 'rev-parse', 'main'],
+		]);
+		const [tip = '', oldBase = ''] = [out[3], out.at(-1)];
+		await b.setWorkspace(agent, id, { root: r.root, path: ws.path, branch: ws.branch, base: 'main', host });
+		await b.complete(agent, { cardId: id, epoch: claimed.lease?.epoch, result: 'done' });
 		return { root: r.root, id, ws, tip, oldBase, worktreePicture: folderPicture(ws.path) };
 	}
 	const get = async (id: string): Promise<Card> => (await b.get(human, { cardId: id })).card;

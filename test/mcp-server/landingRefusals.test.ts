@@ -1,5 +1,5 @@
 /**
- * Approvals that must not land, against a real backlog (PGlite), the hub's landing.ts in process and
+ * Approvals that must not land, against a real backlog (PostgreSQL), the hub's landing.ts in process and
  * real git repositories: the user's checkout of the base (the main checkout or a linked worktree) in
  * the middle of a rebase (both backends), a merge, a cherry-pick, a revert, a bisect or `git am` →
  * refused naming the state and the command that ends it, the base's ref, every ref, the checkout's
@@ -22,7 +22,15 @@ import { Landing } from '../../mcp-server/hub/landing';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { backlogForSuite } from '../helpers/backlog';
 import { refused } from '../helpers/refused';
-import { commitAllFiles, folderPicture, gitOut, makeRepo, writeFiles, type TestRepo } from '../helpers/workspaceRepo';
+import {
+	commitAllFiles,
+	folderPicture,
+	gitOut,
+	gitSeries,
+	repoFrom,
+	writeFiles,
+	type TestRepo,
+} from '../helpers/workspaceRepo';
 
 const human: OpContext = { actor: 'vscode:alice' };
 const agent: OpContext = { actor: 'claude-1' };
@@ -47,11 +55,35 @@ function gitMayFail(dir: string, ...args: string[]): number {
 /** Every ref, the status and every file of a checkout: equal before and after means nothing changed. */
 function state(dir: string): string {
 	return [
-		gitOut(dir, 'for-each-ref', '--format=%(refname) %(objectname)'),
-		gitOut(dir, 'rev-parse', 'HEAD'),
-		gitOut(dir, '--no-optional-locks', 'status', '--porcelain', '--untracked-files=all'),
+		...gitSeries([
+			[dir, 'for-each-ref', '--format=%(refname) %(objectname)'],
+			[dir, 'rev-parse', 'HEAD'],
+			[dir, '--no-optional-locks', 'status', '--porcelain', '--untracked-files=all'],
+		]),
 		JSON.stringify([...folderPicture(dir)]),
 	].join('\n');
+}
+
+/**
+ * The repository every case starts from, built once and copied: main at "initial" (README.md, a.txt),
+ * a branch `other` that changes README.md, and main's next two commits (README.md again) on `next`, so
+ * a card's branch can start at "initial" before main moves on.
+ */
+function baseRepo(): TestRepo {
+	return repoFrom('landing refusals', root => {
+		gitOut(root, 'init', '-q', '-b', 'main');
+		writeFiles(root, { 'README.md': '# r\n', 'a.txt': 'a\n' });
+		commitAllFiles(root, 'initial');
+		gitOut(root, 'switch', '-q', '-c', 'other');
+		writeFiles(root, { 'README.md': '# other\n' });
+		commitAllFiles(root, 'other changes README');
+		gitOut(root, 'switch', '-q', '-c', 'next', 'main');
+		for (const text of ['# main 1\n', '# main 2\n']) {
+			writeFiles(root, { 'README.md': text });
+			commitAllFiles(root, `main: ${text.trim()}`);
+		}
+		gitOut(root, 'switch', '-q', 'main');
+	});
 }
 
 function hook(root: string, name: string, script: string): void {
@@ -125,7 +157,9 @@ const operations: Operation[] = [
 describe('approvals that must not land', () => {
 	let b: Backlog;
 	let landing: Landing;
-	backlogForSuite('pglite', {}, t => {
+	// The store is not what these cases prove (core proves it on both); PostgreSQL keeps PGlite's
+	// hundreds of MB out of this process, which every git child landing spawns would fork (7x the CPU).
+	backlogForSuite('postgres', {}, t => {
 		b = t.backlog;
 		landing = new Landing(b);
 	});
@@ -134,9 +168,10 @@ describe('approvals that must not land', () => {
 	/**
 	 * A repository and a card in review whose branch changes a.txt (or `files`), main moved on twice
 	 * (README.md), and a branch `other` that changes README.md too, so a rebase or merge of it stops.
+	 * The repository is a copy of one built once (baseRepo); only the card's commit is new.
 	 */
 	async function inReview(files: Record<string, string> | null = { 'a.txt': 'a changed\n' }) {
-		const r = makeRepo({ 'README.md': '# r\n', 'a.txt': 'a\n' });
+		const r = baseRepo();
 		repos.push(r);
 		const n = ++counter;
 		const project = `refuse-${n}`;
@@ -147,19 +182,20 @@ describe('approvals that must not land', () => {
 		const ws = await ensureWorktree({ repo: r.root, cardId: id });
 		if (files !== null) {
 			writeFiles(ws.path, files);
-			commitAllFiles(ws.path, `${id}: work`);
 		}
 		await b.setWorkspace(agent, id, { root: r.root, path: ws.path, branch: ws.branch, base: 'main', host });
 		await b.complete(agent, { cardId: id, epoch: claimed.lease?.epoch, result: 'done' });
-		gitOut(r.root, 'branch', 'other');
-		gitOut(r.root, 'switch', '-q', 'other');
-		writeFiles(r.root, { 'README.md': '# other\n' });
-		commitAllFiles(r.root, 'other changes README');
-		gitOut(r.root, 'switch', '-q', 'main');
-		for (const text of ['# main 1\n', '# main 2\n']) {
-			writeFiles(r.root, { 'README.md': text });
-			commitAllFiles(r.root, `main: ${text.trim()}`);
-		}
+		// main moves on to `next` (a fast-forward of the user's checkout); `next` goes, as if never made.
+		gitSeries([
+			...(files === null
+				? []
+				: [
+						[ws.path, 'add', '-A'],
+						[ws.path, 'commit', '-q', '-m', `${id}: work`],
+					]),
+			[r.root, 'merge', '-q', '--ff-only', 'next'],
+			[r.root, 'branch', '-q', '-D', 'next'],
+		]);
 		return { root: r.root, id, ws };
 	}
 	const get = async (id: string): Promise<Card> => (await b.get(human, { cardId: id })).card;

@@ -1,6 +1,6 @@
 /**
  * The hub's workspace gc (mcp-server/hub/workspaceGc.ts) in process against a real backlog
- * (PGlite) and real git repositories: a card is live while it exists and is not done; the dry run lists
+ * (PostgreSQL) and real git repositories: a card is live while it exists and is not done; the dry run lists
  * exactly what gc then deletes; unsnapshotted work and unlanded commits survive unless forced; the
  * repositories are the one named, the project's on this host, or every project's on this host (a broken
  * one skipped); maintenance runs the safe part.
@@ -33,7 +33,9 @@ let counter = 0;
 describe('workspace gc in the hub', () => {
 	let b: Backlog;
 	let gcs: WorkspaceGc;
-	backlogForSuite('pglite', {}, t => {
+	// The store is not what these cases prove (core proves it on both); PostgreSQL keeps PGlite's
+	// hundreds of MB out of this process, which every git child gc spawns would fork (7x the CPU).
+	backlogForSuite('postgres', {}, t => {
 		b = t.backlog;
 		gcs = new WorkspaceGc(b);
 	});

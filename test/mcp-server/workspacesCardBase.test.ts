@@ -13,11 +13,13 @@ import { after, before, describe, it } from 'node:test';
 
 import { findGitRepo } from '../../core/client/gitRepo';
 import type { RpcClient } from '../../core/protocol/rpc';
-import { type HubProcess, client, startHub } from '../helpers/hub';
-import { type CliResult, cleanupDataDir, ensureBuilt, runBaton } from '../helpers/mcp';
-import { gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
+import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
+import { type HubProcess, client, hubEnv, startHub } from '../helpers/hub';
+import { type CliResult, cleanupDataDir, ensureBuilt, runCliHere } from '../helpers/mcp';
+import { gitOut, gitSeries, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
 let dataDir: string;
+let schema: string;
 let hub: HubProcess;
 let admin: RpcClient;
 const repos: TestRepo[] = [];
@@ -26,25 +28,31 @@ const repos: TestRepo[] = [];
 async function repo(name: string): Promise<{ root: string; project: string }> {
 	const r = makeRepo({ 'README.md': `# ${name}\n` });
 	repos.push(r);
-	gitOut(r.root, 'remote', 'add', 'origin', `https://github.com/acme/${name}.git`);
-	gitOut(r.root, 'checkout', '-q', '-b', 'release');
 	writeFiles(r.root, { 'RELEASE.md': 'only on release\n' });
-	gitOut(r.root, 'add', 'RELEASE.md');
-	gitOut(r.root, 'commit', '-q', '-m', 'release notes');
-	gitOut(r.root, 'checkout', '-q', 'main');
+	gitSeries([
+		[r.root, 'remote', 'add', 'origin', `https://github.com/acme/${name}.git`],
+		[r.root, 'checkout', '-q', '-b', 'release'],
+		[r.root, 'add', 'RELEASE.md'],
+		[r.root, 'commit', '-q', '-m', 'release notes'],
+		[r.root, 'checkout', '-q', 'main'],
+	]);
 	const found = await findGitRepo(r.root);
 	assert.ok(found !== undefined);
 	return { root: r.root, project: found.project };
 }
 
+/** The CLI in this process (its words and exit codes; the process face has its own smoke tests). */
 function baton(args: string[], cwd: string): Promise<CliResult> {
-	return runBaton(args, { dataDir, cwd, env: { BATON_AGENT: 'cli:alice' } });
+	return runCliHere(args, { dataDir, cwd, env: { BATON_AGENT: 'cli:alice' } });
 }
 
 before(async () => {
 	ensureBuilt();
 	dataDir = path.join(mkdtempSync('/tmp/bt-wb-'), 'd');
-	hub = await startHub({ dataDir });
+	// The store is not what these cases prove; a PostgreSQL hub keeps PGlite's hundreds of MB out of
+	// the process that spawns git for every claim (each child forks it: 7x the CPU).
+	schema = uniqueSchema();
+	hub = await startHub({ dataDir, env: hubEnv({ DATABASE_URL: testDatabaseUrl, BATON_PG_SCHEMA: schema }) });
 	admin = await client(dataDir, { agent: { id: 'vscode:alice' } });
 });
 
@@ -52,6 +60,7 @@ after(async () => {
 	admin.close();
 	await hub.stop();
 	await cleanupDataDir(dataDir);
+	await dropSchema(schema);
 	rmSync(path.dirname(dataDir), { recursive: true, force: true });
 	for (const r of repos) {
 		r.cleanup();

@@ -18,11 +18,13 @@ import type { BacklogEvent, ProjectSettings, Result, WorkspaceSetup } from '../.
 import type { RpcClient } from '../../core/protocol/rpc';
 import { snapshotWip } from '../../mcp-server/workspaces/wip';
 import { removeWorktree } from '../../mcp-server/workspaces/worktree';
-import { type HubProcess, client, startHub } from '../helpers/hub';
-import { type Agent, type CliResult, cleanupDataDir, ensureBuilt, runBaton, startAgent } from '../helpers/mcp';
+import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
+import { type HubProcess, client, hubEnv, startHub } from '../helpers/hub';
+import { type Agent, type CliResult, cleanupDataDir, ensureBuilt, runCliHere, startAgent } from '../helpers/mcp';
 import { gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
 let dataDir: string;
+let schema: string;
 let hub: HubProcess;
 let admin: RpcClient;
 const repos: TestRepo[] = [];
@@ -38,8 +40,9 @@ async function repo(name: string, files?: Record<string, string>): Promise<{ roo
 	return { root: r.root, project: found.project };
 }
 
+/** The CLI in this process (its words and exit codes; the process face has its own smoke tests). */
 function baton(args: string[], cwd: string, env: Record<string, string> = {}): Promise<CliResult> {
-	return runBaton(args, { dataDir, cwd, env: { BATON_AGENT: 'cli:alice', ...env } });
+	return runCliHere(args, { dataDir, cwd, env: { BATON_AGENT: 'cli:alice', ...env } });
 }
 
 async function settingsOf(project: string): Promise<ProjectSettings> {
@@ -54,7 +57,10 @@ async function history(cardId: string): Promise<(BacklogEvent & { data: Workspac
 before(async () => {
 	ensureBuilt();
 	dataDir = path.join(mkdtempSync('/tmp/bt-wc-'), 'd');
-	hub = await startHub({ dataDir });
+	// The store is not what these cases prove; a PostgreSQL hub keeps PGlite's hundreds of MB out of
+	// the process that spawns git for every claim (each child forks it: 7x the CPU).
+	schema = uniqueSchema();
+	hub = await startHub({ dataDir, env: hubEnv({ DATABASE_URL: testDatabaseUrl, BATON_PG_SCHEMA: schema }) });
 	admin = await client(dataDir, { agent: { id: 'vscode:alice' } });
 });
 
@@ -65,6 +71,7 @@ after(async () => {
 	admin.close();
 	await hub.stop();
 	await cleanupDataDir(dataDir);
+	await dropSchema(schema);
 	rmSync(path.dirname(dataDir), { recursive: true, force: true });
 	for (const r of repos) {
 		r.cleanup();

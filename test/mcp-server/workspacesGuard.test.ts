@@ -18,15 +18,16 @@ import { committedPaths } from '../../mcp-server/cli/commitGuard';
 import { installCommitGuard } from '../../mcp-server/workspaces/commitGuard';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { client } from '../helpers/hub';
-import { batonJs, childEnv, cleanupDataDir, ensureBuilt, runBaton, tempDataDir } from '../helpers/mcp';
+import { batonJs, childEnv, cleanupDataDir, ensureBuilt, runBaton, runCliHere, tempDataDir } from '../helpers/mcp';
 import { commitAllFiles, gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
 let dataDir: string;
 let repo: TestRepo;
 let wtB: string;
 
+/** The CLI in this process (the guard itself runs the bundle, as git runs it; the CLI process face has its smoke tests). */
 async function baton(args: string[], agent = 'cli:alice'): Promise<string> {
-	const r = await runBaton([...args, '--json'], { dataDir, env: { BATON_AGENT: agent } });
+	const r = await runCliHere([...args, '--json'], { dataDir, env: { BATON_AGENT: agent } });
 	assert.equal(r.code, 0, `baton ${args.join(' ')}: ${r.stdout} ${r.stderr}`);
 	return r.stdout;
 }

@@ -15,11 +15,13 @@ import { after, before, describe, it } from 'node:test';
 import { findGitRepo } from '../../core/client/gitRepo';
 import { BatonError } from '../../core/errors';
 import type { RpcClient } from '../../core/protocol/rpc';
-import { type HubProcess, client, startHub } from '../helpers/hub';
+import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
+import { type HubProcess, client, hubEnv, startHub } from '../helpers/hub';
 import { cleanupDataDir, ensureBuilt, runBaton } from '../helpers/mcp';
 import { folderPicture, gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
 let dataDir: string;
+let schema: string;
 let hub: HubProcess;
 let admin: RpcClient;
 const clients: RpcClient[] = [];
@@ -68,7 +70,10 @@ function repoState(root: string): string {
 before(async () => {
 	ensureBuilt();
 	dataDir = path.join(mkdtempSync('/tmp/bt-wh-'), 'd');
-	hub = await startHub({ dataDir });
+	// The store is not what these cases prove; a PostgreSQL hub keeps PGlite's hundreds of MB out of
+	// the process that spawns git for every claim (each child forks it: 7x the CPU).
+	schema = uniqueSchema();
+	hub = await startHub({ dataDir, env: hubEnv({ DATABASE_URL: testDatabaseUrl, BATON_PG_SCHEMA: schema }) });
 	admin = await client(dataDir, { agent: { id: 'vscode:alice' } });
 	app = await repo('app');
 	other = await repo('other');
@@ -86,6 +91,7 @@ after(async () => {
 	}
 	await hub.stop();
 	await cleanupDataDir(dataDir);
+	await dropSchema(schema);
 	rmSync(path.dirname(dataDir), { recursive: true, force: true });
 	for (const r of repos) {
 		r.cleanup();

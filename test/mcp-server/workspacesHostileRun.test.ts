@@ -15,7 +15,8 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
-import { type HubProcess, client, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
+import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
+import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
 import { ensureBuilt, repoRoot, runBaton } from '../helpers/mcp';
 import { startRun } from '../helpers/runSupervisor';
 import { folderPicture, gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
@@ -23,6 +24,7 @@ import { folderPicture, gitOut, makeRepo, type TestRepo, writeFiles } from '../h
 const hostileAgent = path.join(repoRoot, 'test', 'fixtures', 'hostileGitAgent.mjs');
 
 let dataDir: string;
+let schema: string;
 let hub: HubProcess;
 let api: RpcClient;
 let repo: TestRepo;
@@ -70,7 +72,10 @@ async function runHostile(phase: string, id: string): Promise<unknown> {
 before(async () => {
 	ensureBuilt();
 	dataDir = tempDataDir();
-	hub = await startHub({ dataDir });
+	// The store is not what these cases prove; a PostgreSQL hub keeps PGlite's hundreds of MB out of
+	// the process that spawns git for every claim (each child forks it: 7x the CPU).
+	schema = uniqueSchema();
+	hub = await startHub({ dataDir, env: hubEnv({ DATABASE_URL: testDatabaseUrl, BATON_PG_SCHEMA: schema }) });
 	api = await client(dataDir, { agent: { id: 'vscode:alice' } });
 	repo = makeRepo({ '.gitignore': '.env\n', 'README.md': '# hostile\n', 'src/a.ts': 'export const a = 1;\n' });
 	gitOut(repo.root, 'remote', 'add', 'origin', 'https://github.com/acme/hostile.git');
@@ -85,6 +90,7 @@ after(async () => {
 	api.close();
 	await hub.stop();
 	removeDataDir(dataDir);
+	await dropSchema(schema);
 	repo.cleanup();
 	rmSync(outsideDir, { recursive: true, force: true });
 });

@@ -13,7 +13,15 @@ import { land, type LandMode } from '../../mcp-server/workspaces/land';
 import { commitAll, diff, diffStat, pushBranch } from '../../mcp-server/workspaces/review';
 import { ensureWorktree, type Workspace } from '../../mcp-server/workspaces/worktree';
 import { refused } from '../helpers/refused';
-import { commitAllFiles, folderPicture, gitOut, makeRepo, writeFiles, type TestRepo } from '../helpers/workspaceRepo';
+import {
+	commitAllFiles,
+	folderPicture,
+	gitOut,
+	gitSeries,
+	makeRepo,
+	writeFiles,
+	type TestRepo,
+} from '../helpers/workspaceRepo';
 
 const repos: TestRepo[] = [];
 after(() => {
@@ -49,19 +57,25 @@ async function scene(cardId: string): Promise<Scene> {
 	writeFiles(ws.path, { 'a.txt': 'a1\na2 changed\na3\n', 'new.txt': 'new\n' });
 	assert.ok((await commitAll({ worktree: ws.path, message: `${cardId}: first half` })) !== null);
 	writeFiles(ws.path, { 'src/x.ts': 'export const x = 2;\n' });
-	gitOut(ws.path, 'rm', '-q', 'b.txt');
-	gitOut(ws.path, 'add', 'src/x.ts');
-	gitOut(ws.path, 'commit', '-q', '--author=Agent Two <two@example.com>', '-m', `${cardId}: second half`);
 	writeFiles(r.root, { 'README.md': '# r\nmain moved on\n' });
-	const oldBase = commitAllFiles(r.root, 'main moves on');
-	const tip = gitOut(r.root, 'rev-parse', ws.branch);
+	const [oldBase = '', tip = ''] = gitSeries([
+		[ws.path, 'rm', '-q', 'b.txt'],
+		[ws.path, 'add', 'src/x.ts'],
+		[ws.path, 'commit', '-q', '--author=Agent Two <two@example.com>', '-m', `${cardId}: second half`],
+		[r.root, 'add', '-A'],
+		[r.root, 'commit', '-q', '-m', 'main moves on'],
+		[r.root, 'rev-parse', 'HEAD'],
+		[r.root, 'rev-parse', ws.branch],
+	]).slice(-2);
 	return { root: r.root, parent: r.parent, ws, oldBase, tip, changed: ['a.txt', 'b.txt', 'new.txt', 'src/x.ts'] };
 }
 
 function state(root: string): string {
 	return [
-		gitOut(root, 'for-each-ref', '--format=%(refname) %(objectname)'),
-		gitOut(root, '--no-optional-locks', 'status', '--porcelain', '--untracked-files=all'),
+		...gitSeries([
+			[root, 'for-each-ref', '--format=%(refname) %(objectname)'],
+			[root, '--no-optional-locks', 'status', '--porcelain', '--untracked-files=all'],
+		]),
 		JSON.stringify([...folderPicture(root)]),
 	].join('\n');
 }

@@ -29,7 +29,8 @@ import {
 	tempDataDir,
 	waitFor,
 } from '../helpers/mcp';
-import { client } from '../helpers/hub';
+import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
+import { type HubProcess, client, hubEnv, startHub } from '../helpers/hub';
 import { folderPicture, gitOut, makeRepo, type TestRepo, writeFiles } from '../helpers/workspaceRepo';
 
 interface CardView {
@@ -58,6 +59,8 @@ interface Claimed {
 }
 
 let dataDir: string;
+let schema: string;
+let hub: HubProcess;
 let repo: TestRepo;
 let scratch: string;
 let project: string;
@@ -160,7 +163,11 @@ before(async () => {
 	});
 	scratch = path.join(repo.parent, 'scratch');
 	mkdirSync(scratch);
-	// The first card names the repository's project (and starts the hub); then worktrees go on for it.
+	// The store is not what these cases prove; a PostgreSQL hub keeps PGlite's hundreds of MB out of
+	// the process that spawns git for every claim and snapshot (each child forks it: 7x the CPU).
+	schema = uniqueSchema();
+	hub = await startHub({ dataDir, env: hubEnv({ DATABASE_URL: testDatabaseUrl, BATON_PG_SCHEMA: schema }) });
+	// The first card names the repository's project; then worktrees go on for it.
 	const first = (JSON.parse(await baton(['create', 'Names the project', '--json'])) as { cards: CardView[] }).cards[0];
 	assert.ok(first?.project !== undefined, 'the repository names a project');
 	project = first.project;
@@ -183,7 +190,9 @@ after(async () => {
 		e.kill('SIGKILL');
 	}
 	await Promise.all(agents.map(a => a.close().catch(() => undefined)));
+	await hub.stop();
 	await cleanupDataDir(dataDir);
+	await dropSchema(schema);
 	repo.cleanup();
 });
 

@@ -12,6 +12,7 @@ import { connectHub } from '../../../core/client/connectHub';
 import type { Card } from '../../../core/protocol';
 import type { RpcClient } from '../../../core/protocol/rpc';
 import type { BatonApi } from '../../../extension/main';
+import { waitFor as poll } from '../../helpers/waitFor';
 import type { UiCheckRequest, UiCheckResult } from '../uiChecks';
 
 export const extensionId = 'baton-dev.baton-mcp';
@@ -37,30 +38,17 @@ export async function api(): Promise<BatonApi> {
 	return exports;
 }
 
-/** Polls `probe` until it returns a value other than undefined/false, or fails naming `what`. */
-export async function waitFor<T>(
+/**
+ * Polls `probe` until it returns a value other than undefined/false, or fails naming `what`; a throwing
+ * probe counts as "not yet" (the extension's state may still be settling). The what-first order of
+ * the suite's many calls, over the tests' one poll.
+ */
+export function waitFor<T>(
 	what: string,
 	probe: () => T | undefined | false | Promise<T | undefined | false>,
 	timeoutMs = 10_000,
 ): Promise<T> {
-	const started = Date.now();
-	let last: unknown;
-	for (;;) {
-		try {
-			const v = await probe();
-			if (v !== undefined && v !== false) {
-				return v;
-			}
-		} catch (e) {
-			last = e;
-		}
-		if (Date.now() - started > timeoutMs) {
-			throw new Error(
-				`Timed out after ${timeoutMs} ms waiting for ${what}${last instanceof Error ? ` (last error: ${last.message})` : ''}`,
-			);
-		}
-		await new Promise(r => setTimeout(r, 50));
-	}
+	return poll(probe, timeoutMs, what, { retryErrors: true, intervalMs: 50 });
 }
 
 /** Another agent on the same backlog, over its own hub connection (never spawns: the extension did). */
