@@ -1,4 +1,4 @@
-// Bundles the three faces (DESIGN §6): dist/extension.js (cjs, `vscode` external, small, no PGlite),
+// Bundles the three faces: dist/extension.js (cjs, `vscode` external, small, no PGlite),
 // the `baton` program (dist/baton.js picks dist/mcp.js for `baton mcp`, else dist/program.js: hub +
 // CLI, carries PGlite) and dist/webview/board.js (browser iife).
 // PGlite's WASM and data files are copied to dist/pglite/ and loaded explicitly, because esbuild
@@ -12,27 +12,27 @@ const watch = process.argv.includes('--watch');
 /**
  * Bundles that load on every activation or board open must stay small: the extension only talks to
  * the hub, and the board is parsed each time a webview or tab opens it (598 KB minified while zod's
- * locales were in it, 337 KB without). Issue 13 raised both from 500 to 520 KB: in the extension the
+ * locales were in it, 337 KB without). Projects and scopes raised both from 500 to 520 KB: in the extension the
  * held-file decorations, the project switch and the scope rules (then core/scopeMatch.ts + globOverlap.ts, now core/scope/)
  * added 20.0 KB to 497.6 KB; in the board the project choice, the scope chip and "waits on files
- * held by …" (the same core rules, braces excluded) added 10.7 KB to 501.9 KB. Issue 15 raised the
+ * held by …" (the same core rules, braces excluded) added 10.7 KB to 501.9 KB. `baton init` raised the
  * extension's to 560 KB: the MCP config merge shared with `baton init` (core/formats/mcpConfig.ts) and
  * jsonc-parser, which keeps the comments of `.vscode/mcp.json` (29 KB of it), brought it to 546.8 KB.
- * Issue 28 raised the board's to 528 KB: its first use (loading and empty states, the offline header,
+ * The board's first-use work raised its budget to 528 KB: its first use (loading and empty states, the offline header,
  * project and scope in the card form, done results as markdown) and the one scope module it now shares
- * with the hub brought it to 524.8 KB. Issue 33 raised the board's to 548 KB and the extension's to
+ * with the hub brought it to 524.8 KB. Workspaces raised the board's to 548 KB and the extension's to
  * 568 KB: a card's diff on the board (jsdiff's parsePatch 6.7 KB, chosen over parse-diff's 3.9 KB
  * because it reads git's binary, mode and rename headers; the Changes section and its patch view
  * 6.6 KB), the workspace diff in VS Code (workspaceChanges.ts, 1.9 KB) and the workspace schemas both
  * load (CardWorkspace, project settings, card/diff, 3.3 KB) brought them to 542.8 and 560.7 KB.
- * Issue 30 raised the extension's to 600 KB and the board's to 560 KB: the dispatch schemas every face
+ * Dispatch raised the extension's to 600 KB and the board's to 560 KB: the dispatch schemas every face
  * reads (core/protocol/dispatch.ts: agent kinds, assignees, a card's dispatch record, pauses, runs and
  * the new methods' params) brought them to 571.5 and 551.9 KB before any face of dispatch was written;
  * the board's dispatch view (pause banner and button, the seat line and last output line, the assignee
  * chip, the shared words in core/rules/dispatched.ts: 3.5 KB) to 555.4 KB; in the extension Start/Stop
  * Agents, Pause/Resume, Assign Card, the seats status bar and the per-seat output channels
  * (commands/runs.ts and pauses.ts 9.2 KB, seatOutput.ts, agentRuns.ts, seatStatusBar.ts,
- * dispatchWatch.ts: 20.4 KB) to 592.1 KB. Issue 31's faces then raised the board's to 572 KB: the epic
+ * dispatchWatch.ts: 20.4 KB) to 592.1 KB. Epics' faces then raised the board's to 572 KB: the epic
  * chip and progress, label chips, the epic and label filters and the detail's links (epics.ts,
  * tagFilter.ts, detailLinks.ts, cardIndex.ts and the shared roll-up cache core/protocol/epicRollups.ts:
  * 9.7 KB) brought it to 578.5 KB; the tree's nesting (treeNesting.ts, 4.5 KB) the extension to 611.6 KB,
@@ -84,7 +84,7 @@ const zodEnglishOnly = {
  * The MCP SDK's Server builds an Ajv instance with every format at construction (its JSON Schema
  * validator, used only to check a client's answer to an elicitation, which Baton never asks for):
  * ajv, ajv-formats and fast-uri are 135 KB of dist/mcp.js (minified) that every agent's process
- * loaded, compiled and kept (issue 32). dist/mcp.js gets a validator that refuses instead; dist/program.js,
+ * loaded, compiled and kept. dist/mcp.js gets a validator that refuses instead; dist/program.js,
  * whose `baton mcp` runs only when main.ts is run directly, keeps the SDK's.
  */
 const noElicitationValidator = {
@@ -110,7 +110,7 @@ const importMetaUrl = {
 	define: { 'import.meta.url': '__batonImportMetaUrl' },
 };
 /**
- * The `baton` program is three files (issue 14): dist/baton.js, the bin, only picks one of the other
+ * The `baton` program is three files: dist/baton.js, the bin, only picks one of the other
  * two; dist/mcp.js is `baton mcp` alone (one process per agent: no hub, store or CLI to parse);
  * dist/program.js is everything else (hub, CLI, and `mcp` too when main.ts is run directly).
  */
@@ -135,7 +135,7 @@ const builds = [
 		external: ['pg-native'],
 		// Whitespace and comments always (identifiers kept for readable stacks), as the extension: V8 keeps
 		// each agent's bundle source in its heap, and the comments' few non-ASCII characters (≤, —) made
-		// it a two-byte string, 2.6 MB for the 1.3 MB file (issue 32).
+		// it a two-byte string, 2.6 MB for the 1.3 MB file.
 		minifyWhitespace: true,
 		minifySyntax: true,
 		plugins: [zodEnglishOnly, noElicitationValidator],
@@ -218,7 +218,7 @@ function checkBundles() {
 		existsSync('dist/extension.js') &&
 		/@electric-sql\/pglite|pglite\.wasm/.test(readFileSync('dist/extension.js', 'utf8'))
 	) {
-		throw new Error('dist/extension.js contains PGlite: the extension must only talk to the hub (DESIGN §1)');
+		throw new Error('dist/extension.js contains PGlite: the extension must only talk to the hub');
 	}
 	// Not the extension's test: dist/mcp.js carries package.json (its version), which names the dependency.
 	// `baton mcp` runs V8 in lite mode (mcp-server/bin.ts), which has no WebAssembly.
@@ -227,7 +227,7 @@ function checkBundles() {
 		/node_modules\/@electric-sql\/|pglite\.wasm|WebAssembly/.test(readFileSync('dist/mcp.js', 'utf8'))
 	) {
 		throw new Error(
-			'dist/mcp.js contains PGlite or WebAssembly: `baton mcp` only talks to the hub and runs without a JIT (issues 14, 32)',
+			'dist/mcp.js contains PGlite or WebAssembly: `baton mcp` only talks to the hub and runs without a JIT',
 		);
 	}
 }

@@ -1,8 +1,8 @@
 /**
  * The Backlog tree (issue item 2): cards grouped by status, sorted by priority, with per-state icons,
  * context values for the menus, markdown tooltips (cardTooltip.ts) and a phase/label/text filter; the pauses
- * on top (issue 30: what is paused, by whom and why; Resume from the row's menu); within a group,
- * children nest under their epic, which shows "3 / 5 done" (treeNesting.ts, issue 31). Updates come from the
+ * on top (what is paused, by whom and why; Resume from the row's menu); within a group,
+ * children nest under their epic, which shows "3 / 5 done" (treeNesting.ts). Updates come from the
  * connection's event feed; group and card items keep stable ids, so a refresh never collapses what
  * the user expanded. Reads the cached state only: no request per render. The nodes, groups, context
  * values and filter are backlogNodes.ts's (vscode-free).
@@ -56,7 +56,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		private readonly hub: HubConnection,
 		/** The workspace's projects and the All projects switch; absent: every card shows. */
 		private readonly projects?: WorkspaceProjects,
-		/** Pauses (issue 30); absent: none shown. */
+		/** Pauses; absent: none shown. */
 		private readonly dispatch?: DispatchWatch,
 	) {
 		this.rollups = new EpicRollups(

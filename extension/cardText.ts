@@ -21,7 +21,7 @@ export function leaseText(card: Card, now: number): string | undefined {
 	return isLeaseExpired(card, now) ? `lease expired ${formatDuration(-left)} ago` : `lease ${formatDuration(left)}`;
 }
 
-/** Priority first, then the oldest (DESIGN §3's claim order). */
+/** Priority first, then the oldest (the claim order). */
 export function compareByPriority(a: Card, b: Card): number {
 	return b.priority - a.priority || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
 }
@@ -36,7 +36,7 @@ function cut(text: string, n: number): string {
  * holder's health as this window sees it (undefined: not known), so a dead agent's card reads as
  * held by a dead agent (the Agents tree), not as stalled. A dispatched card reads "claude · seat 2 ·
  * 4 min" instead of its agent id; `pause` (core/rules/dispatched.ts `pauseOf`) marks a ready card
- * paused with who and why; an assigned card names its assignee (issue 30).
+ * paused with who and why; an assigned card names its assignee.
  */
 export function cardSummary(
 	card: Card,

@@ -2,7 +2,7 @@
  * One card's element in a column: built once per recycled DOM node and refilled from a card on every
  * change (id, priority, phase, flags, title, holder or reviewer, lease, note, a done card's result,
  * progress; a dispatched card's seat, elapsed time and last output line, an assignee chip, a paused
- * flag: issue 30), with an aria-label that says the same. Everything user-supplied goes in through
+ * flag), with an aria-label that says the same. Everything user-supplied goes in through
  * textContent, never HTML, except the result: markdown, sanitised by markdown.ts; styles through CSSOM (the CSP allows no inline style attributes). It must not keep state of its own
  * beyond the node's parts, nor decide a card's rules (the markers come from BoardState, i.e. core).
  */
@@ -110,7 +110,7 @@ export interface RenderContext {
 	nowMs: number;
 	/** Card id that currently holds the board's single tab stop. */
 	tabStopId: string | undefined;
-	/** Epics' roll-ups (issue 31). */
+	/** Epics' roll-ups. */
 	rollups?: EpicRollups;
 }
 

@@ -267,7 +267,7 @@ export class DetailPane {
 		const add = (k: string, v: string): void => {
 			dl.append(el('dt', '', k), el('dd', '', v));
 		};
-		// Aging (issue 30): a waiting card's place in the claim order, from card/get.
+		// Aging: a waiting card's place in the claim order, from card/get.
 		const effective = this.last?.card.id === card.id ? this.last.effectivePriority : undefined;
 		add(
 			'Priority',

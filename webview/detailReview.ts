@@ -1,5 +1,5 @@
 /**
- * The review parts of the detail pane (issue 12 §4): for a card in review, who completed it, who must
+ * The review parts of the detail pane: for a card in review, who completed it, who must
  * review it, the reviewing agent if one holds it, and Approve / Request changes (the same moves as a
  * drop on Done / Ready, so they ask and confirm the same way), held back while its check runs; for a
  * card sent back, the reviewer's note or the failed check's output; and the result, rendered as markdown through markdown.ts. It decides nothing: the moves are

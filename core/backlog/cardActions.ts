@@ -94,8 +94,8 @@ async function applyPatch(tx: Queryable, cardId: string, patch: CardPatch, now: 
 		sets.push(`${patchColumns[key]} = $${params.length}${json ? '::jsonb' : ''}`);
 	}
 	if (patch.status !== undefined || patch.claimEpoch !== undefined) {
-		// Reservations live as long as the claim that made them (issue 13): any end or new epoch drops them,
-		// and so does the dispatch record (issue 30; a dispatched claim writes its own after this).
+		// Reservations live as long as the claim that made them: any end or new epoch drops them,
+		// and so does the dispatch record (a dispatched claim writes its own after this).
 		sets.push(`reserved = '{}'`, 'dispatch = NULL');
 	}
 	sets.push('updated_at = $2');

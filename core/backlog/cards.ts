@@ -52,7 +52,7 @@ export class Cards {
 	}
 
 	async create(ctx: OpContext, p: ParsedParams<'card/create'>): Promise<Result<'card/create'>> {
-		// One card without id, key, dependencies or parent: one statement (issue 32).
+		// One card without id, key, dependencies or parent: one statement.
 		const one = await createOne(this.uow, ctx, p);
 		if (one !== undefined) {
 			return one;
@@ -72,7 +72,7 @@ export class Cards {
 				}
 			}
 			const fresh = cardsToCreate(inputs, byKey);
-			// Cards made while the creator holds one record it (issue 31); `fresh` keeps the inputs' identity.
+			// Cards made while the creator holds one record it; `fresh` keeps the inputs' identity.
 			const toCreate = await withDiscovery(tx, ctx.actor, fresh);
 
 			const ids = await this.assignIds(tx, toCreate);
@@ -137,7 +137,7 @@ export class Cards {
 		});
 	}
 
-	/** Ids for new cards: supplied ones are checked; missing ones are readable ids of their project (issue 31). */
+	/** Ids for new cards: supplied ones are checked; missing ones are readable ids of their project. */
 	private async assignIds(tx: Queryable, cards: readonly CardInput[]): Promise<string[]> {
 		for (const c of cards) {
 			if (c.id !== undefined) {
@@ -322,7 +322,7 @@ export class Cards {
 				);
 			}
 			await tx.query('DELETE FROM cards WHERE id = $1', [p.cardId]);
-			// Deleting a parent's last open child closes an auto-close parent as its completion would (issue 31).
+			// Deleting a parent's last open child closes an auto-close parent as its completion would.
 			const tree =
 				before.parent !== null && before.parent !== undefined && before.status !== 'done'
 					? await afterChildDone(tx, before, ctx.actor, now)
@@ -339,7 +339,7 @@ export class Cards {
 }
 
 /**
- * A card's own base (issue 33) is read when its branch is made: once it has a branch not yet landed,
+ * A card's own base is read when its branch is made: once it has a branch not yet landed,
  * the branch keeps the base it was made from (its workspace's), so a change would silently do nothing.
  */
 function checkBaseEditable(card: Card): void {

@@ -1,5 +1,5 @@
 /**
- * Dispatch's store side (issue 30): a card's assignee, a dispatched claim's checks and record (max-held,
+ * Dispatch's store side: a card's assignee, a dispatched claim's checks and record (max-held,
  * the project's seat limits, `cards.dispatch`), the supervisor's updates of its agent (pid, log, last
  * output lines), its agents' exits and the supervisor runs (table `runs`). Reads and writes those
  * only; it starts and stops no process (mcp-server/dispatch/ does) and decides no card transition.
@@ -41,7 +41,7 @@ export async function lineSettings(q: Queryable): Promise<{ maxHeld: number | nu
 }
 
 /**
- * card/get's `effectivePriority` (issue 30): a ready card's priority plus one per agingHours waited
+ * card/get's `effectivePriority`: a ready card's priority plus one per agingHours waited
  * since it was created or its last deferral ended, as the claim orders (claimableSql.ts
  * effectivePrioritySql); nothing when aging is off or the card is not ready.
  */

@@ -1,5 +1,5 @@
 /**
- * The backlog of record (DESIGN §2, §3): one method per protocol operation, each one transaction that
+ * The backlog of record: one method per protocol operation, each one transaction that
  * changes cards and appends one event per changed card. A facade: its base (backlog/wiring.ts) wires
  * the unit of work and the operation modules in core/backlog/ around a store it is given (Backlog.open
  * opens one with openStore), and each method here delegates; it holds no SQL and decides nothing
@@ -140,7 +140,7 @@ export class Backlog extends BacklogWiring {
 		return this.cards.list(ctx, p);
 	}
 
-	/** card/list's page with each card as its row (protocol CardRow, issue 32): what `baton mcp`'s list sends. */
+	/** card/list's page with each card as its row (protocol CardRow): what `baton mcp`'s list sends. */
 	listRows(ctx: OpContext, p: ParsedParams<'card/listRows'>): Promise<Result<'card/listRows'>> {
 		return this.cards.listRows(ctx, p);
 	}
@@ -154,7 +154,7 @@ export class Backlog extends BacklogWiring {
 		return cardCountsByProject(this.db);
 	}
 
-	/** Open cards per label, for /metrics (issue 31). */
+	/** Open cards per label, for /metrics. */
 	countsByLabel(): Promise<LabelCount[]> {
 		return openCardsByLabel(this.db);
 	}
@@ -243,7 +243,7 @@ export class Backlog extends BacklogWiring {
 
 	/**
 	 * Approve or request changes on a card in review; `reviewer` is who the hub says is asking; `landed`:
-	 * the card's workspace with the landing the hub just made (issue 33), written with the approval.
+	 * the card's workspace with the landing the hub just made, written with the approval.
 	 */
 	review(
 		ctx: OpContext,

@@ -1,5 +1,5 @@
 /**
- * Per-project workspace settings (issue 33, table project_settings) and a card's workspace record
+ * Per-project workspace settings (table project_settings) and a card's workspace record
  * (cards.workspace), whose `updated` event may carry how the worktree was set up (setup, restored,
  * copied). Reads and writes those two only: it runs no git and decides nothing about when a
  * workspace is made or removed (the hub's claimWorkspace, wipKeeper and landing modules do).
@@ -108,7 +108,7 @@ export class ProjectSettingsStore {
 				),
 			);
 			const pick = <T>(given: T | undefined, had: T): T => (given === undefined ? had : given);
-			// Issue 30: kindSeats replaces the whole map; a kind given 0 has no seat (its agents take none).
+			// kindSeats replaces the whole map; a kind given 0 has no seat (its agents take none).
 			await tx.query(
 				`UPDATE project_settings SET worktrees = $2, base = $3, land = $4, push = $5, setup = $6,
 					setup_timeout_seconds = $7, wip_days = $8, roots = $9::jsonb, seats = $10, kind_seats = $11::jsonb,

@@ -1,5 +1,5 @@
 /**
- * The review gate's operations (issue 12 §1): approve or request changes on a card in review
+ * The review gate's operations: approve or request changes on a card in review
  * (`card/review`), and a reviewing agent's claim of review work (`card/claim {review: true}`). The
  * decisions are core/rules/review.ts's; this module finds the card, applies them in one transaction and
  * lists the dependents an approval freed. It never decides who the reviewer is (the hub says: a human
@@ -25,7 +25,7 @@ export class Reviews {
 	/**
 	 * Approve (→ done, dependents freed) or request changes (→ ready with the note as hand-over). An
 	 * approval whose branch the hub just landed records `landed` (the card's workspace with `landed`)
-	 * in the same transaction (issue 33).
+	 * in the same transaction.
 	 */
 	async review(
 		ctx: OpContext,
@@ -62,7 +62,7 @@ export class Reviews {
 				}
 			}
 			const unblocked = await nowClaimable(tx, readiness, now);
-			// An approved child may free or auto-close its parent (issue 31).
+			// An approved child may free or auto-close its parent.
 			const tree = card.status === 'done' ? await afterChildDone(tx, card, ctx.actor, now) : undefined;
 			return {
 				result: { card, unblocked: [...unblocked, ...(tree?.unblocked ?? [])] },
@@ -73,7 +73,7 @@ export class Reviews {
 
 	/**
 	 * Whether `p` (an approval) would be allowed now, by the same rules and without writing anything:
-	 * the hub asks before it lands the card's branch (issue 33). `replay`: the request key already has
+	 * the hub asks before it lands the card's branch. `replay`: the request key already has
 	 * its answer (a re-sent approval), which review() returns as stored.
 	 */
 	async checkApproval(
@@ -106,7 +106,7 @@ export class Reviews {
 	}
 
 	/**
-	 * The approval `p` was allowed but landing the card's branch conflicted (issue 33): the card goes
+	 * The approval `p` was allowed but landing the card's branch conflicted: the card goes
 	 * back to ready with `handoff` (the conflict) as the next attempt's hand-over, event `land_conflicted`.
 	 */
 	async landConflict(
@@ -223,7 +223,7 @@ async function nothingToReview(tx: Queryable, actor: string): Promise<string> {
 
 /**
  * Of the cards whose unmet_deps just changed, those that are claimable now, and the descendants they
- * freed (issue 31: a child waits while an ancestor waits, so the last dependency of an epic frees its
+ * freed (a child waits while an ancestor waits, so the last dependency of an epic frees its
  * children too). One rule with the claim: claimableSql, open children and waiting ancestors included.
  */
 export async function nowClaimable(tx: Queryable, readiness: readonly ReadinessChange[], now: Date): Promise<string[]> {

@@ -64,9 +64,9 @@ export abstract class BacklogWiring {
 	protected readonly projects: ProjectSettingsStore;
 	/** Outgoing webhooks (backlog/hookStore.ts): the hooks/* operations and the delivering hub's bookkeeping. */
 	readonly hooks: HookStore;
-	/** Pauses of the line (backlog/pauses.ts, issue 30): pause/set, pause/clear, pause/list. */
+	/** Pauses of the line (backlog/pauses.ts): pause/set, pause/clear, pause/list. */
 	readonly pauses: Pauses;
-	/** Dispatch (backlog/dispatchOps.ts, issue 30): card/assign, dispatch/update|exited, run/*. */
+	/** Dispatch (backlog/dispatchOps.ts): card/assign, dispatch/update|exited, run/*. */
 	readonly dispatch: DispatchOps;
 	/** Checks before review (backlog/checkRuns.ts): a check's outcome, the checks still running. */
 	readonly checks: CheckRuns;

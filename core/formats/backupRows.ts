@@ -1,6 +1,6 @@
 /**
  * The protocol's rules applied to the rows of a backup or export before `baton restore`/`import`
- * applies anything (issue 27 §0): a card row must be a protocol `Card` (an id such as
+ * applies anything: a card row must be a protocol `Card` (an id such as
  * `x'); DROP TABLE cards;--` is refused, as the hub's own answers would refuse it later for the whole
  * backlog), a claimed card must name its owner and lease, and edges and agents must carry valid ids.
  * Pure: rows in, a sentence naming the line and card out; no I/O, no store.

@@ -118,12 +118,12 @@ export const GetResult = z.object({
 	attempts: z.array(Attempt),
 	/** The card's messages, oldest first (newest last). */
 	messages: z.array(Message),
-	/** Its parent (issue 31), when it has one. */
+	/** Its parent, when it has one. */
 	parent: CardRef.optional(),
-	/** Its children's roll-up (issue 31), when it has any. */
+	/** Its children's roll-up, when it has any. */
 	children: ChildrenRollup.optional(),
 	/**
-	 * Issue 30: a ready card's priority in the claim order when the backlog ages waiting cards
+	 * A ready card's priority in the claim order when the backlog ages waiting cards
 	 * (`agingHours`): priority + one per agingHours waited. Absent when aging is off or the card is not ready.
 	 */
 	effectivePriority: z.number().int().optional(),
@@ -171,7 +171,7 @@ export const ListResult = z.object({
 	/** Of the listed cards that wait on dependencies: the ones each still waits on (not done). */
 	waitsOn: z.record(z.string(), z.array(CardId)).optional(),
 });
-/** card/listRows (issue 32): the same page as card/list, each card as a CardRow. */
+/** card/listRows: the same page as card/list, each card as a CardRow. */
 export const ListRowsResult = ListResult.extend({ cards: z.array(CardRow) });
 
 export const StatsParams = z
@@ -228,14 +228,14 @@ export const ClaimParams = z
 			.optional()
 			.describe("Your project: its cards and cards with none; null: only those with none; '*' or omitted: any"),
 		/**
-		 * The absolute path of the claimer's git checkout (issue 33): where a project with worktrees on
+		 * The absolute path of the claimer's git checkout: where a project with worktrees on
 		 * gets the claimed card's worktree. Filled by the MCP session and `baton claim` from their working
 		 * directory, never listed to agents; without it the hub uses the root recorded for this host.
 		 */
 		root: z.string().max(4096).optional(),
 		labels: Labels.optional(),
 		/**
-		 * The supervisor's claim for a seat (issue 30): checked against the seat limits in the claim's
+		 * The supervisor's claim for a seat: checked against the seat limits in the claim's
 		 * transaction and recorded as the card's `dispatch`. Never listed to agents.
 		 */
 		dispatch: DispatchClaim.optional(),
@@ -284,7 +284,7 @@ export const CompleteParams = z
 	})
 	.strict();
 export const CompleteResult = z.object({
-	/** Forced on a parent with open children (issue 31): the children it left open. */
+	/** Forced on a parent with open children: the children it left open. */
 	leftOpen: z.array(CardId).optional(),
 	card: Card,
 	/** Dependents that became claimable because this card is done. */
@@ -292,7 +292,7 @@ export const CompleteResult = z.object({
 	/** With `next`: the card claimed next (as `claim` returns it), or card null and the reason. */
 	next: ClaimResult.optional(),
 	/**
-	 * Team mode (the project's `push`, issue 33): the card's branch pushed to origin at complete. A failed
+	 * Team mode (the project's `push`): the card's branch pushed to origin at complete. A failed
 	 * push leaves the completion standing: `ok: false`, the reason in `error` and a note on the card.
 	 */
 	push: z
@@ -306,7 +306,7 @@ export const ReleaseParams = z
 		reason: Reason.optional().describe('Why'),
 		force: z.boolean().optional().describe('Human override: release even if another agent holds it'),
 		/**
-		 * Give back the attempt the claim counted (issue 30: a start refused for rate or quota is not an
+		 * Give back the attempt the claim counted (a start refused for rate or quota is not an
 		 * attempt). Never listed to agents.
 		 */
 		refundAttempt: z.boolean().optional(),
@@ -323,7 +323,7 @@ export const FailParams = z
 	.strict();
 
 /**
- * The holder widens its card's scope mid-work (issue 13 §2): what no other live claim of the project
+ * The holder widens its card's scope mid-work: what no other live claim of the project
  * holds is granted (kept in `reserved` until the claim ends); the rest comes back with its holder.
  */
 export const ReserveParams = z
@@ -408,7 +408,7 @@ export const LinkParams = z
 	.object({
 		cardId: CardId,
 		dependsOn: z.union([CardId, z.array(CardId).min(1).max(limits.dependsOn)]).optional(),
-		/** Links that do not block (issue 31): related cards (kept on both), cards it duplicates. */
+		/** Links that do not block: related cards (kept on both), cards it duplicates. */
 		related: z.array(CardId).max(limits.dependsOn).optional(),
 		duplicates: z.array(CardId).max(limits.dependsOn).optional(),
 	})

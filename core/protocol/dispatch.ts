@@ -1,5 +1,5 @@
 /**
- * Dispatch (issue 30): the shapes of agents Baton starts itself — agent kinds, assignments, a claimed
+ * Dispatch: the shapes of agents Baton starts itself — agent kinds, assignments, a claimed
  * card's dispatch record, pauses of the line and supervisor runs — and the params and results of the
  * `pause/*`, `card/assign`, `dispatch/*` and `run/*` methods. Part of `core/protocol/index.ts`;
  * platform-free, imports only zod and scalars (domain.ts builds Card on these), and knows no frame.

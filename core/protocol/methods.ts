@@ -114,7 +114,7 @@ export const EventsListParams = z
 	})
 	.strict();
 /**
- * `horizon`: the highest seq the log's compaction deleted (issue 14 §2): progress events beyond the
+ * `horizon`: the highest seq the log's compaction deleted: progress events beyond the
  * newest per card or older than the settings allow. Events after it are all there.
  */
 export const EventsListResult = z.object({ events: z.array(BacklogEvent), lastSeq: Seq, horizon: Seq });
@@ -152,7 +152,7 @@ export const HubStatusResult = z.object({
 	/** What happened at start that users should hear of (a partial first init set aside, a marker re-written). */
 	notices: z.array(z.string()).optional(),
 	store: StoreHealth.optional(),
-	/** Prometheus metrics: the URL (null without a TCP listener) and the scrape token's file (issue 15). */
+	/** Prometheus metrics: the URL (null without a TCP listener) and the scrape token's file. */
 	metrics: z.object({ url: z.string().nullable(), tokenFile: z.string() }).optional(),
 });
 export type HubStatusResult = z.infer<typeof HubStatusResult>;
@@ -226,13 +226,13 @@ export const Settings = z
 			.min(1)
 			.max(10_000)
 			.nullable()
-			.describe('Issue 30: a claim by an agent already holding this many cards is refused; null = no limit'),
+			.describe('A claim by an agent already holding this many cards is refused; null = no limit'),
 		agingHours: z
 			.number()
 			.positive()
 			.max(87_600)
 			.nullable()
-			.describe("Issue 30: a ready card's effective priority rises by one per this many hours waited; null = off"),
+			.describe("A ready card's effective priority rises by one per this many hours waited; null = off"),
 	})
 	.strict();
 export type Settings = z.infer<typeof Settings>;

@@ -1,5 +1,5 @@
 /**
- * Issue 33's part of the wire contract: a card's workspace (branch and git worktree) as it crosses the
+ * The workspaces' part of the wire contract: a card's workspace (branch and git worktree) as it crosses the
  * wire, how approval lands it, what a fresh worktree's setup reports, a project's workspace settings
  * (`project/settings`, `project/settings/update`) and `workspace/gc`. Part of `core/protocol/index.ts`;
  * platform-free, imports only zod and the scalars, and runs no git (the hub does, mcp-server/workspaces/).
@@ -7,12 +7,12 @@
 import { z } from 'zod';
 import { ProjectId, Timestamp } from './scalars';
 
-/** How approval lands a card's branch into its base (issue 33); `none` leaves it to a pull request. */
+/** How approval lands a card's branch into its base; `none` leaves it to a pull request. */
 export const LandMode = z.enum(['squash', 'merge', 'rebase', 'none']);
 export type LandMode = z.infer<typeof LandMode>;
 
 /**
- * A card's own branch and git worktree (issue 33), made by the hub that claimed it, on its machine.
+ * A card's own branch and git worktree, made by the hub that claimed it, on its machine.
  * Kept from claim to landing; a hub never runs git for a workspace whose `host` is another machine.
  */
 // One instance each, reused by the fields below: the board bundles this file unminified (esbuild.mjs).
@@ -70,7 +70,7 @@ export type CardChecks = z.infer<typeof CardChecks>;
 export const BaseBranch = z.string().min(1).max(250);
 
 /**
- * How a claim's fresh worktree was set up (issue 33): extra keys of its `updated` event's data, the
+ * How a claim's fresh worktree was set up: extra keys of its `updated` event's data, the
  * card's history. Not in EventData's schema (it lets them through unchecked), to keep the board small.
  */
 export interface WorkspaceSetup {
@@ -83,7 +83,7 @@ export interface WorkspaceSetup {
 }
 
 /**
- * One project's workspace settings (issue 33), stored in the backlog (table project_settings): whether a
+ * One project's workspace settings, stored in the backlog (table project_settings): whether a
  * claim of its cards gets a branch and git worktree, the base branch, how approval lands, push at
  * complete, the fresh worktree's setup command and its time limit, how long WIP snapshots are kept, and
  * the repository's root on each host (recorded by `baton settings --worktrees on` run inside it).
@@ -104,9 +104,9 @@ export const ProjectSettings = z.object({
 	wipDays: z.number().int().min(1).max(36_500),
 	/** host name -> absolute path of the repository's main checkout there. */
 	roots: z.record(z.string(), z.string()),
-	/** Issue 30: dispatched agents holding this project's cards at once; absent = no limit. */
+	/** Dispatched agents holding this project's cards at once; absent = no limit. */
 	seats: z.number().int().min(1).max(1000).optional(),
-	/** Issue 30: the same per agent kind (kind -> seats); a kind not named has no limit of its own. */
+	/** The same per agent kind (kind -> seats); a kind not named has no limit of its own. */
 	kindSeats: z.record(z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/), z.number().int().min(0).max(1000)).optional(),
 });
 export type ProjectSettings = z.infer<typeof ProjectSettings>;
@@ -123,7 +123,7 @@ export const ProjectSettingsUpdateParams = ProjectSettings.partial()
 	})
 	.strict();
 /**
- * `workspace/gc` (issue 33, `baton gc`): removes worktrees and branches of cards that are done or
+ * `workspace/gc` (`baton gc`): removes worktrees and branches of cards that are done or
  * deleted and WIP refs older than the project's wipDays, in `root`'s repository, else `project`'s on
  * this host, else every repository with workspaces on this host; `dryRun` only plans.
  */

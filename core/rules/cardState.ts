@@ -20,7 +20,7 @@ export interface CardState extends LeaseView {
 	blockedReason: string | null;
 	failed: boolean;
 	version: number;
-	/** Who approves a completion (issue 12): none = complete means done. */
+	/** Who approves a completion: none = complete means done. */
 	review: ReviewMode;
 	/** In review: the agent whose work it is. */
 	completedBy: string | null;
@@ -49,7 +49,7 @@ export function backoffDelaySeconds(policy: BackoffPolicy, attempt: number): num
 export interface CardPatch {
 	status?: CardStatus;
 	claimOwner?: string | null;
-	/** The claiming connection's session (issue 27 §5); null: the agent id's lease. */
+	/** The claiming connection's session; null: the agent id's lease. */
 	claimSession?: string | null;
 	claimedAt?: Date | null;
 	leaseExpiresAt?: Date | null;

@@ -1,5 +1,5 @@
 /**
- * The card state machine of DESIGN §3, pure: given a card as it is, an action and `now`, decide whether
+ * The card state machine, pure: given a card as it is, an action and `now`, decide whether
  * the action is legal and return the patch to apply and the event to log. No I/O and no clock reads;
  * Backlog applies the patch and appends the event in one transaction.
  */
@@ -56,7 +56,7 @@ export function decide(card: CardState, action: Action, now: Date): Decision {
 			if (noteChanged) {
 				patch.progressNote = action.note ?? null;
 			}
-			// DESIGN §2: heartbeat events are logged for progress changes only, not for lease renewals.
+			// Heartbeat events are logged for progress changes only, not for lease renewals, which would flood the log.
 			return { patch, event: progressChanged || noteChanged ? 'heartbeat' : null, data: {} };
 		}
 		case 'complete': {

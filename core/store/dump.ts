@@ -24,10 +24,10 @@ export const dumpTables = [
 	{ name: 'webhooks', key: ['id'] },
 	// Per-project workspace settings (migration 0020).
 	{ name: 'project_settings', key: ['project'] },
-	// Readable ids (issue 31): a restored store goes on numbering where the backup stopped.
+	// Readable ids: a restored store goes on numbering where the backup stopped.
 	{ name: 'id_counters', key: ['prefix'] },
 	{ name: 'id_prefixes', key: ['project'] },
-	// The pauses of the line (issue 30): a restored backlog is paused where the backup's was. The
+	// The pauses of the line: a restored backlog is paused where the backup's was. The
 	// supervisors' runs are live processes, not history: left out.
 	{ name: 'pauses', key: ['scope', 'target'] },
 	// What each attempt cost (migration 0030): spend is history a restore keeps.

@@ -87,7 +87,7 @@ export const settings = pgTable('settings', {
 	value: json().notNull(),
 });
 
-/** The next number of each readable-id prefix (issue 31, migration 0024). */
+/** The next number of each readable-id prefix (migration 0024). */
 export const idCounters = pgTable('id_counters', {
 	prefix: text().primaryKey(),
 	next: integer().notNull(),
@@ -160,7 +160,7 @@ export const projectSettings = pgTable(
 		roots: jsonb()
 			.notNull()
 			.default(sql`'{}'`),
-		/** Dispatched agents holding this project's cards at once (issue 30, migration 0026); null = no limit. */
+		/** Dispatched agents holding this project's cards at once (migration 0026); null = no limit. */
 		seats: integer(),
 		/** The same per agent kind: kind -> seats. */
 		kindSeats: jsonb()
@@ -170,7 +170,7 @@ export const projectSettings = pgTable(
 	() => [check('project_settings_land_check', sql`land IN ('squash', 'merge', 'rebase', 'none')`)],
 );
 
-/** Pauses of the line (issue 30, migration 0026): target '' for scope 'all'. */
+/** Pauses of the line (migration 0026): target '' for scope 'all'. */
 export const pauses = pgTable(
 	'pauses',
 	{
@@ -187,7 +187,7 @@ export const pauses = pgTable(
 	],
 );
 
-/** Supervisor runs (issue 30, migration 0026), re-registered every 10 s. */
+/** Supervisor runs (migration 0026), re-registered every 10 s. */
 export const runs = pgTable(
 	'runs',
 	{

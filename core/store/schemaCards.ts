@@ -121,9 +121,9 @@ export const cards = pgTable(
 			.notNull()
 			.default(sql`'{}'`),
 		discoveredFrom: text(),
-		/** Its own base branch (issue 33, migration 0025); null = the project's. */
+		/** Its own base branch (migration 0025); null = the project's. */
 		base: text(),
-		/** Who may claim it (issue 30, migration 0026): an agent id or kind:K; null = anyone. */
+		/** Who may claim it (migration 0026): an agent id or kind:K; null = anyone. */
 		assignee: text(),
 		/** The dispatched agent holding it (protocol CardDispatch); null when no supervisor's seat does. */
 		dispatch: jsonb(),

@@ -347,7 +347,7 @@ const unblock = cardChangeCommand('unblock', 'Return a blocked card to ready', c
 	hub.request('card/unblock', { cardId }),
 );
 
-/** link/unlink's links that do not block (issue 31). */
+/** link/unlink's links that do not block. */
 const linkFlags = paramFlags(LinkParams, {
 	related: { value: 'IDS', description: 'Related cards (kept on both; never blocking)' },
 	duplicates: { value: 'IDS', description: 'Cards it duplicates' },

@@ -43,7 +43,7 @@ const claimFlags = paramFlags(ClaimParams, {
 	},
 });
 
-/** "⏎Workspace: …" for a claim that got one (issue 33), else nothing. */
+/** "⏎Workspace: …" for a claim that got one, else nothing. */
 function workspaceLine(ws: ClaimedWorkspace | undefined): string {
 	return ws === undefined
 		? ''

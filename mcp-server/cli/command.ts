@@ -31,11 +31,11 @@ export interface CommandContext {
 	agent: AgentInfo;
 	/**
 	 * What says this command runs inside a coding agent (insideAgent.ts), or undefined: such a command
-	 * approves nothing and its hello tells the hub so (issue 27 §5).
+	 * approves nothing and its hello tells the hub so.
 	 */
 	insideAgent: () => string | undefined;
 	/**
-	 * The project this command works in when its flags name none (issue 13): BATON_PROJECT, else the
+	 * The project this command works in when its flags name none: BATON_PROJECT, else the
 	 * git repository of the working directory, else null. Asked once, on first use.
 	 */
 	workingProject: () => Promise<ProjectChoice>;

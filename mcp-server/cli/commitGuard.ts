@@ -1,5 +1,5 @@
 /**
- * `baton commit-guard ID` (issue 33), run by the pre-commit hook of card ID's worktree
+ * `baton commit-guard ID`, run by the pre-commit hook of card ID's worktree
  * (workspaces/commitGuard.ts installs it): reads the paths the commit changes (the index git is about
  * to commit, GIT_INDEX_FILE included; for a merge only the paths that differ from both parents), asks
  * the local hub for the live claims of the card's project and refuses the commit (exit 1) when a path

@@ -1,5 +1,5 @@
 /**
- * CLI subcommands of issue 30's line control: `pause` (a scope of the line: everything, a project, a
+ * CLI subcommands of dispatch's line control: `pause` (a scope of the line: everything, a project, a
  * phase, a card or an agent kind; `--list` shows the pauses), `resume` (clears one, or `--all`), and
  * `assign` (who may claim a card: an agent id or `kind:K`; `--clear`). Each is one hub request; bad
  * input is one clear error before anything is sent, and the hub refuses what does not exist.

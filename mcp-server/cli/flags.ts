@@ -1,5 +1,5 @@
 /**
- * CLI flags derived from the protocol (issue 18 §3). `paramFlags` binds fields of a method's params
+ * CLI flags derived from the protocol. `paramFlags` binds fields of a method's params
  * schema to flags: each flag's type, repeatability, help text, bounds and whether it is required come
  * from the field's zod schema, and its value is converted, checked with that schema and returned under
  * the field's name, typed, ready for the request. `cliFlags` declares the CLI's own flags (files,

@@ -1,5 +1,5 @@
 /**
- * `baton gc [--dry-run] [--force] [--project ID]` (issue 33): the hub removes the worktrees and
+ * `baton gc [--dry-run] [--force] [--project ID]`: the hub removes the worktrees and
  * branches of landed or deleted cards and WIP refs older than the project's wipDays, in the repository
  * of the working directory (else the project's repository on this machine, else every one the hub
  * knows here). `--dry-run` prints exactly the lines gc would print as deleted. The rules of what is

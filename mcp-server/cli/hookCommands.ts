@@ -1,5 +1,5 @@
 /**
- * `baton hooks` (issue 15 §4): list the outgoing webhooks with their recent deliveries and failures,
+ * `baton hooks`: list the outgoing webhooks with their recent deliveries and failures,
  * add one (`hooks add URL --secret-file F`), remove one, and `hooks test URL --secret-file F`, a signed
  * ping sent from this process. Add pings the receiver first (unless --no-test) so an unreachable or
  * refusing URL is an error and nothing is added. Never prints a secret: the hub returns only its

@@ -13,7 +13,7 @@ import type { AgentInfo, ClientKind, Method } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
 
 /**
- * With workspaces on (issue 33), the hub answers a claim sent with a `root` once the card's worktree is
+ * With workspaces on, the hub answers a claim sent with a `root` once the card's worktree is
  * made and its setup command ran (a project's limit, 10 minutes by default): the claimer waits that
  * much longer for the answer.
  */
@@ -28,7 +28,7 @@ export interface OpenHubOptions {
 	reconnect?: boolean | undefined;
 	/** false: fail with `unavailable` instead of starting a hub (hub status / stop). */
 	spawn?: boolean | undefined;
-	/** The hello's session: `baton mcp`'s, made once per process (issue 27 §5). */
+	/** The hello's session: `baton mcp`'s, made once per process. */
 	session?: string | undefined;
 	/** The hello's insideAgent: what says this CLI runs inside a coding agent. */
 	insideAgent?: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * `baton import --from beads|backlog-md|taskmaster PATH` (issue 15 §3): reads the foreign backlog
+ * `baton import --from beads|backlog-md|taskmaster PATH`: reads the foreign backlog
  * from disk (the only node-only part), has core/importers parse and plan it against what the store
  * holds, and applies the plan in ONE data/import call that fails whole on any clash, so an import is
  * applied entirely or not at all. `--dry-run` prints the same plan and writes nothing. Parsing and

@@ -1,5 +1,5 @@
 /**
- * `baton init` (issue 15 §2): sets a repository up for its agents. Writes the `baton` MCP server
+ * `baton init`: sets a repository up for its agents. Writes the `baton` MCP server
  * entry into the project config of each MCP client found there or named with --client (merged by
  * core/formats/mcpConfig.ts, shared with the extension), and the work-loop section into AGENTS.md or CLAUDE.md
  * (mcp-server/cli/agentsSection.ts). Reads and checks every file before writing any, so a refused file leaves

@@ -1,5 +1,5 @@
 /**
- * How an MCP client starts this Baton (issue 28 §1): the one launch command that `baton init` writes
+ * How an MCP client starts this Baton: the one launch command that `baton init` writes
  * and `baton up` prints. It is the Baton that is running: `npx -y baton-mcp mcp` only when this one
  * was itself run through npx, `baton mcp` when the `baton` on PATH is this same install, else this
  * Node and this copy's absolute dist/baton.js (a clone, a tarball, a prefix not on PATH). `checkLaunch`
@@ -13,7 +13,7 @@ import { delimiter, join, sep } from 'node:path';
 import { BatonError } from '../../core/errors';
 import type { McpLaunch } from '../../core/formats/mcpConfig';
 
-/** The npm package that carries the `baton` program (issue 15 §1). */
+/** The npm package that carries the `baton` program. */
 export const packageName = 'baton-mcp';
 
 export const launchKinds = ['npx', 'baton', 'node'] as const;

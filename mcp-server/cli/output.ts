@@ -236,7 +236,7 @@ export function describeCard(
 	card: Card,
 	dependencies?: readonly CardRef[],
 	now: number = Date.now(),
-	/** card/get's effectivePriority (issue 30: aging on, the card ready). */
+	/** card/get's effectivePriority (aging on, the card ready). */
 	effectivePriority?: number,
 ): string {
 	const unmet = dependencies === undefined ? undefined : unmetDependencies(dependencies).map(d => d.id);

@@ -125,7 +125,7 @@ const settings: Command = {
 		'failure or a timeout sends it back to an agent with the output (as a failed attempt).',
 	async run(ctx) {
 		const { idPrefix, ...rest } = settingFlags.read(ctx.values);
-		// --id-prefix is the project's (issue 31): this folder's, unless --no-project or outside a repository.
+		// --id-prefix is the project's: this folder's, unless --no-project or outside a repository.
 		const project =
 			idPrefix === undefined || noProjectFlag.read(ctx.values).noProject
 				? null

@@ -1,5 +1,5 @@
 /**
- * The project a face works in (issue 13 §1), shared by `baton mcp` and the CLI: a `--project` flag,
+ * The project a face works in, shared by `baton mcp` and the CLI: a `--project` flag,
  * else `BATON_PROJECT`, else the git repository of the working directory (core/client/gitRepo.ts).
  * The answer is a project id, `*` (every project: claims and lists are not narrowed, created cards
  * get none) or null outside a repository (claims then get only cards with no project). Checks what a

@@ -1,5 +1,5 @@
 /**
- * The one project rule of list, claim and stats (issue 28 §3): each works in the folder's project
+ * The one project rule of list, claim and stats: each works in the folder's project
  * and cards with none (outside a repository: only cards with none), and when that hides cards of
  * other projects it says so and how to see or take them (`--project '*'`, `--project ID`). Wording
  * and the one extra stats request only; the narrowing itself is the hub's (card/list, card/claim and

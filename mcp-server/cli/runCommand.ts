@@ -1,5 +1,5 @@
 /**
- * `baton run` (issue 30): the supervisor in the foreground. Checks every flag (seats, the agent or the
+ * `baton run`: the supervisor in the foreground. Checks every flag (seats, the agent or the
  * template and its program, the run's name, budgets) before it connects, so bad input is one clear
  * usage error with nothing started; then runs mcp-server/dispatch/supervisor.ts until it drains or
  * stops. Ctrl-C (or SIGTERM) drains: no new agents, the running ones finish; a second one stops them

@@ -1,5 +1,5 @@
 /**
- * The CLI's words for parents and children (issue 31): `list --tree`'s order (each child under its
+ * The CLI's words for parents and children: `list --tree`'s order (each child under its
  * parent, its title indented) and `show`'s roll-up line ("3 / 5 done: 1 claimed, 1 ready"). Text only;
  * the counts come from card/get, the order from the cards' `parent`.
  */

@@ -1,6 +1,6 @@
 /**
  * A supervisor that starts again (after a stop, a crash or kill -9) finds its running agents' cards by
- * their claims (issue 30): every claimed card whose `dispatch` names this run and this host. An agent
+ * their claims: every claimed card whose `dispatch` names this run and this host. An agent
  * still alive (its pid's environment names the card) is adopted and watched; one that died while the
  * supervisor was down has its card failed with that reason; a card whose agent never started (the
  * supervisor died between claim and start) is released; one it cannot act for (no seat record) is

@@ -1,5 +1,5 @@
 /**
- * The agent command lines of `baton run` (issue 30): the built-in lines for `--agent claude|codex|gemini`,
+ * The agent command lines of `baton run`: the built-in lines for `--agent claude|codex|gemini`,
  * each written from that CLI's own `--help` and docs (the reasons are in docs/guide.md, "Which command
  * line each agent gets"), and `--command 'TEMPLATE'` for any other program. `resolveAgentCommand` checks
  * the choice before anything starts (one clear invalid_input error); `buildLaunch` turns it into the

@@ -1,5 +1,5 @@
 /**
- * What `baton run` shows (issue 30): on a terminal a live table (seat, card, agent, elapsed, last
+ * What `baton run` shows: on a terminal a live table (seat, card, agent, elapsed, last
  * progress) redrawn in place once a second with each event printed above it; with --json one JSON
  * object per line per event; otherwise (a pipe, a CI log) one plain line per event; after `hangUp()`
  * (the terminal closed) nothing. Formatting only: it starts, stops and asks nothing.

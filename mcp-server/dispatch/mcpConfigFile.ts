@@ -1,5 +1,5 @@
 /**
- * What a dispatched agent is given to reach Baton (issue 30): the environment that ties its `baton mcp`
+ * What a dispatched agent is given to reach Baton: the environment that ties its `baton mcp`
  * to the card the supervisor claimed for it (BATON_CARD_ID, BATON_AGENT, BATON_SESSION, BATON_AGENT_KIND,
  * BATON_DATA_DIR, BATON_PROJECT, and the seat credential BATON_SEAT_TOKEN with BATON_HUB_SOCKET), the MCP server entry that starts this installation's `baton mcp` with
  * that environment, and the `{mcpConfig}` file `{"mcpServers": {"baton": {command, args, env, trust}}}`

@@ -1,5 +1,5 @@
 /**
- * A dispatched agent's output (issue 30): one log file per card and run, `<dataDir>/runs/<run>/<card>.log`,
+ * A dispatched agent's output: one log file per card and run, `<dataDir>/runs/<run>/<card>.log`,
  * appended to by every attempt. The agent writes it directly (its stdout and stderr are the file, opened
  * O_APPEND, not a pipe), so it keeps running when the supervisor is killed; the supervisor tails the
  * file for the last lines, the rate-limit signal and the live table, and keeps it within its cap

@@ -1,5 +1,5 @@
 /**
- * The prompt a dispatched agent starts with (issue 30): its card (title, body, acceptance, scope), the
+ * The prompt a dispatched agent starts with: its card (title, body, acceptance, scope), the
  * hand-over note, what earlier attempts ended with, the card's messages, and how to use Baton's tools
  * (claim {} returns the card it already holds; heartbeat; complete or fail). Pure: data in, text out.
  * The text is passed as one argv element ({prompt}) or a file ({promptFile}); it is kept under

@@ -1,5 +1,5 @@
 /**
- * The supervisor's requests to the hub (issue 30): a seat's `card/claim` on the seat's own connection,
+ * The supervisor's requests to the hub: a seat's `card/claim` on the seat's own connection,
  * with the run's project, phase, capabilities, checkout and `dispatch` (so pause, assignment and seat
  * limits are checked in the claim's transaction); giving back a card whose agent could not start; the
  * run's `run/register` and `run/end`; a kind's pause after a failure streak. Each but the claim logs its

@@ -1,5 +1,5 @@
 /**
- * The seats of a run (issue 30): seat n's identity (a fresh agent id `<kind>-<run>-s<n>-<random>` and
+ * The seats of a run: seat n's identity (a fresh agent id `<kind>-<run>-s<n>-<random>` and
  * session per card, so a card is held by exactly one session from claim to end), its connection to the
  * hub opened ahead of need (a claim does not wait for a websocket handshake), and the job running in
  * it. Must not: reuse an identity after its card's claim ended, or open a connection per claim attempt.

@@ -1,5 +1,5 @@
 /**
- * The seats of one `baton run` (issue 30): the configured seats and the extra ones that an adopted job
+ * The seats of one `baton run`: the configured seats and the extra ones that an adopted job
  * or a card left claimed by an earlier supervisor sits in until its claim ends, the jobs running in
  * them, how many are taken, and their rows in the live table. Must not: claim, start or stop an agent,
  * or decide when a seat may claim (supervisor.ts does); an extra seat never takes a new claim.

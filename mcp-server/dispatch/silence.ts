@@ -1,5 +1,5 @@
 /**
- * Whether a dispatched agent has gone silent for --idle-seconds (issue 30: notice a hung agent): the
+ * Whether a dispatched agent has gone silent for --idle-seconds (to notice a hung agent): the
  * last sign of life is its newest output line, a call of its own seen on its card (heartbeat, reserve,
  * comment, an inbox read), or the card's progressAt, which a heartbeat that changes nothing still
  * moves without an event. Keeps one timestamp; asks the hub only through the `read` it is given, and

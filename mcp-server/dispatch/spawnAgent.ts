@@ -1,5 +1,5 @@
 /**
- * Starting and stopping one agent process (issue 30). The agent runs in its own process group (so a
+ * Starting and stopping one agent process. The agent runs in its own process group (so a
  * Ctrl-C in the supervisor's terminal drains instead of killing it, and stopping it stops what it
  * started) with its output going straight to its log file, so it outlives a supervisor killed with -9.
  * An agent adopted after a restart is not our child: it is watched by its pid, and only counted as

@@ -1,5 +1,5 @@
 /**
- * `baton run`'s loop (issue 30): at most `seats` dispatched agents hold cards at once. For a free seat
+ * `baton run`'s loop: at most `seats` dispatched agents hold cards at once. For a free seat
  * it claims the next card on that seat's own connection (the claim carries `dispatch`, so pause,
  * assignment and seat limits are checked in the claim's transaction) and starts the agent; it reacts
  * to the hub's events (a card becoming claimable, a pause with --stop, `run/stop`) rather than

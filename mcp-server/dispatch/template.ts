@@ -1,5 +1,5 @@
 /**
- * `baton run --command 'TEMPLATE'` (issue 30): the template is split into argv here, quote-aware and
+ * `baton run --command 'TEMPLATE'`: the template is split into argv here, quote-aware and
  * without a shell, and its placeholders `{mcpConfig}` `{promptFile}` `{prompt}` `{cardId}` `{workspace}`
  * are replaced inside the argv elements after the split, so a card's text is always part of one
  * argument and can never become a second one, a redirection or a command (no shell ever sees it).

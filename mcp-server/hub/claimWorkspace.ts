@@ -1,5 +1,5 @@
 /**
- * A claim's workspace (issue 33): after the backlog claimed a card whose project has worktrees on, the
+ * A claim's workspace: after the backlog claimed a card whose project has worktrees on, the
  * hub gives it its branch and git worktree on this machine (mcp-server/workspaces/ensureWorktree:
  * created from the base, or the card's branch continued with its newest WIP snapshot restored), lets
  * the include files and the setup command make it usable, records it on the card (setWorkspace; the

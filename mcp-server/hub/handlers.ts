@@ -43,11 +43,11 @@ export interface HubParts {
 	connections: Connections;
 	subscriptions: Subscriptions;
 	waitingClaims: WaitingClaims;
-	/** Commits, snapshots and pushes the work in cards' worktrees (issue 33). */
+	/** Commits, snapshots and pushes the work in cards' worktrees. */
 	wip: WipKeeper;
 	landing: Landing;
 	workspaceGc: WorkspaceGc;
-	/** Issue 33: a claimed card's branch and worktree, when its project has worktrees on. */
+	/** A claimed card's branch and worktree, when its project has worktrees on. */
 	workspaces: ClaimWorkspaces;
 	/** The project's check on completed work, run in the background (checks.ts). */
 	checks: HubChecks;
@@ -110,7 +110,7 @@ export function createHandlers(hub: HubParts): Handlers {
 		'card/comment': ({ ctx, params }) => b.comment(ctx, params),
 		// Who reviews decides what they may do: an agent (actsAsAgent) only as the reviewer of a card whose
 		// review mode asks for an agent (core/rules/review.ts); every other face is a human.
-		// An approval of a card with a workspace lands its branch first (landing.ts, issue 33).
+		// An approval of a card with a workspace lands its branch first (landing.ts).
 		'card/review': ({ conn, ctx, params }) => hub.landing.review(ctx, params, actsAsAgent(conn) ? 'agent' : 'human'),
 		'card/reserve': ({ ctx, params }) => b.reserve(ctx, params),
 		'card/diff': ({ ctx, params }) => cardDiff(b, ctx, params),
@@ -175,7 +175,7 @@ export function createHandlers(hub: HubParts): Handlers {
 			hub.workspaces.changed(settings);
 			return settings;
 		},
-		// Dispatch (issue 30): pauses of the line, assignments, the supervisor's seats and runs.
+		// Dispatch: pauses of the line, assignments, the supervisor's seats and runs.
 		'pause/set': ({ ctx, params }) => b.pauses.set(ctx, params),
 		'pause/clear': ({ ctx, params }) => b.pauses.clear(ctx, params),
 		'pause/list': () => b.pauses.list(),

@@ -1,5 +1,5 @@
 /**
- * The hub (DESIGN §1, §4, §7): builds its parts around one opened Backlog and runs their lifecycle:
+ * The hub: builds its parts around one opened Backlog and runs their lifecycle:
  * start (event pump, PostgreSQL relay, listeners, reaper, housekeeping), the path of each pumped
  * batch (subscribers, waiting claims, MCP inboxes, reaper, housekeeping), the store's health and
  * its failure, and the stop in order. It owns the data dir already (run.ts won the election before
@@ -58,7 +58,7 @@ export interface HubOptions {
 	databaseUrl?: string;
 	/** Folder of the built board assets. */
 	webviewDir: string;
-	/** Write maintenance after this many events (DESIGN: every ~5,000 writes). */
+	/** Write maintenance after this many events (about every 5,000 writes by default). */
 	maintenanceEveryWrites?: number;
 	/** Sentences from start-up for hub/status, besides the store's own (Backlog.notices). */
 	notices?: readonly string[];
@@ -240,7 +240,7 @@ export class Hub {
 		}
 		// Before any agent connects and the reaper runs: the cards that hold a worktree on this machine.
 		await this.wip.seed().catch((e: unknown) => log.error(`reading the cards' worktrees failed: ${errorText(e)}`));
-		// Before any agent connects: rows a dead hub left connected leave the agents list (issue 27 §4).
+		// Before any agent connects: rows a dead hub left connected leave the agents list.
 		await this.options.backlog.endAbandonedAgents(this.options.backlog.mode === 'pglite');
 		// After the pump started and before any agent can connect (InboxPush.start says why).
 		await this.inbox.start();
@@ -291,7 +291,7 @@ export class Hub {
 	}
 
 	/**
-	 * The store failed beyond what this process can recover (issue 16: no wedged hub): tell every
+	 * The store failed beyond what this process can recover (a wedged hub would answer nobody): tell every
 	 * client, answer every request in flight with `unavailable` and the reason, and stop without
 	 * touching the store again. The next client starts a fresh hub, which recovers from the WAL.
 	 */

@@ -1,5 +1,5 @@
 /**
- * The hub's Prometheus metrics (issue 15 §4, served by metricsRoute.ts): one prom-client Registry per
+ * The hub's Prometheus metrics (served by metricsRoute.ts): one prom-client Registry per
  * hub, never the global one. Counters count the events this hub committed (the backlog's onCommitted,
  * so each commit once, whichever face or timer caused it); histograms time the claims and the MCP
  * sessions' requests this hub served; the card and agent gauges are read at scrape time from the
@@ -30,9 +30,9 @@ export interface HubMetricsOptions {
 	/** The scrape's reads of the store: card/stats and the cards by project. */
 	stats: () => Promise<StatsResult>;
 	countsByProject: () => Promise<ProjectCount[]>;
-	/** Open cards per label (issue 31): a count by label only, never a series per card. */
+	/** Open cards per label: a count by label only, never a series per card. */
 	countsByLabel?: () => Promise<LabelCount[]>;
-	/** Issue 30: claimed cards held by dispatched agents, by agent kind. */
+	/** Claimed cards held by dispatched agents, by agent kind. */
 	seatsInUse?: () => Promise<{ kind: string; n: number }[]>;
 	/** The store guard's view (a full disk or an unreachable PostgreSQL). */
 	storeHealth: () => StoreHealth;

@@ -1,5 +1,5 @@
 /**
- * Nothing an agent leaves in its card's worktree is lost (issue 33, "While working"): at `complete` the
+ * Nothing an agent leaves in its card's worktree is lost ("While working"): at `complete` the
  * hub commits what is uncommitted on the card's branch before the card moves on, stores the branch's
  * head and diff counts in the card's workspace and, in team mode, pushes the branch to origin; when a
  * claim ends any other way (release, fail, lease expiry, a reclaim, the agent's session dying) it
@@ -197,7 +197,7 @@ export class WipKeeper {
 
 	/**
 	 * An agent's session ended (its MCP process died): snapshots the worktree of every card it holds
-	 * before the hub releases them, as release and fail do (issue 30's chaos proof found a crashed
+	 * before the hub releases them, as release and fail do (the dispatch chaos proof found a crashed
 	 * agent's edits lost when a dispatched seat claimed the card again before the after-event snapshot).
 	 * Never throws.
 	 */

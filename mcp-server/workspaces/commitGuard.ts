@@ -1,5 +1,5 @@
 /**
- * The commit guard of a card's worktree (issue 33): `installCommitGuard` points that one worktree's git
+ * The commit guard of a card's worktree: `installCommitGuard` points that one worktree's git
  * at a hooks folder of its own whose pre-commit runs `baton commit-guard <ID>` (cli/commitGuard.ts:
  * refuses a commit that touches files held by another live claim of the project) and then execs the
  * repository's own pre-commit with the same arguments and stdin; every other hook execs the

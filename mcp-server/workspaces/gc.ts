@@ -1,5 +1,5 @@
 /**
- * Clean-up of workspaces (issue 33): `gcPlan` lists what may go — worktrees and `baton/` branches of
+ * Clean-up of workspaces: `gcPlan` lists what may go — worktrees and `baton/` branches of
  * cards that are no longer live (landed or deleted), WIP refs older than a number of days, git's
  * records of worktree folders that are gone — and what is kept and why; `gc(plan)` deletes exactly the
  * plan's items, each only if it is still as planned (compare-and-swap on refs, the worktree's content

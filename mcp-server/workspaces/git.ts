@@ -1,5 +1,5 @@
 /**
- * How the workspaces layer runs git (issue 33): `execFile('git', ['-C', dir, …])` with explicit
+ * How the workspaces layer runs git: `execFile('git', ['-C', dir, …])` with explicit
  * arguments, never a shell; an environment that cannot prompt (GIT_TERMINAL_PROMPT=0), speaks C
  * (LC_ALL=C, so messages can be matched) and ignores a caller's GIT_DIR / GIT_INDEX_FILE (a hook's
  * environment must not redirect Baton's git); one in-process queue per repository for the steps that

@@ -1,5 +1,5 @@
 /**
- * A repository as the workspaces layer needs it (issue 33): its main checkout's root, its common git
+ * A repository as the workspaces layer needs it: its main checkout's root, its common git
  * dir (the key of the per-repository queue), whether it is bare or detached, its default branch; the
  * names Baton gives a card's worktree, branch and WIP refs; the `/.baton/` line of .git/info/exclude.
  * Every refusal says what to do. Must not: create worktrees or branches, or move refs (worktree.ts,
@@ -219,5 +219,5 @@ export async function excludeBatonFolder(commonDir: string): Promise<void> {
 		return;
 	}
 	const separator = text === '' || text.endsWith('\n') ? '' : '\n';
-	await appendFile(file, `${separator}# Baton workspaces (issue 33): card worktrees live here\n/.baton/\n`);
+	await appendFile(file, `${separator}# Baton workspaces: card worktrees live here\n/.baton/\n`);
 }

@@ -1,5 +1,5 @@
 /**
- * What a reviewer sees of a card's branch and how it leaves the machine (issue 33): `commitAll` commits
+ * What a reviewer sees of a card's branch and how it leaves the machine: `commitAll` commits
  * whatever the agent left uncommitted when it completes (once worktreeCheck.ts found the folder to be
  * the card's worktree, with the repository's own hooks, never the worktree's), `diffStat` and `diff` describe the branch
  * against its base as a pull request would (changes since the merge base), `pushBranch` sends the branch

@@ -1,5 +1,5 @@
 /**
- * The diff a reviewer reads (issue 33, `card/diff`): the files of a branch since it left its base, each
+ * The diff a reviewer reads (`card/diff`): the files of a branch since it left its base, each
  * with its kind of change and its line counts, and the unified patch cut to a byte cap at a file or hunk
  * boundary, so a client always gets a well-formed patch however large the branch. Every step reads
  * the two commits resolved once, so files and patch describe the same moment. Must not: change any

@@ -1,5 +1,5 @@
 /**
- * Work in progress that must survive the agent (issue 33): `snapshotWip` commits a worktree's
+ * Work in progress that must survive the agent: `snapshotWip` commits a worktree's
  * tracked and untracked (not ignored) files to `refs/baton/wip/<CARD-ID>/<attempt>` through a
  * temporary index, so the worktree's own index, HEAD, branch and files are never touched and a
  * snapshot can be taken while the agent is still writing, or after it died. `applyWip` puts the

@@ -1,5 +1,5 @@
 /**
- * A card's worktree (issue 33): `ensureWorktree` gives card X the folder `<repo>/.baton/worktrees/X`
+ * A card's worktree: `ensureWorktree` gives card X the folder `<repo>/.baton/worktrees/X`
  * on branch `baton/X` (created from the base, or continued when the card already has one), marks the
  * branch as Baton's (`git config branch.baton/X.batonCard X`), keeps `/.baton/` out of git's view via
  * .git/info/exclude, copies the include files and runs the setup command; `removeWorktree` takes it

@@ -1,5 +1,5 @@
 /**
- * Making a fresh card worktree usable (issue 33): copies the files `.baton/worktree-include` names
+ * Making a fresh card worktree usable: copies the files `.baton/worktree-include` names
  * (gitignore patterns: ignored files such as `.env` that a checkout lacks) from the main checkout, and
  * runs the project's setup command (`npm ci`) with a time limit, returning its outcome for the card's
  * history; its runner also runs the project's check (hub/checks.ts). Must not: touch git metadata, or

@@ -1,5 +1,5 @@
 /**
- * The data of issue 33's workspaces on real PGlite and PostgreSQL: per-project settings (defaults,
+ * The workspaces' data on real PGlite and PostgreSQL: per-project settings (defaults,
  * partial updates, roots merged per host) and a card's workspace record, which every card read carries
  * only when set, logged as an `updated` event, and which the hot claim path's card keeps.
  */

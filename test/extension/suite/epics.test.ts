@@ -1,5 +1,5 @@
 /**
- * Issue 31 in the Backlog tree, inside a real VS Code against the real hub: children nest under their
+ * Epics and labels in the Backlog tree, inside a real VS Code against the real hub: children nest under their
  * epic in the same status group (collapsible), a child elsewhere names its epic, the epic's
  * description says "N / M done" and follows a child completing, the tooltip shows the labels and
  * the links that do not block, and the label filter (baton.filterBacklog {label}) keeps only the cards
@@ -39,7 +39,7 @@ async function allRows(): Promise<CardNode[]> {
 	return rows;
 }
 
-describe('Backlog tree: epics (issue 31)', () => {
+describe('Backlog tree: epics', () => {
 	let planner: RpcClient;
 	const epic = uniqueId('EPIC');
 	const [a, b, c] = [uniqueId('kid'), uniqueId('kid'), uniqueId('kid')];
