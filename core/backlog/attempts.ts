@@ -14,7 +14,7 @@ const verdicts = {
 	land_conflicted: 'landing conflicted',
 } as const;
 
-/** Each claim of a card and how it ended, from its events (DESIGN §5: the next agent picks up from there). */
+/** Each claim of a card and how it ended, from its events (the next agent picks up from there). */
 export function deriveAttempts(history: readonly BacklogEvent[], current: Card): Attempt[] {
 	const attempts: Attempt[] = [];
 	let open: Attempt | undefined;

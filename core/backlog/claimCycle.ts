@@ -78,10 +78,10 @@ export class ClaimCycle {
 			new Date(now.getTime() + ttl * 1000),
 			ttl,
 		];
-		// A claim {labels} takes the general path, whose candidates filter by label (issue 31).
+		// A claim {labels} takes the general path, whose candidates filter by label.
 		// An empty list names no label: the same as none.
 		const labels = p.labels !== undefined && p.labels.length > 0 ? p.labels : undefined;
-		// A supervisor's claim (dispatch, issue 30) takes the general path: its seat limits are checked in
+		// A supervisor's claim (dispatch) takes the general path: its seat limits are checked in
 		// the transaction and its record written with the claim.
 		const plain = p.cardId === undefined && passOver.length === 0 && labels === undefined && p.dispatch === undefined;
 		// PGlite, once a claim took a scoped card: the scoped claim first (scopedClaim.ts), since the hot
@@ -276,7 +276,7 @@ export class ClaimCycle {
 		p: ParsedParams<'card/complete'>,
 		check: string | undefined,
 	): Promise<Result<'card/complete'>> {
-		// A next claim by labels takes the general path (issue 31), as claim {labels} does: the one-call
+		// A next claim by labels takes the general path, as claim {labels} does: the one-call
 		// hand-over's pick does not filter by label.
 		const handOver =
 			p.next !== undefined &&

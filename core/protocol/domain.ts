@@ -1,5 +1,5 @@
 /**
- * The domain objects as they cross the wire (DESIGN §2): cards, leases, agents and their health, the
+ * The domain objects as they cross the wire: cards, leases, agents and their health, the
  * event log's entries and their data, messages, attempts, card references and roll-ups. Part of
  * `core/protocol/index.ts`, which every face imports; platform-free, imports only zod and the parts
  * before it (scalars, workspaces), and knows no method or frame.
@@ -10,7 +10,7 @@ import { BaseBranch, CardChecks, CardWorkspace, ChecksState } from './workspaces
 import { AgentKind, Assignee, CardDispatch, Usage } from './dispatch';
 
 // ---------------------------------------------------------------------------------------------------
-// Domain objects as they cross the wire (camelCase, DESIGN §2)
+// Domain objects as they cross the wire (camelCase)
 
 /** Issue 31's optional card fields: lists of ids or labels, and one id or null. */
 const someStrings = z.array(z.string()).optional();
@@ -81,33 +81,33 @@ export const Card = z.object({
 	handoff: z.string().nullable().optional(),
 	/** An agent asked a question on it (a message with question: true) that nobody answered yet. */
 	needsInput: z.boolean().optional(),
-	/** The project it belongs to (issue 13); null = none, claimable from any project. */
+	/** The project it belongs to; null = none, claimable from any project. */
 	project: z.string().nullable().optional(),
 	/** Path globs (relative to the project root) and `lock:` names its work touches. */
 	scope: z.array(z.string()).optional(),
 	/** What its holder added to the scope with `reserve` while it works; emptied when the claim ends. */
 	reserved: z.array(z.string()).optional(),
-	/** Its branch and worktree (issue 33); absent when it has none. */
+	/** Its branch and worktree; absent when it has none. */
 	workspace: CardWorkspace.optional(),
 	/** The project's check on its completed work: running, passed, failed or timed out; absent = none ran. */
 	checks: CardChecks.optional(),
-	/** Its labels (issue 31), sorted, no duplicates. */
+	/** Its labels, sorted, no duplicates. */
 	labels: someStrings,
-	/** The card it is part of (issue 31); null = none. A child waits while its parent waits on a dependency. */
+	/** The card it is part of; null = none. A child waits while its parent waits on a dependency. */
 	parent: someId,
 	/** Completes by itself (or goes to review) when its last open child is done. */
 	autoClose: z.boolean().optional(),
-	/** Cards related to it (issue 31; kept on both, never blocking). */
+	/** Cards related to it (kept on both, never blocking). */
 	related: someStrings,
 	/** Cards it duplicates (never blocking). */
 	duplicates: someStrings,
 	/** The card its creator held when it created this one (work found while doing other work). */
 	discoveredFrom: someId,
-	/** Its own base branch (issue 33): its worktree starts from it and approval lands into it; null = the project's. */
+	/** Its own base branch: its worktree starts from it and approval lands into it; null = the project's. */
 	base: BaseBranch.nullable().optional(),
-	/** Only this agent (or, as `kind:K`, an agent of that kind) may claim it (issue 30); null = anyone. */
+	/** Only this agent (or, as `kind:K`, an agent of that kind) may claim it; null = anyone. */
 	assignee: Assignee.nullable().optional(),
-	/** While a dispatched agent holds it (issue 30): its run, seat, kind, pid, log and last output lines. */
+	/** While a dispatched agent holds it: its run, seat, kind, pid, log and last output lines. */
 	dispatch: CardDispatch.nullable().optional(),
 	acceptance: z.array(z.string()),
 	version: z.number().int(),
@@ -118,7 +118,7 @@ export const Card = z.object({
 export type Card = z.infer<typeof Card>;
 
 /**
- * A card as a list row (issue 32, `card/listRows`): what an agent picks a card by — its id, title,
+ * A card as a list row (`card/listRows`): what an agent picks a card by — its id, title,
  * status and priority, what holds it back (dependencies, deferUntil, review, failed, needsInput), who
  * holds it or may take it, and where it belongs (phase, project, labels, parent) — without its texts
  * (body, acceptance, result, notes) and the claim's bookkeeping. `card/get` has the whole card.
@@ -181,7 +181,7 @@ export const Agent = z.object({
 });
 export type Agent = z.infer<typeof Agent>;
 
-/** Health thresholds in seconds (DESIGN §2); configurable per hub. */
+/** Health thresholds in seconds; configurable per hub. */
 export const HealthThresholds = z.object({
 	healthySeconds: z.number().positive(),
 	lateSeconds: z.number().positive(),
@@ -219,7 +219,7 @@ export const EventType = z.enum([
 	/** The review asked for changes: back to ready with the note as the next attempt's hand-over. */
 	'changes_requested',
 	/**
-	 * An approval's landing conflicted with the base (issue 33): back to ready with the conflict as the
+	 * An approval's landing conflicted with the base: back to ready with the conflict as the
 	 * hand-over (data.reason) and data.files the conflicting files; the branch is kept.
 	 */
 	'land_conflicted',
@@ -288,7 +288,7 @@ export const Message = z.object({
 });
 export type Message = z.infer<typeof Message>;
 
-/** A message as an agent reads it in a tool result's `inbox` (issue 12 §2). */
+/** A message as an agent reads it in a tool result's `inbox`. */
 export const InboxItem = z.object({
 	cardId: CardId,
 	from: z.string(),
@@ -419,7 +419,7 @@ export const AgentInfo = z
 		capabilities: Capabilities.optional(),
 		host: z.string().max(255).optional(),
 		pid: z.number().int().optional(),
-		/** The agent program's kind (issue 30): a claim honours `kind:K` assignments and kind pauses with it. */
+		/** The agent program's kind: a claim honours `kind:K` assignments and kind pauses with it. */
 		kind: AgentKind.optional(),
 	})
 	.strict();

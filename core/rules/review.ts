@@ -1,8 +1,8 @@
 /**
- * The review gate's rules (issue 12 §1), pure like core/rules/stateMachine.ts, which delegates to it: an agent's
+ * The review gate's rules, pure like core/rules/stateMachine.ts, which delegates to it: an agent's
  * complete of a card with review → `review`; approve → `done`; request changes → back to `ready`
  * with the note as the next attempt's hand-over (a failed attempt: past maxAttempts it parks in
- * `blocked`); an approval whose landing conflicts (issue 33) → back to `ready` with the conflict as
+ * `blocked`); an approval whose landing conflicts → back to `ready` with the conflict as
  * the hand-over (not a failed attempt); a completion that lands by itself (review none) but whose
  * landing failed → back to `ready` with why as the hand-over (a failed attempt); a reviewing agent's
  * claim of review work; whether a card's checks let a person approve it in bulk. No I/O and no clock
@@ -35,7 +35,7 @@ export type ReviewAction =
 	  }
 	| {
 			/**
-			 * An approval whose landing conflicted with the base (issue 33): allowed exactly when the
+			 * An approval whose landing conflicted with the base: allowed exactly when the
 			 * approval was; the card goes back to ready with `handoff` (what to rebase on what, and the
 			 * files), not counted as a failed attempt.
 			 */

@@ -1,10 +1,10 @@
 /**
- * CLI subcommands with which a human steers agents' work (issue 12): comment (a message, or with
+ * CLI subcommands with which a human steers agents' work: comment (a message, or with
  * --question a question, to whoever holds the card), approve and reject (the review gate). Each is
  * one hub request whose flags are bound to its params schema (flags.ts); approve, which also takes
  * several cards, is approveCommand.ts. The CLI is a human's face:
  * the hub lets it approve any card in review except work it completed itself — but not from inside a
- * coding agent's process (insideAgent.ts, issue 27 §5): approvals come from a person.
+ * coding agent's process (insideAgent.ts): approvals come from a person.
  */
 import { BatonError, describeIssues } from '../../core/errors';
 import { CommentParams, type Result, ReviewParams } from '../../core/protocol';

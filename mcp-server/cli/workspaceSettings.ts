@@ -1,5 +1,5 @@
 /**
- * The workspace flags of `baton settings` and `baton init --worktrees` (issue 33): a project's
+ * The workspace flags of `baton settings` and `baton init --worktrees`: a project's
  * worktrees on or off, its base branch, how approval lands, push, the setup command, WIP retention,
  * and the check run on completed work before review (`--check`, `--check-timeout`).
  * Turning worktrees on is done inside the repository: it must be a git checkout (not bare, not on a

@@ -1,6 +1,6 @@
 /**
  * One dispatched card's agent, from its start (or its adoption after a restart) to the end of its
- * claim (issue 30): writes the agent's MCP config and prompt, starts the program in the card's
+ * claim: writes the agent's MCP config and prompt, starts the program in the card's
  * workspace, records its pid and log, follows its output (its rate-limit signal, rateLimit.ts; its
  * BATON_USAGE reports, attemptUsage.ts; the last lines), keeps the seat's lease alive, enforces
  * --max-seconds and --max-cost-usd, stops an agent that hangs (no output and no call
@@ -179,7 +179,7 @@ export class AgentJob {
 		writeSeatRecord(seatFilePath(ctx.dataDir, ctx.run, card.id), record);
 		const mcpConfigPath = join(dir, `${card.id}.mcp.json`);
 		writeMcpConfig(mcpConfigPath, server);
-		// The card's messages and earlier attempts belong in the prompt (issue 30): one card/get on the
+		// The card's messages and earlier attempts belong in the prompt: one card/get on the
 		// seat's own connection. Without them (the hub did not answer) the agent still has `show`.
 		const detail = await s.conn.request('card/get', { cardId: card.id }).catch((e: unknown) => {
 			log.warn(`${card.id}: reading its messages for the prompt failed: ${errorText(e)}`);
