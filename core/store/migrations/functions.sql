@@ -1,4 +1,4 @@
--- Baton's stored functions as they are now: the one place they are written (issue 29 §2). Not a
+-- Baton's stored functions as they are now: the one place they are written. Not a
 -- migration (no number): core/store/migrate.ts applies this whole file after the pending migrations
 -- whenever its text differs from the one last applied (a hash in baton_functions), so a function is
 -- changed here, in place, instead of being restated by a new migration. Flyway calls such a file a
@@ -59,7 +59,7 @@ CREATE OR REPLACE FUNCTION baton_card(c cards) RETURNS json LANGUAGE sql STABLE 
 			|| CASE WHEN c.checks IS NULL THEN '' ELSE ', "checks" : ' || c.checks::text END
 			|| '}')::json END
 $$;
--- Whether an ancestor of a card (starting at its parent `p`) waits on a dependency (issue 31): a child
+-- Whether an ancestor of a card (starting at its parent `p`) waits on a dependency: a child
 -- waits while any ancestor does. "Claimable now" reads the stored answer, cards.tree_waits (migration
 -- 0028); this walk is the rule written out, for checks of that column (tests, benches). Walks up by
 -- primary key, one cached plan per step; parents never form a cycle (the backlog refuses one), and the
@@ -107,7 +107,7 @@ $$;
 -- parent's row locked first, hotSql.ts notLastChild), and none of whose dependents is a parent,
 -- completes here (such a completion may free or auto-close a parent, or free a subtree: the caller's
 -- general path does that, hotSql.ts treeDependents), and the pick restates claimableSql.ts.
--- With dispatch (0026, issue 30): the claimer's agent kind; the pick restates lineOpenSql (no pause
+-- With dispatch (0026): the claimer's agent kind; the pick restates lineOpenSql (no pause
 -- covers the card, assigned to nobody, the claimer or its kind) and hotGuardSql (aging and maxHeld off:
 -- else it picks nothing and the caller's claim takes the general path, which counts the held cards
 -- under a lock on the claimer and says why); every end or start of a claim
@@ -248,7 +248,7 @@ $$;
 
 -- The hand-over's pick of Batons before baton_hand_over (migration 0005, in claim order since 0006),
 -- run with a snapshot of its own. No Baton calls it now; kept for a hub that old, with today's rule
--- (parents and children, issue 31), so such a hub cannot take a card its tree holds back.
+-- (parents and children), so such a hub cannot take a card its tree holds back.
 CREATE OR REPLACE FUNCTION baton_pick_next(at_time timestamptz, caps text[], want_phase text, completed_id text)
 RETURNS SETOF text LANGUAGE plpgsql VOLATILE ROWS 1 AS $$
 BEGIN
