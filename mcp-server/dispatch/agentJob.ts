@@ -1,7 +1,7 @@
 /**
  * One dispatched card's agent, from its start (or its adoption after a restart) to the end of its
- * claim: writes the agent's MCP config and prompt, starts the program in the card's
- * workspace, records its pid and log, follows its output (its rate-limit signal, rateLimit.ts; its
+ * claim: starts the program in the card's workspace (its MCP config, prompt and sandbox:
+ * agentLaunch.ts), records its pid and log, follows its output (its rate-limit signal, rateLimit.ts; its
  * BATON_USAGE reports, attemptUsage.ts; the last lines), keeps the seat's lease alive, enforces
  * --max-seconds and --max-cost-usd, stops an agent that hangs (no output and no call
  * reported on its card for --idle-seconds), and when the process exits ends a claim the agent left
@@ -10,24 +10,19 @@
  * Must not: complete a card, act on a claim that is no longer this agent's epoch, or throw at the
  * supervisor (failures of the hub are logged and the lease left to run out).
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-
 import { createLogger, errorText } from '../../core/log';
 import type { BacklogEvent, Card, ClaimResult } from '../../core/protocol';
 import type { AgentExitReason } from '../../core/protocol/dispatch';
 import type { RpcClient } from '../../core/protocol/rpc';
-import { buildLaunch, promptText, writeMcpConfig } from './agents';
-import { agentMcpServer } from './mcpConfigFile';
-import { cut, LogTail, logPath, openLogForAgent, withLines } from './outputLog';
-import { removeSeatFiles, seatFilePath, writeSeatRecord, type SeatRecord } from './seatFile';
+import { prepareLaunch } from './agentLaunch';
+import { cut, LogTail, logPath, withLines } from './outputLog';
+import { removeSeatFiles, type SeatRecord } from './seatFile';
 import type { SeatIdentity } from './seat';
 import { type AgentExit, type AgentProcess, spawnAgent } from './spawnAgent';
 import { Silence } from './silence';
 import { commandRateLimit, exitRateLimit } from './rateLimit';
-import { type SandboxChoice, programPaths, sandboxed } from './sandbox';
+import type { SandboxChoice } from './sandbox';
 import { AttemptUsage } from './attemptUsage';
-import { seatbelted } from './seatbelt';
 
 const log = createLogger('run').child('job');
 
@@ -146,79 +141,7 @@ export class AgentJob {
 	/** Starts the agent for a card its seat just claimed; throws when the program cannot start. */
 	static async start(ctx: JobContext, s: JobStart): Promise<AgentJob> {
 		const { card, epoch, identity, seat } = s;
-		const dir = join(ctx.dataDir, 'runs', ctx.run);
-		const workspace = s.claim.workspace?.path ?? s.root;
-		const path = logPath(ctx.dataDir, ctx.run, card.id);
-		// The agent's own credential, for this card's claim only: it never sees the hub token.
-		const { token } = await s.conn.request('dispatch/seat', { cardId: card.id, epoch });
-		const startedAt = Date.now();
-		const { fd, offset } = openLogForAgent(
-			path,
-			`${new Date(startedAt).toISOString()} seat ${seat}, ${identity.agent}, attempt epoch ${epoch}`,
-		);
-		const server = agentMcpServer(ctx.batonMcp, {
-			cardId: card.id,
-			agent: identity.agent,
-			session: identity.session,
-			kind: ctx.kind,
-			dataDir: ctx.dataDir,
-			project: card.project ?? null,
-			seat: { token, socket: ctx.hubSocket },
-		});
-		const record: SeatRecord = {
-			cardId: card.id,
-			epoch,
-			agent: identity.agent,
-			session: identity.session,
-			seat,
-			kind: ctx.kind,
-			logOffset: offset,
-			startedAt: new Date(startedAt).toISOString(),
-		};
-		// Before the agent exists: a supervisor killed from here on can still act as the card's holder.
-		writeSeatRecord(seatFilePath(ctx.dataDir, ctx.run, card.id), record);
-		const mcpConfigPath = join(dir, `${card.id}.mcp.json`);
-		writeMcpConfig(mcpConfigPath, server);
-		// The card's messages and earlier attempts belong in the prompt: one card/get on the
-		// seat's own connection. Without them (the hub did not answer) the agent still has `show`.
-		const detail = await s.conn.request('card/get', { cardId: card.id }).catch((e: unknown) => {
-			log.warn(`${card.id}: reading its messages for the prompt failed: ${errorText(e)}`);
-			return undefined;
-		});
-		const prompt = promptText(card, {
-			handoff: s.claim.handoff,
-			workspace,
-			messages: detail?.messages,
-			attempts: detail?.attempts,
-		});
-		const promptFile = join(dir, `${card.id}.prompt.md`);
-		writeFileSync(promptFile, prompt, { mode: 0o600 });
-		const plain = buildLaunch({
-			agent: ctx.agent,
-			command: ctx.command,
-			card,
-			workspace,
-			mcpConfigPath,
-			promptFile,
-			prompt,
-			env: { ...ctx.baseEnv, ...server.env },
-			mcpServer: server,
-		});
-		const plan = {
-			workspace,
-			repoRoot: ctx.repoRoot,
-			dataDir: ctx.dataDir,
-			socket: ctx.hubSocket,
-			readable: [mcpConfigPath, promptFile],
-			programs: [...programPaths(ctx.batonMcp), ...programPaths(plain)],
-			kind: ctx.kind,
-		};
-		const launch =
-			ctx.sandbox.kind === 'bwrap'
-				? sandboxed(ctx.sandbox.program, plain, plan)
-				: ctx.sandbox.kind === 'seatbelt'
-					? seatbelted(ctx.sandbox.program, plain, plan)
-					: plain;
+		const { launch, fd, offset, path, startedAt, workspace } = await prepareLaunch(ctx, s);
 		const proc = await spawnAgent({ ...launch, logFd: fd });
 		const job = new AgentJob(
 			ctx,
