@@ -29,8 +29,7 @@ export function registerListTool(server: McpServer, ctx: ToolContext): ListedToo
 		'list',
 		{
 			title: 'List cards',
-			description:
-				'Cards by status, phase, label, readyOnly or text. Returns {cards, nextCursor?}.',
+			description: 'Cards by status, phase, label, readyOnly or text. Returns {cards, nextCursor?}.',
 			// project: the session's by default (context.ts); taken, not listed, to keep tools/list small.
 			listing: leanObject(ListToolParams.omit({ project: true }), {
 				status: 'Only this status',
