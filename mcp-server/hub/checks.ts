@@ -16,12 +16,12 @@ import type { Backlog } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import { type Card, type CardWorkspace, type ProjectSettings, checksLimits } from '../../core/protocol';
-import type { ChecksOutcome } from '../../core/rules/checks';
+import { type ChecksOutcome, checksEndWords } from '../../core/rules/checks';
 import { visibleText } from '../../core/visibleText';
 import { checkCommit } from '../workspaces/checkCommit';
 import { gitText } from '../workspaces/git';
 import type { VerifyOutcome } from '../workspaces/land';
-import { runWorktreeCommand } from '../workspaces/worktreeSetup';
+import { type SetupOutcome, runWorktreeCommand } from '../workspaces/worktreeSetup';
 import { isHere } from './wipKeeper';
 
 const log = createLogger('hub').child('checks');
@@ -73,20 +73,28 @@ export async function mergedTreeCheck(
 			return { ok: true };
 		}
 		log.info(`${card.id}: running \`${command}\` on ${ws.base} with ${ws.branch} merged (${commit.slice(0, 12)})`);
-		const ran = await checkCommit(ws.root, commit, command, timeoutSeconds * 1000);
-		if (ran.passed) {
+		const outcome = checksOutcome(await checkCommit(ws.root, commit, command, timeoutSeconds * 1000), timeoutSeconds);
+		if (outcome.state === 'passed') {
 			return { ok: true };
 		}
-		const how = ran.timedOut
-			? `did not finish within its ${timeoutSeconds} s`
-			: ran.exitCode === 127
-				? 'failed with exit 127 (the command was not found)'
-				: `failed with exit ${ran.exitCode ?? 'none'}`;
-		const tail = lastBytes(visibleText(ran.output, { multiline: true }), checksLimits.tailBytes).trimEnd();
+		const tail = outcome.tail.trimEnd();
 		return {
 			ok: false,
-			message: `The check \`${command}\` ${how} on ${ws.base} with ${ws.branch} merged, so ${ws.base} did not move. Make it pass on the current ${ws.base} (rebase ${ws.branch} on it).${tail === '' ? '' : ` Its output ended:\n${tail}`}`,
+			message: `The check \`${command}\` ${checksEndWords(outcome)} on ${ws.base} with ${ws.branch} merged, so ${ws.base} did not move. Make it pass on the current ${ws.base} (rebase ${ws.branch} on it).${tail === '' ? '' : ` Its output ended:\n${tail}`}`,
 		};
+	};
+}
+
+/** What a check's run came to, for the rules and the hand-over: its state, exit, time and output's tail. */
+function checksOutcome(ran: { outcome: SetupOutcome; output: string }, timeoutSeconds: number): ChecksOutcome {
+	const { outcome } = ran;
+	return {
+		state: outcome.timedOut ? 'timed_out' : outcome.exitCode === 0 ? 'passed' : 'failed',
+		exitCode: outcome.exitCode,
+		// Made safe first, then cut: the escapes count against the 4 KB too.
+		tail: lastBytes(visibleText(ran.output, { multiline: true }), checksLimits.tailBytes),
+		durationMs: outcome.durationMs,
+		timeoutSeconds,
 	};
 }
 
@@ -198,18 +206,9 @@ export class HubChecks {
 		if (ran.stopped) {
 			return;
 		}
-		const { outcome } = ran;
-		const state = outcome.timedOut ? 'timed_out' : outcome.exitCode === 0 ? 'passed' : 'failed';
-		const result: ChecksOutcome = {
-			state,
-			exitCode: outcome.exitCode,
-			// Made safe first, then cut: the escapes count against the 4 KB too.
-			tail: lastBytes(visibleText(ran.output, { multiline: true }), checksLimits.tailBytes),
-			durationMs: outcome.durationMs,
-			timeoutSeconds,
-		};
+		const result = checksOutcome(ran, timeoutSeconds);
 		log.info(
-			`${card.id}: the check \`${command}\` ${state} (exit ${outcome.exitCode ?? 'none'}, ${outcome.durationMs} ms)`,
+			`${card.id}: the check \`${command}\` ${result.state} (exit ${result.exitCode ?? 'none'}, ${result.durationMs} ms)`,
 		);
 		try {
 			await this.options.backlog.checks.finish({ actor: 'baton' }, card.id, startedAt, result);

@@ -12,16 +12,7 @@ import path from 'node:path';
 
 import { git, serialized } from './git';
 import { inspectRepo } from './repo';
-import { runWorktreeCommand } from './worktreeSetup';
-
-export interface CommitCheck {
-	passed: boolean;
-	exitCode: number | null;
-	timedOut: boolean;
-	durationMs: number;
-	/** The end of the combined output (at most 16 KB, as the runner keeps it). */
-	output: string;
-}
+import { type SetupOutcome, runWorktreeCommand } from './worktreeSetup';
 
 /** Runs `command` in a detached checkout of `commit` of the repository at `repoRoot`. */
 export async function checkCommit(
@@ -30,20 +21,12 @@ export async function checkCommit(
 	command: string,
 	timeoutMs: number,
 	signal?: AbortSignal,
-): Promise<CommitCheck> {
+): Promise<{ outcome: SetupOutcome; output: string; stopped: boolean }> {
 	const repo = await inspectRepo(repoRoot);
 	const folder = path.join(mkdtempSync(path.join(tmpdir(), 'baton-land-check-')), 'tree');
 	await serialized(repo.commonDir, () => git(repo.root, ['worktree', 'add', '--detach', '--quiet', folder, commit]));
 	try {
-		const ran = await runWorktreeCommand(command, folder, timeoutMs, signal);
-		const { outcome } = ran;
-		return {
-			passed: !ran.stopped && !outcome.timedOut && outcome.exitCode === 0,
-			exitCode: outcome.exitCode,
-			timedOut: outcome.timedOut,
-			durationMs: outcome.durationMs,
-			output: ran.output,
-		};
+		return await runWorktreeCommand(command, folder, timeoutMs, signal);
 	} finally {
 		await serialized(repo.commonDir, () =>
 			git(repo.root, ['worktree', 'remove', '--force', folder], { okCodes: [128] }),

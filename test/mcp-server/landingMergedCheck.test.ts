@@ -111,10 +111,7 @@ describe('landing checks the merged tree before the base moves', () => {
 		const afterRename = gitOut(root, 'rev-parse', 'main');
 
 		const e = await refused(approve('RN-2'), 'conflict');
-		assert.match(
-			e.message,
-			/The check `sh check\.sh` failed with exit 1 on main with baton\/RN-2 merged, so main did not move/,
-		);
+		assert.match(e.message, /The check `sh check\.sh` exited 1 on main with baton\/RN-2 merged, so main did not move/);
 		assert.match(e.message, /b\.calls: old is called but not defined/);
 		const back = await get('RN-2');
 		assert.equal(back.status, 'ready', 'back to an agent, never landed');
@@ -168,7 +165,7 @@ describe('landing checks the merged tree before the base moves', () => {
 		// A card whose own check never ran is checked at landing (and fails here).
 		await inReview(p, 'PS-2', { 'g.calls': 'call old\n' });
 		const e = await refused(approve('PS-2'), 'conflict');
-		assert.match(e.message, /The check `exit 1` failed with exit 1 on main/);
+		assert.match(e.message, /The check `exit 1` exited 1 on main/);
 	});
 
 	it('two approvals of one base at once land one after the other, each checked on what it lands on', async () => {
