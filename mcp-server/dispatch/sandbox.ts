@@ -140,6 +140,24 @@ export interface SandboxPlan {
 	home?: string;
 }
 
+/**
+ * The kind's writable home paths (its own and the common ones), its own folders made when missing so
+ * a first run can log in.
+ */
+export function homeWrites(kind: string, home: string): string[] {
+	const own = agentHomeWrites[kind] ?? [];
+	return [...own, ...(agentHomeWrites.common ?? [])].map(rel => {
+		if (rel.endsWith('/') && own.includes(rel)) {
+			try {
+				mkdirSync(join(home, rel), { recursive: true, mode: 0o700 });
+			} catch {
+				// A read-only or foreign home: the agent goes without it.
+			}
+		}
+		return join(home, rel);
+	});
+}
+
 /** The agent's launch, wrapped in bubblewrap as the plan says. */
 export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): Launch {
 	const args: string[] = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
@@ -167,16 +185,8 @@ export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): L
 		rw(path);
 	}
 	const home = plan.home ?? homedir();
-	const own = agentHomeWrites[plan.kind] ?? [];
-	for (const rel of [...own, ...(agentHomeWrites.common ?? [])]) {
-		if (rel.endsWith('/') && own.includes(rel)) {
-			try {
-				mkdirSync(join(home, rel), { recursive: true, mode: 0o700 });
-			} catch {
-				// A read-only or foreign home: the agent goes without it.
-			}
-		}
-		rw(join(home, rel));
+	for (const path of homeWrites(plan.kind, home)) {
+		rw(path);
 	}
 	// Baton's data dirs last: nothing bound above shows through them. Only the socket and the card's
 	// files are put back, then the folder is made read-only (no hub can be started in it).

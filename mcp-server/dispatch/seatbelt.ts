@@ -12,12 +12,12 @@
  * Must not: spawn the agent (spawnAgent.ts does), or widen what is writable beyond sandbox.ts's
  * declarations.
  */
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 import type { Launch } from './agents';
-import { type SandboxPlan, agentHomeWrites, gitWrites } from './sandbox';
+import { type SandboxPlan, gitWrites, homeWrites } from './sandbox';
 
 /** Device files every program writes (a shell's redirections, terminals, dtrace's helper). */
 const deviceWrites = ['/dev/null', '/dev/zero', '/dev/dtracehelper'];
@@ -46,19 +46,7 @@ export function seatbeltProfile(plan: SandboxPlan): { profile: string; params: R
 		return `(param "${key}")`;
 	};
 	const home = plan.home ?? homedir();
-	const own = agentHomeWrites[plan.kind] ?? [];
-	const homeWrites: string[] = [];
-	for (const rel of [...own, ...(agentHomeWrites.common ?? [])]) {
-		if (rel.endsWith('/') && own.includes(rel)) {
-			try {
-				mkdirSync(join(home, rel), { recursive: true, mode: 0o700 });
-			} catch {
-				// A read-only or foreign home: the agent goes without it.
-			}
-		}
-		homeWrites.push(join(home, rel));
-	}
-	const writable = [plan.workspace, ...gitWrites(plan.workspace), '/tmp', tmpdir(), ...homeWrites];
+	const writable = [plan.workspace, ...gitWrites(plan.workspace), '/tmp', tmpdir(), ...homeWrites(plan.kind, home)];
 	const folders = writable.map(path => `(subpath ${param('W', path)})`);
 	const devices = deviceWrites.map(path => `(literal "${path}")`);
 	const hidden = [resolve(plan.dataDir), join(home, '.config', 'baton')]
