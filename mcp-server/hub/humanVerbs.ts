@@ -179,15 +179,20 @@ export function gateHumanVerb<M extends Method>(conn: Connection, verb: HumanVer
 	const from =
 		conn.client === 'mcp'
 			? 'an MCP session is an agent'
-			: `this command runs inside a coding agent: ${inside ?? 'unknown'}`;
-	const instead = verb.instead(params);
-	const ask =
-		verb.insteadIsAction === true
-			? `Ask a person to use ${instead}.`
-			: `Ask a person to run \`${instead}\` from their own terminal, VS Code or the board.`;
+			: conn.seat !== undefined
+				? `an agent started by baton run for card ${conn.seat.cardId}`
+				: `this command runs inside a coding agent: ${inside ?? 'unknown'}`;
 	throw new BatonError(
 		'unauthorized',
-		`Only a person can ${what} (${from}). ${ask} An agent acts only on the cards its own session claimed.`,
-		{ override: what, humanVerb: true, instead },
+		`Only a person can ${what} (${from}). ${askPerson(verb, params)} An agent acts only on the cards its own session claimed.`,
+		{ override: what, humanVerb: true, instead: verb.instead(params) },
 	);
+}
+
+/** What a refusal of `verb` tells the agent to ask of a person: the command, or the action, they take instead. */
+export function askPerson<M extends Method>(verb: HumanVerb<M>, params: ParsedParams<M>): string {
+	const instead = verb.instead(params);
+	return verb.insteadIsAction === true
+		? `Ask a person to use ${instead}.`
+		: `Ask a person to run \`${instead}\` from their own terminal, VS Code or the board.`;
 }

@@ -13,7 +13,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 import type { Backlog } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
-import type { AgentInfo, Card, Method } from '../../core/protocol';
+import { type AgentInfo, type Card, type Method, methods } from '../../core/protocol';
+import { askPerson, humanVerbOf } from './humanVerbs';
 
 /** What a seat credential says. */
 export interface SeatGrant {
@@ -162,9 +163,16 @@ export class SeatCredentials {
 			}
 			return;
 		}
+		// A person's verb says which command the person runs instead (the params as sent, when they parse).
+		const parsed = methods[method].params.safeParse(params ?? {});
+		const verb = parsed.success ? humanVerbOf(method, parsed.data) : undefined;
+		const ask =
+			verb === undefined || !parsed.success
+				? 'A person can do this from their own terminal, VS Code or the board.'
+				: `Only a person can ${verb.what(parsed.data)}. ${askPerson(verb, parsed.data)}`;
 		throw new BatonError(
 			'unauthorized',
-			`${method} is not open to an agent started by baton run (card ${grant.cardId}): it reads, creates cards and acts on its own card. A person can do this from their own terminal, VS Code or the board.`,
+			`${method} is not open to an agent started by baton run (card ${grant.cardId}): it reads, creates cards and acts on its own card. ${ask}`,
 			{ seatCard: grant.cardId },
 		);
 	}

@@ -4,13 +4,19 @@
  * card of a real git repository, against a real hub. From inside its seat the agent cannot read the hub
  * token, approve another card (`env -i baton approve`, plain `baton approve`, a raw websocket with its
  * seat credential), lift a pause, change settings, or write to the main checkout, the home folder or the
- * Baton source tree; it can still claim, heartbeat, commit in its worktree and complete its own card;
- * and the background process it leaves is gone once it exits. Without bubblewrap on PATH (or with
+ * Baton source tree; every other human verb from its shell is refused saying what a person runs instead;
+ * a claim naming another repository or another card's branch changes nothing there; a complete under a
+ * wrong epoch commits nothing; its escape sequences reach `show` visibly escaped; "429"/"rate limit"
+ * in its output cools nothing; its log stays at its cap; a reviewer's diffs of its 30 MB file keep the
+ * hub within its memory bound. It can still claim, heartbeat, commit in its worktree and complete its own
+ * card; and the background process it leaves is gone once it exits. Without bubblewrap on PATH (or with
  * --no-sandbox) `baton run` says at start that the gate is advisory.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -48,7 +54,26 @@ let dataDir: string;
 let hub: HubProcess;
 let admin: RpcClient;
 let repo: TestRepo;
+let foreign: TestRepo;
 let project: string;
+
+/** The hub's resident memory in MB (Linux /proc). */
+function rssMb(pid: number): number {
+	const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+	assert.ok(m, 'VmRSS in /proc');
+	return Number(m[1]) / 1024;
+}
+
+/** Another project's repository as the user has it: its files, git config, exclude file and worktrees. */
+function foreignPicture(): string {
+	return [
+		gitOut(foreign.root, 'status', '--porcelain', '--ignored'),
+		gitOut(foreign.root, 'worktree', 'list', '--porcelain'),
+		gitOut(foreign.root, 'for-each-ref'),
+		readFileSync(path.join(foreign.root, '.git', 'config'), 'utf8'),
+		readFileSync(path.join(foreign.root, '.git', 'info', 'exclude'), 'utf8'),
+	].join('\n--\n');
+}
 
 async function card(id: string): Promise<Card> {
 	return (await admin.request('card/get', { cardId: id })).card;
@@ -82,6 +107,8 @@ before(async () => {
 	const found = await findGitRepo(repo.root);
 	assert.ok(found !== undefined);
 	project = found.project;
+	foreign = makeRepo({ 'README.md': '# another project\n' });
+	gitOut(foreign.root, 'remote', 'add', 'origin', 'https://github.com/acme/elsewhere.git');
 	const on = await runBaton(['settings', '--worktrees', 'on'], {
 		dataDir,
 		cwd: repo.root,
@@ -95,6 +122,7 @@ after(async () => {
 	await hub.stop();
 	removeDataDir(dataDir);
 	repo.cleanup();
+	foreign.cleanup();
 });
 
 describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is not installed' }, () => {
@@ -119,11 +147,24 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 		assert.ok(hostile);
 		const checkoutBefore = gitOut(repo.root, 'status', '--porcelain', '--ignored');
 		const headBefore = gitOut(repo.root, 'rev-parse', 'main');
+		const foreignBefore = foreignPicture();
+		const settingsBefore = await admin.request('settings/get', {});
+		const projectBefore = await admin.request('project/settings', { project });
+		// A URL that answers the CLI's test ping, so the webhook's refusal is the hub's gate.
+		const hookServer = createServer((_req, res) => res.end('ok'));
+		await new Promise<void>(resolve => hookServer.listen(0, '127.0.0.1', resolve));
+		const hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/steal`;
 		const mark = `hostile-bg-${hostile.id}`;
 		const run = startRun(
 			dataDir,
-			['--phase', 'hostile', '--name', 'seats', '--seats', '1'],
-			{ HOSTILE_OTHER: other.id, HOSTILE_REPO: repo.root, HOSTILE_MARK: mark },
+			['--phase', 'hostile', '--name', 'seats', '--seats', '1', '--log-max-mb', '1'],
+			{
+				HOSTILE_OTHER: other.id,
+				HOSTILE_REPO: repo.root,
+				HOSTILE_MARK: mark,
+				HOSTILE_FOREIGN: foreign.root,
+				HOSTILE_HOOK_URL: hookUrl,
+			},
 			hostileAgent,
 			repo.root,
 		);
@@ -134,7 +175,8 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 				'bubblewrap is here: no advisory',
 			);
 			const exited = await run.waitFor(e => e.event === 'exited' && e.cardId === hostile.id, 60_000, 'the agent done');
-			const log = readFileSync(path.join(dataDir, 'runs', 'seats', `${hostile.id}.log`), 'utf8');
+			const logFile = path.join(dataDir, 'runs', 'seats', `${hostile.id}.log`);
+			const log = readFileSync(logFile, 'utf8');
 			const line = log.split('\n').find(l => l.startsWith('HOSTILE-REPORT '));
 			assert.ok(line, `no report in the agent's log:\n${log}`);
 			const r = JSON.parse(line.slice('HOSTILE-REPORT '.length)) as Report;
@@ -177,6 +219,32 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 			}
 			assert.equal(r.rawReadOther, 'ok', 'it may read anything');
 			assert.equal((await admin.request('card/get', { cardId: other.id })).messages.length, 0);
+			// Every other human verb from its shell: refused, saying what a person runs instead; nothing changed.
+			for (const [name, c] of Object.entries(r.shell as Record<string, Command>)) {
+				assert.notEqual(c.code, 0, `${name}: ${c.out}`);
+				// The hub's refusal names the command; the CLI's own check of approve/reject says where to run it.
+				assert.match(
+					c.out,
+					/Only a person can .*Ask a person to run `baton |Approvals come from a person: run it in your own terminal/s,
+					`${name}: ${c.out}`,
+				);
+			}
+			assert.deepEqual(await admin.request('settings/get', {}), settingsBefore);
+			assert.deepEqual(await admin.request('project/settings', { project }), projectBefore);
+			assert.deepEqual((await admin.request('hooks/list', {})).hooks, []);
+			assert.equal((await card(other.id)).assignee ?? null, null);
+			assert.deepEqual(
+				(await admin.request('pause/list', {})).pauses.map(p => `${p.scope}:${p.target ?? ''}`),
+				['phase:frozen'],
+			);
+			assert.equal(existsSync('/tmp/baton-seat-pwned'), false);
+			// Its claim naming another repository or another card's branch: refused or ignored, never acted on.
+			assert.equal(foreignPicture(), foreignBefore);
+			// (A card that has its worktree continues there whatever root a claim names; a base another card's
+			// branch is refused.)
+			assert.equal(r.rawClaimOtherBase, 'invalid_input');
+			assert.notEqual(r.rawClaimForeignRoot, 'internal');
+			assert.equal((await card(hostile.id)).workspace?.root, repo.root);
 			// And it did its own card: claim, heartbeat, a commit in its worktree, complete.
 			assert.equal(r.claim, 'ok');
 			assert.equal(r.heartbeat, 'ok');
@@ -185,6 +253,57 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 			assert.equal(exited.reason, 'completed');
 			const done = await card(hostile.id);
 			assert.equal(done.status, 'review');
+			assert.equal(done.workspace?.base, 'main', 'its base is still the project’s');
+			// A complete under a wrong epoch was refused and committed nothing.
+			assert.notEqual(r.rawCompleteWrongEpoch, 'ok');
+			const after = r.afterRefused as { status: string; head: string };
+			assert.equal(after.head, r.commit.value);
+			assert.match(after.status, /^\?\? uncommitted\.txt$/m);
+			// Its words cooled nothing (the pauses are the person's alone, above), no rate limit told.
+			assert.equal(
+				run.events.find(e => /rate/i.test(e.event)),
+				undefined,
+				'no rate-limit event in the run',
+			);
+			// Its log stayed at its cap (1 MB, plus what one tick lets through), the tail kept.
+			assert.ok(statSync(logFile).size < 1.6 * 1024 * 1024, `log is ${statSync(logFile).size} bytes`);
+			assert.match(log, /log passed its cap/);
+			// Its escape sequences reach a person's terminal visibly escaped: no line erased or forged.
+			const shown = await runBaton(['show', hostile.id], { dataDir, env: { BATON_AGENT: 'cli:alice' } });
+			assert.equal(shown.code, 0, shown.stderr);
+			const raw: number[] = [];
+			for (let i = 0; i < shown.stdout.length; i++) {
+				const c = shown.stdout.charCodeAt(i);
+				if ((c < 0x20 && c !== 0x0a) || c === 0x7f) {
+					raw.push(c);
+				}
+			}
+			assert.deepEqual(raw, [], JSON.stringify(shown.stdout));
+			assert.doesNotMatch(shown.stdout, /^\s*✔ APPROVED/m);
+			assert.match(shown.stdout, /APPROVED by alice/);
+			// A reviewer's diffs of its 30 MB file: the hub answers within its memory bound.
+			const idle = rssMb(hub.pid);
+			let peak = idle;
+			const sampler = setInterval(() => {
+				peak = Math.max(peak, rssMb(hub.pid));
+			}, 20);
+			const reviewers = await Promise.all(
+				Array.from({ length: 8 }, (_, i) =>
+					client(dataDir, { agent: { id: `vscode:reviewer-${i}` }, requestTimeoutMs: 60_000 }),
+				),
+			);
+			const diffs = await Promise.allSettled(reviewers.map(c => c.request('card/diff', { cardId: hostile.id })));
+			clearInterval(sampler);
+			for (const c of reviewers) {
+				c.close();
+			}
+			const served = diffs.flatMap(d => (d.status === 'fulfilled' ? [d.value] : []));
+			assert.ok(served.length >= 1, JSON.stringify(diffs.map(d => d.status === 'rejected' && String(d.reason))));
+			for (const d of served) {
+				assert.equal(d.files.find(f => f.path === 'big.txt')?.cut, true);
+				assert.ok(d.files.some(f => f.path === 'seat-work.txt'));
+			}
+			assert.ok(peak - idle < 100, `the hub grew ${(peak - idle).toFixed(0)} MB answering 8 diffs (bound 100 MB)`);
 			assert.equal(
 				gitOut(repo.root, 'log', '-1', '--format=%s', String(r.commit.value)),
 				`seat work for ${hostile.id}`,
@@ -192,6 +311,7 @@ describe('a seat contains its agent', { skip: hasBwrap ? false : 'bubblewrap is 
 			// The background process it left ended with it.
 			await waitFor(() => processesWith(mark).length === 0, 10_000, 'the background process gone');
 		} finally {
+			hookServer.close();
 			run.proc.kill('SIGINT');
 			await run.exited;
 			await admin.request('pause/clear', { all: true });

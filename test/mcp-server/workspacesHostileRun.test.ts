@@ -6,7 +6,12 @@
  *   other card's live worktree keeps its uncommitted work, main and the user's checkout are unchanged,
  *   nothing is written outside the repository, and the next claim still gets its worktree inside it;
  * - it deletes its worktree's `.git` and completes; the completion is refused and the user's main
- *   checkout (an edit in progress, an untracked private file) is neither committed nor snapshotted.
+ *   checkout (an edit in progress, an untracked private file) is neither committed nor snapshotted;
+ * - three at once: one edits the repository's husky hook (the hub's commit runs the repository's own),
+ *   one commits `.env` and `node_modules` (approval refused, the user's ignored files untouched), one
+ *   writes inside an uninitialised submodule folder (reported at complete, kept at landing).
+ * The include copy and snapshot restore through a committed symlink need a second attempt on a
+ * re-made worktree: workspacesHostile.test.ts proves them on the hub's git steps directly.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -139,5 +144,92 @@ describe('a hostile agent under baton run --command', () => {
 		assert.equal(gitOut(repo.root, 'for-each-ref', 'refs/baton/'), wips, 'no snapshot of the main checkout');
 		assert.notEqual((await show('DROP')).status, 'done');
 		assert.equal(outsidePicture(), 'victim.txt,644:a2VlcCBtZQo=');
+	});
+});
+
+describe('hostile agents editing what the hub acts on, three at once under baton run --command', () => {
+	let hookMarks: string;
+	before(async () => {
+		// The repository's hooks path is husky's, with the user's own pre-commit; a submodule nobody
+		// initialised; the user's ignored .env and node_modules/ in the main checkout.
+		hookMarks = path.join(outsideDir, 'ran');
+		writeFiles(repo.root, {
+			'.husky/pre-commit': `#!/bin/sh\necho base-hook >> "${hookMarks}"\n`,
+			'.gitignore': '.env\nnode_modules/\n',
+			'.gitmodules': '[submodule "lib"]\n\tpath = vendor/lib\n\turl = ./nowhere\n',
+		});
+		gitOut(repo.root, 'add', '.husky/pre-commit', '.gitignore', '.gitmodules');
+		gitOut(repo.root, 'update-index', '--chmod=+x', '.husky/pre-commit');
+		gitOut(
+			repo.root,
+			'update-index',
+			'--add',
+			'--cacheinfo',
+			`160000,${gitOut(repo.root, 'rev-parse', 'HEAD')},vendor/lib`,
+		);
+		gitOut(repo.root, 'commit', '-q', '--no-verify', '-m', 'husky, a submodule, ignores');
+		gitOut(repo.root, 'checkout', '--', '.husky/pre-commit');
+		gitOut(repo.root, 'config', 'core.hooksPath', '.husky');
+		writeFiles(repo.root, { '.env': 'SECRET=user\n', 'node_modules/dep/index.js': 'dep\n' });
+		await api.request('card/create', {
+			cards: [
+				{ id: 'HUSKY', title: 'husky attack', project, phase: 'more', review: 'human', maxAttempts: 1 },
+				{ id: 'IGN', title: 'ignored-files attack', project, phase: 'more', review: 'human', maxAttempts: 1 },
+				{ id: 'SUB', title: 'submodule attack', project, phase: 'more', review: 'human', maxAttempts: 1 },
+			],
+		});
+		const run = startRun(
+			dataDir,
+			['--phase', 'more', '--name', 'more', '--seats', '3', '--project', project],
+			{ HOSTILE_TARGET: outsideDir },
+			hostileAgent,
+		);
+		try {
+			for (const id of ['HUSKY', 'IGN', 'SUB']) {
+				const exited = await run.waitFor(e => e.event === 'exited' && e.cardId === id, 90_000, `${id}'s agent to exit`);
+				assert.equal(exited.code, 0, `${id}: ${run.stderr()}`);
+			}
+		} finally {
+			run.proc.kill('SIGINT');
+			await run.exited;
+		}
+	});
+
+	after(() => {
+		gitOut(repo.root, 'config', '--unset', 'core.hooksPath');
+		rmSync(hookMarks, { force: true });
+	});
+
+	it("edits the husky hook: the hub's commit at complete runs the repository's hook, never the agent's", async () => {
+		assert.equal((await show('HUSKY')).status, 'review');
+		const ran = readFileSync(hookMarks, 'utf8');
+		assert.match(ran, /^base-hook$/m, 'the hub committed with the repository’s hook');
+		assert.equal(ran.includes('agent-code'), false);
+	});
+
+	it("commits .env and node_modules: approval is refused, the user's ignored files untouched", async () => {
+		const before = userState();
+		const approve = await baton(['approve', 'IGN']);
+		assert.equal(approve.code, 1, approve.stdout);
+		assert.match(approve.stderr, /untracked or ignored files or folders where baton\/IGN adds/);
+		assert.equal(userState(), before);
+		assert.equal(readFileSync(path.join(repo.root, '.env'), 'utf8'), 'SECRET=user\n');
+		assert.equal(readFileSync(path.join(repo.root, 'node_modules/dep/index.js'), 'utf8'), 'dep\n');
+		assert.equal((await show('IGN')).status, 'review');
+	});
+
+	it('writes inside an uninitialised submodule folder: reported at complete, kept at landing, not dropped', async () => {
+		const sub = await api.request('card/get', { cardId: 'SUB' });
+		assert.ok(
+			sub.messages.some(m => m.text.includes('were not committed: vendor/lib/patched.c')),
+			JSON.stringify(sub.messages.map(m => m.text)),
+		);
+		const wt = sub.card.workspace?.path ?? '';
+		const approve = await baton(['approve', 'SUB']);
+		assert.equal(approve.code, 0, approve.stderr);
+		assert.equal((await show('SUB')).status, 'done');
+		assert.equal(gitOut(repo.root, 'show', 'main:beside.txt'), 'beside');
+		assert.equal(readFileSync(path.join(wt, 'vendor/lib/patched.c'), 'utf8'), 'int x;\n');
+		assert.equal(outsidePicture().includes('agent-code'), false);
 	});
 });
