@@ -3,8 +3,9 @@
  * parts of the repository's git dir a commit writes (objects, the card branches' refs and reflogs, the
  * worktree's own admin dir; never `config`, `hooks` or another branch's ref), a private /tmp and the agent's own config and cache folders
  * (declared per kind below) are writable; the rest of the file system, the main checkout included, is
- * read-only; Baton's data dir is an empty read-only folder holding only the hub socket and the card's
- * MCP config and prompt (no token); the network is shared (agents need their model). The agent runs in
+ * read-only; Baton's data dir is an empty read-only folder holding only the run's hub relay folder
+ * (hubRelay.ts: the agent's way to the hub, which survives a hub restart) and the card's MCP config and
+ * prompt (no token); the network is shared (agents need their model). The agent runs in
  * its own pid namespace, so when it exits everything it started ends with it. Where no sandbox can
  * run, `baton run` says once that the gate is advisory. Must not: spawn the agent (spawnAgent.ts does),
  * or widen what is writable beyond the declarations here.
@@ -130,8 +131,12 @@ export interface SandboxPlan {
 	repoRoot: string | undefined;
 	/** Baton's data dir: hidden. */
 	dataDir: string;
-	/** Files of the data dir the agent needs: the hub socket (read-write), its MCP config and prompt. */
-	socket: string;
+	/**
+	 * The run's hub relay (hubRelay.ts): its folder is shown read-only (a relay socket made again by a
+	 * restarted supervisor is seen; none can be swapped in from inside), its socket is what the agent dials.
+	 */
+	relay: { dir: string; socket: string };
+	/** Files of the data dir the agent reads: its MCP config and prompt. */
 	readable: string[];
 	/** Other folders to show read-only again under the private /tmp (this Baton, the agent program). */
 	programs: string[];
@@ -188,8 +193,9 @@ export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): L
 	for (const path of homeWrites(plan.kind, home)) {
 		rw(path);
 	}
-	// Baton's data dirs last: nothing bound above shows through them. Only the socket and the card's
-	// files are put back, then the folder is made read-only (no hub can be started in it).
+	// Baton's data dirs last: nothing bound above shows through them. Only the run's hub relay folder
+	// and the card's files are put back, then the folder is made read-only (no hub can be started in it;
+	// the remount is not recursive, and the relay's own bind is read-only already).
 	// A data dir inside another hidden one (the default ~/.config/baton/backlog) is hidden with it.
 	const candidates = [resolve(plan.dataDir), join(home, '.config', 'baton')].filter(d => existsSync(d));
 	const hidden = candidates.filter(
@@ -198,9 +204,8 @@ export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): L
 	for (const dir of hidden) {
 		args.push('--tmpfs', dir);
 	}
-	if (existsSync(plan.socket)) {
-		args.push('--bind', plan.socket, plan.socket);
-	}
+	// The folder, not the socket file: a bind of a file keeps showing its old inode once it is made again.
+	ro(plan.relay.dir);
 	for (const file of plan.readable) {
 		ro(file);
 	}
