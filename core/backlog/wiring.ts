@@ -8,6 +8,7 @@ import { Agents } from './agents';
 import { Cards } from './cards';
 import { ClaimCycle } from './claimCycle';
 import { CheckRuns } from './checkRuns';
+import { LandingQueue } from './landingQueue';
 import { ClaimEnds } from './claimEnds';
 import { Dependencies } from './dependencies';
 import { DispatchOps } from './dispatchOps';
@@ -70,6 +71,8 @@ export abstract class BacklogWiring {
 	readonly dispatch: DispatchOps;
 	/** Checks before review (backlog/checkRuns.ts): a check's outcome, the checks still running. */
 	readonly checks: CheckRuns;
+	/** The landing queue (backlog/landingQueue.ts): one landing at a time per project and base, across hubs. */
+	readonly landingQueue: LandingQueue;
 
 	/** A backlog on an opened, migrated store (openStore); close() closes the store. */
 	constructor(db: Db, options: BacklogOptions = {}, dump?: () => Promise<Blob | File>) {
@@ -103,6 +106,7 @@ export abstract class BacklogWiring {
 		this.pauses = new Pauses(this.uow);
 		this.dispatch = new DispatchOps(this.uow);
 		this.checks = new CheckRuns(this.uow, this.settingsStore);
+		this.landingQueue = new LandingQueue(this.uow);
 	}
 
 	// The store and the hot statements, under the names the store test and test/bench/core.ts (which

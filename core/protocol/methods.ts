@@ -26,6 +26,8 @@ import {
 	HooksResumeParams,
 } from './hooks';
 import {
+	LandingQueueParams,
+	LandingQueueResult,
 	ProjectSettings,
 	ProjectSettingsParams,
 	ProjectSettingsUpdateParams,
@@ -303,6 +305,7 @@ export const methods = {
 	'hooks/remove': { params: HooksRemoveParams, result: HookResult, mutating: true },
 	'hooks/resume': { params: HooksResumeParams, result: HookResult, mutating: true },
 	'workspace/gc': { params: WorkspaceGcParams, result: WorkspaceGcResult, mutating: false },
+	'landing/queue': { params: LandingQueueParams, result: LandingQueueResult, mutating: false },
 	'pause/set': { params: PauseSetParams, result: PauseSetResult, mutating: true },
 	'pause/clear': { params: PauseClearParams, result: PauseClearResult, mutating: true },
 	'pause/list': { params: PauseListParams, result: PauseListResult, mutating: false },

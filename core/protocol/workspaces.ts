@@ -164,3 +164,35 @@ export const WorkspaceGcResult = z.object({
 		}),
 	),
 });
+
+/**
+ * `landing/queue`: the landing lines as they stand, across every hub on the store: per project and base
+ * branch, the card landing now (place 1) and those waiting their turn, in order.
+ */
+export const LandingEntry = z.object({
+	cardId: z.string(),
+	title: z.string(),
+	project: z.string(),
+	base: z.string(),
+	state: z.enum(['waiting', 'landing']),
+	/** 1 for the line's landing (or next) entry, then 2, 3, … */
+	place: z.number().int(),
+	/** Who approved it (or completed it, for a card of review none). */
+	actor: z.string(),
+	queuedAt: Timestamp,
+	startedAt: Timestamp.optional(),
+});
+export type LandingEntry = z.infer<typeof LandingEntry>;
+/** A landing that came back (event `land_conflicted`): a conflict, a failing merged check, a refusal. */
+export const LandingReturn = z.object({
+	cardId: z.string(),
+	title: z.string(),
+	at: Timestamp,
+	/** Why, as the card's hand-over says it. */
+	reason: z.string(),
+	files: z.array(z.string()),
+});
+export type LandingReturn = z.infer<typeof LandingReturn>;
+export const LandingQueueParams = z.object({ project: ProjectId.optional() }).strict();
+/** `returned`: the newest landings that came back (at most 10, of the log's last 5,000 events), newest first. */
+export const LandingQueueResult = z.object({ entries: z.array(LandingEntry), returned: z.array(LandingReturn) });

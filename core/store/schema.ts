@@ -242,6 +242,29 @@ export const usageTotals = pgTable(
 	t => [primaryKey({ name: 'usage_totals_pkey', columns: [t.kind, t.project] })],
 );
 
+/** The landing queue (migration 0031): a project's base branch's line of landings, across hubs. */
+export const landingQueue = pgTable(
+	'landing_queue',
+	{
+		cardId: text().primaryKey(),
+		project: text().notNull(),
+		base: text().notNull(),
+		state: text().notNull(),
+		holder: text().notNull(),
+		actor: text().notNull(),
+		queuedAt: at().notNull(),
+		startedAt: at(),
+		beatAt: at().notNull(),
+	},
+	t => [
+		index('landing_queue_line_idx').on(t.project, t.base, t.queuedAt, t.cardId),
+		foreignKey({ name: 'landing_queue_card_id_fkey', columns: [t.cardId], foreignColumns: [cards.id] }).onDelete(
+			'cascade',
+		),
+		check('landing_queue_state_check', sql`state IN ('waiting', 'landing')`),
+	],
+);
+
 export const tables = {
 	cards,
 	edges,
@@ -264,4 +287,5 @@ export const tables = {
 	runs,
 	attemptUsage,
 	usageTotals,
+	landingQueue,
 } as const;

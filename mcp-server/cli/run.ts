@@ -28,6 +28,7 @@ import { insideAgent } from './insideAgent';
 import { initCommand } from './init';
 import { logsCommand } from './logsCommand';
 import { policyCommands } from './policyCommands';
+import { queueCommand } from './queueCommand';
 import { runCommand } from './runCommand';
 import { type ProjectChoice, explicitProject, workingProject } from './project';
 import { steeringCommands } from './steeringCommands';
@@ -41,6 +42,7 @@ export const commands: readonly Command[] = [
 	...steeringCommands,
 	diffCommand,
 	logsCommand,
+	queueCommand,
 	...policyCommands,
 	...dispatchCommands,
 	...adminCommands,

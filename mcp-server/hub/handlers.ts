@@ -179,6 +179,10 @@ export function createHandlers(hub: HubParts): Handlers {
 		'pause/set': ({ ctx, params }) => b.pauses.set(ctx, params),
 		'pause/clear': ({ ctx, params }) => b.pauses.clear(ctx, params),
 		'pause/list': () => b.pauses.list(),
+		'landing/queue': async ({ params }) => ({
+			entries: await b.landingQueue.list(params.project),
+			returned: await b.landingQueue.returned(params.project),
+		}),
 		'card/assign': ({ ctx, params }) => b.dispatch.assign(ctx, params),
 		'dispatch/update': ({ ctx, params }) => b.dispatch.update(ctx, params),
 		'dispatch/usage': ({ ctx, params }) => b.dispatch.usage(ctx, params),

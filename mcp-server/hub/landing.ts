@@ -26,17 +26,21 @@ import type { Reviewer } from '../../core/rules/review';
 import { type LandResult, land } from '../workspaces/land';
 import { inspectRepo } from '../workspaces/repo';
 import { mergedTreeCheck } from './checks';
+import { LandingLine } from './landingLine';
 
 const log = createLogger('hub').child('landing');
 
 export class Landing {
 	/** Cards landing now: a second approval or completion of one of them waits for none, it is refused. */
 	private readonly busy = new Set<string>();
+	private readonly line: LandingLine;
 
 	constructor(
 		private readonly backlog: Backlog,
 		private readonly host: string = hostname(),
-	) {}
+	) {
+		this.line = new LandingLine(backlog.landingQueue);
+	}
 
 	/** `card/review`: request changes as ever; an approval lands the card's branch first, when it has one. */
 	async review(ctx: OpContext, p: ParsedParams<'card/review'>, reviewer: Reviewer): Promise<Result<'card/review'>> {
@@ -117,16 +121,29 @@ export class Landing {
 	 * card's project has a check, it runs on the merged commit before the base moves (the base's
 	 * landing queue keeps that commit the base's next one), so the base only moves to a tree that passed.
 	 */
-	private async landBranch(card: Card, ws: CardWorkspace, mode: ProjectSettings['land']): Promise<LandResult> {
-		const verify = await mergedTreeCheck(this.backlog, card, ws);
-		const landed = await land({
-			repo: ws.root,
-			branch: ws.branch,
-			base: ws.base,
-			mode,
-			message: `${card.id}: ${card.title}`,
-			...(verify === undefined ? {} : { verify }),
-		});
+	private async landBranch(
+		card: Card,
+		ws: CardWorkspace,
+		mode: ProjectSettings['land'],
+		actor: string,
+	): Promise<LandResult> {
+		const landNow = async (): Promise<LandResult> => {
+			const verify = await mergedTreeCheck(this.backlog, card, ws);
+			return land({
+				repo: ws.root,
+				branch: ws.branch,
+				base: ws.base,
+				mode,
+				message: `${card.id}: ${card.title}`,
+				...(verify === undefined ? {} : { verify }),
+			});
+		};
+		// Moving a base waits its turn in the base's line in the store, whichever hub approved; a pull
+		// request's `none` moves nothing.
+		const landed =
+			mode === 'none'
+				? await landNow()
+				: await this.line.turn({ cardId: card.id, project: card.project ?? ws.root, base: ws.base, actor }, landNow);
 		if (landed.outcome === 'landed') {
 			if (landed.cleanupError !== undefined) {
 				log.warn(`landed ${ws.branch} on ${ws.base}, but its clean-up failed (gc retries): ${landed.cleanupError}`);
@@ -154,7 +171,7 @@ export class Landing {
 		const b = this.backlog;
 		let landed: LandResult;
 		try {
-			landed = await this.landBranch(card, ws, mode);
+			landed = await this.landBranch(card, ws, mode, ctx.actor);
 		} catch (e) {
 			if (p.force === true || !BatonError.is(e)) {
 				throw e; // a person's forced completion decides again with the reason; nothing was changed
@@ -263,7 +280,7 @@ export class Landing {
 	): Promise<Result<'card/review'>> {
 		const b = this.backlog;
 		const mode = await landModeOf(b, card);
-		const landed = await this.landBranch(card, ws, mode).catch((e: unknown) => {
+		const landed = await this.landBranch(card, ws, mode, ctx.actor).catch((e: unknown) => {
 			throw isNothingToLand(e) ? nothingToApprove(card, ws) : e;
 		});
 		if (landed.outcome === 'kept') {

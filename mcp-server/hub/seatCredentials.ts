@@ -49,6 +49,7 @@ const reads: ReadonlySet<Method> = new Set<Method>([
 	'project/settings',
 	'pause/list',
 	'run/list',
+	'landing/queue',
 	'inbox/ack',
 ]);
 

@@ -1,0 +1,80 @@
+/**
+ * This hub's side of the landing queue (core/backlog/landingQueue.ts): a landing joins its base's line
+ * in the store, waits for its turn (polling the store, every 100 ms rising to 500 ms), lands, and leaves
+ * the line whatever happened; while this hub has entries it beats for them every 5 s, so hubs on one
+ * PostgreSQL agree on one lander per base and a dead hub's entries are dropped after 30 s. An entry
+ * dropped while waiting (this hub stalled past the stale limit) joins again at the end of the line.
+ * Must not: run git or decide anything about the card (landing.ts does both), or hold a store
+ * connection while it waits.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+
+import type { LandingQueue } from '../../core/backlog/landingQueue';
+import { createLogger, errorText } from '../../core/log';
+
+const log = createLogger('hub').child('landing');
+
+const beatMs = 5_000;
+const firstPollMs = 100;
+const maxPollMs = 500;
+
+export interface LandingTicket {
+	cardId: string;
+	project: string;
+	base: string;
+	/** Who approved or completed the card. */
+	actor: string;
+}
+
+export class LandingLine {
+	/** This hub process, as the store's entries name their holder. */
+	readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+	private entries = 0;
+	private beating: NodeJS.Timeout | undefined;
+
+	constructor(private readonly queue: LandingQueue) {}
+
+	/** Runs `land` when `ticket`'s turn in its base's line comes; the line moves on when it settles. */
+	async turn<T>(ticket: LandingTicket, land: () => Promise<T>): Promise<T> {
+		const entry = { ...ticket, holder: this.holder };
+		await this.queue.join(entry);
+		this.hold(1);
+		try {
+			for (let pollMs = firstPollMs; ; pollMs = Math.min(pollMs * 2, maxPollMs)) {
+				const now = await this.queue.take(ticket.cardId, this.holder);
+				if (now === 'turn') {
+					break;
+				}
+				if (now === 'out') {
+					log.warn(
+						`${ticket.cardId} fell out of the landing queue of ${ticket.base} (stalled past 30 s): joining again`,
+					);
+					await this.queue.join(entry);
+				}
+				await new Promise(resolve => setTimeout(resolve, pollMs));
+			}
+			return await land();
+		} finally {
+			await this.queue
+				.leave(ticket.cardId, this.holder)
+				.catch((e: unknown) => log.error(`${ticket.cardId}: leaving the landing queue failed: ${errorText(e)}`));
+			this.hold(-1);
+		}
+	}
+
+	private hold(delta: number): void {
+		this.entries += delta;
+		if (this.entries > 0 && this.beating === undefined) {
+			this.beating = setInterval(() => {
+				this.queue
+					.beat(this.holder)
+					.catch((e: unknown) => log.warn(`beating for the landing queue failed: ${errorText(e)}`));
+			}, beatMs);
+			this.beating.unref();
+		} else if (this.entries === 0 && this.beating !== undefined) {
+			clearInterval(this.beating);
+			this.beating = undefined;
+		}
+	}
+}
