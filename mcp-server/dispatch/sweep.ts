@@ -53,14 +53,16 @@ export function sweepCard(target: SweepTarget): number {
 		return 0;
 	}
 	const roots = worktreePaths(target.worktree);
-	const spared = ancestors(process.pid);
+	// Where an orphan of the agent goes: init, or a subreaper above this supervisor (which is none).
+	const adopters = ancestors(process.ppid);
+	const spared = new Set([process.pid, ...adopters]);
 	const hub = hubPidOf(target.dataDir);
 	if (hub !== undefined) {
 		spared.add(hub);
 	}
 	const killed = new Set<string>();
 	for (let pass = 0; pass < maxPasses; pass++) {
-		const found = theCards(snapshot(target, roots, uid), spared);
+		const found = theCards(snapshot(target, roots, uid), spared, adopters);
 		let fresh = 0;
 		for (const p of found) {
 			// Checked again just before the signal: the same process (pid and start time), still the card's.
@@ -86,8 +88,8 @@ export function sweepCard(target: SweepTarget): number {
 	return killed.size;
 }
 
-/** The card's processes among `all` (the rules of the header), this supervisor and its ancestors left out. */
-function theCards(all: Map<number, Proc>, spared: ReadonlySet<number>): Proc[] {
+/** The card's processes among `all` (the rules of the header), the `spared` left out. */
+function theCards(all: Map<number, Proc>, spared: ReadonlySet<number>, adopters: ReadonlySet<number>): Proc[] {
 	const verdict = new Map<number, boolean>();
 	const isCards = (p: Proc, depth: number): boolean => {
 		const known = verdict.get(p.pid);
@@ -101,7 +103,8 @@ function theCards(all: Map<number, Proc>, spared: ReadonlySet<number>): Proc[] {
 			yes = true;
 		} else if (leftInWorktree(p)) {
 			const parent = all.get(p.ppid);
-			yes = p.ppid === 1 || spared.has(p.ppid) || (parent !== undefined && depth < 64 && isCards(parent, depth + 1));
+			// Not a child of the hub (its check), though the hub itself is spared.
+			yes = adopters.has(p.ppid) || (parent !== undefined && depth < 64 && isCards(parent, depth + 1));
 		}
 		verdict.set(p.pid, yes);
 		return yes;
@@ -229,7 +232,7 @@ function hubPidOf(dataDir: string): number | undefined {
 	}
 }
 
-/** `pid` and every process above it (the supervisor and what started it): never swept. */
+/** `pid`, every process above it, and init (what started the supervisor): never swept. */
 function ancestors(pid: number): Set<number> {
 	const found = new Set<number>([1]);
 	for (let p = pid; p > 1 && !found.has(p);) {

@@ -5,7 +5,8 @@
  * its environment, one under `env -i` — and completes. Once the card's agent ended, both are gone (the
  * sweep of mcp-server/dispatch/sweep.ts, counted on the `exited` line), while processes of the same user
  * left the same way but standing outside the worktree — in a folder whose name starts with the
- * worktree's, and in the main checkout — keep running.
+ * worktree's, and in the main checkout — keep running, and so does the project's check that the hub runs
+ * in the worktree after complete.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -118,6 +119,14 @@ describe('the sweep at the end of a card', { skip: linux ? false : 'reads Linux 
 			left.push(child.pid);
 		}
 		await waitFor(() => processesWith(`${mark}-checkout`).length === 1, 5_000, 'the bystanders started');
+		// The project's check runs in the worktree after complete, the hub's child: still running when the
+		// agent ends, and not the agent's to sweep.
+		const check = await runBaton(['settings', '--check', 'sleep 4'], {
+			dataDir,
+			cwd: repo.root,
+			env: { BATON_AGENT: 'cli:alice' },
+		});
+		assert.equal(check.code, 0, check.stderr);
 
 		const env = childEnv(dataDir, { SWEEP_MARK: mark });
 		const run = startBatonRun({
@@ -146,7 +155,9 @@ describe('the sweep at the end of a card', { skip: linux ? false : 'reads Linux 
 			const exited = await run.waitFor(l => l.event === 'exited' && l.cardId === card.id, 60_000, 'the agent done');
 			const log = readFileSync(path.join(dataDir, 'runs', 'sweep', `${card.id}.log`), 'utf8');
 			assert.equal(exited.reason, 'completed', log);
-			assert.equal((await admin.request('card/get', { cardId: card.id })).card.status, 'review');
+			const done = (await admin.request('card/get', { cardId: card.id })).card;
+			assert.equal(done.status, 'review');
+			assert.equal(done.checks?.state, 'running', 'the check runs on after the agent ended');
 			// Both children it left are gone once its card ended: the one with its environment and the
 			// one under `env -i` in its worktree.
 			await waitFor(
@@ -158,6 +169,16 @@ describe('the sweep at the end of a card', { skip: linux ? false : 'reads Linux 
 			// What stands outside the worktree runs on.
 			assert.equal(processesWith(`${mark}-neighbour`).length, 1, 'the process in the neighbouring folder lives');
 			assert.equal(processesWith(`${mark}-checkout`).length, 1, 'the process in the main checkout lives');
+			// And the hub's check in the worktree ran to its end.
+			const checked = await waitFor(
+				async () => {
+					const c = (await admin.request('card/get', { cardId: card.id })).card.checks;
+					return c?.state === 'running' ? undefined : c;
+				},
+				20_000,
+				'the check to end',
+			);
+			assert.equal(checked.state, 'passed', JSON.stringify(checked));
 		} finally {
 			run.proc.kill('SIGINT');
 			await run.exited;
