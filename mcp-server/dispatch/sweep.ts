@@ -117,7 +117,7 @@ function leftInWorktree(p: Proc): boolean {
 	return p.env === 'none' && p.inWorktree && p.tty === 0;
 }
 
-/** This user's live processes that name the card or stand in its worktree (with their parents' chain read too). */
+/** This user's live processes that name the card or stand in its worktree. */
 function snapshot(target: SweepTarget, roots: readonly string[], uid: number): Map<number, Proc> {
 	const all = new Map<number, Proc>();
 	let entries: string[];
@@ -137,9 +137,18 @@ function snapshot(target: SweepTarget, roots: readonly string[], uid: number): M
 	return all;
 }
 
-/** One process of user `uid`, alive (not a zombie, no KILL pending), or undefined. */
+/**
+ * One process of user `uid` that names the card or stands in its worktree, alive (not a zombie, no KILL
+ * pending), or undefined. Two reads rule out any other (they fail on another user's): the sweep reads
+ * every process while the supervisor waits.
+ */
 function readProc(pid: number, target: SweepTarget, roots: readonly string[], uid: number): Proc | undefined {
 	try {
+		const env = envOf(pid, target);
+		const inWorktree = env === 'none' && roots.length > 0 && inside(cwdOf(pid), roots);
+		if (env !== 'card' && !inWorktree) {
+			return undefined;
+		}
 		const status = readFileSync(`/proc/${pid}/status`, 'utf8');
 		if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) !== uid || dying(status)) {
 			return undefined;
@@ -151,14 +160,7 @@ function readProc(pid: number, target: SweepTarget, roots: readonly string[], ui
 		if (fields[0] === 'Z' || fields[0] === 'X' || start === undefined) {
 			return undefined;
 		}
-		return {
-			pid,
-			ppid: Number(fields[1]),
-			start,
-			tty: Number(fields[4]),
-			env: envOf(pid, target),
-			inWorktree: roots.length > 0 && inside(cwdOf(pid), roots),
-		};
+		return { pid, ppid: Number(fields[1]), start, tty: Number(fields[4]), env, inWorktree };
 	} catch {
 		return undefined; // Gone, or not ours to read.
 	}
