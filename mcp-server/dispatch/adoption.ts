@@ -2,11 +2,11 @@
  * A supervisor that starts again (after a stop, a crash or kill -9) finds its running agents' cards by
  * their claims: every claimed card whose `dispatch` names this run and this host. An agent
  * still alive (its pid's environment names the card) is adopted and watched; one that died while the
- * supervisor was down has its card failed with that reason; a card whose agent never started (the
- * supervisor died between claim and start) is released; one it cannot act for (no seat record) is
- * left to its lease, its seat taken until then (supervisor.ts). It never starts an agent, so none of these cards gets
- * a second one. Must not: act on a card of another run or host, or on a claim whose epoch is not the
- * one its seat record names.
+ * supervisor was down has what it left running swept (sweep.ts) and its card failed with that
+ * reason; a card whose agent never started (the supervisor died between claim and start) is released;
+ * one it cannot act for (no seat record) is left to its lease, its seat taken until then
+ * (supervisor.ts). It never starts an agent, so none of these cards gets a second one. Must not: act
+ * on a card of another run or host, or on a claim whose epoch is not the one its seat record names.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 
@@ -18,6 +18,7 @@ import { LogTail, logPath, withLines } from './outputLog';
 import type { SeatConnector } from './seat';
 import { readSeatRecord, removeSeatFiles, seatFilePath } from './seatFile';
 import { isAgentOf, watchAdopted } from './spawnAgent';
+import { sweepCard } from './sweep';
 
 const log = createLogger('run').child('adopt');
 
@@ -108,6 +109,12 @@ export async function adoptRunning(
 			result.adopted.push(AgentJob.adopt(ctx, record, conn, card, watchAdopted(pid, card.id)));
 			continue;
 		}
+		const swept = sweepCard({
+			cardId: card.id,
+			session: record.session,
+			worktree: card.workspace?.path,
+			dataDir: ctx.dataDir,
+		});
 		const tail = new LogTail(logPath(ctx.dataDir, ctx.run, card.id), record.logOffset);
 		tail.poll();
 		tail.close();
@@ -131,6 +138,7 @@ export async function adoptRunning(
 				reason: 'exited',
 				code: null,
 				cardReason: reason,
+				...(swept === 0 ? {} : { swept }),
 			});
 		} catch (e) {
 			log.error(`failing ${card.id} after its agent died failed: ${errorText(e)}`);

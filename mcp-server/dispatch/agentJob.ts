@@ -6,7 +6,8 @@
  * --max-seconds and --max-cost-usd, stops an agent that hangs (no output and no call
  * reported on its card for --idle-seconds), and when the process exits ends a claim the agent left
  * held: failed with the exit code and the last lines, or released without using an attempt (rate
- * limit, stop). Speaks only on its seat's connection, i.e. as the card's holder (agent A, session S).
+ * limit, stop), after sweeping what the agent left running outside its process group (sweep.ts).
+ * Speaks only on its seat's connection, i.e. as the card's holder (agent A, session S).
  * Must not: complete a card, act on a claim that is no longer this agent's epoch, or throw at the
  * supervisor (failures of the hub are logged and the lease left to run out).
  */
@@ -23,6 +24,7 @@ import { Silence } from './silence';
 import { commandRateLimit, exitRateLimit } from './rateLimit';
 import type { SandboxChoice } from './sandbox';
 import { AttemptUsage } from './attemptUsage';
+import { sweepCard } from './sweep';
 
 const log = createLogger('run').child('job');
 
@@ -123,6 +125,8 @@ export class AgentJob {
 		private readonly tail: LogTail,
 		startedAt: number,
 		readonly adopted: boolean,
+		/** The card's own worktree, if it has one (not the main checkout): where the sweep looks. */
+		private readonly worktree: string | undefined,
 	) {
 		this.startedAt = startedAt;
 		// An adopted agent gets a whole idle period from its adoption: its past is not known.
@@ -159,6 +163,7 @@ export class AgentJob {
 			new LogTail(path, offset, ctx.logMaxBytes),
 			startedAt,
 			false,
+			s.claim.workspace?.path,
 		);
 		job.update({ pid: proc.pid, log: path });
 		ctx.emit({ event: 'started', seat, cardId: card.id, agent: identity.agent, pid: proc.pid, workspace, log: path });
@@ -171,7 +176,8 @@ export class AgentJob {
 		const tail = new LogTail(path, record.logOffset, ctx.logMaxBytes);
 		const started = Date.parse(card.dispatch?.startedAt ?? record.startedAt);
 		const identity = { agent: record.agent, session: record.session };
-		const job = new AgentJob(ctx, record.seat, identity, conn, card, record.epoch, proc, tail, started, true);
+		const worktree = card.workspace?.path;
+		const job = new AgentJob(ctx, record.seat, identity, conn, card, record.epoch, proc, tail, started, true, worktree);
 		ctx.emit({ event: 'adopted', seat: record.seat, cardId: card.id, agent: record.agent, pid: proc.pid });
 		return job;
 	}
@@ -294,6 +300,13 @@ export class AgentJob {
 
 	private async end(exit: AgentExit): Promise<JobEnd> {
 		this.ending = true;
+		// Its group is gone (spawnAgent.ts); a child that left the group in a session of its own goes now.
+		const swept = sweepCard({
+			cardId: this.card.id,
+			session: this.identity.session,
+			worktree: this.worktree,
+			dataDir: this.ctx.dataDir,
+		});
 		for (const t of this.timers) {
 			clearInterval(t);
 		}
@@ -336,6 +349,7 @@ export class AgentJob {
 			reason: outcome.reason,
 			code: outcome.code,
 			...(outcome.cardReason === undefined ? {} : { cardReason: outcome.cardReason }),
+			...(swept === 0 ? {} : { swept }),
 		});
 		return outcome;
 	}

@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 
+import { hubSocketVar, seatTokenVar } from '../../core/client/seatHub';
 import { BatonError } from '../../core/errors';
 import type { McpLaunch } from '../../core/formats/mcpConfig';
 import type { Card } from '../../core/protocol';
@@ -67,6 +68,21 @@ function tomlInlineTable(record: Record<string, string>): string {
 		.join(',')}}`;
 }
 
+/** The variables that never go on a command line: the seat credential, and the socket it is for. */
+const secretVars: readonly string[] = [seatTokenVar, hubSocketVar];
+
+function splitSecrets(env: Record<string, string>): {
+	plain: Record<string, string>;
+	secret: Record<string, string>;
+} {
+	const plain: Record<string, string> = {};
+	const secret: Record<string, string> = {};
+	for (const [k, v] of Object.entries(env)) {
+		(secretVars.includes(k) ? secret : plain)[k] = v;
+	}
+	return { plain, secret };
+}
+
 const builtIns: Record<BuiltInAgent, BuiltInSpec> = {
 	// claude --help (2.1.x): -p/--print is the non-interactive mode ("Print response and exit"; it skips
 	// the workspace trust dialog), [prompt] the positional argument. --mcp-config loads MCP servers from
@@ -99,7 +115,9 @@ const builtIns: Record<BuiltInAgent, BuiltInSpec> = {
 	},
 	// codex exec --help (0.17x): `exec` runs Codex non-interactively. Codex has no MCP config file flag;
 	// -c key=value overrides ~/.codex/config.toml for this run only (value parsed as TOML), so the
-	// `baton` server is given as mcp_servers.baton.{command,args,env}, and
+	// `baton` server is given as mcp_servers.baton.{command,args,env,env_vars}: the seat credential and
+	// its socket are not in `env` (argv is readable by every local user, /proc/<pid>/cmdline) but in
+	// Codex's own environment, and env_vars names them for Codex to forward to the server; and
 	// default_tools_approval_mode="approve" lets its tools run without the approval prompt exec cannot
 	// show (without it exec cancels MCP calls: "user cancelled MCP tool call", openai/codex#16685).
 	// --sandbox workspace-write: commands may write the working folder (and temp dirs) only;
@@ -108,27 +126,33 @@ const builtIns: Record<BuiltInAgent, BuiltInSpec> = {
 	codex: {
 		program: 'codex',
 		install: 'Install Codex (npm install -g @openai/codex) or use --command.',
-		line: ctx => ({
-			args: [
-				'exec',
-				'--sandbox',
-				'workspace-write',
-				'--skip-git-repo-check',
-				'--color',
-				'never',
-				'-c',
-				'approval_policy="never"',
-				'-c',
-				`mcp_servers.baton.command=${toml(ctx.mcpServer.command)}`,
-				'-c',
-				`mcp_servers.baton.args=[${ctx.mcpServer.args.map(toml).join(',')}]`,
-				'-c',
-				`mcp_servers.baton.env=${tomlInlineTable(ctx.mcpServer.env)}`,
-				'-c',
-				'mcp_servers.baton.default_tools_approval_mode="approve"',
-				ctx.prompt,
-			],
-		}),
+		line: ctx => {
+			const { plain, secret } = splitSecrets(ctx.mcpServer.env);
+			const names = Object.keys(secret);
+			return {
+				args: [
+					'exec',
+					'--sandbox',
+					'workspace-write',
+					'--skip-git-repo-check',
+					'--color',
+					'never',
+					'-c',
+					'approval_policy="never"',
+					'-c',
+					`mcp_servers.baton.command=${toml(ctx.mcpServer.command)}`,
+					'-c',
+					`mcp_servers.baton.args=[${ctx.mcpServer.args.map(toml).join(',')}]`,
+					'-c',
+					`mcp_servers.baton.env=${tomlInlineTable(plain)}`,
+					...(names.length === 0 ? [] : ['-c', `mcp_servers.baton.env_vars=[${names.map(toml).join(',')}]`]),
+					'-c',
+					'mcp_servers.baton.default_tools_approval_mode="approve"',
+					ctx.prompt,
+				],
+				env: secret,
+			};
+		},
 	},
 	// gemini --help (0.6x): -p/--prompt runs headless. Gemini reads MCP servers only from settings files
 	// (settings.json "mcpServers"); GEMINI_CLI_SYSTEM_SETTINGS_PATH points its system settings file (the

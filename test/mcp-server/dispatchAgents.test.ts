@@ -216,10 +216,11 @@ describe('built-in command lines', () => {
 	});
 
 	it('codex: exec, the Baton server as -c overrides (TOML), sandboxed to its folder, never asking', () => {
+		const seat = { token: 'seat-secret-7f3a', socket: '/run/baton/hub.sock' };
 		const ctx = context({
 			mcpServer: agentMcpServer(
 				{ command: '/opt/my "node"', args: ['C:\\baton\\baton.js', 'mcp'] },
-				{ ...identity, kind: 'codex' },
+				{ ...identity, kind: 'codex', seat },
 			),
 		});
 		const l = launchFor(resolveAgentCommand({ agent: 'codex', cwd: '/', pathVar: bin }), ctx, base);
@@ -239,9 +240,16 @@ describe('built-in command lines', () => {
 			'-c',
 			'mcp_servers.baton.env={BATON_CARD_ID="BTN-7",BATON_AGENT="claude-default-s2-k3f9",BATON_SESSION="sess-1",BATON_AGENT_KIND="codex",BATON_DATA_DIR="/home/u/.local/share/baton",BATON_PROJECT="acme"}',
 			'-c',
+			'mcp_servers.baton.env_vars=["BATON_SEAT_TOKEN","BATON_HUB_SOCKET"]',
+			'-c',
 			'mcp_servers.baton.default_tools_approval_mode="approve"',
 			ctx.prompt,
 		]);
+		// The seat credential is not on its command line (readable by every local user): Codex has it in
+		// its own environment and forwards it to its `baton mcp` by the names in env_vars.
+		assert.ok(!l.args.some(a => a.includes(seat.token) || a.includes(seat.socket)), l.args.join(' '));
+		assert.equal(l.env.BATON_SEAT_TOKEN, seat.token);
+		assert.equal(l.env.BATON_HUB_SOCKET, seat.socket);
 	});
 
 	it('gemini: headless, its settings file pointed at the MCP config, edits and Baton tools approved', () => {
