@@ -47,9 +47,11 @@ const watch = process.argv.includes('--watch');
  * in the tree's row and tooltip (core/rules/checks.ts checksSummary) took it to 608.5 KB. What attempts
  * cost raised both by 1 KB: the usage schemas in the shared protocol (an attempt's usage, the sums of
  * card/stats, heartbeat's and dispatch/usage's params) and core/rules/usage.ts's words in the tree's
- * tooltip and the board's detail pane took the extension to 610.1 KB and the board to 577.0 KB.
+ * tooltip and the board's detail pane took the extension to 610.1 KB and the board to 577.0 KB. The
+ * landing queue (`landing/queue`'s entries and returns, a workspace's landing in flight) in the shared
+ * protocol took the extension to 611.2 KB and the board to 578.2 KB: budgets 613 and 579 KB.
  */
-const budgetBytes = { 'dist/extension.js': 611 * 1024, 'dist/webview/board.js': 578 * 1024 };
+const budgetBytes = { 'dist/extension.js': 613 * 1024, 'dist/webview/board.js': 579 * 1024 };
 
 const common = {
 	bundle: true,

@@ -9,7 +9,7 @@
  * of review none lands before it is done).
  */
 import { BatonError } from '../errors';
-import type { LandingEntry, LandingReturn } from '../protocol';
+import type { Card, CardWorkspace, LandingEntry, LandingReturn } from '../protocol';
 import type { UnitOfWork } from './unitOfWork';
 
 /** An entry whose holder has not beaten for this long is a dead hub's: the next turn-taker drops it. */
@@ -170,5 +170,40 @@ export class LandingQueue {
 			reason: typeof r.data.reason === 'string' ? r.data.reason : '',
 			files: Array.isArray(r.data.files) ? r.data.files.filter((f): f is string => typeof f === 'string') : [],
 		}));
+	}
+
+	/** The holders with entries (live or not): a starting hub drops those of its machine's dead hubs. */
+	async holders(): Promise<string[]> {
+		const rows = await this.uow.db.query<{ holder: string }>('SELECT DISTINCT holder FROM landing_queue');
+		return rows.map(r => r.holder);
+	}
+
+	/** Drops every entry of `holder` (a hub known to be dead). */
+	async dropHolder(holder: string): Promise<void> {
+		await this.uow.db.query('DELETE FROM landing_queue WHERE holder = $1', [holder]);
+	}
+
+	/**
+	 * Cards in review or claimed whose workspace records a landing in flight (the two states a landing
+	 * starts from; at most 1,000: a starting hub's work).
+	 */
+	async inFlight(): Promise<Card[]> {
+		const rows = await this.uow.db.query<{ card: Card }>(
+			`SELECT baton_card(cards) AS card FROM cards
+			 WHERE status IN ('review', 'claimed') AND workspace -> 'landing' IS NOT NULL ORDER BY id LIMIT 1000`,
+		);
+		return rows.map(r => r.card);
+	}
+
+	/**
+	 * Records the card's landing in flight (`workspace.landing`) just before its base moves: the
+	 * workspace only, no version change and no event (an approval naming the version the person looked at
+	 * still matches), and the record that follows replaces it.
+	 */
+	async markInFlight(cardId: string, workspace: CardWorkspace): Promise<void> {
+		await this.uow.db.query('UPDATE cards SET workspace = $2::jsonb WHERE id = $1', [
+			cardId,
+			JSON.stringify(workspace),
+		]);
 	}
 }

@@ -36,6 +36,21 @@ export const CardWorkspace = z.object({
 	deletions: wsCount,
 	/** Set when approval landed it (never with mode `none`). */
 	landed: z.object({ mode: LandMode, commit: wsText, at: Timestamp }).optional(),
+	/**
+	 * A landing in flight: the commit its base is being moved to, written just before the base moves and
+	 * replaced by `landed` when the approval (`via: approve`, by `by` as `reviewer`) or completion is
+	 * recorded. A hub that died between the two finds it at its start and finishes the record.
+	 */
+	landing: z
+		.object({
+			mode: LandMode,
+			commit: wsText,
+			at: Timestamp,
+			by: wsText,
+			via: z.enum(['approve', 'complete']),
+			reviewer: z.enum(['human', 'agent']).optional(),
+		})
+		.optional(),
 });
 export type CardWorkspace = z.infer<typeof CardWorkspace>;
 

@@ -27,6 +27,7 @@ import { createHandlers } from './handlers';
 import { Housekeeping } from './housekeeping';
 import { HubChecks } from './checks';
 import { Landing } from './landing';
+import { finishInterruptedLandings } from './landingRecord';
 import { WorkspaceGc } from './workspaceGc';
 import { InboxPush } from './inbox';
 import { HubMetrics } from './metrics';
@@ -244,6 +245,11 @@ export class Hub {
 		await this.options.backlog.endAbandonedAgents(this.options.backlog.mode === 'pglite');
 		// After the pump started and before any agent can connect (InboxPush.start says why).
 		await this.inbox.start();
+		// Landings the last hub left between moving a base and writing their record are finished, and its
+		// places in the landing queue given up, before anyone can approve.
+		await finishInterruptedLandings(this.options.backlog).catch((e: unknown) =>
+			log.error(`finishing interrupted landings failed: ${errorText(e)}`),
+		);
 		await this.connections.listen(this.options.paths.socket);
 		this.reaper.rearm();
 		this.housekeeping.start();

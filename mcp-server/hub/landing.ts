@@ -27,6 +27,7 @@ import { type LandResult, land } from '../workspaces/land';
 import { inspectRepo } from '../workspaces/repo';
 import { mergedTreeCheck } from './checks';
 import { LandingLine } from './landingLine';
+import { landedAlready, withLanded, withoutLanding } from './landingRecord';
 
 const log = createLogger('hub').child('landing');
 
@@ -57,6 +58,9 @@ export class Landing {
 		if (ws === undefined || ws.landed !== undefined) {
 			// No workspace, or landed by an approval whose write then failed: approve only.
 			return b.review(ctx, p, reviewer);
+		}
+		if (await landedAlready(ws)) {
+			return b.review(ctx, p, reviewer, withLanded(ws)); // a landing whose hub died before its record
 		}
 		if (ws.host !== this.host) {
 			throw new BatonError(
@@ -93,6 +97,10 @@ export class Landing {
 		}
 		// The same rule the completion applies, asked first: a completion core will refuse must not land.
 		await b.checkComplete(ctx, p);
+		if (await landedAlready(ws)) {
+			await b.setWorkspace({ actor: ctx.actor }, card.id, withLanded(ws)); // its hub died before the record
+			return run();
+		}
 		const mode = await landModeOf(b, card);
 		if (mode === 'none') {
 			return run(); // approved work waits in its branch for a pull request, as an approval's does
@@ -126,7 +134,9 @@ export class Landing {
 		ws: CardWorkspace,
 		mode: ProjectSettings['land'],
 		actor: string,
+		how: { via: 'approve'; reviewer: Reviewer } | { via: 'complete' },
 	): Promise<LandResult> {
+		let marked = false;
 		const landNow = async (): Promise<LandResult> => {
 			const verify = await mergedTreeCheck(this.backlog, card, ws);
 			return land({
@@ -136,6 +146,19 @@ export class Landing {
 				mode,
 				message: `${card.id}: ${card.title}`,
 				...(verify === undefined ? {} : { verify }),
+				beforeMove: async commit => {
+					if (mode !== 'none') {
+						const landing = { mode, commit, at: new Date().toISOString(), by: actor, ...how };
+						await this.backlog.landingQueue.markInFlight(card.id, { ...ws, landing });
+						marked = true;
+					}
+				},
+			}).catch(async (e: unknown) => {
+				// The base did not move (git refused the update): the card is as it was.
+				if (marked) {
+					await this.backlog.landingQueue.markInFlight(card.id, ws);
+				}
+				throw e;
 			});
 		};
 		// Moving a base waits its turn in the base's line in the store, whichever hub approved; a pull
@@ -171,7 +194,7 @@ export class Landing {
 		const b = this.backlog;
 		let landed: LandResult;
 		try {
-			landed = await this.landBranch(card, ws, mode, ctx.actor);
+			landed = await this.landBranch(card, ws, mode, ctx.actor, { via: 'complete' });
 		} catch (e) {
 			if (p.force === true || !BatonError.is(e)) {
 				throw e; // a person's forced completion decides again with the reason; nothing was changed
@@ -218,7 +241,7 @@ export class Landing {
 			});
 		}
 		const record: CardWorkspace = {
-			...ws,
+			...withoutLanding(ws),
 			landed: { mode: landed.mode, commit: landed.newHead, at: new Date().toISOString() },
 		};
 		// Recorded before the completion, so its `completed` event carries the landing, and a completion
@@ -280,9 +303,11 @@ export class Landing {
 	): Promise<Result<'card/review'>> {
 		const b = this.backlog;
 		const mode = await landModeOf(b, card);
-		const landed = await this.landBranch(card, ws, mode, ctx.actor).catch((e: unknown) => {
-			throw isNothingToLand(e) ? nothingToApprove(card, ws) : e;
-		});
+		const landed = await this.landBranch(card, ws, mode, ctx.actor, { via: 'approve', reviewer }).catch(
+			(e: unknown) => {
+				throw isNothingToLand(e) ? nothingToApprove(card, ws) : e;
+			},
+		);
 		if (landed.outcome === 'kept') {
 			return b.review(ctx, p, reviewer);
 		}
@@ -310,7 +335,7 @@ export class Landing {
 			);
 		}
 		const record: CardWorkspace = {
-			...ws,
+			...withoutLanding(ws),
 			landed: { mode: landed.mode, commit: landed.newHead, at: new Date().toISOString() },
 		};
 		try {

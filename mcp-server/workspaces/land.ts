@@ -43,6 +43,12 @@ export interface LandOptions {
 	 * claims and snapshots go on meanwhile; landings of one base wait for each other (the landing queue).
 	 */
 	verify?: (commit: string) => Promise<VerifyOutcome>;
+	/**
+	 * Runs once the landing is certain, just before the base moves to `commit` (the caller records the
+	 * landing in flight, so a death between the move and its own record can be finished). Throwing
+	 * stops the landing with nothing moved.
+	 */
+	beforeMove?: (commit: string) => Promise<void>;
 }
 
 /** What `verify` found: the commit may land, or why not (the check's command, exit and output's tail). */
@@ -179,6 +185,8 @@ async function moveBase(
 		}
 		await checkLandedPaths(c.path, options.branch, changes);
 	}
+	// Every refusal is behind us: what follows moves the checkouts and the base.
+	await options.beforeMove?.(newHead);
 	await updateCheckouts(checkouts, oldBase, newHead);
 	try {
 		await git(root, [
