@@ -241,8 +241,14 @@ export const ClaimParams = z
 		dispatch: DispatchClaim.optional(),
 	})
 	.strict();
-/** What a claim tells the claimer of the card's workspace: where to work and commit. */
-export type ClaimedWorkspace = Pick<CardWorkspace, 'path' | 'branch' | 'base'>;
+/**
+ * What a claim tells the claimer of the card's workspace: where to work and commit, and when the base
+ * was merged into the branch with conflicts, the files holding the markers to resolve.
+ */
+export const ClaimedWorkspace = CardWorkspace.pick({ path: true, branch: true, base: true }).extend({
+	conflicts: z.array(z.string()).optional(),
+});
+export type ClaimedWorkspace = z.infer<typeof ClaimedWorkspace>;
 export const ClaimResult = z.object({
 	card: Card.nullable(),
 	lease: Lease.nullable(),
@@ -251,7 +257,7 @@ export const ClaimResult = z.object({
 	/** A reviewer's request-changes note on the claimed card's previous attempt: start from it. */
 	handoff: z.string().optional(),
 	/** The claimed card's worktree, when its project has worktrees on: work and commit only in `path`. */
-	workspace: CardWorkspace.pick({ path: true, branch: true, base: true }).optional(),
+	workspace: ClaimedWorkspace.optional(),
 });
 export type ClaimResult = z.infer<typeof ClaimResult>;
 

@@ -95,6 +95,8 @@ export interface WorkspaceSetup {
 	restored?: { ref: string; attempt: number; files: string[] };
 	/** The files `.baton/worktree-include` copied in from the main checkout. */
 	copied?: string[];
+	/** The base was merged into a branch that no longer merged: the files left with conflict markers. */
+	conflicts?: string[];
 }
 
 /**

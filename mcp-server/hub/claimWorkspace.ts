@@ -17,7 +17,15 @@ import path from 'node:path';
 import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
-import type { Card, CardWorkspace, ClaimResult, ProjectSettings, WorkspaceSetup } from '../../core/protocol';
+import type {
+	Card,
+	CardWorkspace,
+	ClaimedWorkspace,
+	ClaimResult,
+	ProjectSettings,
+	WorkspaceSetup,
+} from '../../core/protocol';
+import { startBaseMerge } from '../workspaces/baseMerge';
 import { batonCommand, installCommitGuard } from '../workspaces/commitGuard';
 import { ensureWorktree } from '../workspaces/worktree';
 import { stackedBaseFor } from './landing';
@@ -85,7 +93,13 @@ export class ClaimWorkspaces {
 		}
 		try {
 			const made = await this.make(ctx, card, ask, settings);
-			return { ...result, card: made.card, workspace: made.workspace };
+			const conflicts = made.workspace.conflicts;
+			// The files to resolve lead the hand-over: every claimer reads that (MCP, a seat's prompt).
+			const handoff =
+				conflicts === undefined
+					? result.handoff
+					: [conflictNote(made.workspace), result.handoff].filter(Boolean).join('\n\n');
+			return { ...result, card: made.card, workspace: made.workspace, ...(handoff === undefined ? {} : { handoff }) };
 		} catch (e) {
 			await this.undo(ctx, card, result.lease.epoch, e);
 			throw e;
@@ -137,7 +151,7 @@ export class ClaimWorkspaces {
 		card: Card,
 		ask: ClaimAsk,
 		settings: ProjectSettings,
-	): Promise<{ card: Card; workspace: { path: string; branch: string; base: string } }> {
+	): Promise<{ card: Card; workspace: ClaimedWorkspace }> {
 		const had = card.workspace;
 		if (had !== undefined && had.host !== this.host) {
 			throw new BatonError(
@@ -177,6 +191,16 @@ export class ClaimWorkspaces {
 				...(this.dataDir === undefined ? {} : { dataDir: this.dataDir }),
 			}).catch((e: unknown) => log.warn(`card ${card.id}: no commit guard in ${ws.path}: ${errorText(e)}`));
 		}
+		// A branch that no longer merges into its base (a landing came back for a conflict): the base is
+		// merged in and the markers left for the agent to resolve with file tools alone.
+		// A branch made by this claim starts from the base: only one that existed can have fallen behind.
+		const fresh = ws.created && !ws.continued;
+		const conflicts = fresh
+			? undefined
+			: await startBaseMerge(ws.path, ws.base).catch((e: unknown) => {
+					log.warn(`card ${card.id}: merging ${ws.base} into ${ws.branch} failed: ${errorText(e)}`);
+					return undefined;
+				});
 		const record: CardWorkspace = {
 			...roundOf(had),
 			root: path.dirname(path.dirname(path.dirname(ws.path))),
@@ -191,6 +215,7 @@ export class ClaimWorkspaces {
 				? {}
 				: { restored: { ref: ws.restored.ref, attempt: ws.restored.attempt, files: ws.restored.files } }),
 			...(ws.copied.length === 0 ? {} : { copied: ws.copied }),
+			...(conflicts === undefined ? {} : { conflicts }),
 		};
 		const unchanged =
 			had !== undefined && had.landed === undefined && sameWorkspace(had, record) && Object.keys(extra).length === 0;
@@ -200,7 +225,10 @@ export class ClaimWorkspaces {
 				`card ${card.id}: the setup command ${ws.setup.timedOut ? 'timed out' : `exited ${ws.setup.exitCode ?? 'by a signal'}`}`,
 			);
 		}
-		return { card: updated, workspace: { path: ws.path, branch: ws.branch, base: ws.base } };
+		return {
+			card: updated,
+			workspace: { path: ws.path, branch: ws.branch, base: ws.base, ...(conflicts === undefined ? {} : { conflicts }) },
+		};
 	}
 
 	/** Hands the card back (release, with why) after its workspace could not be made. */
@@ -240,4 +268,9 @@ function roundOf(had: CardWorkspace | undefined): Partial<CardWorkspace> | undef
 	}
 	const { landed: _landed, head: _head, filesChanged: _f, insertions: _i, deletions: _d, ...kept } = had;
 	return kept;
+}
+
+/** What the claimer is told first when the base was merged into its branch with conflicts. */
+function conflictNote(ws: ClaimedWorkspace): string {
+	return `${ws.branch} no longer merged into ${ws.base}, so Baton merged ${ws.base} into it in your worktree: resolve the conflict markers (<<<<<<< … ======= … >>>>>>>) in ${(ws.conflicts ?? []).join(', ')} by editing the files, keeping both sides' intent, then complete (it commits the merge; it is refused while a marker remains).`;
 }

@@ -17,6 +17,7 @@ import type { Backlog, OpContext } from '../../core/backlog';
 import { BatonError } from '../../core/errors';
 import { createLogger, errorText } from '../../core/log';
 import type { BacklogEvent, Card, CardWorkspace, ParsedParams, Result } from '../../core/protocol';
+import { markedFiles } from '../workspaces/baseMerge';
 import { unseenSubmoduleFiles } from '../workspaces/landGuards';
 import { commitAll, diffStat, pushBranch } from '../workspaces/review';
 import { snapshotWip, type WipSnapshot } from '../workspaces/wip';
@@ -232,6 +233,7 @@ export class WipKeeper {
 			await this.options.backlog.checkComplete(ctx, p);
 		}
 		const ws = k.workspace;
+		await refuseMarkers(p.cardId, ws);
 		let stats: WorkspaceStats | undefined;
 		let committed = false;
 		try {
@@ -384,5 +386,20 @@ export class WipKeeper {
 		} catch (e) {
 			log.error(`${cardId}: recording "${text}" failed: ${errorText(e)}`);
 		}
+	}
+}
+
+/**
+ * Complete commits the worktree, and with a merge of the base under way that commit concludes it: never
+ * with a conflict marker left in a file of that merge (landing would put it on the base).
+ */
+async function refuseMarkers(cardId: string, ws: CardWorkspace): Promise<void> {
+	const marked = existsSync(ws.path) ? await markedFiles(ws.path) : [];
+	if (marked.length > 0) {
+		throw new BatonError(
+			'conflict',
+			`Card ${cardId} still has conflict markers in ${marked.slice(0, 20).join(', ')} (the merge of ${ws.base} into ${ws.branch}): edit each to keep both sides' intent and remove the <<<<<<< / ======= / >>>>>>> lines, then complete again. Nothing was committed.`,
+			{ cardId, files: marked },
+		);
 	}
 }
