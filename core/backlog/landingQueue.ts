@@ -206,4 +206,19 @@ export class LandingQueue {
 			JSON.stringify(workspace),
 		]);
 	}
+
+	/**
+	 * Cards in review whose branch lands on `base` of the repository at `root` (at most 500): after each
+	 * landing there, the hub marks those that no longer merge.
+	 */
+	async reviewsOn(root: string, base: string): Promise<Card[]> {
+		const rows = await this.uow.db.query<{ card: Card }>(
+			`SELECT baton_card(cards) AS card FROM cards
+			 WHERE status = 'review' AND workspace ->> 'root' = $1 AND workspace ->> 'base' = $2
+			   AND workspace -> 'landed' IS NULL
+			 ORDER BY id LIMIT 500`,
+			[root, base],
+		);
+		return rows.map(r => r.card);
+	}
 }

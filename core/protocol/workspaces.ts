@@ -37,6 +37,11 @@ export const CardWorkspace = z.object({
 	/** Set when approval landed it (never with mode `none`). */
 	landed: z.object({ mode: LandMode, commit: wsText, at: Timestamp }).optional(),
 	/**
+	 * Set while the branch no longer merges into its base (checked after each landing on that base): the
+	 * files that conflict, and the base's commit they conflict with. Approving would send it back.
+	 */
+	conflicts: z.object({ files: z.array(wsText), base: wsText, at: Timestamp }).optional(),
+	/**
 	 * A landing in flight: the commit its base is being moved to, written just before the base moves and
 	 * replaced by `landed` when the approval (`via: approve`, by `by` as `reviewer`) or completion is
 	 * recorded. A hub that died between the two finds it at its start and finishes the record.

@@ -225,6 +225,15 @@ export function workspaceWhere(ws: CardWorkspace): string {
 	return `${ws.branch} (from ${ws.base}) in ${ws.path}`;
 }
 
+/** A review card whose branch stopped merging into its base: where, and what approving would do. */
+function conflictWords(card: Card): string | null {
+	const ws = card.workspace;
+	const c = ws?.conflicts;
+	return ws === undefined || c === undefined
+		? null
+		: `no longer merges into ${ws.base} (at ${c.base.slice(0, 12)}) in ${c.files.join(', ')}: approving would send it back; \`baton reject ${card.id} --note TEXT\` sends it back now, and its next claim starts from the markers`;
+}
+
 /** A failed check's output tail, unless the hand-over already quotes it. */
 function checksOutput(card: Card): string | null {
 	const tail = card.checks?.state === 'passed' ? undefined : card.checks?.tail;
@@ -296,6 +305,7 @@ export function describeCard(
 		['base', card.base == null ? null : `${card.base} (this card's; its worktree starts from it and lands into it)`],
 		['workspace', card.workspace === undefined ? null : workspaceWhere(card.workspace)],
 		['changes', card.workspace === undefined ? null : workspaceChanges(card.workspace)],
+		['conflicts', card.workspace?.conflicts === undefined ? null : conflictWords(card)],
 		// "checks  passed (npm test, 12 s)": the label says the word the summary starts with.
 		['checks', card.checks === undefined ? null : checksSummary(card.checks).replace(/^checks /, '')],
 		['checks output', checksOutput(card)],

@@ -28,7 +28,7 @@ import type {
 import { startBaseMerge } from '../workspaces/baseMerge';
 import { batonCommand, installCommitGuard } from '../workspaces/commitGuard';
 import { ensureWorktree } from '../workspaces/worktree';
-import { stackedBaseFor } from './landing';
+import { stackedBaseFor } from './stackedBase';
 import { checkBase, isProjectCheckout, rootOutsideProject } from './workspaceInputs';
 
 const log = createLogger('hub').child('workspaces');
@@ -202,7 +202,9 @@ export class ClaimWorkspaces {
 					return undefined;
 				});
 		const record: CardWorkspace = {
+			// A mark that the branch no longer merges is this attempt's to resolve: the next landing re-checks.
 			...roundOf(had),
+			conflicts: undefined,
 			root: path.dirname(path.dirname(path.dirname(ws.path))),
 			path: ws.path,
 			branch: ws.branch,
@@ -218,7 +220,11 @@ export class ClaimWorkspaces {
 			...(conflicts === undefined ? {} : { conflicts }),
 		};
 		const unchanged =
-			had !== undefined && had.landed === undefined && sameWorkspace(had, record) && Object.keys(extra).length === 0;
+			had !== undefined &&
+			had.landed === undefined &&
+			had.conflicts === undefined &&
+			sameWorkspace(had, record) &&
+			Object.keys(extra).length === 0;
 		const updated = unchanged ? card : await this.backlog.setWorkspace(ctx, card.id, record, extra);
 		if (ws.setup !== undefined && (ws.setup.exitCode !== 0 || ws.setup.timedOut)) {
 			log.warn(

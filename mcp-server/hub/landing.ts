@@ -24,10 +24,10 @@ import { createLogger, errorText } from '../../core/log';
 import type { Card, CardWorkspace, ParsedParams, ProjectSettings, Result } from '../../core/protocol';
 import type { Reviewer } from '../../core/rules/review';
 import { type LandResult, land } from '../workspaces/land';
-import { inspectRepo } from '../workspaces/repo';
 import { mergedTreeCheck } from './checks';
 import { LandingLine } from './landingLine';
 import { landedAlready, withLanded, withoutLanding } from './landingRecord';
+import { markReviewConflicts } from './reviewConflicts';
 
 const log = createLogger('hub').child('landing');
 
@@ -168,6 +168,10 @@ export class Landing {
 				? await landNow()
 				: await this.line.turn({ cardId: card.id, project: card.project ?? ws.root, base: ws.base, actor }, landNow);
 		if (landed.outcome === 'landed') {
+			// The review cards of this base that no longer merge into it are marked (in the background).
+			void markReviewConflicts(this.backlog, { root: ws.root, base: ws.base, landed: card.id }).catch((e: unknown) =>
+				log.warn(`marking the review cards of ${ws.base} that no longer merge failed: ${errorText(e)}`),
+			);
 			if (landed.cleanupError !== undefined) {
 				log.warn(`landed ${ws.branch} on ${ws.base}, but its clean-up failed (gc retries): ${landed.cleanupError}`);
 			}
@@ -380,50 +384,4 @@ function nothingToApprove(card: Card, ws: CardWorkspace): BatonError {
 async function landModeOf(b: Backlog, card: Card): Promise<ProjectSettings['land']> {
 	const project = card.project ?? undefined;
 	return project === undefined ? 'squash' : (await b.projectSettings(project)).land;
-}
-
-/**
- * The branch a claimed card's new worktree starts from when its project lands nothing itself (`--land
- * none`: approved work waits in its branch for a pull request): the branch of its first dependency, in
- * `dependsOn` order, whose workspace is on this host and repository and not landed, so stacked work
- * builds on unmerged work. Undefined: start from the project's base as usual. Pure: the caller reads
- * the dependencies (cards) and the settings.
- */
-export function stackedBase(
-	card: Pick<Card, 'dependsOn'>,
-	dependencies: readonly Pick<Card, 'id' | 'workspace'>[],
-	settings: Pick<ProjectSettings, 'land'>,
-	where: { host: string; root: string },
-): string | undefined {
-	if (settings.land !== 'none') {
-		return undefined;
-	}
-	for (const id of card.dependsOn) {
-		const ws = dependencies.find(d => d.id === id)?.workspace;
-		if (ws !== undefined && ws.landed === undefined && ws.host === where.host && ws.root === where.root) {
-			return ws.branch;
-		}
-	}
-	return undefined;
-}
-
-/**
- * `stackedBase` for a card being claimed, reading its dependencies only when it can matter (`land:
- * none` and a dependency): what the claim path calls before it makes a fresh worktree.
- */
-export async function stackedBaseFor(
-	backlog: Backlog,
-	card: Pick<Card, 'dependsOn'>,
-	settings: Pick<ProjectSettings, 'land'>,
-	where: { host: string; root: string },
-): Promise<string | undefined> {
-	if (settings.land !== 'none' || card.dependsOn.length === 0) {
-		return undefined;
-	}
-	const dependencies = await Promise.all(
-		card.dependsOn.map(async cardId => (await backlog.get({ actor: 'hub:claim' }, { cardId })).card),
-	);
-	// Workspaces record the main checkout's root; the claimer may have named a linked worktree of it.
-	const root = (await inspectRepo(where.root)).root;
-	return stackedBase(card, dependencies, settings, { host: where.host, root });
 }

@@ -1,7 +1,7 @@
 /**
  * A conflict an agent fixes with file tools alone (a real `baton hub` on PostgreSQL, a real repository):
- * two cards change one line differently; the first lands, the second's landing comes back for the
- * conflict. Its next claim merges the base into its branch in the worktree and stops at the conflict:
+ * two cards change one line differently; the first lands, which marks the second (in review) as no
+ * longer merging on the card and in `show`; the second's landing then comes back for the conflict. Its next claim merges the base into its branch in the worktree and stops at the conflict:
  * the claim names the file and the hand-over says what to do, the file holds git's markers. Completing
  * with a marker left is refused and commits nothing; once the file is edited (no git command), complete
  * commits the merge and the card lands with both sides on main.
@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 
 import type { RpcClient } from '../../core/protocol/rpc';
 import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
-import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir } from '../helpers/hub';
+import { type HubProcess, client, hubEnv, removeDataDir, startHub, tempDataDir, waitFor } from '../helpers/hub';
 import { ensureBuilt, runBaton } from '../helpers/mcp';
 import { refused } from '../helpers/refused';
 import { type TestRepo, gitOut, makeRepo, writeFiles } from '../helpers/workspaceRepo';
@@ -67,6 +67,17 @@ describe('a landing that came back for a conflict', () => {
 		await claimAndWrite('CA', "export const greet = 'hello from A';\n");
 		await claimAndWrite('CB', "export const greet = 'hello from B';\n");
 		await person.request('card/review', { cardId: 'CA', approve: true });
+		// CA's landing marks CB, still in review, as no longer merging: on the card and in `show`.
+		await waitFor(
+			async () => (await agent.request('card/get', { cardId: 'CB' })).card.workspace?.conflicts !== undefined,
+			15_000,
+			'CB marked as no longer merging',
+		);
+		const marked = (await agent.request('card/get', { cardId: 'CB' })).card.workspace?.conflicts;
+		assert.deepEqual(marked?.files, ['greet.ts']);
+		assert.equal(marked?.base, gitOut(repo.root, 'rev-parse', 'main'));
+		const shown = await runBaton(['show', 'CB'], { dataDir, env: { BATON_AGENT: 'cli:alice' } });
+		assert.match(shown.stdout, /conflicts +no longer merges into main .* in greet\.ts: approving would send it back/);
 		await refused(person.request('card/review', { cardId: 'CB', approve: true }), 'conflict', /conflicts in greet\.ts/);
 		assert.equal((await agent.request('card/get', { cardId: 'CB' })).card.status, 'ready');
 
@@ -75,11 +86,12 @@ describe('a landing that came back for a conflict', () => {
 		assert.deepEqual(again.workspace.conflicts, ['greet.ts']);
 		assert.match(again.handoff ?? '', /^baton\/CB no longer merged into main, so Baton merged main into it/);
 		assert.match(again.handoff ?? '', /resolve the conflict markers .* in greet\.ts by editing the files/);
+		assert.equal((await agent.request('card/get', { cardId: 'CB' })).card.workspace?.conflicts, undefined);
 		const file = path.join(again.workspace.path, 'greet.ts');
-		const marked = readFileSync(file, 'utf8');
-		assert.match(marked, /^<<<<<<< /m);
-		assert.match(marked, /hello from A/);
-		assert.match(marked, /hello from B/);
+		const markers = readFileSync(file, 'utf8');
+		assert.match(markers, /^<<<<<<< /m);
+		assert.match(markers, /hello from A/);
+		assert.match(markers, /hello from B/);
 
 		const branchBefore = gitOut(repo.root, 'rev-parse', 'baton/CB');
 		await refused(

@@ -13,7 +13,8 @@ import { after, describe, it } from 'node:test';
 
 import type { Backlog, OpContext } from '../../core/backlog';
 import type { BacklogEvent, Card, LandMode } from '../../core/protocol';
-import { Landing, stackedBase, stackedBaseFor } from '../../mcp-server/hub/landing';
+import { Landing } from '../../mcp-server/hub/landing';
+import { stackedBase, stackedBaseFor } from '../../mcp-server/hub/stackedBase';
 import { ensureWorktree } from '../../mcp-server/workspaces/worktree';
 import { backlogForSuite } from '../helpers/backlog';
 import { refused } from '../helpers/refused';

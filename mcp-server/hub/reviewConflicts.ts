@@ -1,0 +1,78 @@
+/**
+ * After a landing moves a base, the cards still in review on that base are checked: a branch that no
+ * longer merges into the new base gets `workspace.conflicts` (the files, the base commit), shown on
+ * every face so a person does not approve what would come back, and a branch that merges again loses
+ * it. `git merge-tree` answers without touching any worktree. Runs in the background after the landing's
+ * record; a failure is logged, never the landing's.
+ * Must not: change a card's status (approval or the next claim resolves the conflict), or run git for a
+ * workspace of another host.
+ */
+import { hostname } from 'node:os';
+
+import type { Backlog } from '../../core/backlog';
+import { createLogger, errorText } from '../../core/log';
+import type { CardWorkspace } from '../../core/protocol';
+import { git, splitNul } from '../workspaces/git';
+
+const log = createLogger('hub').child('landing');
+
+/** The files `branch` would conflict in, merged into `base`; [] when it merges cleanly. */
+export async function conflictsWithBase(root: string, branch: string, base: string): Promise<string[]> {
+	const r = await git(
+		root,
+		['merge-tree', '--write-tree', '--name-only', '--no-messages', '-z', `refs/heads/${base}`, `refs/heads/${branch}`],
+		{ okCodes: [1] },
+	);
+	if (r.code === 0) {
+		return [];
+	}
+	// -z: the tree's oid, then the conflicted paths, each NUL-terminated.
+	return [...new Set(splitNul(r.stdout).slice(1))].sort();
+}
+
+/**
+ * Marks (or clears) the review cards of `base` in the repository at `root` after a landing moved it;
+ * `landed` is the card that just landed (its record is being written). Returns how many it marked.
+ */
+export async function markReviewConflicts(
+	backlog: Backlog,
+	where: { root: string; base: string; landed: string },
+	host: string = hostname(),
+): Promise<number> {
+	const { root, base } = where;
+	let marked = 0;
+	const head = (await git(root, ['rev-parse', `refs/heads/${base}`])).stdout.trim();
+	for (const card of await backlog.landingQueue.reviewsOn(root, base)) {
+		const ws = card.workspace;
+		if (ws?.host !== host || card.id === where.landed) {
+			continue;
+		}
+		try {
+			const files = await conflictsWithBase(root, ws.branch, base);
+			const next: CardWorkspace | undefined =
+				files.length > 0
+					? sameFiles(ws.conflicts?.files, files)
+						? undefined
+						: { ...ws, conflicts: { files, base: head, at: new Date().toISOString() } }
+					: ws.conflicts === undefined
+						? undefined
+						: withoutConflicts(ws);
+			if (next !== undefined) {
+				await backlog.setWorkspace({ actor: 'baton' }, card.id, next);
+				marked += files.length > 0 ? 1 : 0;
+			}
+		} catch (e) {
+			log.warn(`${card.id}: checking whether ${ws.branch} still merges into ${base} failed: ${errorText(e)}`);
+		}
+	}
+	return marked;
+}
+
+function withoutConflicts(ws: CardWorkspace): CardWorkspace {
+	const { conflicts: _conflicts, ...rest } = ws;
+	return rest;
+}
+
+function sameFiles(a: readonly string[] | undefined, b: readonly string[]): boolean {
+	return a?.length === b.length && a.every((f, i) => f === b[i]);
+}
