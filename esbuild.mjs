@@ -47,9 +47,12 @@ const watch = process.argv.includes('--watch');
  * in the tree's row and tooltip (core/rules/checks.ts checksSummary) took it to 608.5 KB. What attempts
  * cost raised both by 1 KB: the usage schemas in the shared protocol (an attempt's usage, the sums of
  * card/stats, heartbeat's and dispatch/usage's params) and core/rules/usage.ts's words in the tree's
- * tooltip and the board's detail pane took the extension to 610.1 KB and the board to 577.0 KB.
+ * tooltip and the board's detail pane took the extension to 610.1 KB and the board to 577.0 KB. The
+ * landing queue's entries in the shared protocol (`landing/queue`) took the extension to 611.7 KB; its
+ * notice and its words (core/rules/landing.ts) on the board (landingView.ts, the card's flag, the
+ * detail's box: 3.8 KB) and in the tree (1.7 KB) took the extension to 613.4 KB and the board to 581.8 KB.
  */
-const budgetBytes = { 'dist/extension.js': 611 * 1024, 'dist/webview/board.js': 578 * 1024 };
+const budgetBytes = { 'dist/extension.js': 614 * 1024, 'dist/webview/board.js': 582 * 1024 };
 
 const common = {
 	bundle: true,
