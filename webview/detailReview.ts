@@ -34,7 +34,9 @@ export function reviewBox(
 		box.setAttribute('role', 'status');
 		const line = landingLine({ ...landing.entry, actor: landing.entry.actor === actor ? 'you' : landing.entry.actor });
 		box.append(el('p', 'review-state', `${line}.`));
-		box.append(el('p', 'muted', 'One landing at a time moves a base; the others wait their turn (baton queue lists them).'));
+		box.append(
+			el('p', 'muted', 'One landing at a time moves a base; the others wait their turn (baton queue lists them).'),
+		);
 		return box;
 	}
 	if (card.status !== 'review') {

@@ -68,8 +68,7 @@ export class LandingNotice {
 	}
 
 	private async send(): Promise<void> {
-		const force = this.forced;
-		this.forced = false;
+		const force = this.takeForced();
 		this.lastNotice = Date.now();
 		try {
 			const entries = await this.options.backlog.landingQueue.list();
@@ -92,6 +91,13 @@ export class LandingNotice {
 				this.schedule(true);
 			}
 		}
+	}
+
+	/** Whether a change of this hub's queue waits to go out; it no longer does after this. */
+	private takeForced(): boolean {
+		const forced = this.forced;
+		this.forced = false;
+		return forced;
 	}
 
 	/** No more notices (the hub is stopping). */

@@ -21,10 +21,22 @@ const entry = (cardId: string, state: LandingEntry['state'], place: number): Lan
 
 describe('the landing queue’s words', () => {
 	it('numbers places in English', () => {
-		assert.deepEqual(
-			[1, 2, 3, 4, 10, 11, 12, 13, 21, 22, 23, 101, 111, 112].map(ordinal),
-			['1st', '2nd', '3rd', '4th', '10th', '11th', '12th', '13th', '21st', '22nd', '23rd', '101st', '111th', '112th'],
-		);
+		assert.deepEqual([1, 2, 3, 4, 10, 11, 12, 13, 21, 22, 23, 101, 111, 112].map(ordinal), [
+			'1st',
+			'2nd',
+			'3rd',
+			'4th',
+			'10th',
+			'11th',
+			'12th',
+			'13th',
+			'21st',
+			'22nd',
+			'23rd',
+			'101st',
+			'111th',
+			'112th',
+		]);
 	});
 
 	it('says Landing now, or the waiting card’s place, and the longer line with the base and approver', () => {
@@ -33,7 +45,10 @@ describe('the landing queue’s words', () => {
 		// The line's first entry before it takes its turn is 1st, not "Landing now".
 		assert.equal(landingText(entry('C', 'waiting', 1)), 'Waiting to land · 1st');
 		assert.equal(landingLine(entry('A', 'landing', 1)), 'Landing now on main · approved by vscode:ana');
-		assert.equal(landingLine(entry('B', 'waiting', 3)), 'Waiting to land on main · 3rd in line · approved by vscode:ana');
+		assert.equal(
+			landingLine(entry('B', 'waiting', 3)),
+			'Waiting to land on main · 3rd in line · approved by vscode:ana',
+		);
 	});
 
 	it('counts a line, leaving out what is none, and indexes entries by card', () => {

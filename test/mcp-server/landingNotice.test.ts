@@ -93,7 +93,10 @@ describe('the landing notice on one hub (PGlite)', () => {
 		const repo = await slowRepo(dataDir, project, 1);
 		const agent = await client(dataDir, { agent: { id: 'agent-n' } });
 		const person = await client(dataDir, { agent: { id: 'vscode:alice' }, requestTimeoutMs: 60_000 });
-		cleanups.push(() => agent.close(), () => person.close());
+		cleanups.push(
+			() => agent.close(),
+			() => person.close(),
+		);
 		await readyToLand(agent, repo, project, 'N1');
 		const watcher = await watcherOf(hub, 'extension');
 		const mcp = await watcherOf(hub, 'mcp');
@@ -113,7 +116,10 @@ describe('the landing notice on one hub (PGlite)', () => {
 		await watcher.next(f => isLanding(f) && (f as LandingNotice).entries.length === 0, 10_000);
 		console.log(`empty landing notice ${Date.now() - started} ms after the approval was sent`);
 		assert.equal((await agent.request('card/get', { cardId: 'N1' })).card.status, 'done');
-		assert.deepEqual(mcp.frames.filter(f => (f as { notice?: string }).notice === 'landing'), []);
+		assert.deepEqual(
+			mcp.frames.filter(f => (f as { notice?: string }).notice === 'landing'),
+			[],
+		);
 	});
 });
 
@@ -122,12 +128,15 @@ describe('the landing notice on PostgreSQL', () => {
 		ensureBuilt();
 		const shared = await startSharedHubs(2, uniqueSchema());
 		cleanups.push(() => shared.stop());
-		const [dirA = '', dirB = ''] = shared.dirs;
+		const [dirA = ''] = shared.dirs;
 		const project = 'github.com/acme/notice-pg';
 		const repo = await slowRepo(dirA, project, 3);
 		const agent = await client(dirA, { agent: { id: 'agent-p' } });
 		const person = await client(dirA, { agent: { id: 'vscode:alice' }, requestTimeoutMs: 60_000 });
-		cleanups.push(() => agent.close(), () => person.close());
+		cleanups.push(
+			() => agent.close(),
+			() => person.close(),
+		);
 		await readyToLand(agent, repo, project, 'P1');
 		const hubB = shared.hubs[1];
 		assert.ok(hubB);

@@ -97,7 +97,10 @@ describe('board: the landing queue (Chromium, real hub, real git)', () => {
 		assert.equal(await strip.getAttribute('aria-label'), 'Landing queue: 1 landing · 2 waiting');
 		const third = page.locator('.column-review .card', { has: page.locator('.flag-landing', { hasText: '3rd' }) });
 		assert.match((await third.getAttribute('aria-label')) ?? '', /in review, Waiting to land · 3rd, approved by /);
-		assert.match((await third.locator('.flag-landing').getAttribute('title')) ?? '', /^Waiting to land on main · 3rd in line · approved by /);
+		assert.match(
+			(await third.locator('.flag-landing').getAttribute('title')) ?? '',
+			/^Waiting to land on main · 3rd in line · approved by /,
+		);
 		// The detail pane of the last in line says its place and who approved it.
 		await third.click();
 		const box = page.locator('aside.detail .review-box--landing');
