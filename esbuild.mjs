@@ -48,10 +48,11 @@ const watch = process.argv.includes('--watch');
  * cost raised both by 1 KB: the usage schemas in the shared protocol (an attempt's usage, the sums of
  * card/stats, heartbeat's and dispatch/usage's params) and core/rules/usage.ts's words in the tree's
  * tooltip and the board's detail pane took the extension to 610.1 KB and the board to 577.0 KB. The
- * landing queue (`landing/queue`'s entries and returns, a workspace's landing in flight) in the shared
- * protocol took the extension to 611.2 KB and the board to 578.2 KB: budgets 613 and 579 KB.
+ * landing queue (`landing/queue`'s entries and returns, a workspace's landing in flight and its
+ * conflict mark) in the shared protocol, its notice and its words (core/rules/landing.ts) on the board
+ * (landingView.ts, the card's flag, the detail's box) and in the tree: budgets 615 and 583 KB.
  */
-const budgetBytes = { 'dist/extension.js': 613 * 1024, 'dist/webview/board.js': 579 * 1024 };
+const budgetBytes = { 'dist/extension.js': 615 * 1024, 'dist/webview/board.js': 583 * 1024 };
 
 const common = {
 	bundle: true,

@@ -4,13 +4,16 @@
  * on top (what is paused, by whom and why; Resume from the row's menu); within a group,
  * children nest under their epic, which shows "3 / 5 done" (treeNesting.ts). Updates come from the
  * connection's event feed; group and card items keep stable ids, so a refresh never collapses what
- * the user expanded. Reads the cached state only: no request per render. The nodes, groups, context
- * values and filter are backlogNodes.ts's (vscode-free).
+ * the user expanded. An approved card in its base's landing queue says "Landing now" or "Waiting to
+ * land · 2nd" (core/rules/landing.ts), and In review's row counts the line. Reads the cached state
+ * only: no request per render. The nodes, groups, context values and filter are backlogNodes.ts's
+ * (vscode-free).
  */
 import * as vscode from 'vscode';
 import { compareRecent } from '../core/rules/donePages';
 import { pauseOf, pauseTarget, pauseText } from '../core/rules/dispatched';
 import { holdsOf } from '../core/rules/faceHolds';
+import { landingCount, landingLine, landingText } from '../core/rules/landing';
 import { usageText } from '../core/rules/usage';
 import type { Card } from '../core/protocol';
 import { EpicRollups } from '../core/protocol/epicRollups';
@@ -77,6 +80,7 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 				this.scheduleRefresh();
 			}),
 			hub.onDidChangeState(() => this.scheduleRefresh()),
+			hub.onDidChangeLanding(() => this.scheduleRefresh()),
 		);
 		if (projects !== undefined) {
 			this.disposables.push(
@@ -288,7 +292,10 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 				spec?.expanded === false ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.Expanded,
 			);
 			item.id = `group:${element.key}`;
-			item.description = count;
+			// The line's words for the cards this group shows (the projects and filter chosen).
+			const lined = element.key === 'review' ? this.cardsIn('review').map(c => this.hub.landing.get(c.id)) : [];
+			const landing = landingCount(lined.filter(e => e !== undefined));
+			item.description = landing === '' ? count : `${count} · ${landing}`;
 			item.contextValue = `group.${element.key}`;
 			return item;
 		}
@@ -305,8 +312,10 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
 		const pause = card.status === 'ready' ? pauseOf(card, this.dispatch?.pauses ?? []) : undefined;
 		const epic = epicWords(this.progressOf(card), card, nest.parentOf.has(card.id));
+		const landing = card.status === 'done' ? undefined : this.hub.landing.get(card.id);
 		item.description = visibleText(
 			cardSummary(card, now, thresholds, holder, pause) +
+				(landing ? ` · ${landingText(landing)}` : '') +
 				(wait ? ` · ${scopeWaitText(wait)}` : '') +
 				(epic ? ` · ${epic}` : ''),
 		);
@@ -330,6 +339,10 @@ export class BacklogTreeProvider implements vscode.TreeDataProvider<BacklogNode>
 		const now = Date.now();
 		const wait = card.status === 'ready' ? scopeWait(card, this.liveClaims()) : undefined;
 		const tip = cardTooltip(card, this.groupOf(card), now, this.hub.cards, wait);
+		const landing = card.status === 'done' ? undefined : this.hub.landing.get(card.id);
+		if (landing !== undefined) {
+			tip.appendMarkdown(`$(git-merge) ${md(landingLine(landing))}\n\n`);
+		}
 		const parentTitle = card.parent == null ? undefined : this.hub.cards.get(card.parent)?.title;
 		tip.appendMarkdown(linksMarkdown(card, this.progressOf(card), parentTitle, md));
 		tip.appendMarkdown(usage);

@@ -2,7 +2,8 @@
  * The extension's one connection to the hub: finds or spawns `baton hub` with VS Code's
  * own runtime (hubLaunch.ts), keeps a live copy of the cards (every live one, Done by pages:
  * liveCards.ts, doneCache.ts) and agents (hubAgents.ts, which also keeps the human's claims alive with
- * `agent/ping` while the window is open) from the event feed, and reconnects by itself. Never loads
+ * `agent/ping` while the window is open) from the event feed, and the landing queue (`landing/queue` at
+ * each hello, then the hub's landing notices), and reconnects by itself. Never loads
  * PGlite: the hub runs in its own process, so nothing heavy ever runs on the extension host.
  */
 import * as vscode from 'vscode';
@@ -16,6 +17,7 @@ import type {
 	BacklogEvent,
 	Card,
 	HealthThresholds,
+	LandingEntry,
 	Method,
 	Params,
 	Result,
@@ -58,6 +60,10 @@ export class HubConnection implements vscode.Disposable {
 	private readonly agentsEmitter = new vscode.EventEmitter<void>();
 	private readonly stateEmitter = new vscode.EventEmitter<HubState>();
 	private readonly eventEmitter = new vscode.EventEmitter<BacklogEvent>();
+	private readonly landingEmitter = new vscode.EventEmitter<void>();
+	private landingMap: ReadonlyMap<string, LandingEntry> = new Map();
+	/** The landing queue changed (a card joined its base's line, took its turn or left it). */
+	readonly onDidChangeLanding = this.landingEmitter.event;
 	/** Cards were added, changed, removed or reloaded. */
 	readonly onDidChangeCards = this.cardsEmitter.event;
 	/** The agent list changed, or an agent's derived health or stalled flag did. */
@@ -131,6 +137,16 @@ export class HubConnection implements vscode.Disposable {
 		const client = await this.whenAttached();
 		await this.done.loadMore(p => client.request('card/list', p));
 		this.cardsEmitter.fire({ ids: new Set(), reset: true });
+	}
+
+	/** The landing queue's entries by card: an approved card landing now or waiting its turn. */
+	get landing(): ReadonlyMap<string, LandingEntry> {
+		return this.landingMap;
+	}
+
+	private setLanding(entries: readonly LandingEntry[]): void {
+		this.landingMap = new Map(entries.map(e => [e.cardId, e]));
+		this.landingEmitter.fire();
 	}
 
 	get agents(): readonly Agent[] {
@@ -237,6 +253,7 @@ export class HubConnection implements vscode.Disposable {
 		this.agentsEmitter.dispose();
 		this.stateEmitter.dispose();
 		this.eventEmitter.dispose();
+		this.landingEmitter.dispose();
 	}
 
 	private connectOptions(): ConnectHubOptions {
@@ -297,6 +314,7 @@ export class HubConnection implements vscode.Disposable {
 			// The log was compacted past what this window saw while away: load it again.
 			client.onResync(() => void this.live.resync(client, this.config.doneLimit)),
 			client.onAgents(agents => this.agentState.setAgents(agents)),
+			client.onLanding(entries => this.setLanding(entries)),
 			client.onState(s => this.onClientState(s)),
 			client.onStore(store => {
 				this.log.warn(`Baton store: ${store.state}${store.message === undefined ? '' : ` — ${store.message}`}`);
@@ -307,15 +325,25 @@ export class HubConnection implements vscode.Disposable {
 				this.agentState.hubThresholds = h.thresholds;
 				// Agent frames carry no seq, so those missed while offline are fetched again.
 				void this.agentState.refreshAgents();
+				this.loadLanding(client);
 			}),
 		);
 		const afterSeq = hello?.seq ?? 0;
 		await this.live.load(client, this.config.doneLimit);
 		await client.subscribe(afterSeq);
 		await this.agentState.refreshAgents();
+		this.loadLanding(client);
 		this.lastErrorValue = undefined;
 		this.setState('connected');
 		this.attached.resolve(client);
+	}
+
+	/** Reads the landing queue (its notices missed while offline never come); a hub without it shows none. */
+	private loadLanding(client: RpcClient): void {
+		client.request('landing/queue', {}).then(
+			q => this.setLanding(q.entries),
+			() => undefined,
+		);
 	}
 
 	private detach(): void {

@@ -154,6 +154,7 @@ export class WebviewRelay implements vscode.Disposable {
 				client.onEvent((e: BacklogEvent) => this.post(JSON.stringify({ event: e.type, seq: e.seq, data: e }))),
 				client.onAgents(agents => this.post(JSON.stringify({ notice: 'agents', agents }))),
 				client.onStore(store => this.post(JSON.stringify({ notice: 'store', store }))),
+				client.onLanding(entries => this.post(JSON.stringify({ notice: 'landing', entries }))),
 				// The log was compacted past the board's seq: the board reloads.
 				client.onResync(seq => this.post(JSON.stringify({ notice: 'resync', seq }))),
 			);

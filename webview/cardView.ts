@@ -2,7 +2,7 @@
  * One card's element in a column: built once per recycled DOM node and refilled from a card on every
  * change (id, priority, phase, flags, title, holder or reviewer, lease, note, a done card's result,
  * progress; a dispatched card's seat, elapsed time and last output line, an assignee chip, a paused
- * flag), with an aria-label that says the same. Everything user-supplied goes in through
+ * flag, its place in the landing queue), with an aria-label that says the same. Everything user-supplied goes in through
  * textContent, never HTML, except the result: markdown, sanitised by markdown.ts; styles through CSSOM (the CSP allows no inline style attributes). It must not keep state of its own
  * beyond the node's parts, nor decide a card's rules (the markers come from BoardState, i.e. core).
  */
@@ -10,6 +10,7 @@ import type { Card } from '../core/protocol';
 import type { EpicRollups } from '../core/protocol/epicRollups';
 import { formatDuration } from '../core/duration';
 import { pauseOf, pauseText, runningText } from '../core/rules/dispatched';
+import { landingLine, landingText } from '../core/rules/landing';
 import { checksBadge } from './checksView';
 import { fillTags } from './epics';
 import { formatRemaining } from './format';
@@ -311,6 +312,14 @@ function reviewParts(
 	labels: string[],
 ): { owner: string; health: string; lease: string; note: string } {
 	const mode = card.review === 'agent' ? 'agent' : 'human';
+	// Approved and in its base's landing queue: it waits to land, no longer for a review.
+	const landing = ctx.state.landing.get(card.id);
+	if (landing !== undefined) {
+		addFlag(flags, 'landing', landingText(landing), landingLine(landing));
+		const note = `approved by ${landing.actor === ctx.state.actor ? 'you' : landing.actor}`;
+		labels.push('in review', landingText(landing), note);
+		return { owner: '', health: '', lease: '', note };
+	}
 	addFlag(
 		flags,
 		'review',

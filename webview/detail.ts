@@ -208,7 +208,11 @@ export class DetailPane {
 		this.root.setAttribute('aria-labelledby', title.id);
 		c.append(title);
 		c.append(this.renderFacts(card));
-		const review = reviewBox(card, this.host.state.actor, Date.now(), (cardId, to) => this.host.move(cardId, to));
+		const state = this.host.state;
+		const review = reviewBox(card, state.actor, Date.now(), (cardId, to) => this.host.move(cardId, to), {
+			entry: state.landing.get(card.id),
+			returned: state.landingReturns.get(card.id),
+		});
 		if (review !== undefined) {
 			c.append(review);
 		}

@@ -2,10 +2,12 @@
  * The review parts of the detail pane: for a card in review, who completed it, who must
  * review it, the reviewing agent if one holds it, and Approve / Request changes (the same moves as a
  * drop on Done / Ready, so they ask and confirm the same way), held back while its check runs; for a
- * card sent back, the reviewer's note or the failed check's output; and the result, rendered as markdown through markdown.ts. It decides nothing: the moves are
+ * card sent back, the reviewer's note, the failed check's output or why its landing came back; for an
+ * approved card in its base's landing queue, "Landing now" or its place in line and who approved it; and the result, rendered as markdown through markdown.ts. It decides nothing: the moves are
  * planMove's and the verdict the hub's.
  */
-import type { Card } from '../core/protocol';
+import type { Card, LandingEntry } from '../core/protocol';
+import { landingLine } from '../core/rules/landing';
 import { checksSentence } from './checksView';
 import type { ColumnId } from './columns';
 import { section } from './detailLog';
@@ -13,13 +15,30 @@ import { renderMarkdown } from './markdown';
 import { planMove } from './moves';
 import { button, el } from './dom';
 
+/** The card's part in the landing queue: its entry while it is in line, the hand-over it came back with. */
+export interface CardLanding {
+	entry?: LandingEntry | undefined;
+	returned?: string | undefined;
+}
+
 /** The review box of a card in review (or the note of one sent back); undefined for other cards. */
 export function reviewBox(
 	card: Card,
 	actor: string | undefined,
 	nowMs: number,
 	move: (cardId: string, to: ColumnId) => void,
+	landing: CardLanding = {},
 ): HTMLElement | undefined {
+	if (landing.entry !== undefined && card.status !== 'done') {
+		const box = el('div', 'review-box review-box--landing');
+		box.setAttribute('role', 'status');
+		const line = landingLine({ ...landing.entry, actor: landing.entry.actor === actor ? 'you' : landing.entry.actor });
+		box.append(el('p', 'review-state', `${line}.`));
+		box.append(
+			el('p', 'muted', 'One landing at a time moves a base; the others wait their turn (baton queue lists them).'),
+		);
+		return box;
+	}
 	if (card.status !== 'review') {
 		if (card.status !== 'ready' || card.handoff === null || card.handoff === undefined) {
 			return undefined;
@@ -30,9 +49,11 @@ export function reviewBox(
 			el(
 				'p',
 				'review-state',
-				failed === undefined
-					? 'Changes requested. The next attempt starts from this note:'
-					: `${checksSentence(failed)} The next attempt starts from its output:`,
+				landing.returned !== undefined && landing.returned === card.handoff
+					? 'Came back from landing: its base did not move. The next attempt starts from why:'
+					: failed === undefined
+						? 'Changes requested. The next attempt starts from this note:'
+						: `${checksSentence(failed)} The next attempt starts from its output:`,
 			),
 		);
 		box.append(el('blockquote', 'review-note', card.handoff));

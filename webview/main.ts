@@ -3,7 +3,8 @@
  * the live columns in full, progressively (boardLoad.ts), Done by pages (paging.ts) and the agents,
  * subscribes to the event feed and wires state, rendering, toolbar, banners, the state before the
  * first snapshot (firstLoad.ts) and of an empty backlog (emptyBoard.ts), drag and drop, keyboard and
- * focus (focus.ts), detail pane and requests (actions.ts) and the pauses (pauseBar.ts) together; the
+ * focus (focus.ts), detail pane and requests (actions.ts), the pauses (pauseBar.ts) and the landing
+ * queue (landingView.ts) together; the
  * first connection and the ping are boardConnect.ts's, what reaches the DOM after a change is
  * boardUpdates.ts's. Only the boot and the wiring live here: no request logic, no rules, no element
  * building beyond the layout.
@@ -26,6 +27,7 @@ import { DragController, type DropTarget } from './dnd';
 import { BoardFocus } from './focus';
 import { boardAgentId, randomHex } from './identity';
 import { attachKeyboard, keyHelp } from './keyboard';
+import { LandingView } from './landingView';
 import { PauseBar } from './pauseBar';
 import { ProjectPicker } from './projects';
 import { BoardView } from './render';
@@ -108,6 +110,12 @@ const pauseBar = new PauseBar(() => client, showError, showPauses);
 toolbar.newButton.after(pauseBar.button);
 app.replaceChildren(toolbar.root, ...banners.elements, projectPicker.empty, emptyBoard.root, layout, keys);
 banners.error.after(pauseBar.root);
+// The landing queue: its words on the cards in line and the open detail, its count in Review's head.
+const landingView = new LandingView(state, ids => {
+	refreshRows();
+	ids.forEach(id => detail.cardChanged(id));
+});
+view.columns.review.root.querySelector('.column-head')?.append(landingView.strip);
 projectPicker.empty.after(tagFilter.empty);
 app.removeAttribute('aria-busy');
 
@@ -195,6 +203,7 @@ function onEvent(event: BacklogEvent): void {
 	if (isCardless(event)) {
 		return; // a pause or a run: no card changed
 	}
+	landingView.eventArrived(event);
 	if (boardLoad.buffer(event)) {
 		return;
 	}
@@ -252,6 +261,7 @@ function applyFilter(): void {
 	const blocked = blockedFilters.find(f => f === blockedSelect?.value) ?? 'all';
 	const projects = projectPicker.selected;
 	queue(state.setFilter({ text: filterInput.value, phase: phaseSelect.value, blocked, projects, ...tagFilter.value }));
+	landingView.drawStrip();
 	hostApi?.setState({ filter: state.filter });
 	if (boardLoad.loaded) {
 		void done.pager.reset(state.filter);
@@ -294,10 +304,13 @@ async function boot(): Promise<void> {
 		state.setAgents(agents);
 		refreshRows();
 	});
+	client.onLanding(entries => landingView.apply(entries));
 	client.onHello(h => {
 		state.actor = h.actor;
 		state.thresholds = h.thresholds;
 		document.body.dataset.actor = h.actor;
+		// At every hello: the notices missed while offline never come. A hub without the queue: none shown.
+		landingView.load(client).catch(() => undefined);
 	});
 	const saved = hostApi?.getState() as { filter?: { text?: unknown; phase?: unknown; blocked?: unknown } } | undefined;
 	tagFilter.restore(saved?.filter);

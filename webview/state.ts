@@ -16,6 +16,7 @@ import {
 	type BacklogEvent,
 	type Card,
 	type HealthThresholds,
+	type LandingEntry,
 	type Pause,
 	defaultHealthThresholds,
 } from '../core/protocol';
@@ -31,6 +32,10 @@ export class BoardState extends BoardCards {
 	readonly agents = new Map<string, Agent>();
 	/** The pauses of the line (pause/list, pauseBar.ts): a ready card they cover shows paused. */
 	pauses: readonly Pause[] = [];
+	/** The landing queue by card (landingView.ts): a card in it shows "Landing now" or its place in line. */
+	landing: ReadonlyMap<string, LandingEntry> = new Map();
+	/** Cards that came back from landing, with the hand-over they came back with (landingView.ts). */
+	readonly landingReturns = new Map<string, string>();
 	thresholds: HealthThresholds = defaultHealthThresholds;
 	/** The actor id the hub records for this board's connection (from HelloOk). */
 	actor: string | undefined;

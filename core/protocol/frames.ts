@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { CardId, ErrorCode, Seq } from './scalars';
 import { Agent, AgentInfo, BacklogEvent, EventType, HealthThresholds, Message } from './domain';
 import { StoreHealth } from './methods';
+import { LandingEntry } from './workspaces';
 
 export const protocolVersion = 1;
 
@@ -124,6 +125,14 @@ export type StoreFrame = z.infer<typeof StoreFrame>;
 export const ResyncFrame = z.object({ notice: z.literal('resync'), seq: Seq });
 export type ResyncFrame = z.infer<typeof ResyncFrame>;
 
+/**
+ * The landing queue changed (a landing joined its base's line, took its turn or left it; on PostgreSQL
+ * also another hub's): every live entry as `landing/queue` lists them. Not logged; sent to the faces that
+ * show the backlog (not MCP sessions), at most 4 a second. They load the queue with `landing/queue`.
+ */
+export const LandingFrame = z.object({ notice: z.literal('landing'), entries: z.array(LandingEntry) });
+export type LandingFrame = z.infer<typeof LandingFrame>;
+
 export const ServerFrame = z.union([
 	HelloOk,
 	HelloError,
@@ -133,6 +142,7 @@ export const ServerFrame = z.union([
 	StoreFrame,
 	InboxFrame,
 	ResyncFrame,
+	LandingFrame,
 ]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 

@@ -1,13 +1,14 @@
 /**
  * What an RpcClient hands to its listeners (core/protocol/rpc.ts extends it): the connection state, the store's
  * health, the event feed (each seq once, in order, a resync when the hub cannot replay) and the hub's
- * notices (agents, inbox, store). It keeps the listeners and the last delivered seq; it never sends,
+ * notices (agents, inbox, store, landing). It keeps the listeners and the last delivered seq; it never sends,
  * connects or times anything: the client does. Platform-free: no node, no DOM.
  */
 import {
 	type Agent,
 	type BacklogEvent,
 	type HelloOk,
+	type LandingEntry,
 	type Message,
 	type Result,
 	type ServerFrame,
@@ -28,6 +29,7 @@ export class RpcFeed {
 	private readonly eventListeners = new Set<Listener<BacklogEvent>>();
 	private readonly agentListeners = new Set<Listener<Agent[]>>();
 	private readonly inboxListeners = new Set<Listener<Message[]>>();
+	private readonly landingListeners = new Set<Listener<LandingEntry[]>>();
 	/** Inbox notices that came before any listener (the hub pushes one right after the hello). */
 	private readonly unheardInbox: Message[][] = [];
 	private readonly stateListeners = new Set<Listener<ConnectionState>>();
@@ -78,6 +80,12 @@ export class RpcFeed {
 	onAgents(listener: Listener<Agent[]>): () => void {
 		this.agentListeners.add(listener);
 		return () => this.agentListeners.delete(listener);
+	}
+
+	/** The landing queue's entries, whenever the hub tells it changed (`{notice: 'landing'}`). */
+	onLanding(listener: Listener<LandingEntry[]>): () => void {
+		this.landingListeners.add(listener);
+		return () => this.landingListeners.delete(listener);
 	}
 
 	onState(listener: Listener<ConnectionState>): () => void {
@@ -158,6 +166,12 @@ export class RpcFeed {
 			}
 			for (const l of this.inboxListeners) {
 				l(frame.messages);
+			}
+			return;
+		}
+		if (frame.notice === 'landing') {
+			for (const l of this.landingListeners) {
+				l(frame.entries);
 			}
 			return;
 		}

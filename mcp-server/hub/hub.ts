@@ -21,12 +21,13 @@ import {
 } from '../../core/protocol';
 import { Backups } from './backups';
 import { ClaimWorkspaces } from './claimWorkspace';
-import { Connections } from './connections';
+import { type Connection, Connections } from './connections';
 import { EventPump } from './eventPump';
 import { createHandlers } from './handlers';
 import { Housekeeping } from './housekeeping';
 import { HubChecks } from './checks';
 import { Landing } from './landing';
+import { LandingNotice } from './landingNotice';
 import { finishInterruptedLandings } from './landingRecord';
 import { WorkspaceGc } from './workspaceGc';
 import { InboxPush } from './inbox';
@@ -85,6 +86,7 @@ export class Hub {
 	private readonly metrics: HubMetrics;
 	private readonly wip: WipKeeper;
 	private readonly checks: HubChecks;
+	private readonly landingNotice: LandingNotice;
 	private readonly stopCounting: () => void;
 	private readonly stopKeeping: () => void;
 	private relay: NotifyRelay | undefined;
@@ -171,6 +173,15 @@ export class Hub {
 				});
 			},
 		});
+		// The landing queue's notice, to the faces that show the backlog; on PostgreSQL other hubs land too.
+		const showsBacklog = (conn: Connection): boolean => conn.client !== 'mcp';
+		this.landingNotice = new LandingNotice({
+			backlog,
+			stopping,
+			broadcast: frame => this.connections.broadcast(frame, showsBacklog),
+			hasWatchers: () => [...this.connections].some(conn => conn.hello !== undefined && showsBacklog(conn)),
+			...(backlog.mode === 'postgres' ? { pollMs: 2_000 } : {}),
+		});
 		this.inbox = new InboxPush({ backlog, connectionsOf: agent => this.connections.agents.connectionsOf(agent) });
 		const workspaceGc = new WorkspaceGc(backlog);
 		const workspaces = new ClaimWorkspaces(backlog, undefined, options.paths.dataDir);
@@ -186,7 +197,7 @@ export class Hub {
 				subscriptions: this.subscriptions,
 				waitingClaims: this.waitingClaims,
 				wip: this.wip,
-				landing: new Landing(backlog),
+				landing: new Landing(backlog, undefined, () => this.landingNotice.changed()),
 				workspaceGc,
 				workspaces,
 				checks: this.checks,
@@ -253,6 +264,7 @@ export class Hub {
 		await this.connections.listen(this.options.paths.socket);
 		this.reaper.rearm();
 		this.housekeeping.start();
+		this.landingNotice.start();
 		// Checks that were running when the last hub stopped run again (in the background).
 		void this.checks
 			.resume()
@@ -339,6 +351,7 @@ export class Hub {
 		this.housekeeping.stop();
 		this.reaper.stop();
 		this.guard.stop();
+		this.landingNotice.stop();
 		this.waitingClaims.wakeAll();
 		await this.connections.close();
 		// A failed store is not touched again: the leases then run out by themselves.

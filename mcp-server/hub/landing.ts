@@ -39,8 +39,10 @@ export class Landing {
 	constructor(
 		private readonly backlog: Backlog,
 		private readonly host: string = hostname(),
+		/** The landing queue changed here (a join, a turn, a leave): the hub's landing notice. */
+		onQueueChange?: () => void,
 	) {
-		this.line = new LandingLine(backlog.landingQueue);
+		this.line = new LandingLine(backlog.landingQueue, onQueueChange);
 	}
 
 	/** `card/review`: request changes as ever; an approval lands the card's branch first, when it has one. */

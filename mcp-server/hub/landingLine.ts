@@ -4,6 +4,7 @@
  * the line whatever happened; while this hub has entries it beats for them every 5 s, so hubs on one
  * PostgreSQL agree on one lander per base and a dead hub's entries are dropped after 30 s. An entry
  * dropped while waiting (this hub stalled past the stale limit) joins again at the end of the line.
+ * `onChange` is told after each join, turn taken and leave (the hub's landing notice, landingNotice.ts).
  * Must not: run git or decide anything about the card (landing.ts does both), or hold a store
  * connection while it waits.
  */
@@ -33,17 +34,22 @@ export class LandingLine {
 	private entries = 0;
 	private beating: NodeJS.Timeout | undefined;
 
-	constructor(private readonly queue: LandingQueue) {}
+	constructor(
+		private readonly queue: LandingQueue,
+		private readonly onChange: () => void = () => undefined,
+	) {}
 
 	/** Runs `land` when `ticket`'s turn in its base's line comes; the line moves on when it settles. */
 	async turn<T>(ticket: LandingTicket, land: () => Promise<T>): Promise<T> {
 		const entry = { ...ticket, holder: this.holder };
 		await this.queue.join(entry);
 		this.hold(1);
+		this.onChange();
 		try {
 			for (let pollMs = firstPollMs; ; pollMs = Math.min(pollMs * 2, maxPollMs)) {
 				const now = await this.queue.take(ticket.cardId, this.holder);
 				if (now === 'turn') {
+					this.onChange();
 					break;
 				}
 				if (now === 'out') {
@@ -51,6 +57,7 @@ export class LandingLine {
 						`${ticket.cardId} fell out of the landing queue of ${ticket.base} (stalled past 30 s): joining again`,
 					);
 					await this.queue.join(entry);
+					this.onChange();
 				}
 				await new Promise(resolve => setTimeout(resolve, pollMs));
 			}
@@ -60,6 +67,7 @@ export class LandingLine {
 				.leave(ticket.cardId, this.holder)
 				.catch((e: unknown) => log.error(`${ticket.cardId}: leaving the landing queue failed: ${errorText(e)}`));
 			this.hold(-1);
+			this.onChange();
 		}
 	}
 

@@ -5,7 +5,8 @@
  * editor without anyone naming a ref, and both sides are the commits the hub compared (read through
  * the extension's `baton-git:` documents). Approving it from VS Code (Approve Card) then lands the
  * branch into main, in git and in the repository's checkout, and the card is done with
- * `workspace.landed`. The card gets its workspace through `data/import` of the card as the claim would
+ * `workspace.landed`. A card of a project whose check takes two seconds shows "Landing now" in its tree
+ * row and In review's row while its approval lands, and neither once it is done. The card gets its workspace through `data/import` of the card as the claim would
  * leave it (the hub's store is the extension's PGlite).
  */
 import assert from 'node:assert/strict';
@@ -69,12 +70,20 @@ describe('workspace review', () => {
 		rmSync(dirname(repo), { recursive: true, force: true });
 	});
 
-	/** A card in review, completed by an agent, whose branch changes login.ts and adds rate.ts. */
-	async function cardInReview(): Promise<{ id: string; workspace: CardWorkspace }> {
+	/**
+	 * A card in review, completed by an agent, whose branch changes login.ts and adds rate.ts (with a
+	 * `project`: adds a file of its own).
+	 */
+	async function cardInReview(project?: string): Promise<{ id: string; workspace: CardWorkspace }> {
 		assert.ok(observer);
 		const id = uniqueId('WS');
 		const ws = await ensureWorktree({ repo, cardId: id });
-		writeAll(ws.path, { 'src/login.ts': 'export const limit = 10;\n', 'src/rate.ts': 'export const window = 60;\n' });
+		writeAll(
+			ws.path,
+			project === undefined
+				? { 'src/login.ts': 'export const limit = 10;\n', 'src/rate.ts': 'export const window = 60;\n' }
+				: { [`src/${id}.ts`]: 'export const more = 1;\n' },
+		);
 		gitIn(ws.path, 'add', '-A');
 		gitIn(ws.path, 'commit', '-qm', `${id}: Raise the login limit`);
 		const workspace: CardWorkspace = {
@@ -88,7 +97,7 @@ describe('workspace review', () => {
 		// A card as a claim and a complete in a workspaces project leave it: In review, with its workspace.
 		const template = `${id}-template`;
 		await observer.request('card/create', {
-			cards: [{ id: template, title: 'Raise the login limit', review: 'human' }],
+			cards: [{ id: template, title: 'Raise the login limit', review: 'human', ...(project ? { project } : {}) }],
 		});
 		const card = await exported(observer, template);
 		await observer.request('card/delete', { cardId: template });
@@ -161,5 +170,27 @@ describe('workspace review', () => {
 		assert.equal(stored.status, 'done');
 		assert.deepEqual(stored.workspace?.landed, landed);
 		await waitFor('the landed card in the extension', () => baton.hub.cards.get(id)?.workspace?.landed !== undefined);
+	}, 60_000);
+
+	it('shows "Landing now" on the tree row and In review while the approval lands', async () => {
+		assert.ok(observer);
+		const baton = await api();
+		// The project's check runs again on the merged tree (the card has no check of its own): 2 s.
+		const project = uniqueId('landing-proj');
+		await observer.request('project/settings/update', { project, check: 'sleep 2' });
+		const { id } = await cardInReview(project);
+		await waitFor('the card in the tree', () => baton.backlog.nodeFor(id));
+		const approval = observer.request('card/review', { cardId: id, approve: true });
+		const row = () => {
+			const node = baton.backlog.nodeFor(id);
+			return node === undefined ? '' : String(baton.backlog.getTreeItem(node).description);
+		};
+		await waitFor('Landing now on the row', () => row().includes('Landing now'), 10_000);
+		const review = baton.backlog.getChildren().find(n => n.kind === 'group' && n.key === 'review');
+		assert.ok(review);
+		assert.match(String(baton.backlog.getTreeItem(review).description), /· 1 landing/);
+		assert.equal((await approval).card.status, 'done');
+		await waitFor('the words gone once it landed', () => baton.hub.landing.size === 0);
+		assert.doesNotMatch(row(), /Landing now|Waiting to land/);
 	}, 60_000);
 });
