@@ -73,6 +73,10 @@ export function cardSummary(
 	) {
 		parts.push(cut(checksSummary(card.checks), 60));
 	}
+	// Another card landed and this branch no longer merges into its base: approving would send it back.
+	if (card.status === 'review' && card.workspace?.conflicts !== undefined) {
+		parts.push(`conflicts with ${card.workspace.base}`);
+	}
 	if (card.needsInput === true) {
 		parts.push('needs input');
 	}

@@ -65,6 +65,12 @@ export function cardTooltip(
 		];
 		tip.appendMarkdown(`${icon} ${md(checksSummary(card.checks))}\n\n`);
 	}
+	const conflicts = card.workspace?.conflicts;
+	if (conflicts !== undefined && card.status === 'review') {
+		tip.appendMarkdown(
+			`$(warning) No longer merges into ${md(card.workspace?.base ?? 'its base')} (${md(conflicts.files.join(', '))}): approving would send it back; request changes to send it back now\n\n`,
+		);
+	}
 	if (card.handoff && card.status !== 'review') {
 		const checked = card.checks?.state === 'failed' || card.checks?.state === 'timed_out';
 		tip.appendMarkdown(

@@ -326,6 +326,18 @@ function reviewParts(
 		`review: ${mode}`,
 		mode === 'agent' ? 'Waits for a reviewing agent (or a human)' : 'Waits for a human to approve or request changes',
 	);
+	// Another card landed meanwhile and this branch no longer merges: approving would send it back.
+	const ws = card.workspace;
+	if (ws?.conflicts !== undefined) {
+		const words = `conflicts with ${ws.base}`;
+		addFlag(
+			flags,
+			'conflicts',
+			words,
+			`No longer merges into ${ws.base} (${ws.conflicts.files.join(', ')}): approving would send it back; request changes to send it back now`,
+		);
+		labels.push(words);
+	}
 	const by = card.completedBy ?? undefined;
 	const note = by === undefined ? 'waiting for review' : `completed by ${by === ctx.state.actor ? 'you' : by}`;
 	labels.push('in review', note, mode === 'agent' ? 'an agent reviews it' : 'a human reviews it');

@@ -71,6 +71,17 @@ export function reviewBox(
 		card.checks === undefined ? '' : checksSentence(card.checks),
 	].filter(s => s !== '');
 	box.append(el('p', 'review-state', lines.join(' ')));
+	const conflicts = card.workspace?.conflicts;
+	if (conflicts !== undefined) {
+		const base = card.workspace?.base ?? 'its base';
+		box.append(
+			el(
+				'p',
+				'review-conflicts',
+				`Its branch no longer merges into ${base} (${conflicts.files.join(', ')}): approving would send it back. Request changes to send it back now; its next attempt starts from the conflict markers.`,
+			),
+		);
+	}
 	if (card.checks?.state === 'running') {
 		// The hub refuses an approval while the check runs; the box says so instead of offering it.
 		box.append(el('p', 'muted', 'Approve waits until the checks pass; a failure sends the card back to an agent.'));

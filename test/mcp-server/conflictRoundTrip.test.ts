@@ -74,8 +74,9 @@ describe('a landing that came back for a conflict', () => {
 			'CB marked as no longer merging',
 		);
 		const marked = (await agent.request('card/get', { cardId: 'CB' })).card.workspace?.conflicts;
-		assert.deepEqual(marked?.files, ['greet.ts']);
-		assert.equal(marked?.base, gitOut(repo.root, 'rev-parse', 'main'));
+		assert.ok(marked);
+		assert.deepEqual(marked.files, ['greet.ts']);
+		assert.equal(marked.base, gitOut(repo.root, 'rev-parse', 'main'));
 		const shown = await runBaton(['show', 'CB'], { dataDir, env: { BATON_AGENT: 'cli:alice' } });
 		assert.match(shown.stdout, /conflicts +no longer merges into main .* in greet\.ts: approving would send it back/);
 		await refused(person.request('card/review', { cardId: 'CB', approve: true }), 'conflict', /conflicts in greet\.ts/);

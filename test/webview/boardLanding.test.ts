@@ -6,7 +6,9 @@
  * shows "Landing now" on one card, "Waiting to land · 2nd" and "· 3rd" on the others, "1 landing ·
  * 2 waiting" in In review's head, and the detail pane of a waiting card its place and who approved it.
  * Two land (Done, their words gone); the third's merged tree fails the check, and it is back in Ready
- * with the check's words as the hand-over, which its detail says came back from landing.
+ * with the check's words as the hand-over, which its detail says came back from landing. A fourth card,
+ * never approved, wrote LQ-1's file too: once LQ-1 lands it is marked "conflicts with main", and its
+ * detail says approving would send it back.
  */
 import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
@@ -47,7 +49,13 @@ describe('board: the landing queue (Chromium, real hub, real git)', () => {
 			check,
 			roots: { [hostname()]: repo.root },
 		});
-		const files: Record<string, string> = { 'LQ-1': 'one.txt', 'LQ-2': 'two.txt', 'LQ-3': 'clash.txt' };
+		// LQ-4 writes LQ-1's file too and is never approved: LQ-1's landing marks it as no longer merging.
+		const files: Record<string, string> = {
+			'LQ-1': 'one.txt',
+			'LQ-2': 'two.txt',
+			'LQ-3': 'clash.txt',
+			'LQ-4': 'one.txt',
+		};
 		await admin.request('card/create', {
 			cards: Object.keys(files).map(id => ({ id, title: `Land ${id}`, review: 'human' as const, project })),
 		});
@@ -133,5 +141,23 @@ describe('board: the landing queue (Chromium, real hub, real git)', () => {
 		const text = (await box.textContent()) ?? '';
 		assert.match(text, /Came back from landing: its base did not move\. The next attempt starts from why:/);
 		assert.match(text, /clash\.txt meets main-1\.txt/);
+		await page.keyboard.press('Escape');
+	});
+
+	it('marks the card in review whose branch no longer merges after the landings', async () => {
+		const marked = cardIn(page, 'review', 'LQ-4').locator('.flag-conflicts');
+		await marked.waitFor({ timeout: 10_000 });
+		assert.equal(await marked.textContent(), 'conflicts with main');
+		assert.match(
+			(await marked.getAttribute('title')) ?? '',
+			/^No longer merges into main \(one\.txt\): approving would send it back/,
+		);
+		await cardIn(page, 'review', 'LQ-4').click();
+		const note = page.locator('aside.detail .review-conflicts');
+		await note.waitFor({ timeout: 3000 });
+		assert.match(
+			(await note.textContent()) ?? '',
+			/no longer merges into main \(one\.txt\): approving would send it back/,
+		);
 	});
 });
