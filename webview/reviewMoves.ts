@@ -36,7 +36,7 @@ function planFromReview(card: Card, to: ColumnId, ctx: MoveContext): MovePlan {
 	if (card.completedBy !== null && card.completedBy !== undefined && card.completedBy === ctx.actor) {
 		return {
 			kind: 'refuse',
-			reason: `You completed ${id}, so you cannot review it: another agent or a human must approve it or request changes.`,
+			reason: `You completed ${id}, so you cannot review it here: another agent or a human must, or approve your own work saying so with \`baton approve ${id} --own-work\`.`,
 		};
 	}
 	const reviewer = card.claimOwner !== null && !isLeaseExpired(card, ctx.nowMs) ? card.claimOwner : undefined;

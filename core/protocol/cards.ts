@@ -372,6 +372,8 @@ export const ReviewParams = z
 		note: Note.optional().describe('What to change, or a remark on approval'),
 		version: z.number().int().optional().describe('Refuse unless the card is at this version'),
 		epoch: Epoch.optional().describe('A reviewing agent: the epoch from claim {review}'),
+		/** A person approves work they completed themselves (a conflict they resolved), saying so: logged. */
+		ownWork: z.literal(true).optional(),
 	})
 	.strict();
 export const ReviewResult = z.object({

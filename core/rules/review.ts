@@ -32,6 +32,8 @@ export type ReviewAction =
 			epoch?: number | undefined;
 			/** The reviewing connection's session: a review lease is its claiming session's. */
 			session?: string | undefined;
+			/** A person approves work they completed themselves, saying so (`baton approve --own-work`). */
+			ownWork?: boolean | undefined;
 	  }
 	| {
 			/**
@@ -42,6 +44,7 @@ export type ReviewAction =
 			type: 'landConflict';
 			actor: string;
 			reviewer: Reviewer;
+			ownWork?: boolean | undefined;
 			version?: number | undefined;
 			epoch?: number | undefined;
 			session?: string | undefined;
@@ -123,7 +126,11 @@ export function decideReview(card: CardState, action: ReviewAction, now: Date): 
 		return {
 			patch: { status: 'done', ...noClaim, handoff: null, ...fence },
 			event: 'approved',
-			data: { ...(note !== '' ? { note } : {}), ...previous },
+			data: {
+				...(note !== '' ? { note } : {}),
+				...previous,
+				...(action.ownWork === true && card.completedBy === action.actor ? { ownWork: true } : {}),
+			},
 		};
 	}
 	if (note === '') {
@@ -245,10 +252,15 @@ function checkReviewable(
 			{ cardId: card.id, status: card.status },
 		);
 	}
-	if (card.completedBy === action.actor) {
+	// A person may approve work they completed (they resolved a conflict themselves, say), saying so; an
+	// agent never reviews its own.
+	const ownWork = action.type === 'approve' && action.ownWork === true && action.reviewer === 'human';
+	if (card.completedBy === action.actor && !ownWork) {
 		throw new BatonError(
 			'conflict',
-			`You completed card ${card.id}, so you cannot review it; another agent or a human must.`,
+			action.reviewer === 'human' && action.type === 'approve'
+				? `You completed card ${card.id}, so approving it approves your own work: another person or an agent reviewer can, or approve it yourself saying so with \`baton approve ${card.id} --own-work\` (recorded in its history).`
+				: `You completed card ${card.id}, so you cannot review it; another agent or a human must.`,
 			{ cardId: card.id, completedBy: card.completedBy },
 		);
 	}

@@ -26,6 +26,10 @@ const approveFlags = paramFlags(ReviewParams.pick({ note: true, version: true })
 	version: { value: 'N', description: 'Refuse if the card changed since this version (one card only)' },
 });
 const manyFlags = cliFlags({
+	ownWork: {
+		type: 'boolean',
+		description: 'Approve a card you completed yourself (a conflict you resolved, say): recorded in its history',
+	},
 	allPassing: { type: 'boolean', description: 'Every card in review whose checks passed (or that has none)' },
 	project: {
 		type: 'string',
@@ -255,11 +259,18 @@ export const approveCommand: Command = {
 		if (p.version !== undefined && (many.allPassing || ids.length > 1)) {
 			throw new UsageError('--version names one card version: use it with one ID.');
 		}
+		if (many.ownWork && (many.allPassing || ids.length > 1)) {
+			throw new UsageError('--own-work approves one card you completed yourself: use it with one ID.');
+		}
 		refuseInsideAgent(ctx, ids.join(', ') || 'in review');
 		const hub = await ctx.hub();
 		if (!many.allPassing && ids.length === 1) {
 			const cardId = ids[0] ?? '';
-			reviewed(ctx, await hub.request('card/review', { cardId, approve: true, ...p }, { timeoutMs: landTimeoutMs }));
+			const own = many.ownWork ? { ownWork: true as const } : {};
+			reviewed(
+				ctx,
+				await hub.request('card/review', { cardId, approve: true, ...p, ...own }, { timeoutMs: landTimeoutMs }),
+			);
 			return 0;
 		}
 		const cards = many.allPassing ? await allPassing(ctx, hub, many.project) : await checkAll(hub, ids);

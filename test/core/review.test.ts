@@ -78,6 +78,28 @@ for (const kind of storeKinds) {
 			assert.ok((await b.list(human, { status: 'review' })).cards.some(c => c.id === a));
 		});
 
+		it('a person approves work they completed only saying so (--own-work, logged); an agent never', async () => {
+			const id = `r${++counter}`;
+			await b.create(human, { cards: [{ id, title: 'A conflict Alice resolved herself', review: 'human' }] });
+			const claimed = await b.claim(human, { cardId: id });
+			await b.complete(human, { cardId: id, epoch: claimed.lease?.epoch, result: 'resolved by hand' });
+			await refused(
+				b.review(human, { cardId: id, approve: true }, 'human'),
+				'conflict',
+				/approving it approves your own work: .* `baton approve .* --own-work` \(recorded in its history\)/,
+			);
+			assert.equal((await get(id)).status, 'review');
+			await refused(b.review(human, { cardId: id, approve: true, ownWork: true }, 'agent'), 'conflict', /cannot review it/);
+			await b.review(human, { cardId: id, approve: true, ownWork: true }, 'human');
+			assert.equal((await get(id)).status, 'done');
+			assert.equal(lastEvent(id)?.type, 'approved');
+			assert.equal(lastEvent(id)?.data.ownWork, true);
+			// Someone else's approval never says own work, even when asked to.
+			const other = await inReview('human');
+			await b.review(human, { cardId: other.a, approve: true, ownWork: true }, 'human');
+			assert.equal(lastEvent(other.a)?.data.ownWork, undefined);
+		});
+
 		it('a card without review completes to done as before (the one-statement path)', async () => {
 			const id = `plain${++counter}`;
 			await b.create(human, { cards: [{ id, title: 'Plain', priority: 999_999 }] });
