@@ -89,7 +89,11 @@ for (const kind of storeKinds) {
 				/approving it approves your own work: .* `baton approve .* --own-work` \(recorded in its history\)/,
 			);
 			assert.equal((await get(id)).status, 'review');
-			await refused(b.review(human, { cardId: id, approve: true, ownWork: true }, 'agent'), 'conflict', /cannot review it/);
+			await refused(
+				b.review(human, { cardId: id, approve: true, ownWork: true }, 'agent'),
+				'conflict',
+				/cannot review it/,
+			);
 			await b.review(human, { cardId: id, approve: true, ownWork: true }, 'human');
 			assert.equal((await get(id)).status, 'done');
 			assert.equal(lastEvent(id)?.type, 'approved');
