@@ -2,17 +2,16 @@
  * Conflicts in a realistic overlap: 100 cards from 8 script agents under `baton run` (review none, so
  * each lands at complete through the landing queue) on a repository of 30 files, each card appending a
  * line to 1–3 files drawn with a skew toward a few hot files (a fixed seed: the same plan every run).
- * Half the cards declare their files as their scope (a scoped claim waits while another live card holds
- * an overlapping scope), half declare nothing. Reported: landings that came back for a conflict per 100
- * landed cards, for the scoped and the unscoped half, and a person's touches per card (cards that ended
- * blocked and need one). The agent resolves the markers Baton's merge leaves (keeps both sides), as an
+ * Three runs of the same plan: no card declares its files as its scope, half do, all do (a scoped claim
+ * waits while another live card holds an overlapping scope). Reported: landings that came back for a
+ * conflict per 100 landed cards, and a person's touches per card (cards that ended blocked and need one). The agent resolves the markers Baton's merge leaves (keeps both sides), as an
  * agent with file tools would. Standalone: `npm run build && node --import tsx test/bench/conflicts.ts`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Card } from '../../core/protocol';
+import type { BacklogEvent, Card } from '../../core/protocol';
 import { dropSchema, testDatabaseUrl, uniqueSchema } from '../helpers/backlog';
 import { onJsonLines } from '../helpers/jsonLines';
 import { gitOut, makeRepo } from '../helpers/workspaceRepo';
@@ -39,18 +38,46 @@ function seeded(seed: number): () => number {
 
 const fileName = (i: number): string => `src/f${String(i).padStart(2, '0')}.txt`;
 
-async function main(): Promise<void> {
-	const reporter = new Reporter('conflicts');
+/** The whole event log, a page of 1,000 at a time. */
+async function allEvents(api: Awaited<ReturnType<typeof connect>>): Promise<BacklogEvent[]> {
+	const out: BacklogEvent[] = [];
+	for (let afterSeq = 0; ;) {
+		const { events } = await api.request('events/list', { afterSeq, limit: 1000 });
+		out.push(...events);
+		if (events.length < 1000) {
+			return out;
+		}
+		afterSeq = events.at(-1)?.seq ?? afterSeq;
+	}
+}
+
+interface Outcome {
+	landed: number;
+	blocked: number;
+	seconds: number;
+	/** Landings that came back, and landed cards, of the scoped cards and of the rest. */
+	scoped: { back: number; landed: number };
+	unscoped: { back: number; landed: number };
+}
+
+/** The seeded plan: each card's 1-3 files, skewed toward the first ones (the same every run). */
+function makePlan(): Record<string, string[]> {
 	const random = seeded(42);
 	const plan: Record<string, string[]> = {};
 	for (let i = 0; i < cardCount; i++) {
 		const n = 1 + Math.floor(random() * 3);
 		const files = new Set<string>();
 		while (files.size < n) {
-			files.add(fileName(Math.floor(fileCount * random() ** 2))); // skewed toward the first files
+			files.add(fileName(Math.floor(fileCount * random() ** 2)));
 		}
 		plan[`OV${i}`] = [...files].sort();
 	}
+	return plan;
+}
+
+/** One run of the plan with every `every`-th card scoped (1: all, 2: half, 0: none), on a fresh store and repository. */
+async function workload(plan: Record<string, string[]>, every: number): Promise<Outcome> {
+	const isScoped = (i: number): boolean => every > 0 && i % every === 0;
 	const root = mkdtempSync('/tmp/bt-bench-overlap-');
 	const dataDir = join(root, 'd');
 	const schema = uniqueSchema();
@@ -73,7 +100,7 @@ async function main(): Promise<void> {
 				title: `Edit ${files.join(', ')}`,
 				project,
 				maxAttempts: 5,
-				...(i % 2 === 0 ? { scope: files } : {}),
+				...(isScoped(i) ? { scope: files } : {}),
 			})),
 		});
 		const started = performance.now();
@@ -124,61 +151,27 @@ async function main(): Promise<void> {
 			await new Promise(r => setTimeout(r, 500));
 		}
 		const seconds = (performance.now() - started) / 1000;
+		if (run.exitCode !== null) {
+			throw new Error(`baton run ended early (exit ${run.exitCode}):\n${runErr}`);
+		}
+		const exited = new Promise(r => run.once('exit', r));
 		run.kill('SIGINT');
 		await new Promise(r => setTimeout(r, 300));
 		run.kill('SIGINT');
-		await new Promise(r => run.once('exit', r));
-		const { events } = await api.request('events/list', { limit: 10_000 });
+		await exited;
+		const events = await allEvents(api);
 		const cameBack = events.filter(e => e.type === 'land_conflicted');
-		const scoped = new Set(Object.keys(plan).filter((_, i) => i % 2 === 0));
+		const scopedIds = new Set(Object.keys(plan).filter((_, i) => isScoped(i)));
 		const landed = cards.filter(c => c.status === 'done');
-		const per100 = (n: number, of: number): number => (of === 0 ? 0 : (n * 100) / of);
-		const landedScoped = landed.filter(c => scoped.has(c.id)).length;
-		const landedUnscoped = landed.length - landedScoped;
-		const backScoped = cameBack.filter(e => scoped.has(e.cardId)).length;
-		const backUnscoped = cameBack.length - backScoped;
-		const blocked = cards.filter(c => c.status === 'blocked').length;
-		reporter.add(
-			row(
-				'conflicts per 100 landed cards, scoped half',
-				per100(backScoped, landedScoped),
-				'per 100',
-				{ max: 2 },
-				`${backScoped} came back, ${landedScoped} landed`,
-			),
-		);
-		reporter.add(
-			row(
-				'conflicts per 100 landed cards, unscoped half',
-				per100(backUnscoped, landedUnscoped),
-				'per 100',
-				undefined,
-				`${backUnscoped} came back, ${landedUnscoped} landed`,
-			),
-		);
-		reporter.add(
-			row(
-				'conflicts per 100 landed cards, all',
-				per100(cameBack.length, landed.length),
-				'per 100',
-				undefined,
-				`27.7 in studies of agents' pull requests`,
-			),
-		);
-		reporter.add(
-			row(
-				"a person's touches per card",
-				blocked / cardCount,
-				'per card',
-				undefined,
-				`${blocked} blocked of ${cardCount}; review none: no approvals`,
-			),
-		);
-		reporter.add(row('wall time for the workload', seconds, 's', undefined, `${cardCount} cards, ${seats} seats`));
-		const onMain = gitOut(repo.root, 'rev-list', '--count', '--first-parent', 'main');
-		reporter.note(
-			`${landed.length} of ${cardCount} landed; main has ${onMain} first-parent commits (1 initial); plan seed 42, ${fileCount} files, 1–3 files per card, skewed to the first ones`,
-		);
+		const scopedLanded = landed.filter(c => scopedIds.has(c.id)).length;
+		const scopedBack = cameBack.filter(e => scopedIds.has(e.cardId)).length;
+		return {
+			landed: landed.length,
+			blocked: cards.filter(c => c.status === 'blocked').length,
+			seconds,
+			scoped: { back: scopedBack, landed: scopedLanded },
+			unscoped: { back: cameBack.length - scopedBack, landed: landed.length - scopedLanded },
+		};
 	} finally {
 		api.close();
 		await hub.stop();
@@ -186,7 +179,74 @@ async function main(): Promise<void> {
 		repo.cleanup();
 		rmSync(root, { recursive: true, force: true });
 	}
+}
+
+async function main(): Promise<void> {
+	const reporter = new Reporter('conflicts');
+	const plan = makePlan();
+	const per100 = (n: number, of: number): number => (of === 0 ? 0 : (n * 100) / of);
+	const none = await workload(plan, 0);
+	const half = await workload(plan, 2);
+	const all = await workload(plan, 1);
+	const total = (o: Outcome) => ({ back: o.scoped.back + o.unscoped.back, landed: o.landed });
+	reporter.add(
+		row(
+			'conflicts per 100 landed, no card scoped',
+			per100(total(none).back, none.landed),
+			'per 100',
+			undefined,
+			`${total(none).back} came back, ${none.landed} landed; 27.7 in studies of agents' pull requests`,
+		),
+	);
+	reporter.add(
+		row(
+			'conflicts per 100 landed, half scoped: the scoped half',
+			per100(half.scoped.back, half.scoped.landed),
+			'per 100',
+			undefined,
+			`${half.scoped.back} came back, ${half.scoped.landed} landed (the unscoped half: ${half.unscoped.back} of ${half.unscoped.landed})`,
+		),
+	);
+	reporter.add(
+		row(
+			'conflicts per 100 landed, every card scoped',
+			per100(total(all).back, all.landed),
+			'per 100',
+			{ max: 2 },
+			`${total(all).back} came back, ${all.landed} landed`,
+		),
+	);
+	for (const [name, o] of [
+		['none', none],
+		['half', half],
+		['all', all],
+	] as const) {
+		reporter.add(
+			row(
+				`a person's touches per card, ${name} scoped`,
+				o.blocked / cardCount,
+				'per card',
+				undefined,
+				`${o.blocked} blocked of ${cardCount}; review none: no approvals`,
+			),
+		);
+		reporter.add(
+			row(
+				`wall time, ${name} scoped`,
+				o.seconds,
+				's',
+				undefined,
+				`${cardCount} cards, ${seats} seats, ${o.landed} landed`,
+			),
+		);
+	}
+	reporter.note(
+		`plan seed 42: ${cardCount} cards, ${fileCount} files, 1-3 files per card skewed toward the first ones; each landing appends a line to its files`,
+	);
 	reporter.finish();
 }
 
-void main();
+main().catch((e: unknown) => {
+	console.error(e);
+	process.exit(1);
+});
