@@ -7,9 +7,9 @@
  * (request sent → answer, p50/p95; target ≤ 1 s per landing), `land()` alone in process on the same
  * repository interleaved with them (approval − land() is the hub's, the store's and the queue's part),
  * the queue's own store round trips (join → turn → leave, uncontended), 20 approvals sent at once
- * without a check (target: all landed ≤ 20 s) and then with the trivial check `true` (the check path:
- * a detached checkout of the merged commit per landing).
- * The cards' workspaces are recorded on them (a branch each, no worktree: 60 worktrees of 10,000 files
+ * without a check (target: all landed ≤ 20 s), then 5 at once with the trivial check `true` (the check
+ * path: a detached checkout of the merged commit per landing) and that checkout alone.
+ * The cards' workspaces are recorded on them (a branch each, no worktree: 40 worktrees of 10,000 files
  * would take minutes to make); removing a card's worktree at landing is the workspaces bench's row.
  * Standalone: `node --import tsx test/bench/land.ts [--quick]` (needs `npm run build`). Prints human
  * lines, then BENCH_JSON. Must not: leave its hub, schema or folders behind.
