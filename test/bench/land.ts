@@ -15,7 +15,7 @@
  * lines, then BENCH_JSON. Must not: leave its hub, schema or folders behind.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 
@@ -130,6 +130,19 @@ async function approveAtOnce(person: RpcClient, ids: readonly string[]): Promise
 	return { wall: since(t), answers: answers.sort((a, b) => a - b) };
 }
 
+const clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/**
+ * CPU (user + system) used so far by process `pid` and its ended children (the git commands it ran),
+ * in ms, from /proc/<pid>/stat: steadier on the shared machine than wall time.
+ */
+function cpuWithGitMs(pid: number): number {
+	const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+	const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+	const ticks = [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0);
+	return (ticks / clockTicks) * 1000;
+}
+
 /** The median gap between consecutive answers: how often the line lets one land when it is full. */
 function medianGap(answers: readonly number[]): number {
 	return median(answers.slice(1).map((a, i) => a - (answers[i] ?? 0)));
@@ -183,14 +196,18 @@ async function main(): Promise<void> {
 				throw new Error(`${cardId} did not land: ${JSON.stringify(answer.card)}`);
 			}
 		};
+		let directCpu = 0;
 		const landDirect = async (branch: string): Promise<void> => {
 			const t0 = performance.now();
+			const c0 = cpuWithGitMs(process.pid);
 			const landed = await land({ repo: root, branch, base: 'main', mode: 'squash' });
 			direct.push(since(t0));
+			directCpu += cpuWithGitMs(process.pid) - c0;
 			if (landed.outcome !== 'landed') {
 				throw new Error(`${branch} did not land: ${JSON.stringify(landed)}`);
 			}
 		};
+		let cpu = cpuWithGitMs(hub.pid);
 		for (let i = 0; i < oneByOne; i++) {
 			if (i % 2 === 0) {
 				await approve(seqIds[i] ?? '');
@@ -200,6 +217,7 @@ async function main(): Promise<void> {
 				await approve(seqIds[i] ?? '');
 			}
 		}
+		const oneCpu = (cpuWithGitMs(hub.pid) - cpu) / oneByOne;
 		const note = `${fileCount} files, 1–3 changed, squash`;
 		const landP50 = median(direct);
 		reporter.add(
@@ -221,6 +239,8 @@ async function main(): Promise<void> {
 				'ms',
 			),
 		);
+		reporter.add(row('hub CPU per approval, one at a time, its git commands included', oneCpu, 'ms'));
+		reporter.add(row('land() in process: CPU per landing, its git commands included', directCpu / oneByOne, 'ms'));
 
 		// The queue's own part, uncontended: join → take (turn) → leave, as the hub runs it, on the same store
 		// (the entries name the landed cards, the table's foreign key wants a card).
@@ -246,7 +266,9 @@ async function main(): Promise<void> {
 		);
 
 		// 2. All at once, no check.
+		cpu = cpuWithGitMs(hub.pid);
 		const bulk = await approveAtOnce(alice, bulkIds);
+		const bulkCpu = (cpuWithGitMs(hub.pid) - cpu) / atOnce;
 		reporter.add(
 			row(`${atOnce} approvals at once, no check: all landed`, bulk.wall, 'ms', { max: atOnce * 1000 }, note),
 		);
@@ -262,6 +284,7 @@ async function main(): Promise<void> {
 			),
 		);
 		reporter.add(row('the hand-over in a full line: median gap − land() p50', gap - landP50, 'ms'));
+		reporter.add(row(`hub CPU per approval, ${atOnce} at once, its git commands included`, bulkCpu, 'ms'));
 
 		// 3. All at once with the trivial check `true`: each landing checks its merged commit out first.
 		await alice.request('project/settings/update', { project, check: 'true' });
