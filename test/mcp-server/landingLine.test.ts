@@ -45,12 +45,16 @@ for (const store of storeKinds) {
 			assert.equal(most, 1, 'never two landings of one base at a time');
 			assert.equal(spans.length, ids.length);
 			assert.deepEqual(await b.landingQueue.list('web'), [], 'the line is empty after');
-			// Six landings of 250 ms: 1.5 s and the store's round trips. Waiting for the polls instead
-			// (100, 200, 400, then every 500 ms) idles the line ~0.2–0.5 s per hand-over: about 2.4 s.
-			const gaps = spans.slice(1).map((s, i) => Math.round(s.start - (spans[i]?.end ?? 0)));
+			// Each hand-over (the end of one landing → the start of the next) is the store's round trips
+			// now (3–20 ms here); waiting for the polls instead (100, 200, 400, then every 500 ms) idled
+			// the line 60–330 ms per hand-over (medians 238–269 ms). The median, so one slow query on a
+			// busy machine does not decide.
+			const ordered = [...spans].sort((x, y) => x.start - y.start);
+			const gaps = ordered.slice(1).map((s, i) => Math.round(s.start - (ordered[i]?.end ?? 0)));
+			const median = [...gaps].sort((x, y) => x - y)[Math.floor(gaps.length / 2)] ?? 0;
 			assert.ok(
-				total < ids.length * holdMs + 500,
-				`all landed in ${Math.round(total)} ms; gaps between landings ${gaps.join(', ')} ms`,
+				median < 120,
+				`hand-overs took ${gaps.join(', ')} ms (median ${median}); all landed in ${Math.round(total)} ms`,
 			);
 		});
 	});
