@@ -1,12 +1,14 @@
 /**
  * This hub's side of the landing queue (core/backlog/landingQueue.ts): a landing joins its base's line
  * in the store, waits for its turn (polling the store, every 100 ms rising to 500 ms), lands, and leaves
- * the line whatever happened; while this hub has entries it beats for them every 5 s, so hubs on one
- * PostgreSQL agree on one lander per base and a dead hub's entries are dropped after 30 s. An entry
- * dropped while waiting (this hub stalled past the stale limit) joins again at the end of the line.
- * `onChange` is told after each join, turn taken and leave (the hub's landing notice, landingNotice.ts).
- * Must not: run git or decide anything about the card (landing.ts does both), or hold a store
- * connection while it waits.
+ * the line whatever happened. A landing of this hub that leaves a line wakes this hub's waiters of that
+ * line at once, so a full line does not sit idle until their next poll (up to 500 ms a landing, measured
+ * by the land bench); other hubs' waiters find out by polling. While this hub has entries it beats for
+ * them every 5 s, so hubs on one PostgreSQL agree on one lander per base and a dead hub's entries are
+ * dropped after 30 s. An entry dropped while waiting (this hub stalled past the stale limit) joins
+ * again at the end of the line. Must not: run git or decide anything about the card (landing.ts does
+ * both), or hold a store connection while it waits. `onChange` is told after each join, turn taken and
+ * leave (the hub's landing notice, landingNotice.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -33,6 +35,8 @@ export class LandingLine {
 	readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 	private entries = 0;
 	private beating: NodeJS.Timeout | undefined;
+	/** This hub's waiters, by line (project and base): each wakes its poll's sleep early. */
+	private readonly waiters = new Map<string, Set<() => void>>();
 
 	constructor(
 		private readonly queue: LandingQueue,
@@ -42,6 +46,7 @@ export class LandingLine {
 	/** Runs `land` when `ticket`'s turn in its base's line comes; the line moves on when it settles. */
 	async turn<T>(ticket: LandingTicket, land: () => Promise<T>): Promise<T> {
 		const entry = { ...ticket, holder: this.holder };
+		const line = `${ticket.project}\u0000${ticket.base}`;
 		await this.queue.join(entry);
 		this.hold(1);
 		this.onChange();
@@ -59,7 +64,7 @@ export class LandingLine {
 					await this.queue.join(entry);
 					this.onChange();
 				}
-				await new Promise(resolve => setTimeout(resolve, pollMs));
+				await this.sleep(line, pollMs);
 			}
 			return await land();
 		} finally {
@@ -68,7 +73,33 @@ export class LandingLine {
 				.catch((e: unknown) => log.error(`${ticket.cardId}: leaving the landing queue failed: ${errorText(e)}`));
 			this.hold(-1);
 			this.onChange();
+			// The line may be this hub's waiters' now: each asks the store at once (one of them gets the turn).
+			for (const wake of [...(this.waiters.get(line) ?? [])]) {
+				wake();
+			}
 		}
+	}
+
+	/** Waits `ms`, or less when a landing of this hub leaves `line`. */
+	private sleep(line: string, ms: number): Promise<void> {
+		return new Promise(resolve => {
+			let waiting = this.waiters.get(line);
+			if (waiting === undefined) {
+				waiting = new Set();
+				this.waiters.set(line, waiting);
+			}
+			const set = waiting;
+			const wake = () => {
+				clearTimeout(timer);
+				set.delete(wake);
+				if (set.size === 0 && this.waiters.get(line) === set) {
+					this.waiters.delete(line);
+				}
+				resolve();
+			};
+			const timer = setTimeout(wake, ms);
+			set.add(wake);
+		});
 	}
 
 	private hold(delta: number): void {

@@ -29,6 +29,7 @@ const benchNames = [
 	'scopes',
 	'epics',
 	'workspaces',
+	'land',
 	'conflicts',
 	'eventLog',
 	'ecosystem',
