@@ -221,4 +221,32 @@ export class LandingQueue {
 		);
 		return rows.map(r => r.card);
 	}
+
+	/**
+	 * Sets (or with null clears) a review card's `workspace.conflicts` — only while it is still in review
+	 * on `branch` and not landed: a card that landed or moved on meanwhile is left as it is (its record
+	 * is not overwritten with the one read before). Event `updated` when it changed; null when left.
+	 */
+	markConflicts(
+		cardId: string,
+		branch: string,
+		conflicts: NonNullable<CardWorkspace['conflicts']> | null,
+	): Promise<Card | null> {
+		return this.uow.mutate({ actor: 'baton' }, 'card/workspace', async (tx, now) => {
+			const rows = await tx.query<{ card: Card }>(
+				`UPDATE cards SET
+				   workspace = CASE WHEN $3::jsonb IS NULL THEN workspace - 'conflicts'
+				                    ELSE jsonb_set(workspace, '{conflicts}', $3::jsonb) END,
+				   updated_at = $4, version = version + 1
+				 WHERE id = $1 AND status = 'review' AND workspace ->> 'branch' = $2 AND workspace -> 'landed' IS NULL
+				   AND (workspace -> 'conflicts') IS DISTINCT FROM $3::jsonb
+				 RETURNING baton_card(cards) AS card`,
+				[cardId, branch, conflicts === null ? null : JSON.stringify(conflicts), now],
+			);
+			const card = rows[0]?.card;
+			return card === undefined
+				? { result: null, events: [] }
+				: { result: card, events: [{ cardId, type: 'updated', data: { card, changed: ['workspace'] } }] };
+		});
+	}
 }

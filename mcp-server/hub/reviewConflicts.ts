@@ -11,7 +11,6 @@ import { hostname } from 'node:os';
 
 import type { Backlog } from '../../core/backlog';
 import { createLogger, errorText } from '../../core/log';
-import type { CardWorkspace } from '../../core/protocol';
 import { git, splitNul } from '../workspaces/git';
 
 const log = createLogger('hub').child('landing');
@@ -49,28 +48,22 @@ export async function markReviewConflicts(
 		}
 		try {
 			const files = await conflictsWithBase(root, ws.branch, base);
-			const next: CardWorkspace | undefined =
-				files.length > 0
-					? sameFiles(ws.conflicts?.files, files)
-						? undefined
-						: { ...ws, conflicts: { files, base: head, at: new Date().toISOString() } }
-					: ws.conflicts === undefined
-						? undefined
-						: withoutConflicts(ws);
-			if (next !== undefined) {
-				await backlog.setWorkspace({ actor: 'baton' }, card.id, next);
-				marked += files.length > 0 ? 1 : 0;
+			if (files.length > 0 && sameFiles(ws.conflicts?.files, files)) {
+				continue;
+			}
+			if (files.length === 0 && ws.conflicts === undefined) {
+				continue;
+			}
+			// Written only while the card is still in review on this branch and not landed (the store checks).
+			const marks = files.length > 0 ? { files, base: head, at: new Date().toISOString() } : null;
+			if ((await backlog.landingQueue.markConflicts(card.id, ws.branch, marks)) !== null && marks !== null) {
+				marked++;
 			}
 		} catch (e) {
 			log.warn(`${card.id}: checking whether ${ws.branch} still merges into ${base} failed: ${errorText(e)}`);
 		}
 	}
 	return marked;
-}
-
-function withoutConflicts(ws: CardWorkspace): CardWorkspace {
-	const { conflicts: _conflicts, ...rest } = ws;
-	return rest;
 }
 
 function sameFiles(a: readonly string[] | undefined, b: readonly string[]): boolean {
