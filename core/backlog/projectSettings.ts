@@ -39,6 +39,7 @@ interface SettingsRow {
 	setup_timeout_seconds: number;
 	check_command: string | null;
 	check_timeout_seconds: number;
+	on_conflict: string;
 	wip_days: number;
 	roots: Record<string, string> | string;
 	seats: number | null;
@@ -63,6 +64,7 @@ function fromRow(project: string, row: SettingsRow | undefined): ProjectSettings
 		setupTimeoutSeconds: row.setup_timeout_seconds,
 		...(row.check_command === null ? {} : { check: row.check_command }),
 		checkTimeoutSeconds: row.check_timeout_seconds,
+		...(row.on_conflict === 'send-back' ? { onConflict: 'send-back' as const } : {}),
 		wipDays: row.wip_days,
 		roots: { ...roots },
 		...(row.seats === null ? {} : { seats: row.seats }),
@@ -112,7 +114,7 @@ export class ProjectSettingsStore {
 			await tx.query(
 				`UPDATE project_settings SET worktrees = $2, base = $3, land = $4, push = $5, setup = $6,
 					setup_timeout_seconds = $7, wip_days = $8, roots = $9::jsonb, seats = $10, kind_seats = $11::jsonb,
-					check_command = $12, check_timeout_seconds = $13
+					check_command = $12, check_timeout_seconds = $13, on_conflict = $14
 				 WHERE project = $1`,
 				[
 					p.project,
@@ -128,6 +130,7 @@ export class ProjectSettingsStore {
 					JSON.stringify(pick(p.kindSeats, before.kindSeats ?? {})),
 					pick(p.check, before.check ?? null),
 					pick(p.checkTimeoutSeconds, before.checkTimeoutSeconds),
+					pick(p.onConflict, before.onConflict ?? 'mark'),
 				],
 			);
 			// Who changed what, in the audit log: the keys, not the values (a setup command or a root is

@@ -123,6 +123,11 @@ export const ProjectSettings = z.object({
 	/** The check run in a card's worktree after complete committed it (e.g. `npm test`); absent = none. */
 	check: z.string().min(1).max(4000).optional(),
 	checkTimeoutSeconds: z.number().int().min(1).max(86_400),
+	/**
+	 * A card in review whose branch stops merging after another landed: marked (absent, the default), or
+	 * `send-back`: sent back to ready at once with the conflict as its hand-over.
+	 */
+	onConflict: z.enum(['mark', 'send-back']).optional(),
 	wipDays: z.number().int().min(1).max(36_500),
 	/** host name -> absolute path of the repository's main checkout there. */
 	roots: z.record(z.string(), z.string()),

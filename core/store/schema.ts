@@ -166,8 +166,13 @@ export const projectSettings = pgTable(
 		kindSeats: jsonb()
 			.notNull()
 			.default(sql`'{}'`),
+		/** A review card whose branch stops merging: 'mark' or 'send-back' (migration 0032). */
+		onConflict: text().notNull().default('mark'),
 	},
-	() => [check('project_settings_land_check', sql`land IN ('squash', 'merge', 'rebase', 'none')`)],
+	() => [
+		check('project_settings_land_check', sql`land IN ('squash', 'merge', 'rebase', 'none')`),
+		check('project_settings_on_conflict_check', sql`on_conflict IN ('mark', 'send-back')`),
+	],
 );
 
 /** Pauses of the line (migration 0026): target '' for scope 'all'. */

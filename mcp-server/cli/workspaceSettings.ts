@@ -116,6 +116,11 @@ export const workspaceFieldFlags = paramFlags(ProjectSettingsUpdateParams, {
 		value: 'SECONDS',
 		description: 'Time limit of the setup command; default 600',
 	},
+	onConflict: {
+		value: 'MODE',
+		description:
+			'A card in review whose branch stops merging after another lands: mark (default) or send-back (to Ready at once)',
+	},
 	wipDays: { flag: 'wip-days', description: 'Keep WIP snapshots of released work this many days; default 30' },
 	seats: {
 		nullWord: 'off',
@@ -233,6 +238,7 @@ export function workspaceLines(s: ProjectSettings, recorded?: string, review?: R
 			...(review === undefined ? [] : [completedPath(s, review)]),
 			`worktree setup  ${s.setup === undefined ? 'none' : `${s.setup} (time limit ${s.setupTimeoutSeconds} s)`}`,
 			`checks          ${s.check === undefined ? 'none: completed work goes to review unchecked' : `${s.check} after complete, in the card's worktree (time limit ${s.checkTimeoutSeconds} s); a failure sends the card back to an agent`}`,
+			`on conflict     ${s.onConflict === 'send-back' ? 'send-back: a card in review whose branch stops merging after another lands goes back to Ready at once' : 'mark: a card in review whose branch stops merging after another lands is marked (baton show, the board, VS Code)'}`,
 			`WIP snapshots   kept ${plural(s.wipDays, 'day')}`,
 		);
 	}

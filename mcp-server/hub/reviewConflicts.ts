@@ -4,13 +4,16 @@
  * every face so a person does not approve what would come back, and a branch that merges again loses
  * it. `git merge-tree` answers without touching any worktree. Runs in the background after the landing's
  * record; a failure is logged, never the landing's.
- * Must not: change a card's status (approval or the next claim resolves the conflict), or run git for a
- * workspace of another host.
+ * A project whose settings say `--on-conflict send-back` gets such a card sent back to ready at once
+ * instead, the conflict as its hand-over (event `land_conflicted`, not a failed attempt).
+ * Must not: change a card's status otherwise (approval or the next claim resolves the conflict), or run
+ * git for a workspace of another host.
  */
 import { hostname } from 'node:os';
 
 import type { Backlog } from '../../core/backlog';
 import { createLogger, errorText } from '../../core/log';
+import type { Card } from '../../core/protocol';
 import { git, splitNul } from '../workspaces/git';
 
 const log = createLogger('hub').child('landing');
@@ -54,6 +57,23 @@ export async function markReviewConflicts(
 			if (files.length === 0 && ws.conflicts === undefined) {
 				continue;
 			}
+			if (files.length > 0 && (await sendsBack(backlog, card))) {
+				const handoff = `${ws.branch} no longer merges into ${base} after ${where.landed} landed: it conflicts in ${files.join(', ')}. Sent back at once (the project's --on-conflict send-back): the next claim merges ${base} into the branch and leaves the markers to resolve.`;
+				// Refused (its check still runs, say): it is marked instead, as a project that marks would.
+				const sent = await backlog
+					.landConflict({ actor: 'baton' }, { cardId: card.id, approve: true }, 'human', { handoff, files })
+					.then(
+						() => true,
+						(e: unknown) => {
+							log.warn(`${card.id}: sending it back for its conflict failed, marking it instead: ${errorText(e)}`);
+							return false;
+						},
+					);
+				if (sent) {
+					marked++;
+					continue;
+				}
+			}
 			// Written only while the card is still in review on this branch and not landed (the store checks).
 			const marks = files.length > 0 ? { files, base: head, at: new Date().toISOString() } : null;
 			if ((await backlog.landingQueue.markConflicts(card.id, ws.branch, marks)) !== null && marks !== null) {
@@ -68,4 +88,10 @@ export async function markReviewConflicts(
 
 function sameFiles(a: readonly string[] | undefined, b: readonly string[]): boolean {
 	return a?.length === b.length && a.every((f, i) => f === b[i]);
+}
+
+/** Whether the card's project sends a review card whose branch stopped merging back at once. */
+async function sendsBack(backlog: Backlog, card: Card): Promise<boolean> {
+	const project = card.project ?? undefined;
+	return project !== undefined && (await backlog.projectSettings(project)).onConflict === 'send-back';
 }

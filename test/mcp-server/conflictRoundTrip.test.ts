@@ -112,4 +112,33 @@ describe('a landing that came back for a conflict', () => {
 		assert.equal((await agent.request('card/get', { cardId: 'CB' })).card.status, 'done');
 		assert.equal(gitOut(repo.root, 'show', 'main:greet.ts'), "export const greet = 'hello from A and B';");
 	});
+
+	it('with --on-conflict send-back, a card in review whose branch stops merging goes back to Ready at once', async () => {
+		const set = await runBaton(['settings', '--on-conflict', 'send-back'], {
+			dataDir,
+			cwd: repo.root,
+			env: { BATON_AGENT: 'cli:alice' },
+		});
+		assert.equal(set.code, 0, set.stderr);
+		assert.match(set.stdout, /on conflict +send-back: a card in review whose branch stops merging/);
+		await agent.request('card/create', {
+			cards: ['CC', 'CD'].map(id => ({ id, title: `Greet ${id}`, project, review: 'human' as const })),
+		});
+		await claimAndWrite('CC', "export const greet = 'hello from C';\n");
+		await claimAndWrite('CD', "export const greet = 'hello from D';\n");
+		await person.request('card/review', { cardId: 'CC', approve: true });
+		await waitFor(
+			async () => (await agent.request('card/get', { cardId: 'CD' })).card.status === 'ready',
+			15_000,
+			'CD sent back',
+		);
+		const cd = (await agent.request('card/get', { cardId: 'CD' })).card;
+		assert.match(
+			cd.handoff ?? '',
+			/baton\/CD no longer merges into main after CC landed: it conflicts in greet\.ts\. Sent back at once/,
+		);
+		assert.equal(cd.attempts, 1, 'not a failed attempt: its next claim is its second');
+		const { events } = await agent.request('events/list', { cardId: 'CD' });
+		assert.equal(events.at(-1)?.type, 'land_conflicted');
+	});
 });
