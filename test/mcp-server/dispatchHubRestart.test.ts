@@ -102,7 +102,7 @@ describe(
 				run.proc.kill('SIGKILL');
 				await run.exited;
 			});
-			await waitFor(() => c.said().includes(' ok'), 20_000, 'the agent’s first heartbeat');
+			await waitFor(() => / ok/.test(c.said()), 20_000, 'the agent’s first heartbeat');
 			const before = statSync(paths.socket).ino;
 			await hub.stop();
 			// The supervisor's connections find no hub and start one, as every client does.
@@ -128,11 +128,11 @@ describe(
 		it('a supervisor killed and started again: the adopted agent reaches the hub through the relay made again', async () => {
 			const c = await startCard('sup');
 			const first = startRun(dataDir, c.args, {}, restartAgent, c.work);
-			await waitFor(() => c.said().includes(' ok'), 20_000, 'the agent’s first heartbeat');
+			await waitFor(() => / ok/.test(c.said()), 20_000, 'the agent’s first heartbeat');
 			first.proc.kill('SIGKILL');
 			await first.exited;
 			// Its way to the hub died with the supervisor: the relay, not the hub's socket.
-			await waitFor(() => c.said().includes(' failed'), 20_000, 'a heartbeat refused while no supervisor runs');
+			await waitFor(() => / failed/.test(c.said()), 20_000, 'a heartbeat refused while no supervisor runs');
 			const second = startRun(dataDir, c.args, {}, restartAgent, c.work);
 			cleanups.push(async () => {
 				second.proc.kill('SIGKILL');
