@@ -75,13 +75,8 @@ export interface JobContext {
 	emit(event: Record<string, unknown>): void;
 	/** Whether agents run in a sandbox (sandbox.ts). */
 	sandbox: SandboxChoice;
-	/**
-	 * The socket a seat's agent connects through with its seat credential: the run's relay
-	 * (hubRelay.ts) when agents are sandboxed, else the hub's own.
-	 */
+	/** The hub's socket: a seat's agent connects through it with its seat credential. */
 	hubSocket: string;
-	/** The run's hub relay folder, which the sandbox shows (sandboxed runs only). */
-	relayDir: string | undefined;
 	/** The repository's main checkout, when the run serves one (shown read-only in the sandbox). */
 	repoRoot: string | undefined;
 }

@@ -3,8 +3,7 @@
  * for the card's claim (the agent never sees the hub token), the seat record (so a supervisor killed
  * from here on can still act as the card's holder), the agent's MCP config and prompt files, its log,
  * and its program line — its kind's built-in command or the `--command` template — wrapped in the
- * platform's sandbox (bubblewrap: sandbox.ts; Seatbelt: seatbelt.ts), which shows it the run's hub
- * relay (hubRelay.ts), never the hub's own socket. Must not: start the process
+ * platform's sandbox (bubblewrap: sandbox.ts; Seatbelt: seatbelt.ts). Must not: start the process
  * (agentJob.ts does, with spawnAgent.ts), or follow it.
  */
 import { writeFileSync } from 'node:fs';
@@ -15,7 +14,7 @@ import { type Launch, buildLaunch, promptText, writeMcpConfig } from './agents';
 import type { JobContext, JobStart } from './agentJob';
 import { agentMcpServer } from './mcpConfigFile';
 import { logPath, openLogForAgent } from './outputLog';
-import { type SandboxPlan, programPaths, sandboxed } from './sandbox';
+import { programPaths, sandboxed } from './sandbox';
 import { seatbelted } from './seatbelt';
 import { seatFilePath, type SeatRecord, writeSeatRecord } from './seatFile';
 
@@ -96,24 +95,16 @@ export async function prepareLaunch(ctx: JobContext, s: JobStart): Promise<Prepa
 		workspace,
 		repoRoot: ctx.repoRoot,
 		dataDir: ctx.dataDir,
+		socket: ctx.hubSocket,
 		readable: [mcpConfigPath, promptFile],
 		programs: [...programPaths(ctx.batonMcp), ...programPaths(plain)],
 		kind: ctx.kind,
 	};
-	return { launch: wrapped(ctx, plain, plan), fd, offset, path, startedAt, workspace };
-}
-
-/** The launch in the run's sandbox, which shows the agent the run's hub relay (hubRelay.ts). */
-function wrapped(ctx: JobContext, plain: Launch, plan: Omit<SandboxPlan, 'relay'>): Launch {
-	if (ctx.sandbox.kind === 'none') {
-		return plain;
-	}
-	if (ctx.relayDir === undefined) {
-		// Never the hub's own folder in its place: run/ holds the hub token.
-		throw new Error('a sandboxed agent needs the run’s hub relay, and it is not open');
-	}
-	const full = { ...plan, relay: { dir: ctx.relayDir, socket: ctx.hubSocket } };
-	return ctx.sandbox.kind === 'bwrap'
-		? sandboxed(ctx.sandbox.program, plain, full)
-		: seatbelted(ctx.sandbox.program, plain, full);
+	const launch =
+		ctx.sandbox.kind === 'bwrap'
+			? sandboxed(ctx.sandbox.program, plain, plan)
+			: ctx.sandbox.kind === 'seatbelt'
+				? seatbelted(ctx.sandbox.program, plain, plan)
+				: plain;
+	return { launch, fd, offset, path, startedAt, workspace };
 }

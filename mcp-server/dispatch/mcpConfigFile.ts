@@ -23,10 +23,7 @@ export interface AgentIdentity {
 	dataDir: string;
 	/** The card's project; absent or null: none (the agent's claim {} names the card anyway). */
 	project?: string | null;
-	/**
-	 * The seat credential and the socket its `baton mcp` and `baton` CLI connect with: the run's hub relay
-	 * (hubRelay.ts) in a sandbox, else the hub's own socket.
-	 */
+	/** The seat credential and the hub socket its `baton mcp` and `baton` CLI connect with. */
 	seat?: { token: string; socket: string };
 }
 

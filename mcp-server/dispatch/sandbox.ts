@@ -3,9 +3,8 @@
  * parts of the repository's git dir a commit writes (objects, the card branches' refs and reflogs, the
  * worktree's own admin dir; never `config`, `hooks` or another branch's ref), a private /tmp and the agent's own config and cache folders
  * (declared per kind below) are writable; the rest of the file system, the main checkout included, is
- * read-only; Baton's data dir is an empty read-only folder holding only the run's hub relay folder
- * (hubRelay.ts: the agent's way to the hub, which survives a hub restart) and the card's MCP config and
- * prompt (no token); the network is shared (agents need their model). The agent runs in
+ * read-only; Baton's data dir is an empty read-only folder holding only the hub socket and the card's
+ * MCP config and prompt (no token); the network is shared (agents need their model). The agent runs in
  * its own pid namespace, so when it exits everything it started ends with it. Where no sandbox can
  * run, `baton run` says once that the gate is advisory. Must not: spawn the agent (spawnAgent.ts does),
  * or widen what is writable beyond the declarations here.
@@ -131,12 +130,8 @@ export interface SandboxPlan {
 	repoRoot: string | undefined;
 	/** Baton's data dir: hidden. */
 	dataDir: string;
-	/**
-	 * The run's hub relay (hubRelay.ts): its folder is shown read-only (a relay socket made again by a
-	 * restarted supervisor is seen; none can be swapped in from inside), its socket is what the agent dials.
-	 */
-	relay: { dir: string; socket: string };
-	/** Files of the data dir the agent reads: its MCP config and prompt. */
+	/** Files of the data dir the agent needs: the hub socket (read-write), its MCP config and prompt. */
+	socket: string;
 	readable: string[];
 	/** Other folders to show read-only again under the private /tmp (this Baton, the agent program). */
 	programs: string[];
@@ -193,9 +188,8 @@ export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): L
 	for (const path of homeWrites(plan.kind, home)) {
 		rw(path);
 	}
-	// Baton's data dirs last: nothing bound above shows through them. Only the run's hub relay folder
-	// and the card's files are put back, then the folder is made read-only (no hub can be started in it;
-	// the remount is not recursive, and the relay's own bind is read-only already).
+	// Baton's data dirs last: nothing bound above shows through them. Only the socket and the card's
+	// files are put back, then the folder is made read-only (no hub can be started in it).
 	// A data dir inside another hidden one (the default ~/.config/baton/backlog) is hidden with it.
 	const candidates = [resolve(plan.dataDir), join(home, '.config', 'baton')].filter(d => existsSync(d));
 	const hidden = candidates.filter(
@@ -204,8 +198,9 @@ export function sandboxed(program: string, launch: Launch, plan: SandboxPlan): L
 	for (const dir of hidden) {
 		args.push('--tmpfs', dir);
 	}
-	// The folder, not the socket file: a bind of a file keeps showing its old inode once it is made again.
-	ro(plan.relay.dir);
+	if (existsSync(plan.socket)) {
+		args.push('--bind', plan.socket, plan.socket);
+	}
 	for (const file of plan.readable) {
 		ro(file);
 	}

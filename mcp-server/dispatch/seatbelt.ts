@@ -2,8 +2,7 @@
  * The macOS form of the agent sandbox: Apple's Seatbelt through `/usr/bin/sandbox-exec`, with the same
  * declarations as bubblewrap's (sandbox.ts): the card's workspace, the git dirs a commit there writes,
  * the temporary folders and the kind's home folders are writable; everything else is read-only; Baton's
- * data dirs cannot be read or written except the run's hub relay socket (hubRelay.ts; it is made again
- * in its place by a restarted supervisor, and reaches a restarted hub) and the card's MCP config and prompt; the
+ * data dirs cannot be read or written except the hub socket and the card's MCP config and prompt; the
  * network stays open. The profile is `allow default`, then `deny file-write*`, then the writable paths,
  * then the data dirs denied, then their three files allowed: in Seatbelt's language a later rule wins
  * over an earlier one for what both match (the pattern Bazel's macOS sandbox uses). Every path is a
@@ -63,7 +62,7 @@ export function seatbeltProfile(plan: SandboxPlan): { profile: string; params: R
 		lines.push(`(deny file-read* file-write* ${hidden.join(' ')})`);
 		// The folders themselves can still be looked at (as bubblewrap shows them empty), not listed.
 		lines.push(`(allow file-read-metadata ${hidden.map(h => h.replace('(subpath', '(literal')).join(' ')})`);
-		lines.push(`(allow file-read* file-write* (literal ${param('S', plan.relay.socket)}))`);
+		lines.push(`(allow file-read* file-write* (literal ${param('S', plan.socket)}))`);
 		const readable = plan.readable.map(file => `(literal ${param('R', file)})`);
 		if (readable.length > 0) {
 			lines.push(`(allow file-read* ${readable.join(' ')})`);

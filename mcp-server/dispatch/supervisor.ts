@@ -6,8 +6,7 @@
  * polling, with a slow timer only for cards that become claimable by time. It cools a rate-limited
  * kind down, pauses a kind after three failures in a row within ten minutes, claims nothing while its
  * dollar budget is spent or its review line is full (runLimits.ts, said on the run's line), registers
- * the run every 10 s, serves its sandboxed agents' hub relay (hubRelay.ts), adopts its agents after a
- * restart, and drains (or stops) on request.
+ * the run every 10 s, adopts its agents after a restart, and drains (or stops) on request.
  * Must not: claim under its own identity, complete a card, start a second agent for a card, or hold
  * more cards than seats (a seat is taken from the claim's send until its job has ended).
  */
@@ -18,7 +17,6 @@ import type { BacklogEvent, Card } from '../../core/protocol';
 import type { RpcClient } from '../../core/protocol/rpc';
 import { hubPaths } from '../../core/paths';
 import { adoptRunning } from './adoption';
-import { HubRelay, relayPaths } from './hubRelay';
 import { AgentJob, type JobContext, type JobEnd } from './agentJob';
 import type { Display, RunStatus } from './liveTable';
 import type { Seat, SeatConnector } from './seat';
@@ -87,7 +85,6 @@ export class Supervisor {
 			emit: e => this.display.event(e),
 			sandbox: config.sandbox,
 			hubSocket: hubPaths(config.dataDir).socket,
-			relayDir: undefined,
 			repoRoot: config.root,
 		};
 	}
@@ -110,17 +107,6 @@ export class Supervisor {
 		// Refused while a live supervisor holds this name: nothing of its agents is adopted or ended.
 		await registerRun(this.main, this.config, this.host, run => this.onRunUpdate(run), true);
 		this.registered = true;
-		if (this.config.sandbox.kind !== 'none') {
-			// Before the adoption: adopted agents dial the relay path they were started with.
-			const relay = await HubRelay.open(relayPaths(this.config.dataDir, this.config.name), this.ctx.hubSocket);
-			this.relay = relay;
-			this.ctx.hubSocket = relay.socket;
-			this.ctx.relayDir = relay.paths.dir;
-			if (this.closed) {
-				// Ended while it opened: close() did not see it.
-				await relay.close();
-			}
-		}
 		const adoption = await adoptRunning(this.ctx, this.main, this.connect, this.host);
 		for (const job of adoption.adopted) {
 			const seat = this.pool.place(job);
@@ -402,8 +388,6 @@ export class Supervisor {
 	}
 
 	private closed = false;
-	/** The sandboxed agents' way to the hub (hubRelay.ts), open from the registration to the end. */
-	private relay: HubRelay | undefined;
 	/** The first run/register went through: the run is ours to end. */
 	private registered = false;
 
@@ -418,7 +402,6 @@ export class Supervisor {
 		}
 		clearTimeout(this.coolTimer);
 		this.pool.close();
-		await this.relay?.close();
 		if (this.registered) {
 			await endRun(this.main, this.config.name);
 		}

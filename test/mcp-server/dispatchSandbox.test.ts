@@ -3,8 +3,7 @@
  * in the sandbox of a card's linked worktree tries each path. Writable: the worktree, a commit there
  * (objects, the card branches' refs and reflogs, its admin dir), the private /tmp, the kind's home folders. Read-only: the main
  * checkout, the repository's config and hooks, the rest of home. Hidden: the data dir's token, also when
- * the data dir is the default one under ~/.config/baton; the card's MCP config and the run's hub relay folder
- * stay readable (the relay's folder, not the hub's socket file, is bound: hubRelay.ts). And the
+ * the data dir is the default one under ~/.config/baton; the card's MCP config stays readable. And the
  * choice: no bwrap on PATH, or --no-sandbox, is no sandbox, with the reason.
  */
 import assert from 'node:assert/strict';
@@ -52,8 +51,6 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 		writeFileSync(path.join(dataDir, 'run', 'token'), 'secret');
 		const mcpConfig = path.join(dataDir, 'runs', 'r', 'SB-1.mcp.json');
 		writeFileSync(mcpConfig, '{"mcpServers":{}}');
-		const relayDir = path.join(dataDir, 'runs', 'r', 'hub');
-		mkdirSync(relayDir);
 		assert.deepEqual(
 			gitWrites(worktree),
 			[
@@ -80,8 +77,6 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 			attempt('claudeHome', `echo x > ${path.join(home, '.claude', 'state')}`),
 			attempt('home', `echo x > ${path.join(home, 'pwned.txt')}`),
 			attempt('newHub', `mkdir -p ${path.join(dataDir, 'run', 'x')}`),
-			attempt('relay', `test -d ${relayDir}`),
-			attempt('relaySwap', `touch ${path.join(relayDir, 'hub.sock')}`),
 		].join('\n');
 		const launch = sandboxed(
 			bwrap ?? '',
@@ -90,7 +85,7 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 				workspace: worktree,
 				repoRoot: repo.root,
 				dataDir,
-				relay: { dir: relayDir, socket: path.join(relayDir, 'hub.sock') },
+				socket: path.join(dataDir, 'run', 'hub.sock'),
 				readable: [mcpConfig],
 				programs: [],
 				kind: 'claude',
@@ -120,9 +115,6 @@ describe('the agent sandbox', { skip: bwrap === undefined ? 'bubblewrap is not i
 			// The real home is read-only: dispatchSeats.test.ts.
 			home: 'yes',
 			newHub: 'no',
-			// The run's hub relay folder is shown, and nothing can be put in it from inside.
-			relay: 'yes',
-			relaySwap: 'no',
 		});
 		assert.equal(gitOut(repo.root, 'log', '-1', '--format=%s', 'baton/SB-1'), 'sandboxed');
 		assert.equal(gitOut(repo.root, 'rev-parse', mainBranch), mainBefore);
@@ -160,42 +152,6 @@ describe('stopping a sandboxed agent', { skip: bwrap === undefined ? 'bubblewrap
 			await new Promise(resolve => setTimeout(resolve, 50));
 		}
 		assert.equal(groupAlive(), false, 'nothing of its group is left');
-	});
-});
-
-describe('the sandboxed agent’s way to the hub', () => {
-	it('is the run’s relay folder, bound read-only inside the hidden data dir, never the hub’s socket file', () => {
-		const parent = mkdtempSync(path.join(tmpdir(), 'bt-relay-args-'));
-		const dataDir = path.join(parent, 'd');
-		const hubSocket = path.join(dataDir, 'run', 'hub.sock');
-		const relayDir = path.join(dataDir, 'runs', 'r', 'hub');
-		mkdirSync(path.dirname(hubSocket), { recursive: true });
-		mkdirSync(relayDir, { recursive: true });
-		writeFileSync(hubSocket, '');
-		const { args } = sandboxed(
-			'/usr/bin/bwrap',
-			{ command: '/bin/true', args: [], cwd: parent, env: {} },
-			{
-				workspace: parent,
-				repoRoot: undefined,
-				dataDir,
-				relay: { dir: relayDir, socket: path.join(relayDir, 'hub.sock') },
-				readable: [],
-				programs: [],
-				kind: 'custom',
-				home: path.join(parent, 'home'),
-			},
-		);
-		rmSync(parent, { recursive: true, force: true });
-		const at = (flag: string, target: string): number =>
-			args.findIndex(
-				(a, i) => a === flag && args[i + 1] === target && (flag !== '--ro-bind' || args[i + 2] === target),
-			);
-		const relay = at('--ro-bind', relayDir);
-		assert.ok(relay > 0, `the relay folder is bound read-only: ${args.join(' ')}`);
-		assert.ok(at('--tmpfs', dataDir) < relay && relay < at('--remount-ro', dataDir), 'inside the hidden data dir');
-		assert.ok(!args.includes(hubSocket), 'the hub’s socket file is not bound (it would show its old inode forever)');
-		assert.ok(!args.includes(path.dirname(hubSocket)), 'nor run/, which holds the token');
 	});
 });
 
@@ -243,7 +199,7 @@ describe('choosing the sandbox', () => {
 });
 
 describe('the macOS profile (Seatbelt)', () => {
-	it('makes the worktree, its git writes, temp and the kind’s home writable, hides the data dir but the run’s relay socket and the card’s two files, and passes every path as a parameter', () => {
+	it('makes the worktree, its git writes, temp and the kind’s home writable, hides the data dir but its three files, and passes every path as a parameter', () => {
 		const repo = makeRepo({ 'README.md': '# seatbelt\n' });
 		repos.push(repo);
 		const worktree = path.join(repo.root, '.baton', 'worktrees', 'SB-2');
@@ -251,7 +207,7 @@ describe('the macOS profile (Seatbelt)', () => {
 		const home = path.join(repo.parent, 'home "quoted" (paren)');
 		const dataDir = path.join(home, '.config', 'baton', 'backlog');
 		mkdirSync(path.join(dataDir, 'runs', 'r'), { recursive: true });
-		const socket = path.join(dataDir, 'runs', 'r', 'hub', 'hub.sock');
+		const socket = path.join(dataDir, 'hub.sock');
 		const mcpConfig = path.join(dataDir, 'runs', 'r', 'SB-2.mcp.json');
 		const prompt = path.join(dataDir, 'runs', 'r', 'SB-2.prompt.md');
 		const launch = seatbelted(
@@ -261,7 +217,7 @@ describe('the macOS profile (Seatbelt)', () => {
 				workspace: worktree,
 				repoRoot: repo.root,
 				dataDir,
-				relay: { dir: path.dirname(socket), socket },
+				socket,
 				readable: [mcpConfig, prompt],
 				programs: [],
 				kind: 'claude',
