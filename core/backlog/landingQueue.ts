@@ -11,6 +11,7 @@
 import { BatonError } from '../errors';
 import type { Card, CardWorkspace, LandingEntry, LandingReturn } from '../protocol';
 import type { UnitOfWork } from './unitOfWork';
+import { toIso } from './values';
 
 /** An entry whose holder has not beaten for this long is a dead hub's: the next turn-taker drops it. */
 export const landingStaleMs = 30_000;
@@ -26,8 +27,6 @@ interface Row {
 	started_at: Date | string | null;
 	title: string | null;
 }
-
-const iso = (v: Date | string): string => (v instanceof Date ? v : new Date(v)).toISOString();
 
 export class LandingQueue {
 	constructor(private readonly uow: UnitOfWork) {}
@@ -140,8 +139,8 @@ export class LandingQueue {
 				state: r.state,
 				place,
 				actor: r.actor,
-				queuedAt: iso(r.queued_at),
-				...(r.started_at === null ? {} : { startedAt: iso(r.started_at) }),
+				queuedAt: toIso(r.queued_at),
+				...(r.started_at === null ? {} : { startedAt: toIso(r.started_at) }),
 			};
 		});
 	}
@@ -166,7 +165,7 @@ export class LandingQueue {
 		return rows.map(r => ({
 			cardId: r.card_id,
 			title: r.title ?? '',
-			at: iso(r.at),
+			at: toIso(r.at),
 			reason: typeof r.data.reason === 'string' ? r.data.reason : '',
 			files: Array.isArray(r.data.files) ? r.data.files.filter((f): f is string => typeof f === 'string') : [],
 		}));

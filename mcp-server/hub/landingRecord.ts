@@ -14,7 +14,7 @@ import { hostname } from 'node:os';
 import type { Backlog } from '../../core/backlog';
 import { createLogger, errorText } from '../../core/log';
 import type { CardWorkspace } from '../../core/protocol';
-import { git } from '../workspaces/git';
+import { gitTest } from '../workspaces/git';
 
 const log = createLogger('hub').child('landing');
 
@@ -23,10 +23,9 @@ export async function landedAlready(ws: CardWorkspace): Promise<boolean> {
 	if (ws.landing === undefined) {
 		return false;
 	}
-	const r = await git(ws.root, ['merge-base', '--is-ancestor', ws.landing.commit, `refs/heads/${ws.base}`], {
-		okCodes: [1, 128],
-	}).catch(() => undefined);
-	return r?.code === 0;
+	return gitTest(ws.root, ['merge-base', '--is-ancestor', ws.landing.commit, `refs/heads/${ws.base}`]).catch(
+		() => false,
+	);
 }
 
 /** The workspace once its landing in flight is known to have landed: `landed`, and no `landing`. */

@@ -14,7 +14,7 @@ import { hostname } from 'node:os';
 import type { Backlog } from '../../core/backlog';
 import { createLogger, errorText } from '../../core/log';
 import type { Card } from '../../core/protocol';
-import { git, splitNul } from '../workspaces/git';
+import { git, gitText, splitNul } from '../workspaces/git';
 
 const log = createLogger('hub').child('landing');
 
@@ -43,7 +43,7 @@ export async function markReviewConflicts(
 ): Promise<number> {
 	const { root, base } = where;
 	let marked = 0;
-	const head = (await git(root, ['rev-parse', `refs/heads/${base}`])).stdout.trim();
+	const head = await gitText(root, ['rev-parse', `refs/heads/${base}`]);
 	for (const card of await backlog.landingQueue.reviewsOn(root, base)) {
 		const ws = card.workspace;
 		if (ws?.host !== host || card.id === where.landed) {
